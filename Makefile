@@ -1,0 +1,58 @@
+# Two commands do all the set-up on a fresh machine:
+#   make studio   start the studio on the bundled example agent
+#   make test     lint, format check, strict types, import contracts, the whole test suite
+# Both create .venv and install the project into it first when needed.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+EXAMPLE ?= resources/examples/travel-desk.agent.yaml
+# System libraries the Qt wheels link against (present on most desktops, not on bare servers).
+QT_DEBS := libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0
+SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 \
+	libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 fonts-dejavu-core
+
+.PHONY: setup studio test lint typecheck contracts pytest screenshots bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+	@$(PY) -c "from PySide6 import QtWidgets" 2>/dev/null || { \
+		echo "Installing the system libraries Qt needs: $(QT_DEBS)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(QT_DEBS) >/dev/null; }
+
+studio: setup
+	$(VENV)/bin/metaagent $(EXAMPLE)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: setup
+	$(VENV)/bin/mypy
+
+contracts: setup
+	$(VENV)/bin/lint-imports
+
+pytest: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+test: lint typecheck contracts pytest
+
+screenshots: setup
+	@command -v xvfb-run >/dev/null || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(SCREEN_DEBS) >/dev/null; }
+	mkdir -p build/screenshots
+	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) -m app.screenshots build/screenshots
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache
