@@ -1,0 +1,61 @@
+"""``metaagent`` subcommands that need no GUI (``python -m mcp_export`` runs them too).
+
+Each subcommand lives in its own module exposing ``register(subparsers)``; the module sets
+``func=`` on its parser to a callable ``(args) -> int`` (the exit code). Modules are imported only
+when listed here, and heavy imports (the mcp SDK, provider SDKs) happen inside the command
+functions so ``metaagent validate`` stays instant.
+
+Output rule: results go to stdout, diagnostics and logs to stderr (for ``serve``, stdout is the
+MCP protocol).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import cast
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# name of each subcommand module inside this package, in help order.
+COMMANDS: tuple[str, ...] = (
+    "_validate",
+    "_render",
+    "_call",
+    "_chat",
+    "_serve",
+    "_export",
+    "_verify",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="metaagent",
+        description="Meta Agent Studio: author Tools agents and serve them over MCP.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # not written yet
+            raise
+        register = cast(Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], module.register)
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; returns its exit code (2 for usage errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return cast(Callable[[argparse.Namespace], int], func)(args)
