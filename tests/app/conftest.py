@@ -1,0 +1,84 @@
+"""Studio tests: a qasync loop under Qt, Qt warnings fail the test, the reporter is fresh per test.
+
+``qasync_loop`` installs a ``qasync.QEventLoop`` as the running asyncio loop for the test, so
+``@qasync.asyncSlot`` slots and ``asyncio.ensure_future`` work; ``qtbot.waitUntil`` /
+``waitSignal`` spin Qt's loop, which runs the asyncio tasks too. Clean-up cancels what is left
+and closes the loop (forgetting it breaks later tests: "cannot be called from a running loop").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Messages the offscreen platform prints on its own; they say nothing about our code.
+KNOWN_QT_NOISE = [
+    r"This plugin does not support propagateSizeHints\(\)",
+    r"This plugin does not support raise\(\)",
+    r"This plugin does not support grabbing the keyboard",
+    r"QFont::setPointSizeF: Point size <= 0",
+    r"Populating font family aliases took",
+    r"offscreen.*does not support",
+]
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+EXAMPLES = REPO / "resources" / "examples"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Any Qt warning fails a studio test (qutebrowser's habit), known offscreen noise aside."""
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            if item.get_closest_marker("qt_log_level_fail") is None:
+                item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(pytest.mark.qt_log_ignore(*KNOWN_QT_NOISE))
+
+
+@pytest.fixture
+def qasync_loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync event loop running on the test's QApplication."""
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    assert app is not None
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    asyncio.events._set_running_loop(loop)
+    try:
+        yield loop
+    finally:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        app.processEvents()
+        app.processEvents()
+        asyncio.events._set_running_loop(None)
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_reporter() -> Iterator[None]:
+    """Each test starts with an empty report history and no excepthook left from another."""
+    from app import errors
+
+    errors._reporter = None
+    yield
+    errors.uninstall_excepthook()
+    errors._reporter = None
+
+
+@pytest.fixture
+def example_path(tmp_path: Path) -> Path:
+    """A private copy of the travel-desk example (tests edit and save it)."""
+    source = EXAMPLES / "travel-desk.agent.yaml"
+    if not source.exists():
+        pytest.skip("resources/examples/travel-desk.agent.yaml is not there yet")
+    target = tmp_path / "travel-desk.agent.yaml"
+    target.write_bytes(source.read_bytes())
+    return target
