@@ -1,0 +1,243 @@
+"""What a fake model server answers: scripted replies, provider-neutral.
+
+A ``Reply`` describes one answer (streamed text, tool calls, an HTTP error, a broken stream, a
+hang…); each fake server renders it in its own wire format (Chat Completions or Messages API).
+Build replies with the small constructors below rather than with ``Reply(...)`` directly::
+
+    text("Hello", chunks=3, usage=(12, 3))
+    tool_calls([("call_1", "time__get_current_time", {"timezone": "UTC"})])
+    status(429, retry_after=0)
+    delay(0.2, text("slow answer"))        # or text("slow answer").delayed(0.2)
+
+A responder (``Callable[[RequestBody], Reply]``) answers when the script queue is empty. It gets
+the request's JSON body as a ``RequestBody``: a plain ``dict`` with a few API-neutral helpers
+(``last_user_text``, ``tool_results``, ``rounds_since_user``) so one responder serves both fakes.
+Responders run on the server's handler threads, possibly several at once: keep them pure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+__all__ = [
+    "Reply",
+    "RequestBody",
+    "Responder",
+    "ToolCall",
+    "ToolResult",
+    "cut_off",
+    "delay",
+    "echo",
+    "garbage",
+    "hang",
+    "status",
+    "text",
+    "tool_calls",
+    "tool_round_then_text",
+]
+
+ReplyKind = Literal["text", "tool_calls", "status", "garbage", "cut_off", "hang"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the fake model makes. ``arguments`` may be a raw string (to send bad JSON)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+    @property
+    def arguments_json(self) -> str:
+        """The arguments as the JSON text the wire carries."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. See the module docstring for the constructors that build it.
+
+    Attributes:
+        kind: what to send.
+        text: the answer text (for ``tool_calls``, text sent before the calls).
+        calls: the tool calls of a ``tool_calls`` reply.
+        chunks: how many pieces the text is streamed in.
+        chunk_delay: seconds to pause between streamed chunks (interrupted by client
+            disconnect and by ``stop()``).
+        usage: (input tokens, output tokens); None computes a deterministic count.
+        split_arguments: stream each call's arguments JSON in several pieces.
+        interleave: alternate the argument pieces of parallel calls (stresses index assembly).
+        finish_reason: overrides the stop/finish reason the server reports.
+        status: HTTP status of a ``status`` reply.
+        message: error message of a ``status`` reply.
+        retry_after: seconds for the ``retry-after`` header of a ``status`` reply.
+        abrupt: for ``cut_off``: close the socket mid-body instead of ending the stream cleanly.
+        delay: seconds to wait before answering at all.
+    """
+
+    kind: ReplyKind
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    chunks: int = 1
+    chunk_delay: float = 0.0
+    usage: tuple[int, int] | None = None
+    split_arguments: bool = True
+    interleave: bool = False
+    finish_reason: str | None = None
+    status: int = 200
+    message: str | None = None
+    retry_after: float | None = None
+    abrupt: bool = False
+    delay: float = 0.0
+
+    def delayed(self, seconds: float) -> Reply:
+        """The same reply, sent after waiting ``seconds`` more."""
+        return replace(self, delay=self.delay + seconds)
+
+    def text_pieces(self) -> list[str]:
+        """The text split into ``chunks`` near-equal pieces (no empty pieces)."""
+        return split_evenly(self.text, self.chunks)
+
+    def output_tokens(self) -> int:
+        """The output token count to report."""
+        if self.usage is not None:
+            return self.usage[1]
+        return len(self.text_pieces()) + len(self.calls)
+
+
+def split_evenly(value: str, pieces: int) -> list[str]:
+    """Split ``value`` into at most ``pieces`` non-empty consecutive parts of near-equal size."""
+    if not value:
+        return []
+    pieces = max(1, min(pieces, len(value)))
+    size = math.ceil(len(value) / pieces)
+    return [value[i : i + size] for i in range(0, len(value), size)]
+
+
+def text(
+    content: str,
+    *,
+    chunks: int = 1,
+    usage: tuple[int, int] | None = None,
+    chunk_delay: float = 0.0,
+    finish_reason: str | None = None,
+) -> Reply:
+    """A plain text answer streamed in ``chunks`` pieces."""
+    return Reply(
+        "text",
+        text=content,
+        chunks=chunks,
+        usage=usage,
+        chunk_delay=chunk_delay,
+        finish_reason=finish_reason,
+    )
+
+
+def tool_calls(
+    calls: Iterable[ToolCall | tuple[str, str, dict[str, Any] | str]],
+    *,
+    text: str = "",
+    split_arguments: bool = True,
+    interleave: bool = False,
+    usage: tuple[int, int] | None = None,
+    chunk_delay: float = 0.0,
+) -> Reply:
+    """An answer that calls tools: ``(id, name, arguments)`` triples or ``ToolCall`` objects."""
+    parsed = tuple(c if isinstance(c, ToolCall) else ToolCall(*c) for c in calls)
+    return Reply(
+        "tool_calls",
+        text=text,
+        calls=parsed,
+        chunks=max(1, len(text) // 8),
+        split_arguments=split_arguments,
+        interleave=interleave,
+        usage=usage,
+        chunk_delay=chunk_delay,
+    )
+
+
+def status(code: int, *, message: str | None = None, retry_after: float | None = None) -> Reply:
+    """An HTTP error answer with the provider's error body shape (and ``retry-after`` if given)."""
+    return Reply("status", status=code, message=message, retry_after=retry_after)
+
+
+def garbage() -> Reply:
+    """A stream whose second event is not JSON (a non-streaming body that is not JSON)."""
+    return Reply("garbage", text="Hel")
+
+
+def cut_off(partial: str = "Hel", *, abrupt: bool = False) -> Reply:
+    """A stream that ends early: no finish reason, no ``[DONE]`` / ``message_stop``.
+
+    With ``abrupt`` the socket is closed mid-body (the client sees a broken connection);
+    without it the HTTP body ends cleanly but the model's answer is incomplete.
+    """
+    return Reply("cut_off", text=partial, abrupt=abrupt)
+
+
+def hang() -> Reply:
+    """Never answer: wait until the client gives up (disconnects) or the server stops."""
+    return Reply("hang")
+
+
+def delay(seconds: float, reply: Reply) -> Reply:
+    """``reply``, sent after ``seconds`` (a wait that a disconnect or ``stop()`` interrupts)."""
+    return reply.delayed(seconds)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool result found in a request (API-neutral)."""
+
+    tool_call_id: str
+    content: str
+    is_error: bool = False
+
+
+class RequestBody(dict[str, Any]):
+    """A request's JSON body (a plain dict) with API-neutral helpers for responders.
+
+    Each fake server fills the helper fields while parsing its own API's message shapes.
+    """
+
+    last_user_text: str = ""
+    """The text of the last user message that carries text (not only tool results)."""
+    tool_results: Sequence[ToolResult] = ()
+    """Every tool result in the conversation, oldest first."""
+    rounds_since_user: int = 0
+    """How many assistant messages follow the last user text message (0 = a fresh question)."""
+
+
+Responder = Callable[[RequestBody], Reply]
+
+
+def echo(body: RequestBody) -> Reply:
+    """The default responder: answer with the last user message's text, unchanged."""
+    return text(body.last_user_text)
+
+
+def tool_round_then_text(
+    calls: Sequence[ToolCall | tuple[str, str, dict[str, Any] | str]],
+    answer: str | None = None,
+) -> Responder:
+    """A responder for loops: call ``calls`` on a fresh question, then answer in text.
+
+    The text is ``answer``, or ``"done: "`` followed by the tool results' contents joined by
+    ``" | "`` so a test can see what the tools returned.
+    """
+    first = tool_calls(calls)
+
+    def respond(body: RequestBody) -> Reply:
+        if body.rounds_since_user == 0:
+            return first
+        if answer is not None:
+            return text(answer)
+        return text("done: " + " | ".join(r.content for r in body.tool_results))
+
+    return respond

@@ -1,0 +1,220 @@
+"""A fake OpenAI Chat Completions server: real HTTP on loopback, scripted replies.
+
+Speaks what the ``openai`` SDK (and Ollama, vLLM, LM Studio… clients) expect:
+
+- ``POST /v1/chat/completions`` with ``stream: true`` → SSE ``data: {chunk}`` events, text in
+  ``delta.content`` pieces, tool calls in ``delta.tool_calls`` with the arguments JSON split across
+  chunks and keyed by ``index`` (as OpenAI streams them), a final chunk with ``finish_reason``,
+  a usage chunk (``choices: []``) when ``stream_options.include_usage`` is set, then
+  ``data: [DONE]``. Without ``stream`` → one ``chat.completion`` JSON body with usage.
+- ``GET /v1/models`` → the model list.
+- Errors with OpenAI's body shape ``{"error": {"message", "type", "param", "code"}}``.
+
+Usage::
+
+    with FakeOpenAIServer([text("Hello", chunks=3)]) as server:
+        provider = OpenAIProvider(api_key="sk-test", base_url=server.base_url)
+        ...
+        assert server.bodies[0]["messages"][-1] == {"role": "user", "content": "Hi"}
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tests.fakes._script import Reply, RequestBody, ToolCall, ToolResult, split_evenly
+from tests.fakes._server import FakeModelServer, count_words
+
+__all__ = ["FakeOpenAIServer"]
+
+_ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+class FakeOpenAIServer(FakeModelServer):
+    """A local server that speaks the Chat Completions API. See ``FakeModelServer`` for the args.
+
+    ``base_url`` (``http://127.0.0.1:PORT/v1``) is what ``AsyncOpenAI(base_url=...)`` takes.
+    """
+
+    model_path = "/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the SDK, ending in ``/v1``."""
+        return f"{self.origin}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self
+
+    # --- requests -------------------------------------------------------------------------------
+
+    def make_body(self, parsed: dict[str, Any]) -> RequestBody:
+        body = RequestBody(parsed)
+        messages = [m for m in parsed.get("messages") or [] if isinstance(m, dict)]
+        results: list[ToolResult] = []
+        last_user, rounds = -1, 0
+        for i, message in enumerate(messages):
+            role = message.get("role")
+            if role == "tool":
+                results.append(ToolResult(str(message.get("tool_call_id")), _content_text(message)))
+            elif role == "user":
+                last_user = i
+        if last_user >= 0:
+            body.last_user_text = _content_text(messages[last_user])
+            rounds = sum(1 for m in messages[last_user:] if m.get("role") == "assistant")
+        body.tool_results = tuple(results)
+        body.rounds_since_user = rounds
+        return body
+
+    def check_auth(self, headers: Mapping[str, str]) -> str | None:
+        if self.api_key is None or headers.get("authorization") == f"Bearer {self.api_key}":
+            return None
+        return "Incorrect API key provided."
+
+    # --- replies --------------------------------------------------------------------------------
+
+    def stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
+        chunk = _ChunkMaker(str(body.get("model", "fake-model")))
+        pause = float(reply.chunk_delay)
+        yield chunk.event({"role": "assistant", "content": ""})
+        if reply.kind == "garbage":
+            yield chunk.event({"content": reply.text})
+            yield b'data: {"id": "chatcmpl-fake", "choices": [ this is not json\n\n'
+            return
+        for i, piece in enumerate(reply.text_pieces()):
+            if i and pause:
+                yield pause
+            yield chunk.event({"content": piece})
+        if reply.kind == "cut_off":
+            return
+        for j, delta in enumerate(_tool_call_deltas(reply)):
+            if (j or reply.text) and pause:
+                yield pause
+            yield chunk.event({"tool_calls": [delta]})
+        finish = reply.finish_reason or ("tool_calls" if reply.calls else "stop")
+        yield chunk.event({}, finish_reason=finish)
+        options = body.get("stream_options")
+        if isinstance(options, dict) and options.get("include_usage"):
+            yield chunk.usage_event(_usage(reply, body))
+        yield b"data: [DONE]\n\n"
+
+    def json_body(self, reply: Reply, body: RequestBody) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments_json},
+                }
+                for c in reply.calls
+            ]
+        finish = reply.finish_reason or ("tool_calls" if reply.calls else "stop")
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model", "fake-model")),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": _usage(reply, body),
+        }
+
+    def error_body(self, code: int, message: str) -> dict[str, Any]:
+        kind, error_code = _ERROR_TYPES.get(code, ("server_error", None))
+        return {"error": {"message": message, "type": kind, "param": None, "code": error_code}}
+
+    def default_error_message(self, code: int) -> str:
+        if code == 429:
+            return "Rate limit reached for requests. Please try again shortly."
+        if code >= 500:
+            return "The server had an error while processing your request."
+        return f"fake OpenAI error {code}"
+
+    def models_body(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
+            ],
+        }
+
+
+class _ChunkMaker:
+    def __init__(self, model: str) -> None:
+        self._base = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": "fp_fake",
+        }
+
+    def event(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        return _sse({**self._base, "choices": [choice]})
+
+    def usage_event(self, usage: dict[str, int]) -> bytes:
+        return _sse({**self._base, "choices": [], "usage": usage})
+
+
+def _sse(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+def _tool_call_deltas(reply: Reply) -> list[dict[str, Any]]:
+    """The ``delta.tool_calls`` entries: a head (id, name) then argument pieces, per call."""
+    per_call: list[list[dict[str, Any]]] = []
+    for index, call in enumerate(reply.calls):
+        pieces = _argument_pieces(call, reply.split_arguments)
+        head = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        rest = [{"index": index, "function": {"arguments": p}} for p in pieces]
+        per_call.append([head, *rest])
+    if not reply.interleave:
+        return [d for deltas in per_call for d in deltas]
+    # Round-robin: call 0 piece 0, call 1 piece 0, call 0 piece 1…
+    out: list[dict[str, Any]] = []
+    for step in range(max((len(d) for d in per_call), default=0)):
+        out.extend(deltas[step] for deltas in per_call if step < len(deltas))
+    return out
+
+
+def _argument_pieces(call: ToolCall, split: bool) -> list[str]:
+    arguments = call.arguments_json
+    return split_evenly(arguments, 3) if split else [arguments]
+
+
+def _usage(reply: Reply, body: RequestBody) -> dict[str, int]:
+    if reply.usage is not None:
+        prompt, completion = reply.usage
+    else:
+        messages = body.get("messages") or []
+        prompt = count_words(_content_text(m) for m in messages if isinstance(m, dict))
+        completion = reply.output_tokens()
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
