@@ -1,0 +1,469 @@
+"""The chat loop: events, bounds, cancellation, isolation and history.
+
+The first half drives the loop with a small scripted in-memory provider (the loop's own logic,
+no I/O); the second half runs the same cases end to end with the real OpenAI provider against
+``FakeOpenAIServer`` (a real HTTP server on loopback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_export._errors import (
+    ProviderProtocolError,
+    ProviderRateLimited,
+    ProviderServerError,
+    SessionTimeout,
+    TurnLimitExceeded,
+)
+from mcp_export._events import (
+    FinalAnswer,
+    SessionEvent,
+    SessionFailed,
+    SessionStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from mcp_export._session import ChatSession, collect_result, run_to_result
+from mcp_export.providers._base import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    ProviderEvent,
+    ToolCallRequest,
+    Usage,
+)
+from schema_types._agent import Agent
+
+pytestmark = pytest.mark.anyio
+
+
+# --- scripted parts -------------------------------------------------------------------------
+
+
+Step = Callable[[ModelRequest], list[ProviderEvent]]
+
+
+class ScriptedProvider:
+    """A provider whose answers come from a function of the request (no I/O)."""
+
+    name = "scripted"
+
+    def __init__(self, step: Step, *, pause: float = 0.0) -> None:
+        self.step = step
+        self.pause = pause
+        self.requests: list[ModelRequest] = []
+        self.closed_streams = 0
+        self.open_streams = 0
+        self.streaming = asyncio.Event()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        self.requests.append(request)
+        self.open_streams += 1
+        self.streaming.set()
+        try:
+            for event in self.step(request):
+                if self.pause:
+                    await anyio.sleep(self.pause)
+                yield event
+        finally:
+            self.open_streams -= 1
+            self.closed_streams += 1
+
+    async def aclose(self) -> None:
+        pass
+
+
+def answer(text: str, usage: tuple[int, int] = (10, 2)) -> list[ProviderEvent]:
+    return [TextDelta(text), Completion(ChatMessage("assistant", text), Usage(*usage))]
+
+
+def calls(*triples: tuple[str, str, dict[str, Any]]) -> list[ProviderEvent]:
+    requests = tuple(ToolCallRequest(i, n, a) for i, n, a in triples)
+    return [Completion(ChatMessage("assistant", "", tool_calls=requests), Usage(5, 1))]
+
+
+def last_user(request: ModelRequest) -> str:
+    return next(m.content for m in reversed(request.messages) if m.role == "user")
+
+
+def tool_rounds(request: ModelRequest) -> int:
+    index = max(i for i, m in enumerate(request.messages) if m.role == "user")
+    return sum(1 for m in request.messages[index:] if m.role == "assistant")
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    text: str
+    is_error: bool = False
+    refused: bool = False
+    duration_ms: float = 0.0
+
+
+class ScriptedToolbox:
+    """Tools in memory: ``echo`` answers its text; ``gate_a``/``gate_b`` each wait for the other."""
+
+    def __init__(self) -> None:
+        self.gates = {"gate_a": asyncio.Event(), "gate_b": asyncio.Event()}
+        self.calls: list[str] = []
+
+    async def allowed_tools(self) -> list[Spec]:
+        return [Spec(n, f"{n} tool", {"type": "object"}) for n in ("echo", "gate_a", "gate_b")]
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None,  # noqa: ASYNC109 - the toolbox's own signature
+    ) -> Outcome:
+        self.calls.append(name)
+        if name == "echo":
+            return Outcome(str(arguments.get("text", "")))
+        if name in self.gates:
+            self.gates[name].set()
+            other = "gate_b" if name == "gate_a" else "gate_a"
+            with anyio.fail_after(2):
+                await self.gates[other].wait()
+            return Outcome(f"{name} passed")
+        if name == "sleep":
+            await anyio.sleep(3600)
+        return Outcome(f"tool {name!r} is not allowed for this agent", True, True)
+
+
+def make_agent(**settings: Any) -> Agent:
+    return Agent.model_validate(
+        {"systemPrompt": "You are terse.", "settings": {"model": "openai:fake", **settings}}
+    )
+
+
+async def events_of(session: ChatSession, message: str) -> list[SessionEvent]:
+    async with aclosing(session.run(message)) as stream:
+        return [event async for event in stream]
+
+
+# --- the loop, with the scripted provider --------------------------------------------------
+
+
+async def test_plain_answer_yields_started_deltas_turn_and_final_in_order():
+    provider = ScriptedProvider(lambda r: [TextDelta("Hel"), TextDelta("lo"), *answer("Hello")[1:]])
+    session = ChatSession(make_agent(), provider=provider, model="fake")
+
+    events = await events_of(session, "hi")
+
+    assert [type(e) for e in events] == [
+        SessionStarted,
+        TextDelta,
+        TextDelta,
+        TurnFinished,
+        FinalAnswer,
+    ]
+    final = events[-1]
+    assert isinstance(final, FinalAnswer)
+    assert final.text == "Hello"
+    assert final.turns == 1
+    assert final.usage == Usage(10, 2)
+    assert [m.role for m in session.messages] == ["system", "user", "assistant"]
+    assert provider.requests[0].messages[0] == ChatMessage("system", "You are terse.")
+
+
+async def test_tool_calls_of_one_turn_run_concurrently_and_results_keep_call_order():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        if tool_rounds(request) == 0:
+            return calls(("c1", "gate_a", {}), ("c2", "gate_b", {}), ("c3", "echo", {"text": "x"}))
+        return answer("done")
+
+    toolbox = ScriptedToolbox()
+    session = ChatSession(make_agent(), provider=ScriptedProvider(step), model="f", toolbox=toolbox)
+
+    with anyio.fail_after(5):
+        result = await run_to_result(session, "go")
+
+    assert result.error is None, result.error
+    assert result.answer == "done"
+    assert [c.call_id for c in result.tool_calls] == ["c1", "c2", "c3"]
+    tool_messages = [m for m in session.messages if m.role == "tool"]
+    assert [(m.tool_call_id, m.content) for m in tool_messages] == [
+        ("c1", "gate_a passed"),
+        ("c2", "gate_b passed"),
+        ("c3", "x"),
+    ]
+
+
+async def test_tools_are_offered_to_the_model_as_the_toolbox_allows():
+    provider = ScriptedProvider(lambda r: answer("ok"))
+    session = ChatSession(make_agent(), provider=provider, model="f", toolbox=ScriptedToolbox())
+
+    await run_to_result(session, "hi")
+
+    assert [t.name for t in provider.requests[0].tools] == ["echo", "gate_a", "gate_b"]
+
+
+async def test_a_tool_outside_the_allowed_set_is_refused_and_the_loop_goes_on():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        if tool_rounds(request) == 0:
+            return calls(("c1", "secret__delete", {}))
+        return answer("could not")
+
+    session = ChatSession(
+        make_agent(), provider=ScriptedProvider(step), model="f", toolbox=ScriptedToolbox()
+    )
+    events = await events_of(session, "go")
+
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert len(finished) == 1
+    assert finished[0].refused and finished[0].is_error
+    assert isinstance(events[-1], FinalAnswer)
+    assert events[-1].tool_calls[0].refused
+
+
+async def test_without_a_toolbox_every_tool_call_is_refused():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        return calls(("c1", "x__y", {})) if tool_rounds(request) == 0 else answer("fine")
+
+    session = ChatSession(make_agent(), provider=ScriptedProvider(step), model="f")
+    result = await run_to_result(session, "go")
+
+    assert result.answer == "fine"
+    assert result.tool_calls[0].refused
+    assert "no tool named" in result.tool_calls[0].result
+
+
+async def test_turn_limit_ends_with_a_failure_and_does_not_run_the_last_turns_tools():
+    toolbox = ScriptedToolbox()
+    provider = ScriptedProvider(lambda r: calls((f"c{len(r.messages)}", "echo", {"text": "x"})))
+    session = ChatSession(make_agent(maxChatTurns=3), provider=provider, model="f", toolbox=toolbox)
+
+    result = await run_to_result(session, "loop forever")
+
+    assert isinstance(result.error, TurnLimitExceeded)
+    assert result.failure is not None and result.failure.kind == "turn-limit"
+    assert "maxChatTurns" in result.failure.hint
+    assert len(provider.requests) == 3
+    assert toolbox.calls == ["echo", "echo"]
+    # The last assistant's calls got a "not run" result, so the conversation can go on.
+    assert session.messages[-1].role == "tool"
+    assert session.messages[-1].content.startswith("not run:")
+
+
+async def test_timeout_ends_a_hanging_model_with_a_timeout_failure():
+    provider = ScriptedProvider(lambda r: answer("late"), pause=3600)
+    session = ChatSession(make_agent(), provider=provider, model="f", timeout=0.2)
+
+    started = time.perf_counter()
+    with anyio.fail_after(5):
+        result = await run_to_result(session, "hi")
+
+    assert isinstance(result.error, SessionTimeout)
+    assert result.failure is not None and result.failure.kind == "timeout"
+    assert time.perf_counter() - started < 2
+    assert provider.open_streams == 0
+
+
+async def test_timeout_also_bounds_tool_calls():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        return calls(("c1", "sleep", {}), ("c2", "sleep", {}))
+
+    session = ChatSession(
+        make_agent(),
+        provider=ScriptedProvider(step),
+        model="f",
+        toolbox=ScriptedToolbox(),
+        timeout=0.2,
+    )
+    with anyio.fail_after(5):
+        result = await run_to_result(session, "hi")
+
+    assert result.failure is not None and result.failure.kind == "timeout"
+    assert [m.content.startswith("not run:") for m in session.messages if m.role == "tool"] == [
+        True,
+        True,
+    ]
+
+
+async def test_cancel_ends_the_run_with_a_cancelled_failure_and_closes_the_stream():
+    provider = ScriptedProvider(lambda r: answer("never"), pause=3600)
+    session = ChatSession(make_agent(), provider=provider, model="f")
+    seen: list[SessionEvent] = []
+
+    with anyio.fail_after(5):
+        async with aclosing(session.run("hi")) as stream:
+            async for event in stream:
+                seen.append(event)
+                if isinstance(event, SessionStarted):
+                    session.cancel()
+
+    assert isinstance(seen[-1], SessionFailed)
+    assert seen[-1].kind == "cancelled"
+    assert provider.open_streams == 0
+
+
+async def test_cancelling_the_consumer_task_aborts_the_model_stream_promptly():
+    provider = ScriptedProvider(lambda r: answer("never"), pause=3600)
+    session = ChatSession(make_agent(), provider=provider, model="f")
+    started = asyncio.Event()
+
+    async def consume() -> None:
+        async with aclosing(session.run("hi")) as stream:
+            async for event in stream:
+                if isinstance(event, SessionStarted):
+                    started.set()
+
+    task = asyncio.create_task(consume())
+    with anyio.fail_after(5):
+        await started.wait()
+        await provider.streaming.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert provider.open_streams == 0
+    assert provider.closed_streams == 1
+
+
+async def test_a_provider_error_is_a_failure_event_not_an_exception():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        raise ProviderServerError("the provider answered 500 three times")
+
+    session = ChatSession(make_agent(), provider=ScriptedProvider(step), model="f")
+    events = await events_of(session, "hi")
+
+    failed = events[-1]
+    assert isinstance(failed, SessionFailed)
+    assert failed.kind == "provider"
+    assert isinstance(failed.error, ProviderServerError)
+    assert failed.hint
+
+
+async def test_a_stream_without_completion_is_a_protocol_failure():
+    session = ChatSession(make_agent(), provider=ScriptedProvider(lambda r: []), model="f")
+    result = await run_to_result(session, "hi")
+    assert isinstance(result.error, ProviderProtocolError)
+
+
+async def test_a_second_run_continues_the_same_conversation():
+    provider = ScriptedProvider(lambda r: answer(f"you said {last_user(r)}"))
+    session = ChatSession(make_agent(), provider=provider, model="f")
+
+    first = await run_to_result(session, "one")
+    second = await run_to_result(session, "two")
+
+    assert (first.answer, second.answer) == ("you said one", "you said two")
+    assert [m.content for m in provider.requests[1].messages if m.role == "user"] == ["one", "two"]
+
+
+async def test_a_session_runs_one_turn_at_a_time():
+    session = ChatSession(
+        make_agent(), provider=ScriptedProvider(lambda r: answer("x"), pause=0.05), model="f"
+    )
+    async with aclosing(session.run("a")) as first:
+        await first.__anext__()
+        with pytest.raises(RuntimeError, match="already running"):
+            await session.run("b").__anext__()
+
+
+async def test_model_parameters_resolve_from_settings_and_overrides():
+    provider = ScriptedProvider(lambda r: answer("x"))
+    session = ChatSession(
+        make_agent(temperature=0.2, topP=0.5),
+        provider=provider,
+        model="f",
+        parameters={"temperature": 0.9},
+    )
+    session.set_parameter("top_p", None)
+    await run_to_result(session, "hi")
+
+    parameters = provider.requests[0].parameters
+    assert parameters["temperature"] == 0.9
+    assert "top_p" not in parameters or parameters["top_p"] is None
+
+
+async def test_system_prompt_can_be_replaced_and_conversation_cleared():
+    provider = ScriptedProvider(lambda r: answer("x"))
+    session = ChatSession(make_agent(), provider=provider, model="f")
+    await run_to_result(session, "hi")
+
+    session.set_system_prompt("Be loud.")
+    session.clear()
+    await run_to_result(session, "again")
+
+    assert [(m.role, m.content) for m in provider.requests[1].messages] == [
+        ("system", "Be loud."),
+        ("user", "again"),
+    ]
+
+
+async def test_twenty_concurrent_sessions_on_one_provider_and_toolbox_do_not_cross():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        said = last_user(request)
+        if tool_rounds(request) == 0:
+            return calls((f"call-{said}", "echo", {"text": said}))
+        result = next(m.content for m in reversed(request.messages) if m.role == "tool")
+        return answer(f"{said}->{result}")
+
+    provider = ScriptedProvider(step, pause=0.001)
+    toolbox = ScriptedToolbox()
+    sessions = [
+        ChatSession(make_agent(), provider=provider, model="f", toolbox=toolbox) for _ in range(20)
+    ]
+    results: dict[int, str] = {}
+
+    async def one(index: int) -> None:
+        results[index] = (await run_to_result(sessions[index], f"m{index}")).answer
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            for index in range(20):
+                group.start_soon(one, index)
+
+    assert results == {i: f"m{i}->m{i}" for i in range(20)}
+    assert len({s.id for s in sessions}) == 20
+    for index, session in enumerate(sessions):
+        assert {m.content for m in session.messages if m.role == "user"} == {f"m{index}"}
+
+
+async def test_collect_result_reports_a_stream_that_ends_without_a_final_event():
+    async def nothing() -> AsyncIterator[SessionEvent]:
+        yield SessionStarted("s", None, "m")
+
+    result = await collect_result(nothing())
+    assert result.error is not None
+    assert result.answer == ""
+
+
+async def test_tool_call_events_carry_arguments_results_and_durations():
+    def step(request: ModelRequest) -> list[ProviderEvent]:
+        return calls(("c1", "echo", {"text": "hey"})) if tool_rounds(request) == 0 else answer("ok")
+
+    session = ChatSession(
+        make_agent(), provider=ScriptedProvider(step), model="f", toolbox=ScriptedToolbox()
+    )
+    events = await events_of(session, "go")
+
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert started == [ToolCallStarted("c1", "echo", {"text": "hey"})]
+    assert finished[0].result == "hey"
+    assert finished[0].duration_ms >= 0
+    turns = [e for e in events if isinstance(e, TurnFinished)]
+    assert [(t.turn, t.input_tokens) for t in turns] == [(1, 5), (2, 10)]
+    assert isinstance(events[-1], FinalAnswer) and events[-1].usage == Usage(15, 3)
+
+
+_ = (ProviderRateLimited,)
