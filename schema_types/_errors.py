@@ -3,7 +3,7 @@
 ::
 
     SchemaError                     anything this package refuses
-    ├── SchemaDefinitionError       a parameters schema is not valid JSON Schema (or not an object root)
+    ├── SchemaDefinitionError       a parameters schema is invalid (or its root is not an object)
     ├── AgentFileError              an agent file cannot be read, parsed or understood
     ├── ArgumentsError              call arguments do not satisfy a tool's parameters
     └── SecretError                 a secret reference cannot be resolved
@@ -24,7 +24,7 @@ class SchemaError(Exception):
 
 @dataclass(frozen=True)
 class Problem:
-    """One located problem: ``path`` is a JSON path like ``metadata.tools[0].name`` (may be empty)."""
+    """One located problem; ``path`` is a JSON path like ``metadata.tools[0].name``, or empty."""
 
     path: str
     message: str

@@ -19,6 +19,8 @@ from typing import cast
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
+_Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
 # name of each subcommand module inside this package, in help order.
 COMMANDS: tuple[str, ...] = (
     "_validate",
@@ -45,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"{__name__}.{name}":
                 continue  # not written yet
             raise
-        register = cast(Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], module.register)
+        register = cast(
+            Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], module.register
+        )
         register(sub)
     return parser
 

@@ -1,4 +1,6 @@
-"""The provider interface: one shape for every model backend (OpenAI-compatible, Anthropic, MCP sampling).
+"""The provider interface: one shape for every model backend.
+
+Backends: OpenAI-compatible, Anthropic, MCP sampling.
 
 A provider turns a conversation (``ChatMessage`` list) plus the tools on offer into a stream of
 ``ProviderEvent``: zero or more ``TextDelta`` while the answer arrives, then exactly one
