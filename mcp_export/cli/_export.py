@@ -1,0 +1,126 @@
+"""``metaagent export AGENT_FILE --client …``: print or install the entry that serves an agent.
+
+Without ``--install`` the snippet goes to stdout (ready to paste); notes on what the person still
+has to do go to stderr. With ``--install`` the entry is merged into the client's config file (its
+standard place on this OS, or ``--config PATH``) and the changed file is named. Claude Code edits
+its own files: for it the ``claude mcp add-json`` command is printed to be run.
+
+Exit codes: 0 done (or already installed), 1 the agent or the config file was refused, 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import cast
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``export`` subcommand."""
+    from mcp_export._client_entry import CLIENT_IDS
+
+    parser = subparsers.add_parser(
+        "export",
+        help="print or install the MCP client config that serves an agent",
+        description=(
+            "Print the config entry that makes an MCP client launch `metaagent serve` for this "
+            "agent, or merge it into the client's config file (--install). Secret values are "
+            "never written: the entry names the environment variables the agent needs."
+        ),
+    )
+    parser.add_argument("agent_file", metavar="AGENT_FILE", help="the agent file to serve")
+    parser.add_argument(
+        "--client", required=True, choices=CLIENT_IDS, help="which client's config format"
+    )
+    parser.add_argument("--name", help="the server's name in the client (default: from the agent)")
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help="merge the entry into the client's config file (a backup is written first)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        type=Path,
+        help="the config file to install into (default: the client's standard place)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="with --install: replace a different server that has the same name",
+    )
+    parser.set_defaults(func=run)
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``export`` with parsed arguments; returns the exit code."""
+    from mcp_export._client_config import (
+        ClientId,
+        InstallError,
+        build_entry,
+        default_config_path,
+        install,
+    )
+    from schema_types._agent_file import load_agent
+    from schema_types._errors import SchemaError
+
+    client = cast(ClientId, args.client)
+    agent_path = Path(args.agent_file)
+    try:
+        agent = load_agent(agent_path)
+    except (SchemaError, OSError) as exc:
+        _err(f"metaagent export: {exc}")
+        return 1
+    try:
+        entry = build_entry(agent_path, agent, client, name=args.name)
+    except ValueError as exc:
+        _err(f"metaagent export: {exc}")
+        return 2
+    if not args.install:
+        if args.config is not None or args.force:
+            _err("metaagent export: --config and --force only apply with --install")
+            return 2
+        _out(entry.snippet)
+        for note in entry.notes:
+            _err(f"note: {note}")
+        return 0
+    if client == "claude-code":
+        _out(entry.snippet)
+        _err(
+            "Claude Code keeps its own config: run the command above to install "
+            f"'{entry.name}' (nothing was written)."
+        )
+        for note in entry.notes:
+            _err(f"note: {note}")
+        return 0
+    if client == "json":
+        _err(
+            "metaagent export: the json format has no config file to install into; "
+            "print it without --install and paste it into your client's config"
+        )
+        return 2
+    config = args.config if args.config is not None else default_config_path(client)
+    if config is None:  # pragma: no cover - every remaining client has a standard place
+        _err(f"metaagent export: no standard config file for {client}; give --config PATH")
+        return 2
+    try:
+        result = install(entry, config, force=args.force)
+    except InstallError as exc:
+        _err(f"metaagent export: {exc}")
+        return 1
+    _out(result.message)
+    for note in entry.notes:
+        _err(f"note: {note}")
+    return 0
