@@ -1,0 +1,252 @@
+"""``verify``: launch the exported server as a client would, over real stdio, in both modes.
+
+The end-to-end tests spawn ``python -m mcp_export serve`` exactly as the exported entry says and
+talk to it with the official ``mcp`` Client. HOME points into ``tmp_path`` so the server (and
+anything it writes) never touches the real home directory; METAAGENT_HOME is the test's own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_export._client_config import build_entry
+from mcp_export._verify import (
+    Check,
+    VerifiedTool,
+    VerifyReport,
+    launch_environment,
+    render_report,
+    verify_export,
+)
+from mcp_export._verify_checks import tool_problems
+from schema_types._agent import Agent, ToolDefinition
+
+SECRET = "sk-test-SECRET-verify-42"
+TIMEOUT = 60.0
+
+AGENT_YAML = """\
+metadata:
+  name: Travel Desk
+  version: 2.1.0
+  description: Plans and books trips.
+  tools:
+    - name: book_flight
+      description: Books a flight ticket for a user.
+      parameters:
+        type: object
+        properties:
+          destination: {type: string, description: Where to.}
+          passengers:
+            type: array
+            items:
+              type: object
+              properties: {name: {type: string}, age: {type: integer, minimum: 0}}
+              required: [name]
+        required: [destination]
+      prompt: Book a flight to {destination} for {passengers}.
+    - name: trip_chat
+      description: Talks a trip through.
+      conversation: true
+      parameters:
+        type: object
+        properties: {message: {type: string}}
+        required: [message]
+      prompt: "{message}"
+settings:
+  model: openai:gpt-4.1-mini
+providers:
+  openai:
+    OPENAI_API_KEY: env://OPENAI_API_KEY
+    OPENAI_BASE_URL: http://127.0.0.1:9/v1
+"""
+
+
+@pytest.fixture
+def agent_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    path = tmp_path / "travel.agent.yaml"
+    path.write_text(AGENT_YAML, encoding="utf-8")
+    return path
+
+
+def _verify_cli(path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_export", "verify", str(path), "--timeout", str(TIMEOUT), *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=TIMEOUT * 3,
+        check=False,
+    )
+
+
+# --- pieces that need no server ----------------------------------------------------------------
+
+
+def test_the_server_env_takes_values_from_here_only_for_referenced_names(tmp_path):
+    agent = Agent.model_validate(
+        {"providers": {"openai": {"OPENAI_API_KEY": "env://OPENAI_API_KEY"}}}
+    )
+    entry = build_entry(tmp_path / "a.yaml", agent, "claude-desktop")
+    assert entry.entry["env"] == {"OPENAI_API_KEY": ""}  # the file keeps a placeholder …
+    environ = {"OPENAI_API_KEY": SECRET, "UNRELATED": "x", "METAAGENT_HOME": "/data"}
+    # … the launched process gets the value from this environment, and nothing unrelated.
+    assert launch_environment(entry, environ) == {
+        "OPENAI_API_KEY": SECRET,
+        "METAAGENT_HOME": "/data",
+    }
+    assert launch_environment(entry, {"OPENAI_API_KEY": ""}) == {}
+
+
+def test_served_tools_are_checked_against_the_meta_schema_and_the_agent_file():
+    definition = ToolDefinition(
+        name="t",
+        parameters={"type": "object", "properties": {"a": {"type": "string"}}},
+    )
+
+    def served(schema, output=None):
+        return VerifiedTool("t", None, "", schema, output)
+
+    assert tool_problems(served(dict(definition.parameters)), definition) == []
+    broken = {"type": "object", "properties": {"a": {"type": "strin"}}}
+    problems = tool_problems(served(broken), definition)
+    assert any("not valid JSON Schema at properties/a/type" in p for p in problems)
+    assert any("differs from the parameters" in p for p in problems)
+    assert tool_problems(served({"type": "array"}), definition) == [
+        "inputSchema: the root must be type: object",
+        "inputSchema differs from the parameters in the agent file",
+    ]
+    bad_output = tool_problems(served(dict(definition.parameters), {"type": 5}), definition)
+    assert bad_output and bad_output[0].startswith("outputSchema is not valid JSON Schema")
+    chat = ToolDefinition(name="t", conversation=True, parameters=dict(definition.parameters))
+    with_id = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "conversation_id": {"type": "string"}},
+    }
+    assert tool_problems(served(with_id), chat) == []
+    assert tool_problems(served(with_id), definition) != []
+
+
+def test_the_report_is_one_screen_with_a_marker_per_check(tmp_path):
+    agent = Agent.model_validate(
+        {"metadata": {"name": "Travel Desk"}, "settings": {"model": "sampling"}}
+    )
+    report = VerifyReport(
+        tmp_path / "a.yaml", "cursor", build_entry(tmp_path / "a.yaml", agent, "cursor")
+    )
+    report.add("connects (legacy handshake)", True, "protocol 2025-11-25")
+    report.add("model", False, "no model\nset one")
+    text = render_report(report)
+    lines = text.splitlines()
+    assert lines[0] == "Verify travel-desk for Cursor"
+    assert lines[1].strip().endswith(f"-m mcp_export serve {tmp_path / 'a.yaml'}")
+    assert "✔ connects (legacy handshake)  protocol 2025-11-25" in lines
+    assert f"✘ {'model'.ljust(len('connects (legacy handshake)'))}  no model" in lines
+    assert "    set one" in lines
+    assert any(line.strip().startswith("note: the agent's model is 'sampling'") for line in lines)
+    assert lines[-1] == "✘ 1 problem(s): model"
+    assert not report.ok and report.problems == [Check("model", False, "no model\nset one")]
+    coloured = render_report(report, color=True, ascii_only=True)
+    assert "\033[32m+\033[0m connects" in coloured and "\033[31mx\033[0m model" in coloured
+
+
+@pytest.mark.anyio
+async def test_an_agent_file_that_does_not_load_is_a_failed_check(tmp_path):
+    report = await verify_export(tmp_path / "missing.agent.yaml", "vscode", timeout=5)
+    assert not report.ok and report.entry is None
+    assert report.checks[0].label == "agent file loads"
+    assert "missing.agent.yaml" in report.checks[0].detail
+
+
+@pytest.mark.anyio
+async def test_a_server_that_does_not_answer_in_time_is_reported(agent_file):
+    report = await verify_export(agent_file, "json", timeout=0.05)
+    failed = {check.label: check.detail for check in report.problems}
+    assert failed["connects (legacy handshake)"].startswith("no answer within 0.05 s")
+    assert failed["connects (auto discovery)"].startswith("no answer within 0.05 s")
+    assert report.tools == []
+
+
+# --- end to end: the real server over stdio ----------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_verify_launches_the_exported_server_and_sees_what_the_agent_file_says(
+    agent_file, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+    report = await verify_export(agent_file, "claude-desktop", timeout=TIMEOUT)
+
+    assert report.ok, render_report(report)
+    assert report.protocols == {"legacy": "2025-11-25", "auto": "2026-07-28"}
+    assert (report.server_name, report.server_version) == ("Travel Desk", "2.1.0")
+    assert report.instructions == "Plans and books trips."
+    assert [tool.name for tool in report.tools] == ["book_flight", "trip_chat"]
+    labels = [check.label for check in report.checks]
+    assert labels[:2] == ["connects (legacy handshake)", "connects (auto discovery)"]
+    assert {
+        "serverInfo",
+        "instructions",
+        "2 tools listed",
+        "tool book_flight",
+        "tool trip_chat",
+        "model",
+    } <= set(labels)
+    for mode in ("legacy", "auto"):
+        assert 0 < report.timings[f"{mode}.connect"] < TIMEOUT
+        assert report.timings[f"{mode}.list"] >= 0
+    assert report.timings["total"] >= max(
+        report.timings["legacy.connect"], report.timings["auto.connect"]
+    )
+    assert SECRET not in render_report(report)
+
+
+@pytest.mark.anyio
+async def test_a_client_without_sampling_and_no_key_is_a_problem_a_sampling_client_is_not(
+    agent_file, monkeypatch
+):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    desktop = await verify_export(agent_file, "claude-desktop", timeout=TIMEOUT)
+    vscode = await verify_export(agent_file, "vscode", timeout=TIMEOUT)
+
+    assert [check.label for check in desktop.problems] == ["model"]
+    assert "OPENAI_API_KEY" in desktop.problems[0].detail
+    assert vscode.ok, render_report(vscode)
+    model = next(check for check in vscode.checks if check.label == "model")
+    assert "sampling" in model.detail
+
+
+def test_verify_cli_prints_one_screen_and_exits_by_the_outcome(agent_file):
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "NO_COLOR": "1"}
+
+    good = _verify_cli(agent_file, "--client", "cursor", env=env)
+
+    assert good.returncode == 0, good.stdout + good.stderr
+    lines = good.stdout.splitlines()
+    assert lines[0] == "Verify travel-desk for Cursor"
+    assert len(lines) <= 24
+    assert any(
+        line.startswith("✔ connects (legacy handshake)  protocol 2025-11-25") for line in lines
+    )
+    assert any(line.startswith("✔ connects (auto discovery)") for line in lines)
+    assert any(line.startswith("✔ tool book_flight") for line in lines)
+    assert "✘" not in good.stdout and "\033[" not in good.stdout
+    assert lines[-1].startswith("✔ ready")
+    assert SECRET not in good.stdout + good.stderr
+
+    env.pop("OPENAI_API_KEY")
+    bad = _verify_cli(agent_file, "--client", "claude-desktop", env=env)
+    assert bad.returncode == 1
+    assert any(
+        line.startswith("✘ model") and "OPENAI_API_KEY" in line for line in bad.stdout.splitlines()
+    )
