@@ -1,0 +1,397 @@
+"""The agent toolbox against real MCP servers: ``mcp-server-time`` and the fake tool server."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_export._toolbox import AgentToolbox, probe_server, provider_tool_name
+from schema_types._agent import Agent, McpServerConfig
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def time_server() -> dict[str, Any]:
+    """``mcp-server-time`` from the venv's bin directory, else PATH, else ``python -m``."""
+    local = Path(sys.executable).parent / "mcp-server-time"
+    found = str(local) if local.exists() else shutil.which("mcp-server-time")
+    if found:
+        return {"command": found}
+    return {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+
+
+def fake_server(*extra: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-m", "tests.fakes.tool_server", *extra]}
+
+
+def make_agent(policy: str, servers: dict[str, dict[str, Any]]) -> Agent:
+    return Agent.model_validate({"settings": {"toolPermission": policy}, "mcpServers": servers})
+
+
+def fake_toolbox(policy: str = "never", **kwargs: Any) -> AgentToolbox:
+    return AgentToolbox(make_agent(policy, {"fake": fake_server()}), base_dir=REPO, **kwargs)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def children() -> set[int]:
+    """Process ids whose parent is this test process (Linux /proc)."""
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # The command name may hold spaces: the fields after ")" are fixed.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                found.add(int(entry.name))
+    return found
+
+
+async def cancellations_seen(toolbox: AgentToolbox, count: int) -> int:
+    """How many ``hang`` calls the fake server saw cancelled (waiting up to 5 s for ``count``)."""
+    outcome = await toolbox.call("fake__hang_cancellations", {"count": count, "ms": 5000})
+    assert not outcome.is_error, outcome.text
+    return int(outcome.text)
+
+
+async def server_pid(toolbox: AgentToolbox, name: str = "fake__pid") -> int:
+    outcome = await toolbox.call(name, {})
+    assert not outcome.is_error, outcome.text
+    return int(outcome.text)
+
+
+async def test_time_server_tools_are_namespaced_with_annotations() -> None:
+    async with AgentToolbox(make_agent("never", {"time": time_server()})) as toolbox:
+        tools = {spec.name: spec for spec in await toolbox.allowed_tools()}
+        assert set(tools) == {"time__get_current_time", "time__convert_time"}
+        spec = tools["time__get_current_time"]
+        assert (spec.server, spec.tool) == ("time", "get_current_time")
+        assert spec.annotations is not None and spec.annotations["readOnlyHint"] is True
+        assert spec.input_schema["type"] == "object"
+        outcome = await toolbox.call("time__get_current_time", {"timezone": "Europe/Paris"})
+        assert not outcome.is_error, outcome.text
+        assert outcome.structured is not None and outcome.structured["timezone"] == "Europe/Paris"
+        assert "Europe/Paris" in outcome.text
+        assert [s.name for s in await toolbox.tool_schemas()] == list(tools)
+
+
+async def test_tool_policy_offers_only_tools_marked_permission_free() -> None:
+    config = time_server() | {
+        "serverToolDefaults": {"permissionRequired": False},
+        "tools": {"convert_time": {"permissionRequired": True}},
+    }
+    async with AgentToolbox(make_agent("tool", {"time": config})) as toolbox:
+        assert [s.name for s in await toolbox.allowed_tools()] == ["time__get_current_time"]
+        hidden = await toolbox.hidden_tools()
+        assert [(h.spec.name, h.reason) for h in hidden] == [
+            ("time__convert_time", "needs permission (toolPermission: tool)")
+        ]
+        arguments = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+        outcome = await toolbox.call("time__convert_time", arguments)
+        assert outcome.refused and outcome.is_error
+        assert outcome.text == (
+            "tool time__convert_time needs permission and this agent runs without asking "
+            "(toolPermission: tool); mark it permissionRequired: false in the agent file "
+            "to allow it"
+        )
+        assert not (await toolbox.call("time__get_current_time", {"timezone": "UTC"})).is_error
+
+
+async def test_tool_policy_without_settings_hides_everything_without_starting_the_server() -> None:
+    async with AgentToolbox(make_agent("tool", {"time": time_server()})) as toolbox:
+        assert await toolbox.allowed_tools() == []
+        outcome = await toolbox.call("time__get_current_time", {"timezone": "UTC"})
+        assert outcome.refused
+        assert toolbox.connection("time").starts == 0
+        hidden = await toolbox.hidden_tools()
+        assert {h.reason for h in hidden} == {"needs permission (toolPermission: tool)"}
+        assert len(hidden) == 2
+
+
+async def test_always_policy_offers_no_tools_and_refuses_every_call() -> None:
+    config = time_server() | {"serverToolDefaults": {"permissionRequired": False}}
+    async with AgentToolbox(make_agent("always", {"time": config})) as toolbox:
+        assert await toolbox.allowed_tools() == []
+        outcome = await toolbox.call("time__get_current_time", {"timezone": "UTC"})
+        assert outcome.refused and outcome.is_error
+        assert "toolPermission: always" in outcome.text
+        assert toolbox.connection("time").starts == 0
+        hidden = await toolbox.hidden_tools()
+        assert [h.reason for h in hidden] == ["toolPermission: always hides every tool"] * 2
+
+
+async def test_never_policy_offers_every_included_tool() -> None:
+    config = time_server() | {"tools": {"convert_time": {"include": False}}}
+    async with AgentToolbox(make_agent("never", {"time": config})) as toolbox:
+        assert [s.name for s in await toolbox.allowed_tools()] == ["time__get_current_time"]
+        assert [(h.spec.tool, h.reason) for h in await toolbox.hidden_tools()] == [
+            ("convert_time", "excluded in the agent file")
+        ]
+        outcome = await toolbox.call("time__convert_time", {})
+        assert outcome.refused and "excluded in the agent file" in outcome.text
+        assert len(await toolbox.all_tools()) == 2
+
+
+async def test_unknown_tool_is_an_error_naming_the_available_tools() -> None:
+    async with AgentToolbox(make_agent("never", {"time": time_server()})) as toolbox:
+        outcome = await toolbox.call("time__get_weather", {})
+        assert outcome.is_error and not outcome.refused
+        assert "no tool named 'time__get_weather'" in outcome.text
+        assert "time__get_current_time, time__convert_time" in outcome.text
+
+
+async def test_failing_tool_is_an_error_outcome_with_its_message() -> None:
+    async with fake_toolbox() as toolbox:
+        outcome = await toolbox.call("fake__fail", {"message": "the disk is full"})
+        assert outcome.is_error and not outcome.refused
+        assert "the disk is full" in outcome.text
+
+
+async def test_bad_arguments_are_an_error_outcome() -> None:
+    async with fake_toolbox() as toolbox:
+        outcome = await toolbox.call("fake__echo", {"wrong": 1})
+        assert outcome.is_error
+        assert "text" in outcome.text
+
+
+async def test_hanging_tool_times_out_and_the_server_still_answers() -> None:
+    async with fake_toolbox() as toolbox:
+        pid = await server_pid(toolbox)
+        outcome = await toolbox.call("fake__hang", {}, timeout=0.5)
+        assert outcome.is_error
+        assert "timed out after 0.5 s" in outcome.text
+        assert 400 < outcome.duration_ms < 3000
+        echo = await toolbox.call("fake__echo", {"text": "still here"})
+        assert echo.structured == {"text": "still here", "pid": pid}
+        # The server was told to stop the call, not just abandoned.
+        assert await cancellations_seen(toolbox, 1) == 1
+        assert "hang: cancelled" in toolbox.connection("fake").stderr_text()
+        assert toolbox.connection("fake").starts == 1
+
+
+async def test_cancelling_a_call_cancels_the_request_and_keeps_the_connection() -> None:
+    async with fake_toolbox() as toolbox:
+        pid = await server_pid(toolbox)
+        with anyio.move_on_after(0.3) as scope:
+            await toolbox.call("fake__hang", {})
+        assert scope.cancelled_caught
+        assert await cancellations_seen(toolbox, 1) == 1
+        assert await server_pid(toolbox) == pid
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_server_exit_mid_call_is_an_error_and_the_next_call_restarts_it(mode: str) -> None:
+    async with fake_toolbox(protocol_mode=mode) as toolbox:
+        first = await server_pid(toolbox)
+        outcome = await toolbox.call("fake__crash", {"code": 7})
+        assert outcome.is_error
+        assert "stopped during the call to crash" in outcome.text
+        assert "crash: exiting with 7" in outcome.text  # the server's stderr tail
+        second = await server_pid(toolbox)
+        assert second != first
+        assert not alive(first)
+        assert toolbox.connection("fake").starts == 2
+
+
+async def test_server_killed_while_idle_is_restarted_by_the_next_call() -> None:
+    async with fake_toolbox() as toolbox:
+        first = await server_pid(toolbox)
+        os.kill(first, signal.SIGKILL)
+        with anyio.fail_after(10):
+            await toolbox.connection("fake").wait_stopped()
+        outcome = await toolbox.call("fake__echo", {"text": "back"})
+        assert not outcome.is_error, outcome.text
+        assert outcome.structured is not None and outcome.structured["pid"] != first
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_twenty_concurrent_calls_share_one_server_without_crossed_results(mode: str) -> None:
+    results: dict[int, Any] = {}
+    async with fake_toolbox(protocol_mode=mode) as toolbox:
+
+        async def one(index: int) -> None:
+            # The first uses are concurrent too: the server must still start once.
+            outcome = await toolbox.call("fake__slow_echo", {"text": f"call {index}", "ms": 50})
+            results[index] = outcome
+
+        async with anyio.create_task_group() as group:
+            for index in range(20):
+                group.start_soon(one, index)
+        assert toolbox.connection("fake").starts == 1
+    assert all(not o.is_error for o in results.values())
+    assert {i: o.structured["text"] for i, o in results.items()} == {
+        i: f"call {i}" for i in range(20)
+    }
+    assert len({o.structured["pid"] for o in results.values()}) == 1
+
+
+async def test_aclose_leaves_no_child_process() -> None:
+    before = children()
+    toolbox = AgentToolbox(
+        make_agent("never", {"fake": fake_server(), "time": time_server()}), base_dir=REPO
+    )
+    assert len(await toolbox.allowed_tools()) > 2
+    pid = await server_pid(toolbox)
+    assert len(children() - before) == 2
+    await toolbox.aclose()
+    assert not alive(pid)
+    assert children() - before == set()
+    outcome = await toolbox.call("fake__pid", {})
+    assert outcome.is_error and "shut down" in outcome.text
+
+
+async def test_a_server_that_cannot_start_is_reported_and_the_others_still_work() -> None:
+    broken = fake_server("--stderr", "missing API key", "--exit-on-start", "3")
+    agent = make_agent("never", {"broken": broken, "time": time_server()})
+    async with AgentToolbox(agent, base_dir=REPO) as toolbox:
+        names = [s.name for s in await toolbox.allowed_tools()]
+        assert names == ["time__get_current_time", "time__convert_time"]
+        error = toolbox.server_errors["broken"]
+        assert "could not start" in error and "missing API key" in error
+        outcome = await toolbox.call("broken__echo", {"text": "x"})
+        assert outcome.is_error and "missing API key" in outcome.text
+
+
+async def test_server_runs_in_the_agent_directory_with_its_env_merged() -> None:
+    config = fake_server() | {"env": {"TOOLBOX_MARK": "set by the agent"}}
+    async with AgentToolbox(make_agent("never", {"fake": config}), base_dir=REPO) as toolbox:
+        assert (await toolbox.call("fake__cwd", {})).text == str(REPO)
+        assert (
+            await toolbox.call("fake__env", {"name": "TOOLBOX_MARK"})
+        ).text == "set by the agent"
+        # Merged over this process's environment, not replacing it.
+        assert (await toolbox.call("fake__env", {"name": "METAAGENT_HOME"})).text != ""
+
+
+async def test_env_references_are_resolved_and_a_missing_one_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TOOLBOX_SECRET", "s3cret")
+    monkeypatch.delenv("TOOLBOX_MISSING", raising=False)
+    good = fake_server() | {"env": {"TOKEN": "env://TOOLBOX_SECRET"}}
+    bad = fake_server() | {"env": {"TOKEN": "env://TOOLBOX_MISSING"}}
+    agent = make_agent("never", {"good": good, "bad": bad})
+    async with AgentToolbox(agent, base_dir=REPO) as toolbox:
+        assert (await toolbox.call("good__env", {"name": "TOKEN"})).text == "s3cret"
+        outcome = await toolbox.call("bad__env", {"name": "TOKEN"})
+        assert outcome.is_error
+        assert "could not start" in outcome.text and "env://TOOLBOX_MISSING" in outcome.text
+
+
+async def test_image_content_is_summarized_for_the_model() -> None:
+    async with fake_toolbox() as toolbox:
+        outcome = await toolbox.call("fake__image", {})
+        assert outcome.text == "a pixel\n[image/png, 68 bytes]"
+
+
+async def test_names_providers_refuse_are_sanitized_and_still_route() -> None:
+    agent = make_agent("never", {"my.tools v2": fake_server()})
+    async with AgentToolbox(agent, base_dir=REPO) as toolbox:
+        names = [spec.name for spec in await toolbox.allowed_tools()]
+        assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", n) for n in names)
+        echo = next(n for n in names if "__echo" in n)
+        outcome = await toolbox.call(echo, {"text": "routed"})
+        assert outcome.structured is not None and outcome.structured["text"] == "routed"
+
+
+def test_provider_tool_names_are_deterministic_unique_and_short() -> None:
+    assert provider_tool_name("time", "convert_time") == "time__convert_time"
+    dotted, underscored = provider_tool_name("a.b", "t"), provider_tool_name("a_b", "t")
+    assert dotted != underscored == "a_b__t"
+    assert dotted == provider_tool_name("a.b", "t")
+    long = provider_tool_name("server", "x" * 100)
+    assert len(long) == 64 and long != provider_tool_name("server", "x" * 101)
+
+
+async def test_probe_lists_the_time_server_tools() -> None:
+    result = await probe_server(McpServerConfig.model_validate(time_server()))
+    assert result.ok, result.error
+    assert [t.name for t in result.tools] == ["get_current_time", "convert_time"]
+    assert result.tools[0].annotations is not None
+    assert result.tools[0].annotations["readOnlyHint"] is True
+    assert result.server_name == "mcp-time"
+    assert not children()
+
+
+async def test_probe_of_a_failing_command_reports_its_stderr() -> None:
+    script = "import sys; print('boom', file=sys.stderr); sys.exit(3)"
+    result = await probe_server(McpServerConfig(command=sys.executable, args=["-c", script]))
+    assert not result.ok
+    assert result.error is not None and "could not start" in result.error
+    assert "boom" in result.error
+    assert result.stderr_tail == "boom"
+
+
+async def test_probe_of_a_missing_command_says_so() -> None:
+    result = await probe_server(McpServerConfig(command="/nonexistent/mcp-server"))
+    assert not result.ok
+    assert result.error is not None and "command not found: /nonexistent/mcp-server" in result.error
+
+
+async def test_probe_gives_up_on_a_server_that_never_answers() -> None:
+    script = "import time; time.sleep(60)"
+    started = time.perf_counter()
+    result = await probe_server(
+        McpServerConfig(command=sys.executable, args=["-c", script]), timeout=0.5
+    )
+    assert not result.ok and "no answer within 0.5 s" in (result.error or "")
+    assert time.perf_counter() - started < 10
+    assert not children()
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The fake tool server over streamable HTTP on a free local port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.tool_server", "--http", str(port)],
+        cwd=REPO,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the fake HTTP tool server did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_streamable_http_server_tools_are_called(http_server: str) -> None:
+    agent = make_agent("never", {"web": {"type": "streamable-http", "url": http_server}})
+    async with AgentToolbox(agent) as toolbox:
+        outcome = await toolbox.call("web__echo", {"text": "over http"})
+        assert outcome.structured is not None and outcome.structured["text"] == "over http"
+        failed = await toolbox.call("web__fail", {"message": "nope"})
+        assert failed.is_error and "nope" in failed.text
