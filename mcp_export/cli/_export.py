@@ -97,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
             _err(f"note: {note}")
         return 0
     if client == "claude-code":
+        if args.config is not None:
+            _err(
+                "metaagent export: --config does not apply to Claude Code (it edits its own files)"
+            )
+            return 2
         _out(entry.snippet)
         _err(
             "Claude Code keeps its own config: run the command above to install "
