@@ -282,7 +282,23 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    # Short lists of short scalars (enum, required, examples, args) read best on one line.
+    flow = len(value) <= _FLOW_ITEMS and all(
+        value_item is None
+        or isinstance(value_item, bool | int | float)
+        or (
+            isinstance(value_item, str) and len(value_item) <= _FLOW_TEXT and "\n" not in value_item
+        )
+        for value_item in value
+    )
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_FLOW_ITEMS = 12
+_FLOW_TEXT = 40
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(list, _represent_list)
 
 # Large enough that no description or prompt line is ever folded.
 _NO_WRAP = 1 << 30

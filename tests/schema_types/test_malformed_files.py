@@ -1,0 +1,449 @@
+"""Malformed agent files: each gives one located message that says where and what is expected.
+
+The table holds the file text and the exact message after the file name (``:line:column: path:
+detail``); a test never sees a traceback and the file is never touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schema_types._agent_file import AgentContentError, load_agent
+from schema_types._errors import AgentFileError
+from schema_types._secrets import find_literal_secrets
+
+TOOL = (
+    "metadata:\n  tools:\n    - name: search\n      parameters:\n        type: object\n"
+    "        properties:\n"
+)
+
+CASES = [
+    (
+        "bad_indentation",
+        "metadata:\n  name: Travel Desk\n   version: 1.0.0\n",
+        ":3:11: unexpected ':': check the indentation, or put a value containing ': ' "
+        "in quotes (invalid YAML: mapping values are not allowed here)",
+    ),
+    (
+        "dedented_key",
+        "metadata:\n    name: Travel Desk\n  version: 1.0.0\n",
+        ":3:3: this line is not indented like the lines before it (invalid YAML: "
+        "expected <block end>, but found '<block mapping start>' (while parsing a block "
+        "mapping at line 1, column 1))",
+    ),
+    (
+        "tab_indentation",
+        "metadata:\n\tname: Travel Desk\n",
+        ":2:1: a tab cannot indent YAML: indent with spaces (invalid YAML: found "
+        "character '\\t' that cannot start any token)",
+    ),
+    (
+        "unclosed_quote",
+        'metadata:\n  name: "Travel Desk\n  version: 1.0.0\n',
+        ":4:1: the quoted string that starts at line 2, column 9 is never closed",
+    ),
+    (
+        "unclosed_flow_list",
+        "metadata:\n  tools: [search, book\n",
+        ":3:1: the [ ] that opens at line 2, column 10 is not closed, or an item is "
+        "missing its comma (expected ',' or ']', but got '<stream end>')",
+    ),
+    (
+        "duplicate_key",
+        "metadata:\n  name: A\n  name: B\n",
+        ":3:3: duplicate key 'name' (first used on line 2): each key may appear once in a mapping",
+    ),
+    (
+        "undefined_alias",
+        "settings: *defaults\n",
+        ":1:11: an alias (*name) refers to an anchor (&name) that is not defined "
+        "(invalid YAML: found undefined alias 'defaults')",
+    ),
+    (
+        "recursive_alias",
+        "metadata: &meta\n  tools:\n    - *meta\n",
+        ":1:11: an alias refers to a value that contains it: agent files cannot be recursive",
+    ),
+    (
+        "duplicate_tool_names",
+        "metadata:\n  tools:\n    - name: search\n    - name: book\n    - name: search\n",
+        ":5:13: metadata.tools[2].name: 'search' is already the name of "
+        "metadata.tools[0]: tool names must be unique",
+    ),
+    (
+        "tool_name_with_space",
+        "metadata:\n  tools:\n    - name: book flight\n",
+        ":3:13: metadata.tools[0].name: tool name 'book flight' is not valid for MCP: "
+        "use 1 to 128 letters, digits, '_', '-' or '.'",
+    ),
+    (
+        "tool_name_empty",
+        "metadata:\n  tools:\n    - name: ''\n",
+        ":3:13: metadata.tools[0].name: tool name '' is not valid for MCP: use 1 to 128 "
+        "letters, digits, '_', '-' or '.'",
+    ),
+    (
+        "tool_without_name",
+        "metadata:\n  tools:\n    - description: Books a flight.\n",
+        ":3:7: metadata.tools[0].name: required, but missing",
+    ),
+    (
+        "tools_not_a_list",
+        "metadata:\n  tools:\n    search: {}\n",
+        ":3:5: metadata.tools: expected a list, got a mapping",
+    ),
+    (
+        "tool_not_a_mapping",
+        "metadata:\n  tools: [search]\n",
+        ":2:11: metadata.tools[0]: expected a mapping for a tool (name, description, "
+        'parameters, prompt), got "search"',
+    ),
+    (
+        "parameters_not_a_mapping",
+        "metadata:\n  tools:\n    - name: search\n      parameters: anything\n",
+        ":4:19: metadata.tools[0].parameters: expected a mapping (key: value pairs), "
+        'got "anything"',
+    ),
+    (
+        "parameters_root_not_object",
+        "metadata:\n  tools:\n    - name: search\n      parameters: {type: string}\n",
+        ":4:19: metadata.tools[0].parameters: the parameters root must be an object "
+        "schema (type: object)",
+    ),
+    (
+        "unknown_parameter_type",
+        TOOL + "          city: {type: strnig}\n",
+        ":7:24: metadata.tools[0].parameters.properties.city.type: unknown type "
+        '"strnig" (expected one of string, number, integer, boolean, array, object, '
+        "null)",
+    ),
+    (
+        "required_names_missing_property",
+        TOOL + "          city: {type: string}\n        required: [city, date]\n",
+        ':8:26: metadata.tools[0].parameters.required[1]: "date" is not defined in properties',
+    ),
+    (
+        "default_not_in_enum",
+        TOOL + "          cabin: {type: string, enum: [economy, business], default: first}\n",
+        ':7:69: metadata.tools[0].parameters.properties.cabin.default: "first" is not '
+        'one of "economy", "business"',
+    ),
+    (
+        "default_of_wrong_type",
+        TOOL + "          nights: {type: integer, default: many}\n",
+        ":7:44: metadata.tools[0].parameters.properties.nights.default: expected "
+        'integer, got string "many"',
+    ),
+    (
+        "minimum_above_maximum",
+        TOOL + "          age: {type: integer, minimum: 18, maximum: 12}\n",
+        ":7:41: metadata.tools[0].parameters.properties.age.minimum: 18 is greater than maximum 12",
+    ),
+    (
+        "bad_regex_pattern",
+        TOOL + "          code: {type: string, pattern: '[A-Z'}\n",
+        ":7:41: metadata.tools[0].parameters.properties.code.pattern: invalid regular "
+        "expression: unterminated character set at position 0",
+    ),
+    (
+        "max_chat_turns_not_a_number",
+        "settings:\n  maxChatTurns: lots\n",
+        ':2:17: settings.maxChatTurns: expected an integer, got "lots"',
+    ),
+    (
+        "max_chat_turns_zero",
+        "settings:\n  maxChatTurns: 0\n",
+        ":2:17: settings.maxChatTurns: must be at least 1, got 0",
+    ),
+    (
+        "temperature_too_high",
+        "settings:\n  temperature: 5\n",
+        ":2:16: settings.temperature: must be at most 2, got 5",
+    ),
+    (
+        "tool_permission_unknown",
+        "settings:\n  toolPermission: sometimes\n",
+        ':2:19: settings.toolPermission: expected one of "never", "tool" or '
+        '"always", got "sometimes"',
+    ),
+    (
+        "mode_unknown",
+        "metadata:\n  mode: chatty\n",
+        ':2:9: metadata.mode: expected one of "interactive", "autonomous" or "tools", got "chatty"',
+    ),
+    (
+        "version_is_a_number",
+        "metadata:\n  version: 1.0\n",
+        ':2:12: metadata.version: expected a string, got 1.0 (put it in quotes: "1.0")',
+    ),
+    (
+        "prompt_is_a_list",
+        "metadata:\n  tools:\n    - name: search\n      prompt: [a, b]\n",
+        ":4:15: metadata.tools[0].prompt: expected a string, got a list",
+    ),
+    (
+        "response_format_wrong_type",
+        "settings:\n  responseFormat: 3\n",
+        ":2:19: settings.responseFormat: expected a mapping or a string, got 3",
+    ),
+    (
+        "stdio_server_without_command",
+        "mcpServers:\n  time:\n    type: stdio\n    args: [--local-timezone, UTC]\n",
+        ":3:5: mcpServers.time: a stdio server needs a 'command'",
+    ),
+    (
+        "http_server_without_url",
+        "mcpServers:\n  search:\n    type: streamable-http\n",
+        ":3:5: mcpServers.search: a streamable-http server needs a 'url'",
+    ),
+    (
+        "unknown_server_type",
+        "mcpServers:\n  search:\n    type: websocket\n    url: ws://localhost:9000\n",
+        ':3:11: mcpServers.search.type: expected one of "stdio", "streamable-http" '
+        'or "sse", got "websocket"',
+    ),
+    (
+        "server_not_a_mapping",
+        "mcpServers:\n  time: mcp-server-time\n",
+        ":2:9: mcpServers.time: expected a mapping for an MCP server (type, command or "
+        'url, …), got "mcp-server-time"',
+    ),
+    (
+        "server_env_value_a_number",
+        "mcpServers:\n  time:\n    command: mcp-server-time\n    env: {PORT: 8080}\n",
+        ':4:17: mcpServers.time.env.PORT: expected a string, got 8080 (put it in quotes: "8080")',
+    ),
+    (
+        "permission_required_not_boolean",
+        "mcpServers:\n  time:\n    command: mcp-server-time\n"
+        "    serverToolDefaults: {permissionRequired: maybe}\n",
+        ":4:46: mcpServers.time.serverToolDefaults.permissionRequired: expected true or "
+        'false, got "maybe"',
+    ),
+    (
+        "providers_a_list",
+        "providers:\n  - openai\n",
+        ":2:3: providers: expected a mapping (key: value pairs), got a list",
+    ),
+    (
+        "provider_value_a_number",
+        "providers:\n  ollama:\n    OLLAMA_PORT: 11434\n",
+        ":3:18: providers.ollama.OLLAMA_PORT: expected a string, got 11434 (put it in "
+        'quotes: "11434")',
+    ),
+    (
+        "settings_a_list",
+        "settings:\n  - model: openai:gpt-4.1\n",
+        ":2:3: settings: expected a mapping for settings (model, maxChatTurns, "
+        "temperature, …), got a list",
+    ),
+    (
+        "metadata_a_string",
+        "metadata: Travel Desk\n",
+        ":1:11: metadata: expected a mapping for metadata (name, version, description, "
+        'mode, tools), got "Travel Desk"',
+    ),
+    (
+        "empty_file",
+        "",
+        ": the file is empty: an agent file needs at least a 'metadata:' section",
+    ),
+    (
+        "comments_only",
+        "# nothing here yet\n",
+        ": the file is empty: an agent file needs at least a 'metadata:' section",
+    ),
+    (
+        "top_level_list",
+        "- metadata\n- settings\n",
+        ":1:1: an agent file holds a mapping of metadata, settings, systemPrompt, "
+        "providers and mcpServers, got a list",
+    ),
+    (
+        "top_level_scalar",
+        "Travel Desk\n",
+        ":1:1: an agent file holds a mapping of metadata, settings, systemPrompt, "
+        'providers and mcpServers, got "Travel Desk"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_malformed_yaml_gives_one_located_message(tmp_path: Path, text: str, expected: str):
+    path = tmp_path / "broken.agent.yaml"
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == f"{path}{expected}"
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_there_are_at_least_thirty_malformed_cases():
+    assert len(CASES) >= 30
+
+
+def test_content_error_reports_the_first_problem_in_file_order_and_lists_all(tmp_path: Path):
+    path = tmp_path / "many.agent.yaml"
+    path.write_text(
+        "metadata:\n"
+        "  tools:\n"
+        "    - name: book flight\n"
+        "settings:\n"
+        "  maxChatTurns: lots\n"
+        "  toolPermission: sometimes\n",
+        encoding="utf-8",
+    )
+
+    with pytest.raises(AgentContentError) as caught:
+        load_agent(path)
+
+    error = caught.value
+    assert (error.line, error.column, error.path) == (3, 13, "metadata.tools[0].name")
+    assert [str(problem) for problem in error.problems] == [
+        f"{path}:3:13: metadata.tools[0].name: tool name 'book flight' is not valid for MCP: use "
+        "1 to 128 letters, digits, '_', '-' or '.'",
+        f'{path}:5:17: settings.maxChatTurns: expected an integer, got "lots"',
+        f'{path}:6:19: settings.toolPermission: expected one of "never", "tool" or "always", '
+        'got "sometimes"',
+    ]
+
+
+def test_json_syntax_error_is_located(tmp_path: Path):
+    path = tmp_path / "agent.json"
+    path.write_text('{"metadata": {"name": "Travel Desk",}}', encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == (
+        f"{path}:1:37: invalid JSON: Expecting property name enclosed in double quotes"
+    )
+
+
+def test_json_content_error_names_path_line_and_column(tmp_path: Path):
+    path = tmp_path / "agent.json"
+    path.write_text('{\n  "settings": {\n    "maxChatTurns": "lots"\n  }\n}\n', encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert (
+        str(caught.value) == f'{path}:3:21: settings.maxChatTurns: expected an integer, got "lots"'
+    )
+
+
+def test_json_duplicate_key_is_located(tmp_path: Path):
+    path = tmp_path / "agent.json"
+    path.write_text('{"metadata": {"name": "A",\n "name": "B"}}', encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == (
+        f"{path}:2:2: duplicate key 'name' (first used on line 1): each key may appear once in a "
+        "mapping"
+    )
+
+
+def test_empty_json_file_is_empty(tmp_path: Path):
+    path = tmp_path / "agent.json"
+    path.write_text("  \n", encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == (
+        f"{path}: the file is empty: an agent file needs at least a 'metadata:' section"
+    )
+
+
+def test_bytes_that_are_not_utf8_are_located(tmp_path: Path):
+    path = tmp_path / "binary.agent.yaml"
+    path.write_bytes(b"metadata:\n  name: caf\xe9\n")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == (
+        f"{path}:2:12: the file is not UTF-8 text (byte 0xe9 cannot be decoded); agent files are "
+        "UTF-8"
+    )
+
+
+def test_control_characters_are_located(tmp_path: Path):
+    path = tmp_path / "nul.agent.yaml"
+    path.write_bytes(b"metadata:\n  name: Travel\x00Desk\n")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == (
+        f"{path}:2:15: control character U+0000 is not allowed in YAML text (is this a binary "
+        "file?)"
+    )
+
+
+def test_missing_file(tmp_path: Path):
+    path = tmp_path / "nowhere.agent.yaml"
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == f"{path}: no such file"
+
+
+def test_directory_without_tsagent_json(tmp_path: Path):
+    (tmp_path / "prompt.md").write_text("You are helpful.\n", encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(tmp_path)
+
+    assert str(caught.value) == (
+        f"{tmp_path}: not an agent directory: it has no tsagent.json (open a *.agent.yaml file, "
+        "or a tsagent directory holding tsagent.json and prompt.md)"
+    )
+
+
+def test_tsagent_directory_with_broken_json_names_the_json_file(tmp_path: Path):
+    description = tmp_path / "tsagent.json"
+    description.write_text('{"settings": {"maxChatTurns": "lots"}}', encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(tmp_path)
+
+    assert str(caught.value) == (
+        f'{description}:1:31: settings.maxChatTurns: expected an integer, got "lots"'
+    )
+
+
+def test_alias_bomb_is_refused(tmp_path: Path):
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    path = tmp_path / "bomb.agent.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == (
+        f"{path}:6:5: aliases expand this document to more than 1000000 values"
+    )
+
+
+def test_literal_api_key_loads_but_is_reported_as_a_warning(tmp_path: Path):
+    path = tmp_path / "literal.agent.yaml"
+    path.write_text(
+        "providers:\n  openai:\n    OPENAI_API_KEY: sk-proj-abcdefghijklmnop1234\n",
+        encoding="utf-8",
+    )
+
+    agent = load_agent(path)
+
+    assert [str(p) for p in find_literal_secrets(agent)] == [
+        "providers.openai.OPENAI_API_KEY: holds a literal secret; move it to the keyring "
+        "(keyring://…) or an environment variable (env://…)"
+    ]
