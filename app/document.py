@@ -1,3 +1,4 @@
+# ruff: noqa: N802  (Qt virtual method names are camelCase)
 """An open agent: the one ``Agent`` model, its file, its undo stack and its dirty state.
 
 Views never keep copies of the agent: they read ``document.agent`` and re-read on
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +37,15 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from app.errors import reporter
 from schema_types._agent import Agent
 
-__all__ = ["AgentDocument", "DiskStamp", "EditCommand", "FieldPath", "validation_message"]
+__all__ = [
+    "AgentDocument",
+    "DiskStamp",
+    "EditCommand",
+    "FieldPath",
+    "blank_agent",
+    "merge_id_for",
+    "validation_message",
+]
 
 FieldPath = tuple[str | int, ...]
 
@@ -59,6 +69,11 @@ class DiskStamp:
         except OSError:
             return None
         return cls(stat.st_mtime_ns, stat.st_size, digest)
+
+
+def merge_id_for(path: FieldPath) -> int:
+    """A stable merge id for typing into the field at ``path`` (same path, same id)."""
+    return zlib.crc32(repr(tuple(path)).encode()) & 0x3FFFFFFF
 
 
 def validation_message(exc: Exception) -> str:
@@ -145,12 +160,13 @@ class EditCommand(QUndoCommand):
         self.path = path
         self._merge_id = merge_id
         self._applied = True
+        self.sealed = False
 
     def id(self) -> int:
         return self._merge_id
 
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt override)
-        if not isinstance(other, EditCommand) or other.path != self.path:
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, EditCommand) or other.path != self.path or self.sealed:
             return False
         if other._change.model is not self._change.model or other._change.name != self._change.name:
             return False
@@ -185,7 +201,7 @@ class _Notifying(QUndoCommand):
     def id(self) -> int:
         return self.inner.id()
 
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt override)
+    def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, _Notifying) or not self.inner.mergeWith(other.inner):
             return False
         self.setText(self.inner.text())
@@ -419,6 +435,15 @@ class AgentDocument(QObject):
             self.undo_stack.push(command)
         else:
             self.undo_stack.push(_Notifying(self, command))
+
+    def seal(self) -> None:
+        """End the current typing run: the next edit of the same field is a new undo step.
+
+        Field views call it when editing finishes (focus leaves, Enter)."""
+        index = self.undo_stack.index()
+        command = self.undo_stack.command(index - 1) if index > 0 else None
+        if isinstance(command, EditCommand):
+            command.sealed = True
 
     @contextmanager
     def macro(self, text: str) -> Iterator[None]:

@@ -1,0 +1,504 @@
+"""The studio's main window: outline on the left, tabs on the right, status bar below.
+
+Several agents can be open at once; each is one top-level row of the outline. The first tab
+shows the settings page of the outline's current row (Agent, Model, MCP servers, Tools); tool
+editors (and later chat tabs) open as further tabs. With nothing open the window shows the
+welcome page. File handling (open, save with conflict detection, close prompts, recovery) is in
+:class:`~app.window_files.FileActions`'s methods mixed in here.
+
+Pages are built through :attr:`MainWindow.page_factories` (``"agent"``, ``"model"``,
+``"servers"``, ``"tools"`` → ``Callable[[AgentDocument], QWidget]``), so other modules add or
+replace pages without touching the window.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeyEvent, QKeySequence, QUndoGroup
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QPlainTextEdit,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QTextEdit,
+    QToolButton,
+    QWidget,
+)
+
+from app.document import AgentDocument
+from app.errors import Report, reporter
+from app.icons import app_icon, icon
+from app.outline import OutlineView
+from app.qt_models import SECTIONS, OutlineNode
+from app.recovery import AUTOSAVE_SECONDS, Autosaver, RecoveryStore
+from app.settings_store import SettingsStore
+from app.tool_tab import create_tool_tab
+from app.welcome import WelcomePage
+from app.window_files import FileActions
+from schema_types._agent import ToolDefinition
+
+__all__ = ["APP_NAME", "MainWindow", "PageFactory"]
+
+APP_NAME = "Meta Agent Studio"
+PageFactory = Callable[[AgentDocument], QWidget]
+_UNDO_KEYS = (QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo)
+
+
+class MainWindow(FileActions, QMainWindow):
+    """The one studio window.
+
+    Attributes:
+        page_factories: builds the page for an outline section of a document.
+        ask_save / ask_conflict / ask_recovery / ask_open_path / ask_save_path: the questions
+            the window asks (see :mod:`app.window_files`); tests replace them.
+    """
+
+    closed = Signal()
+    current_document_changed = Signal(object)
+
+    def __init__(
+        self,
+        settings: SettingsStore | None = None,
+        recovery: RecoveryStore | None = None,
+        *,
+        autosave_seconds: float = AUTOSAVE_SECONDS,
+    ) -> None:
+        super().__init__()
+        self.settings = settings or SettingsStore()
+        self.recovery = recovery or RecoveryStore(self.settings.home)
+        self.autosaver = Autosaver(self.recovery, interval_seconds=autosave_seconds, parent=self)
+        self.undo_group = QUndoGroup(self)
+        self._documents: list[AgentDocument] = []
+        self._current: AgentDocument | None = None
+        self._pages: dict[tuple[int, str], QWidget] = {}
+        self._tool_tabs: list[QWidget] = []
+        self._last_report: Report | None = None
+        self.page_factories: dict[str, PageFactory] = _default_page_factories(self)
+        self.setWindowIcon(app_icon())
+        self.setObjectName("mainWindow")
+
+        self.welcome = WelcomePage()
+        self.outline = OutlineView()
+        self.page_stack = QStackedWidget()
+        self.page_stack.setObjectName("pageStack")
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.addTab(self.page_stack, "")
+        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.outline)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        self.central = QStackedWidget()
+        self.central.addWidget(self.welcome)
+        self.central.addWidget(self.splitter)
+        self.setCentralWidget(self.central)
+
+        self._build_menus()
+        self._build_status_bar()
+        self.outline.node_selected.connect(self._on_node_selected)
+        self.outline.tool_activated.connect(self.open_tool_tab)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.welcome.new_requested.connect(lambda: self.new_agent())
+        self.welcome.open_requested.connect(self.open_dialog)
+        self.welcome.file_requested.connect(self.open_file)
+        self.welcome.example_requested.connect(lambda path: self.new_agent(path))
+        reporter().reported.connect(self._on_report)
+        self._restore_window_state()
+        self._refresh()
+
+    # -- menus and status bar --------------------------------------------------------------
+
+    def _action(
+        self,
+        text: str,
+        slot: Callable[[], object],
+        shortcut: object = None,
+        *,
+        icon_name: str = "",
+        tip: str = "",
+    ) -> QAction:
+        action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))  # type: ignore[call-overload]
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_menu = QMenu("&New agent", self)
+        self.new_menu.setIcon(icon("new"))
+        self.new_blank_action = self._action(
+            "&Blank agent", lambda: self.new_agent(), QKeySequence.StandardKey.New, icon_name="new"
+        )
+        self.new_menu.addAction(self.new_blank_action)
+        self.new_menu.addSeparator()
+        from app.welcome import bundled_examples, example_title
+
+        for path in bundled_examples():
+            name, _description = example_title(path)
+            self.new_menu.addAction(
+                self._action(
+                    f"From example: {name}", _bind(self.new_agent, path), icon_name="example"
+                )
+            )
+        file_menu.addMenu(self.new_menu)
+        self.open_action = self._action(
+            "&Open…", self.open_dialog, QKeySequence.StandardKey.Open, icon_name="open"
+        )
+        file_menu.addAction(self.open_action)
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        self.save_action = self._action(
+            "&Save", lambda: self.save(), QKeySequence.StandardKey.Save, icon_name="save"
+        )
+        self.save_as_action = self._action(
+            "Save &As…", lambda: self.save_as(), QKeySequence.StandardKey.SaveAs
+        )
+        self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.close_action = self._action(
+            "&Close agent",
+            lambda: self.close_document(),
+            QKeySequence.StandardKey.Close,
+            icon_name="close",
+        )
+        self.close_action.setShortcut(QKeySequence("Ctrl+W"))
+        self.close_tab_action = self._action("Close &tab", self._close_current_tab, "Ctrl+F4")
+        for action in (
+            self.save_action,
+            self.save_as_action,
+            self.close_action,
+            self.close_tab_action,
+        ):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        file_menu.addAction(self.quit_action)
+
+        edit_menu = bar.addMenu("&Edit")
+        self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
+        self.undo_action.setIcon(icon("undo"))
+        self.redo_action = self.undo_group.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.redo_action.setIcon(icon("redo"))
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+
+        help_menu = bar.addMenu("&Help")
+        self.help_action = self._action(
+            "&About Meta Agent Studio",
+            self.show_about,
+            QKeySequence.StandardKey.HelpContents,
+            icon_name="help",
+        )
+        self.help_action.setShortcut(QKeySequence("F1"))
+        help_menu.addAction(self.help_action)
+
+    def _build_status_bar(self) -> None:
+        status = self.statusBar()
+        self.details_button = QToolButton()
+        self.details_button.setText("Details…")
+        self.details_button.setToolTip("Show the details of the last error")
+        self.details_button.setAutoRaise(True)
+        self.details_button.hide()
+        self.details_button.clicked.connect(self._show_report_details)
+        status.addPermanentWidget(self.details_button)
+
+    def _on_report(self, report: Report) -> None:
+        self._last_report = report
+        prefix = {"info": "", "warning": "⚠ ", "error": "✖ "}[report.level]
+        timeout = 0 if report.level == "error" else 10_000
+        self.statusBar().showMessage(prefix + report.message, timeout)
+        self.details_button.setVisible(bool(report.detail))
+
+    def _show_report_details(self) -> None:
+        if self._last_report is not None:
+            from app.dialogs import show_report_details
+
+            show_report_details(self, self._last_report)
+
+    def show_about(self) -> None:
+        """Help / About (F1), without blocking."""
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(self)
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setIconPixmap(app_icon().pixmap(64, 64))
+        box.setText(f"<h3>{APP_NAME}</h3>")
+        box.setInformativeText(
+            "Author Tools agents and serve them over MCP.<br><br>"
+            "Open an agent, pick Agent, Model, MCP servers or Tools in the outline, double-click "
+            "a tool to edit it. Serve it headless with <tt>metaagent serve AGENT_FILE</tt>."
+        )
+        box.open()
+
+    # -- documents -------------------------------------------------------------------------
+
+    def documents(self) -> list[AgentDocument]:
+        """The open documents, in outline order."""
+        return list(self._documents)
+
+    def current_document(self) -> AgentDocument | None:
+        """The document the File and Edit menus act on."""
+        return self._current
+
+    def add_document(self, document: AgentDocument) -> AgentDocument:
+        """Show ``document`` in the outline and make it current."""
+        document.setParent(self)
+        self._documents.append(document)
+        self.undo_group.addStack(document.undo_stack)
+        self.autosaver.track(document)
+        document.dirty_changed.connect(lambda _dirty: self._refresh())
+        document.path_changed.connect(self._refresh)
+        document.changed.connect(self._refresh_titles)
+        self.outline.add_document(document)
+        self._set_current(document)
+        return document
+
+    def remove_document(self, document: AgentDocument) -> None:
+        """Drop ``document`` and everything shown for it (no questions asked)."""
+        for tab in [t for t in self._tool_tabs if getattr(t, "document", None) is document]:
+            self._remove_tool_tab(tab)
+        for key in [k for k in self._pages if k[0] == id(document)]:
+            page = self._pages.pop(key)
+            self.page_stack.removeWidget(page)
+            page.deleteLater()
+        self.outline.remove_document(document)
+        self.undo_group.removeStack(document.undo_stack)
+        self.autosaver.forget(document)
+        self._documents.remove(document)
+        if self._current is document:
+            self._current = None
+            if self._documents:
+                self.outline.select(self._documents[-1], "agent")
+        document.deleteLater()
+        self._refresh()
+
+    def _set_current(self, document: AgentDocument | None) -> None:
+        if document is self._current:
+            return
+        self._current = document
+        self.undo_group.setActiveStack(document.undo_stack if document else None)  # type: ignore[arg-type]
+        self._refresh()
+        self.current_document_changed.emit(document)
+
+    # -- pages and tabs --------------------------------------------------------------------
+
+    def show_page(self, document: AgentDocument, kind: str) -> QWidget:
+        """Show (building it once) ``document``'s page for ``kind`` in the first tab."""
+        key = (id(document), kind)
+        page = self._pages.get(key)
+        if page is None:
+            factory = self.page_factories.get(kind)
+            page = factory(document) if factory is not None else _placeholder(kind)
+            self._pages[key] = page
+            self.page_stack.addWidget(page)
+        self.page_stack.setCurrentWidget(page)
+        self.outline.select(document, kind)
+        self.tabs.setCurrentIndex(0)
+        self._refresh_titles()
+        return page
+
+    def page(self, document: AgentDocument, kind: str) -> QWidget | None:
+        """The page already built for ``document``'s ``kind``, if any."""
+        return self._pages.get((id(document), kind))
+
+    def _on_node_selected(self, node: OutlineNode) -> None:
+        self._set_current(node.document)
+        kind = "agent" if node.kind == "document" else "tools" if node.kind == "tool" else node.kind
+        page = self.show_page(node.document, kind)
+        select_tool = getattr(page, "select_tool", None)
+        if node.tool is not None and callable(select_tool):
+            select_tool(node.tool)
+
+    def open_tool_tab(self, document: AgentDocument, tool: ToolDefinition) -> QWidget:
+        """Open (or bring forward) the editor tab of ``tool``."""
+        for tab in self._tool_tabs:
+            if getattr(tab, "document", None) is document and getattr(tab, "tool", None) is tool:
+                self.tabs.setCurrentWidget(tab)
+                return tab
+        tab = create_tool_tab(document, tool)
+        self.watch_text_fields(tab)
+        self._tool_tabs.append(tab)
+        index = self.tabs.addTab(tab, icon("tool"), tool.name)
+        self.tabs.setTabToolTip(index, f"{tool.name} — {document.display_name()}")
+        title_changed = getattr(tab, "title_changed", None)
+        if title_changed is not None:
+            title_changed.connect(lambda title, t=tab: self._retitle_tab(t, title))
+        tool_removed = getattr(tab, "tool_removed", None)
+        if tool_removed is not None:
+            tool_removed.connect(lambda t=tab: self._remove_tool_tab(t))
+        self.tabs.setCurrentWidget(tab)
+        return tab
+
+    def tool_tabs(self) -> list[QWidget]:
+        """The open tool tabs."""
+        return list(self._tool_tabs)
+
+    def _retitle_tab(self, tab: QWidget, title: str) -> None:
+        index = self.tabs.indexOf(tab)
+        if index >= 0:
+            self.tabs.setTabText(index, title)
+
+    def _remove_tool_tab(self, tab: QWidget) -> None:
+        if tab in self._tool_tabs:
+            self._tool_tabs.remove(tab)
+            self.tabs.removeTab(self.tabs.indexOf(tab))
+            tab.deleteLater()
+
+    def _close_tab(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if widget in self._tool_tabs:
+            self._remove_tool_tab(widget)
+
+    def _close_current_tab(self) -> None:
+        self._close_tab(self.tabs.currentIndex())
+
+    def _on_tab_changed(self, index: int) -> None:
+        document = getattr(self.tabs.widget(index), "document", None)
+        if isinstance(document, AgentDocument) and index != 0:
+            self._set_current(document)
+        elif index == 0:
+            node = self.outline.current_node()
+            if node is not None:
+                self._set_current(node.document)
+
+    # -- titles ----------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        has_documents = bool(self._documents)
+        self.central.setCurrentWidget(self.splitter if has_documents else self.welcome)
+        if not has_documents:
+            self.welcome.set_recent_files(self.settings.recent_files())
+        document = self._current
+        for action in (self.save_action, self.save_as_action, self.close_action):
+            action.setEnabled(document is not None)
+        self._refresh_titles()
+
+    def _refresh_titles(self) -> None:
+        document = self._current
+        if document is None:
+            self.setWindowTitle(APP_NAME)
+            self.setWindowModified(False)
+        else:
+            self.setWindowTitle(f"{document.display_name()}[*] — {APP_NAME}")
+            self.setWindowModified(document.is_dirty())
+        node = self.outline.current_node()
+        if node is not None:
+            kind = "tools" if node.kind == "tool" else node.kind
+            label = next((label for k, label, _ in SECTIONS if k == kind), "Agent")
+            self.tabs.setTabText(0, f"{node.document.agent.metadata.name} · {label}")
+            self.tabs.setTabIcon(0, icon(next((i for k, _, i in SECTIONS if k == kind), "agent")))
+
+    # -- window state ----------------------------------------------------------------------
+
+    def _restore_window_state(self) -> None:
+        geometry = self.settings.window_geometry()
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1200, 780)
+        sizes = self.settings.splitter_sizes("main")
+        self.splitter.setSizes(sizes if sizes and len(sizes) == 2 else [280, 920])
+
+    def save_window_state(self) -> None:
+        """Remember geometry and splitter sizes for the next start."""
+        self.settings.set_window_geometry(self.saveGeometry())
+        self.settings.set_splitter_sizes("main", self.splitter.sizes())
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        """Ask about unsaved changes of every agent; Cancel keeps the window open."""
+        for document in list(self._documents):
+            if not self.confirm_close(document):
+                event.ignore()
+                return
+        self.save_window_state()
+        for document in list(self._documents):
+            self.autosaver.forget(document)
+        self.autosaver.timer.stop()
+        event.accept()
+        self.closed.emit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        """Ctrl+Z/Ctrl+Shift+Z in a text field undo the agent edit, not the field's own undo."""
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and any(event.matches(key) for key in _UNDO_KEYS)
+        ):
+            event.ignore()
+            return True
+        return super().eventFilter(watched, event)
+
+    def watch_text_fields(self, root: QWidget) -> None:
+        """Route undo keys in ``root``'s text fields to the document's undo stack."""
+        for field in root.findChildren(QWidget):
+            if isinstance(field, QLineEdit | QPlainTextEdit | QTextEdit):
+                field.installEventFilter(self)
+                if isinstance(field, QPlainTextEdit | QTextEdit):
+                    field.setUndoRedoEnabled(False)
+
+
+def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
+    def agent_page(document: AgentDocument) -> QWidget:
+        from app.pages.agent_page import AgentPage
+
+        page = AgentPage(document)
+        window.watch_text_fields(page)
+        return page
+
+    def tools_page(document: AgentDocument) -> QWidget:
+        from app.tools_list import ToolsListWidget
+
+        page = ToolsListWidget(document)
+        page.open_tool.connect(lambda tool: window.open_tool_tab(document, tool))
+        return page
+
+    def optional(module: str, class_name: str, kind: str) -> PageFactory:
+        def build(document: AgentDocument) -> QWidget:
+            if importlib.util.find_spec(module) is None:
+                return _placeholder(kind)
+            page: QWidget = getattr(importlib.import_module(module), class_name)(document)
+            window.watch_text_fields(page)
+            return page
+
+        return build
+
+    return {
+        "agent": agent_page,
+        "model": optional("app.pages.model_page", "ModelPage", "model"),
+        "servers": optional("app.pages.servers_page", "ServersPage", "servers"),
+        "tools": tools_page,
+    }
+
+
+def _bind(function: Callable[[Path], object], path: Path) -> Callable[[], object]:
+    return lambda: function(path)
+
+
+def _placeholder(kind: str) -> QWidget:
+    label = next((label for k, label, _ in SECTIONS if k == kind), kind)
+    widget = QLabel(f"The {label} page is not available in this build.")
+    widget.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    widget.setEnabled(False)
+    return widget

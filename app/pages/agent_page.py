@@ -1,0 +1,136 @@
+"""The Agent page: name, version, MCP instructions (the description), mode and system prompt."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document import AgentDocument
+from app.pages import ComboBinding, LineEditBinding, TextEditBinding
+
+__all__ = ["MODES", "AgentPage"]
+
+# (value, label, explanation)
+MODES = (
+    ("tools", "Tools", "Serves its tools to MCP clients; each call runs one headless session."),
+    ("interactive", "Interactive", "A chat partner: asks before using tools that need permission."),
+    ("autonomous", "Autonomous", "Works on its own until done, using the tools it is allowed."),
+)
+
+
+class AgentPage(QScrollArea):
+    """Edits who the agent is; every field is bound to the document (undoable)."""
+
+    def __init__(self, document: AgentDocument, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        body = QWidget()
+        self.setWidget(body)
+
+        self.name_edit = QLineEdit()
+        self.name_edit.setObjectName("agentName")
+        self.name_edit.setPlaceholderText("Travel Desk")
+        self.name_edit.setToolTip("Shown to MCP clients as the server name (serverInfo.name).")
+        self.version_edit = QLineEdit()
+        self.version_edit.setObjectName("agentVersion")
+        self.version_edit.setPlaceholderText("1.0.0")
+        self.version_edit.setToolTip("Shown to MCP clients as the server version.")
+        self.instructions_edit = QPlainTextEdit()
+        self.instructions_edit.setObjectName("agentInstructions")
+        self.instructions_edit.setPlaceholderText("What this agent does and when to call it.")
+        self.instructions_edit.setToolTip(
+            "The agent's description. MCP clients receive it as the server's instructions, so "
+            "say what the tools are for and when a client should use them."
+        )
+        self.instructions_edit.setTabChangesFocus(True)
+        self.instructions_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5 + 12)
+        self.mode_combo = QComboBox()
+        self.mode_combo.setObjectName("agentMode")
+        for value, label, explanation in MODES:
+            self.mode_combo.addItem(label, value)
+            self.mode_combo.setItemData(
+                self.mode_combo.count() - 1, explanation, Qt.ItemDataRole.ToolTipRole
+            )
+        self.mode_combo.setToolTip("How the agent is meant to be used.")
+        self.mode_hint = QLabel()
+        self.mode_hint.setWordWrap(True)
+        self.mode_hint.setEnabled(False)  # the palette's dimmed text, right in light and dark
+        self.prompt_edit = QPlainTextEdit()
+        self.prompt_edit.setObjectName("systemPrompt")
+        self.prompt_edit.setPlaceholderText("You are …")
+        self.prompt_edit.setToolTip(
+            "The system prompt every session of this agent starts with (chat, test runs and "
+            "served tool calls)."
+        )
+        self.prompt_edit.setTabChangesFocus(True)
+        self.prompt_edit.setMinimumHeight(180)
+        self.prompt_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+        title = QLabel("<h2>Agent</h2>")
+        intro = QLabel(
+            "Who the agent is. MCP clients see the name, version and instructions when they "
+            "connect; the system prompt starts every session."
+        )
+        intro.setWordWrap(True)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow(_buddy("&Name:", self.name_edit), self.name_edit)
+        form.addRow(_buddy("&Version:", self.version_edit), self.version_edit)
+        form.addRow(_buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
+        form.addRow(_buddy("&Mode:", self.mode_combo), self.mode_combo)
+        form.addRow("", self.mode_hint)
+
+        prompt_label = _buddy("&System prompt:", self.prompt_edit)
+        layout = QVBoxLayout(body)
+        layout.addWidget(title)
+        layout.addWidget(intro)
+        layout.addLayout(form)
+        layout.addWidget(prompt_label)
+        layout.addWidget(self.prompt_edit, 1)
+
+        self.bindings = [
+            LineEditBinding(document, self.name_edit, ("metadata", "name"), "name"),
+            LineEditBinding(document, self.version_edit, ("metadata", "version"), "version"),
+            TextEditBinding(
+                document, self.instructions_edit, ("metadata", "description"), "MCP instructions"
+            ),
+            ComboBinding(document, self.mode_combo, ("metadata", "mode"), "mode"),
+            TextEditBinding(document, self.prompt_edit, ("system_prompt",), "system prompt"),
+        ]
+        for widget in (self.name_edit, self.version_edit, self.instructions_edit, self.mode_combo):
+            QWidget.setTabOrder(widget, self._next_of(widget))
+        document.changed.connect(self._show_mode_hint)
+        self._show_mode_hint()
+
+    def _next_of(self, widget: QWidget) -> QWidget:
+        order: list[QWidget] = [
+            self.name_edit,
+            self.version_edit,
+            self.instructions_edit,
+            self.mode_combo,
+            self.prompt_edit,
+        ]
+        return order[order.index(widget) + 1]
+
+    def _show_mode_hint(self) -> None:
+        mode = self.document.agent.metadata.mode
+        self.mode_hint.setText(next((e for v, _l, e in MODES if v == mode), ""))
+
+
+def _buddy(text: str, widget: QWidget) -> QLabel:
+    label = QLabel(text)
+    label.setBuddy(widget)
+    return label

@@ -1,0 +1,97 @@
+"""Start the studio: ``metaagent [AGENT_FILE …]``.
+
+The QApplication runs under a qasync event loop, so slots can await (model calls, MCP
+connections) without freezing the window. A bare start shows the welcome page; files given on
+the command line open as agents. Recovery copies left by a crash are offered right after the
+window is shown. Heavy SDKs (mcp, openai, anthropic) are not imported here: pages import them
+when they need them, after the window is up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+__all__ = ["create_application", "create_main_window", "run_studio"]
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+
+def create_application() -> QApplication:
+    """The QApplication, named for desktop integration (icon, .desktop file, settings)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(sys.argv[:1])
+    app.setApplicationName("Meta Agent Studio")
+    app.setApplicationDisplayName("Meta Agent Studio")
+    app.setOrganizationName("metaagent")
+    app.setDesktopFileName("metaagent-studio")
+    app.setQuitOnLastWindowClosed(False)  # the loop ends when the main window says it closed
+    from app.icons import app_icon
+
+    app.setWindowIcon(app_icon())
+    return app
+
+
+def create_main_window(files: Sequence[Path] = ()) -> MainWindow:
+    """The main window with ``files`` open (the welcome page when there are none)."""
+    from app.main_window import MainWindow
+
+    window = MainWindow()
+    for path in files:
+        window.open_file(path)
+    return window
+
+
+def _parse(args: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="metaagent", description="Meta Agent Studio")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="AGENT_FILE",
+        help="agent files to open (*.agent.yaml)",
+    )
+    return parser.parse_args(list(args))
+
+
+def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None = None) -> int:
+    """Run the studio until its window closes; returns the exit status.
+
+    Args:
+        args: command-line arguments after the program name (agent files).
+        on_shown: called with the window right after it is shown (benchmarks, screenshots).
+    """
+    options = _parse(args)
+    create_application()
+    import qasync
+
+    async def main() -> int:
+        from app.errors import install_excepthook
+
+        install_excepthook(asyncio.get_running_loop())
+        window = create_main_window(options.files)
+        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_closed() -> None:
+            if not closed.done():
+                closed.set_result(None)
+
+        window.closed.connect(on_closed)
+        window.show()
+        QTimer.singleShot(0, window.offer_recovery)
+        if on_shown is not None:
+            on_shown(window)
+        await closed
+        return 0
+
+    result: int = qasync.run(main())
+    return result
