@@ -48,6 +48,9 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     # stop() joins the handler threads itself, with a bound, after unblocking them.
     block_on_close = False
+    # The default backlog of 5 drops connections when benchmarks open dozens at once (the
+    # client then waits a 1 s SYN retransmit).
+    request_queue_size = 1024
 
     def __init__(self, fake: FakeModelServer) -> None:
         self.fake = fake

@@ -1,0 +1,194 @@
+"""Bounded retries and error translation shared by the HTTP providers (OpenAI, Anthropic).
+
+Only the opening of a request is retried (429, 5xx, connection refused): once text has streamed
+to the caller a retry would repeat it, so a stream that breaks midway fails at once. Timeouts are
+not retried either: the request already waited its full timeout, and the chat session has its own
+wall-clock budget. The SDKs' own retry loops are switched off (``max_retries=0``) so that the
+policy, the honoured ``retry-after`` (including ``0``, which the SDKs ignore) and the final error
+message live in one place.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from .._errors import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderServerError,
+)
+
+__all__ = [
+    "Failure",
+    "RetryPolicy",
+    "close_quietly",
+    "open_with_retries",
+    "retry_after_seconds",
+    "status_failure",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait before retrying a failed request.
+
+    Attributes:
+        max_retries: retries after the first attempt (0 = no retry).
+        initial_delay: seconds before the first retry; doubled each time (with up to 25% jitter)
+            up to ``max_delay``.
+        max_delay: the longest backoff.
+        max_retry_after: a server asking to wait longer than this is not retried.
+    """
+
+    max_retries: int = 2
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+    def delay(self, retry: int, retry_after: float | None) -> float | None:
+        """Seconds to wait before retry number ``retry`` (1-based); None: do not retry."""
+        if retry > self.max_retries:
+            return None
+        if retry_after is not None:
+            return max(0.0, retry_after) if retry_after <= self.max_retry_after else None
+        backoff = min(self.initial_delay * 2.0 ** (retry - 1), self.max_delay)
+        return backoff * (1 - 0.25 * random.random())
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An SDK error translated: the error to raise, and whether a retry may help."""
+
+    error: ProviderError
+    retryable: bool = False
+    retry_after: float | None = None
+
+
+async def open_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    translate: Callable[[Exception], Failure | None],
+    policy: RetryPolicy,
+) -> T:
+    """Run ``attempt`` until it succeeds or the failure is final.
+
+    Args:
+        attempt: opens the request (for streams: until the response headers arrived).
+        translate: maps an exception to a ``Failure``; None lets the exception through.
+        policy: the retry bounds.
+
+    Returns:
+        What ``attempt`` returned.
+
+    Raises:
+        ProviderError: the translated error of the last attempt; when retries were spent the
+            message says how many attempts were made.
+    """
+    import anyio  # lazily, with the SDKs: `import mcp_export.providers` stays cheap
+
+    retry = 0
+    while True:
+        try:
+            return await attempt()
+        except Exception as exc:
+            failure = translate(exc)
+            if failure is None:
+                raise
+            retry += 1
+            wait = policy.delay(retry, failure.retry_after) if failure.retryable else None
+            if wait is None:
+                error = failure.error
+                if failure.retryable and retry > 1:
+                    error = type(error)(f"{error} (gave up after {retry} attempts)")
+                raise error from exc
+            logger.info(
+                "%s; retry %d of %d in %.2f s", failure.error, retry, policy.max_retries, wait
+            )
+            await anyio.sleep(wait)
+
+
+def status_failure(
+    label: str,
+    code: int,
+    detail: str,
+    headers: Mapping[str, str],
+    *,
+    key_name: str,
+    model: str,
+    url: str,
+) -> Failure:
+    """Translate an HTTP error status of a model endpoint (shared with the Anthropic provider)."""
+    error: ProviderError
+    if code in (401, 403):
+        error = ProviderAuthError(
+            f"{label}: the API key was refused ({code}): check {key_name} ({detail})"
+        )
+        return Failure(error)
+    if code == 429:
+        error = ProviderRateLimited(
+            f"{label} is rate-limiting requests (429): {detail}; wait a little, or lower the "
+            "request rate"
+        )
+        return Failure(error, retryable=True, retry_after=retry_after_seconds(headers))
+    if code >= 500 or code in (408, 409):
+        error = ProviderServerError(f"{label} failed with {code}: {detail}; try again later")
+        return Failure(error, retryable=True, retry_after=retry_after_seconds(headers))
+    if code == 404:
+        return Failure(
+            ProviderError(
+                f"{label} answered 404 for model {model!r} at {url}: {detail}; check the model "
+                "name in settings.model and the base URL"
+            )
+        )
+    return Failure(ProviderError(f"{label} refused the request ({code}): {detail}"))
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """The wait a server asks for: ``retry-after-ms``, else ``retry-after`` (seconds or a date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return float(milliseconds) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+_CLOSE_WITHIN = 2.0
+
+
+async def close_quietly(close: Callable[[], Awaitable[None]]) -> None:
+    """Close an HTTP stream even while the task is being cancelled (bounded wait).
+
+    A cancelled task must still release its connection at once (the server sees it close) rather
+    than leave it to the garbage collector; the shield keeps an anyio cancel scope from
+    cancelling the close itself, the bound keeps a stuck close from blocking the cancellation.
+    """
+    import anyio
+
+    with anyio.move_on_after(_CLOSE_WITHIN, shield=True):
+        try:
+            await close()
+        except Exception:  # closing a broken connection may fail: nothing left to release
+            logger.debug("closing a model stream failed", exc_info=True)

@@ -1,0 +1,354 @@
+"""The OpenAI-compatible provider: the real ``openai`` SDK against a fake server over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_export._errors import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderProtocolError,
+    ProviderRateLimited,
+    ProviderServerError,
+    ProviderTimeout,
+    ProviderUnreachable,
+)
+from mcp_export.providers import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    OpenAIProvider,
+    TextDelta,
+    ToolCallRequest,
+    ToolSchema,
+    Usage,
+)
+from tests.fakes import (
+    FakeOpenAIServer,
+    cut_off,
+    garbage,
+    hang,
+    status,
+    text,
+    tool_calls,
+)
+
+pytestmark = pytest.mark.anyio
+
+TIME_TOOL = ToolSchema(
+    "time__get_current_time",
+    "Current time in a timezone.",
+    {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]},
+)
+
+
+def ask(question: str = "Hi", **kwargs: Any) -> ModelRequest:
+    return ModelRequest("fake-model", (ChatMessage("user", question),), **kwargs)
+
+
+@asynccontextmanager
+async def openai_provider(base_url: str, **kwargs: Any) -> AsyncIterator[OpenAIProvider]:
+    kwargs.setdefault("retry_delay", 0.01)
+    provider = OpenAIProvider(kwargs.pop("api_key", "sk-test"), base_url, **kwargs)
+    try:
+        yield provider
+    finally:
+        await provider.aclose()
+
+
+async def collect(provider: OpenAIProvider, request: ModelRequest) -> tuple[list[str], Completion]:
+    deltas: list[str] = []
+    completions: list[Completion] = []
+    async for event in provider.stream(request):
+        if isinstance(event, TextDelta):
+            assert not completions, "text after the Completion"
+            deltas.append(event.text)
+        else:
+            completions.append(event)
+    assert len(completions) == 1
+    return deltas, completions[0]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_text_streams_as_deltas_then_one_completion_with_usage() -> None:
+    with FakeOpenAIServer([text("Hello world", chunks=3, usage=(12, 3))]) as server:
+        async with openai_provider(server.base_url) as provider:
+            deltas, completion = await collect(provider, ask())
+    assert deltas == ["Hell", "o wo", "rld"]
+    assert completion.message == ChatMessage("assistant", "Hello world")
+    assert completion.usage == Usage(12, 3)
+    assert completion.stop_reason == "end_turn"
+    body = server.bodies[0]
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+async def test_parallel_tool_calls_split_across_chunks_are_assembled_by_index() -> None:
+    calls = [
+        ("call_1", "time__get_current_time", {"timezone": "UTC"}),
+        ("call_2", "time__get_current_time", {"timezone": "Europe/Paris"}),
+    ]
+    with FakeOpenAIServer([tool_calls(calls, interleave=True, text="Checking.")]) as server:
+        async with openai_provider(server.base_url) as provider:
+            deltas, completion = await collect(provider, ask(tools=(TIME_TOOL,)))
+    assert "".join(deltas) == "Checking."
+    assert completion.message.content == "Checking."
+    assert completion.message.tool_calls == (
+        ToolCallRequest("call_1", "time__get_current_time", {"timezone": "UTC"}),
+        ToolCallRequest("call_2", "time__get_current_time", {"timezone": "Europe/Paris"}),
+    )
+    assert completion.stop_reason == "tool_use"
+
+
+async def test_a_multi_turn_conversation_with_tool_results_maps_to_the_exact_body() -> None:
+    conversation = (
+        ChatMessage("system", "You are terse."),
+        ChatMessage("user", "Time in UTC and on Mars?"),
+        ChatMessage(
+            "assistant",
+            "",
+            tool_calls=(
+                ToolCallRequest("call_1", "time__get_current_time", {"timezone": "UTC"}),
+                ToolCallRequest("call_2", "time__get_current_time", {"timezone": "Mars"}),
+            ),
+        ),
+        ChatMessage("tool", "12:00", tool_call_id="call_1", name="time__get_current_time"),
+        ChatMessage(
+            "tool",
+            "unknown timezone",
+            tool_call_id="call_2",
+            name="time__get_current_time",
+            is_error=True,
+        ),
+        ChatMessage("assistant", "UTC: 12:00; Mars has no timezone."),
+        ChatMessage("user", "Thanks"),
+    )
+    parameters = {
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "max_tokens": 100,
+        "stop": ["END"],
+        "seed": 7,
+        "presence_penalty": 0.5,
+        "frequency_penalty": -0.5,
+        "response_format": {"type": "json_object"},
+        "tool_choice": "time__get_current_time",
+    }
+    request = ModelRequest("fake-model", conversation, (TIME_TOOL,), parameters)
+    with FakeOpenAIServer() as server:
+        async with openai_provider(server.base_url) as provider:
+            _, completion = await collect(provider, request)
+    assert completion.message.content == "Thanks"  # the default responder echoes
+    assert server.bodies[0] == {
+        "model": "fake-model",
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Time in UTC and on Mars?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {
+                            "name": "time__get_current_time",
+                            "arguments": '{"timezone": "UTC"}',
+                        },
+                    },
+                    {
+                        "id": "call_2",
+                        "type": "function",
+                        "function": {
+                            "name": "time__get_current_time",
+                            "arguments": '{"timezone": "Mars"}',
+                        },
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "12:00"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "Error: unknown timezone"},
+            {"role": "assistant", "content": "UTC: 12:00; Mars has no timezone."},
+            {"role": "user", "content": "Thanks"},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "time__get_current_time",
+                    "description": "Current time in a timezone.",
+                    "parameters": dict(TIME_TOOL.input_schema),
+                },
+            }
+        ],
+        "tool_choice": {"type": "function", "function": {"name": "time__get_current_time"}},
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "max_tokens": 100,
+        "stop": ["END"],
+        "seed": 7,
+        "presence_penalty": 0.5,
+        "frequency_penalty": -0.5,
+        "response_format": {"type": "json_object"},
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+async def test_tool_choice_is_not_sent_without_tools() -> None:
+    provider = OpenAIProvider("sk-test", "http://127.0.0.1:1/v1")
+    arguments = provider.request_arguments(ask(parameters={"tool_choice": "required"}))
+    assert "tool_choice" not in arguments
+    assert "tools" not in arguments
+
+
+async def test_openai_itself_gets_max_completion_tokens() -> None:
+    # Its reasoning models refuse max_tokens; compatible servers only know max_tokens.
+    official = OpenAIProvider("sk-test", None).request_arguments(ask(parameters={"max_tokens": 5}))
+    assert official["max_completion_tokens"] == 5
+    assert "max_tokens" not in official
+
+
+async def test_a_429_is_retried_honouring_retry_after() -> None:
+    with FakeOpenAIServer([status(429, retry_after=0), text("ok")]) as server:
+        # A long backoff proves the retry-after of 0 was honoured instead.
+        async with openai_provider(server.base_url, retry_delay=30) as provider:
+            started = time.monotonic()
+            _, completion = await collect(provider, ask())
+    assert completion.message.content == "ok"
+    assert len(server.model_requests) == 2
+    assert time.monotonic() - started < 5
+
+
+async def test_429_forever_ends_as_rate_limited_after_the_bounded_retries() -> None:
+    with FakeOpenAIServer(responder=lambda body: status(429, retry_after=0)) as server:
+        async with openai_provider(server.base_url, max_retries=2) as provider:
+            with pytest.raises(ProviderRateLimited, match=r"429.*gave up after 3 attempts"):
+                await collect(provider, ask())
+    assert len(server.model_requests) == 3
+
+
+async def test_500_forever_ends_as_a_server_error_within_a_bounded_time() -> None:
+    with FakeOpenAIServer(responder=lambda body: status(500)) as server:
+        async with openai_provider(server.base_url, max_retries=2) as provider:
+            started = time.monotonic()
+            with pytest.raises(ProviderServerError) as caught:
+                await collect(provider, ask())
+    assert time.monotonic() - started < 5
+    assert len(server.model_requests) == 3
+    assert "OpenAI failed with 500" in str(caught.value)
+    assert "gave up after 3 attempts" in str(caught.value)
+
+
+async def test_a_refused_key_is_an_auth_error_naming_the_setting_and_not_retried() -> None:
+    with FakeOpenAIServer(api_key="sk-right") as server:
+        async with openai_provider(server.base_url, api_key="sk-wrong") as provider:
+            with pytest.raises(ProviderAuthError) as caught:
+                await collect(provider, ask())
+    assert "the API key was refused (401): check OPENAI_API_KEY" in str(caught.value)
+    assert len(server.model_requests) == 1
+
+
+async def test_an_unknown_model_is_a_provider_error_naming_it() -> None:
+    with FakeOpenAIServer([status(404, message="model 'nope' not found")]) as server:
+        async with openai_provider(server.base_url) as provider:
+            with pytest.raises(ProviderError, match=r"404 for model 'fake-model'.*settings.model"):
+                await collect(provider, ask())
+
+
+@pytest.mark.parametrize(
+    "reply", [garbage(), cut_off(), cut_off(abrupt=True)], ids=["garbage", "cut", "abrupt"]
+)
+async def test_a_broken_stream_is_a_protocol_error(reply: Any) -> None:
+    with FakeOpenAIServer([reply]) as server:
+        async with openai_provider(server.base_url) as provider:
+            with pytest.raises(ProviderProtocolError):
+                await collect(provider, ask())
+    assert len(server.model_requests) == 1  # a stream that started is never retried
+
+
+async def test_malformed_tool_arguments_are_a_protocol_error_naming_the_tool() -> None:
+    with FakeOpenAIServer([tool_calls([("call_1", "lookup", '{"key": ')])]) as server:
+        async with openai_provider(server.base_url) as provider:
+            with pytest.raises(ProviderProtocolError, match="malformed arguments for tool 'look"):
+                await collect(provider, ask())
+
+
+async def test_nothing_listening_is_unreachable_with_a_hint() -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    async with openai_provider(url, max_retries=1) as provider:
+        with pytest.raises(ProviderUnreachable) as caught:
+            await collect(provider, ask())
+    assert str(caught.value).startswith(
+        f"nothing answers at {url} — is the server running and the base URL right?"
+    )
+    async with openai_provider(url, name="ollama", max_retries=0) as ollama:
+        with pytest.raises(ProviderUnreachable, match=r"— is Ollama running\?$"):
+            await collect(ollama, ask())
+
+
+async def test_a_server_that_never_answers_times_out() -> None:
+    with FakeOpenAIServer([hang()]) as server:
+        async with openai_provider(server.base_url, timeout=0.3) as provider:
+            started = time.monotonic()
+            with pytest.raises(ProviderTimeout, match=r"did not answer within 0\.3 s"):
+                await collect(provider, ask())
+    assert time.monotonic() - started < 5
+    assert len(server.model_requests) == 1  # a timeout already waited its time: no retry
+
+
+async def test_a_stream_that_stalls_times_out() -> None:
+    with FakeOpenAIServer([text("a b c", chunks=3, chunk_delay=30)]) as server:
+        async with openai_provider(server.base_url, timeout=0.3) as provider:
+            with pytest.raises(ProviderTimeout, match="stopped sending"):
+                await collect(provider, ask())
+
+
+async def test_cancelling_mid_stream_closes_the_connection_promptly() -> None:
+    with FakeOpenAIServer([text("one two three", chunks=3, chunk_delay=30)]) as server:
+        async with openai_provider(server.base_url) as provider:
+            first = asyncio.Event()
+
+            async def consume() -> None:
+                async for event in provider.stream(ask()):
+                    if isinstance(event, TextDelta):
+                        first.set()
+
+            task = asyncio.create_task(consume())
+            with anyio.fail_after(5):
+                await first.wait()
+            started = time.monotonic()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert await anyio.to_thread.run_sync(server.wait_for_disconnect, 1, 5.0)
+            assert time.monotonic() - started < 2
+
+
+async def test_one_provider_serves_concurrent_requests() -> None:
+    with FakeOpenAIServer() as server:
+        async with openai_provider(server.base_url) as provider:
+            answers: dict[int, str] = {}
+
+            async def one(index: int) -> None:
+                _, completion = await collect(provider, ask(f"question {index}"))
+                answers[index] = completion.message.content
+
+            async with anyio.create_task_group() as group:
+                for index in range(20):
+                    group.start_soon(one, index)
+    assert answers == {i: f"question {i}" for i in range(20)}
