@@ -123,6 +123,6 @@ def test_tools_list_drop_moves_the_dragged_row(qapp, example_path: Path) -> None
     assert model.dropMimeData(data, Qt.DropAction.MoveAction, 0, 0, QModelIndex())
     assert _names(model) == [original[2], original[0], original[1], original[3]]
 
-    other = ToolsListModel(AgentDocument.load(document.path))
+    other = ToolsListModel(AgentDocument.load(example_path))
     assert not other.dropMimeData(data, Qt.DropAction.MoveAction, 0, 0, QModelIndex())
     assert document.undo_stack.count() == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit
 
 from app.document import AgentDocument
 from app.errors import reporter
@@ -81,7 +82,7 @@ def test_rename_in_place_with_the_keyboard(qtbot, example_path: Path) -> None:
 
     widget.rename_action.trigger()
     editor = widget.view.indexWidget(widget.model.index(0, 0))
-    assert editor is not None
+    assert isinstance(editor, QLineEdit)
     editor.selectAll()
     qtbot.keyClicks(editor, "find_flights")
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on its next event turn
