@@ -41,6 +41,7 @@ __all__ = [
 # The agent description file of a tsagent directory (older releases used ``tspark.json``).
 TSAGENT_FILES = ("tsagent.json", "tspark.json")
 _TSAGENT_PROMPT = "prompt.md"
+_TOO_DEEP = "the document is nested too deeply to read"
 
 
 class AgentContentError(AgentFileError):
@@ -87,7 +88,10 @@ def load_agent(path: str | Path) -> Agent:
 
 
 def _build(file: Path, data: Any, root: Node | None) -> Agent:
-    agent, problems = check_agent_data(data, root)
+    try:
+        agent, problems = check_agent_data(data, root)
+    except RecursionError as exc:  # the schema checks recurse per level of nesting
+        raise AgentFileError(str(file), _TOO_DEEP) from exc
     if agent is None:
         raise AgentContentError([_as_error(file, problem) for problem in problems])
     return agent
@@ -141,7 +145,7 @@ def _parse_json(path: Path, text: str) -> tuple[Any, Node | None]:
             str(path), f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
         ) from exc
     except RecursionError as exc:
-        raise AgentFileError(str(path), "the document is nested too deeply to read") from exc
+        raise AgentFileError(str(path), _TOO_DEEP) from exc
     # JSON is (nearly) YAML: its node tree gives content errors a line and column too. Where
     # the YAML reader disagrees with the JSON one, errors still name their JSON path.
     try:
@@ -260,11 +264,14 @@ def save_agent(
     if target.is_dir():
         raise AgentFileError(str(path), "is a directory: save the agent as a *.agent.yaml file")
     old_data, old_mode = _existing(target)
-    data = agent_data_for_save(agent, old_data)
-    if target.suffix.lower() == ".json":
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    else:
-        text = dump_yaml(data)
+    try:
+        data = agent_data_for_save(agent, old_data)
+        if target.suffix.lower() == ".json":
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        else:
+            text = dump_yaml(data)
+    except RecursionError as exc:
+        raise AgentFileError(str(path), "cannot save: the agent is nested too deeply") from exc
     mode = old_mode if old_mode is not None else 0o666 & ~_umask()
     try:
         _write_atomically(target, text.encode("utf-8"), mode, _replace)

@@ -447,3 +447,15 @@ def test_literal_api_key_loads_but_is_reported_as_a_warning(tmp_path: Path):
         "providers.openai.OPENAI_API_KEY: holds a literal secret; move it to the keyring "
         "(keyring://…) or an environment variable (env://…)"
     ]
+
+
+@pytest.mark.parametrize("depth", [100, 400])
+def test_absurdly_deep_nesting_is_refused_without_a_traceback(tmp_path: Path, depth: int):
+    schema = "{type: object, properties: {a: " * depth + "{type: string}" + "}}" * depth
+    path = tmp_path / "deep.agent.yaml"
+    path.write_text(f"metadata:\n  tools:\n    - name: t\n      parameters: {schema}\n")
+
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+
+    assert str(caught.value) == f"{path}: the document is nested too deeply to read"
