@@ -55,7 +55,7 @@ _SECRET_VALUE = re.compile(
     r"github_pat_\w{20,}|xox[abprs]-[\w\-]{10,}|AKIA[0-9A-Z]{16})$"
 )
 # A header may carry a reference after a scheme word: ``Authorization: Bearer env://TOKEN``.
-_REFERENCE_INSIDE = re.compile(r"(^|\s)(env|keyring)://\S")
+_REFERENCE_INSIDE = re.compile(r"(?<!\S)(?:env|keyring)://\S+")
 
 
 def is_reference(value: object) -> bool:
@@ -82,8 +82,12 @@ def looks_secret(key_name: str, value: str) -> bool:
 def resolve_secret(value: str, *, key_name: str = "") -> str:
     """The value a reference stands for; a plain value is returned as it is.
 
+    A reference may also follow a word and a space, as HTTP headers need it:
+    ``Bearer env://GITHUB_TOKEN`` resolves to ``Bearer`` and the variable's value.
+
     Args:
-        value: ``env://NAME``, ``keyring://service/name`` or a plain value (a base URL…).
+        value: ``env://NAME``, ``keyring://service/name``, such a reference after a word
+            (``Bearer env://TOKEN``), or a plain value (a base URL…).
         key_name: what the value is for (``OPENAI_API_KEY``), named in error messages.
 
     Returns:
@@ -97,6 +101,8 @@ def resolve_secret(value: str, *, key_name: str = "") -> str:
         return _resolve_env(value[len(ENV_SCHEME) :], key_name)
     if value.startswith(KEYRING_SCHEME):
         return _resolve_keyring(value[len(KEYRING_SCHEME) :], key_name)
+    if " " in value or "\t" in value:
+        return _REFERENCE_INSIDE.sub(lambda m: resolve_secret(m.group(), key_name=key_name), value)
     return value
 
 

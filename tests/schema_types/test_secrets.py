@@ -254,3 +254,21 @@ def test_an_agent_with_only_references_has_no_literal_secrets():
     agent = Agent(providers={"openai": {"OPENAI_API_KEY": "env://OPENAI_API_KEY"}})
 
     assert find_literal_secrets(agent) == []
+
+
+def test_a_reference_after_a_word_resolves_in_place(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+
+    assert resolve_secret("Bearer env://GITHUB_TOKEN") == "Bearer ghp_secret"
+    assert resolve_secret("see http://example.com/env://x") == "see http://example.com/env://x"
+
+
+def test_an_unset_reference_after_a_word_is_an_error(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+
+    with pytest.raises(SecretError) as caught:
+        resolve_secret("Bearer env://GITHUB_TOKEN", key_name="Authorization")
+
+    assert str(caught.value) == (
+        "GITHUB_TOKEN is not set (env://GITHUB_TOKEN), needed for Authorization"
+    )
