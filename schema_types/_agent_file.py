@@ -115,8 +115,10 @@ def _read_text(path: Path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
         line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        # Columns count characters, as an editor shows them, not bytes.
+        column = len(raw[line_start : exc.start].decode("utf-8", errors="replace")) + 1
         raise AgentFileError(
             str(path),
             f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded); "

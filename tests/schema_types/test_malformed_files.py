@@ -363,13 +363,13 @@ def test_empty_json_file_is_empty(tmp_path: Path):
 
 def test_bytes_that_are_not_utf8_are_located(tmp_path: Path):
     path = tmp_path / "binary.agent.yaml"
-    path.write_bytes(b"metadata:\n  name: caf\xe9\n")
+    path.write_bytes("metadata:\n  name: Zürich ".encode() + b"caf\xe9\n")
 
     with pytest.raises(AgentFileError) as caught:
         load_agent(path)
 
     assert str(caught.value) == (
-        f"{path}:2:12: the file is not UTF-8 text (byte 0xe9 cannot be decoded); agent files are "
+        f"{path}:2:19: the file is not UTF-8 text (byte 0xe9 cannot be decoded); agent files are "
         "UTF-8"
     )
 
