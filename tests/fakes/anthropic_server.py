@@ -88,9 +88,19 @@ class FakeAnthropicServer(FakeModelServer):
         return body
 
     def check_auth(self, headers: Mapping[str, str]) -> str | None:
-        if self.api_key is None or headers.get("x-api-key") == self.api_key:
+        if self.api_key is None or self.api_key_sent(headers) == self.api_key:
             return None
         return "invalid x-api-key"
+
+    @staticmethod
+    def api_key_sent(headers: Mapping[str, str]) -> str | None:
+        """The key a request carried: ``x-api-key``, or the bearer token newer SDKs send."""
+        if "x-api-key" in headers:
+            return headers["x-api-key"]
+        authorization = headers.get("authorization", "")
+        return (
+            authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+        )
 
     # --- replies --------------------------------------------------------------------------------
 

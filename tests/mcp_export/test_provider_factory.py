@@ -1,0 +1,205 @@
+"""Which provider an agent gets, with which credentials; and the package's import cost."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_export._errors import ConfigurationError, CredentialsMissing, ProviderUnreachable
+from mcp_export.providers import (
+    AnthropicProvider,
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    OpenAIProvider,
+    SamplingProvider,
+    SamplingRequest,
+    SamplingRequired,
+    SamplingResponse,
+    credentials_available,
+    provider_for_agent,
+)
+from schema_types._agent import Agent
+from tests.fakes import FakeOpenAIServer, text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def agent(model: str | None, **providers: dict[str, str]) -> Agent:
+    return Agent.model_validate({"settings": {"model": model}, "providers": providers})
+
+
+def test_no_model_says_what_to_set() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        provider_for_agent(agent(None), env={})
+    assert (
+        str(caught.value) == "the agent has no model: set settings.model, e.g. openai:gpt-4.1-mini"
+    )
+
+
+def test_a_missing_openai_key_names_the_variable_and_the_reference() -> None:
+    with pytest.raises(CredentialsMissing) as caught:
+        provider_for_agent(agent("openai:gpt-4.1-mini"), env={})
+    assert str(caught.value) == "OPENAI_API_KEY is not set (env://OPENAI_API_KEY)"
+
+
+def test_a_reference_to_an_unset_variable_names_both() -> None:
+    configured = agent("openai:gpt-4.1-mini", openai={"OPENAI_API_KEY": "env://WORK_KEY"})
+    with pytest.raises(CredentialsMissing) as caught:
+        provider_for_agent(configured, env={"OPENAI_API_KEY": "sk-not-this-one"})
+    assert str(caught.value) == "WORK_KEY is not set (env://WORK_KEY), needed for OPENAI_API_KEY"
+
+
+def test_the_process_environment_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    provider, model = provider_for_agent(agent("openai:gpt-4.1-mini"))
+    assert isinstance(provider, OpenAIProvider)
+    assert (provider.name, provider.base_url, model) == (
+        "openai",
+        "https://api.openai.com/v1",
+        "gpt-4.1-mini",
+    )
+
+
+@pytest.mark.anyio
+async def test_the_configured_key_and_base_url_reach_the_server() -> None:
+    with FakeOpenAIServer([text("hi")], api_key="sk-work") as server:
+        configured = agent(
+            "openai:fake-model",
+            openai={"OPENAI_API_KEY": "env://WORK_KEY", "OPENAI_BASE_URL": server.base_url},
+        )
+        provider, model = provider_for_agent(configured, env={"WORK_KEY": "sk-work"})
+        try:
+            events = [
+                e async for e in provider.stream(ModelRequest(model, (ChatMessage("user", "x"),)))
+            ]
+        finally:
+            await provider.aclose()
+    assert isinstance(events[-1], Completion)
+    assert events[-1].message.content == "hi"
+    assert server.bodies[0]["model"] == "fake-model"
+
+
+def test_ollama_defaults_to_the_local_server_and_needs_no_key() -> None:
+    provider, model = provider_for_agent(agent("ollama:llama3.2:3b"), env={})
+    assert isinstance(provider, OpenAIProvider)
+    assert (provider.name, provider.base_url, model) == (
+        "ollama",
+        "http://localhost:11434/v1",
+        "llama3.2:3b",
+    )
+
+
+@pytest.mark.anyio
+async def test_ollama_not_running_says_so() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    configured = agent("ollama:llama3.2", ollama={"OLLAMA_BASE_URL": url})
+    provider, model = provider_for_agent(configured, env={})
+    assert isinstance(provider, OpenAIProvider)
+    provider = OpenAIProvider(None, provider.base_url, name=provider.name, max_retries=0)
+    with pytest.raises(ProviderUnreachable) as caught:
+        async for _ in provider.stream(ModelRequest(model, (ChatMessage("user", "x"),))):
+            pass
+    await provider.aclose()
+    assert str(caught.value) == f"nothing answers at {url} — is Ollama running?"
+
+
+def test_an_openai_compatible_server_may_be_configured_with_the_openai_names() -> None:
+    configured = agent("ollama:llama3.2", ollama={"OPENAI_BASE_URL": "http://gpu-box:11434/v1"})
+    provider, _ = provider_for_agent(configured, env={})
+    assert isinstance(provider, OpenAIProvider)
+    assert provider.base_url == "http://gpu-box:11434/v1"
+
+
+def test_another_providers_key_is_never_borrowed_from_the_environment() -> None:
+    with pytest.raises(CredentialsMissing) as caught:
+        provider_for_agent(agent("openrouter:openai/gpt-4o"), env={"OPENAI_API_KEY": "sk-openai"})
+    assert str(caught.value) == "OPENROUTER_API_KEY is not set (env://OPENROUTER_API_KEY)"
+
+
+def test_vllm_needs_a_base_url() -> None:
+    with pytest.raises(ConfigurationError, match=r"vllm needs a base URL: set providers\.vllm"):
+        provider_for_agent(agent("vllm:qwen"), env={})
+    provider, _ = provider_for_agent(agent("vllm:qwen"), env={"VLLM_BASE_URL": "http://h:8000/v1"})
+    assert isinstance(provider, OpenAIProvider)
+    assert provider.base_url == "http://h:8000/v1"
+
+
+def test_anthropic_gets_its_own_provider_and_key() -> None:
+    configured = agent(
+        "anthropic:claude-sonnet-4-5", anthropic={"ANTHROPIC_API_KEY": "env://ANTHROPIC_API_KEY"}
+    )
+    provider, model = provider_for_agent(configured, env={"ANTHROPIC_API_KEY": "sk-ant"})
+    assert isinstance(provider, AnthropicProvider)
+    assert (provider.name, model) == ("anthropic", "claude-sonnet-4-5")
+    with pytest.raises(CredentialsMissing) as caught:
+        provider_for_agent(configured, env={})
+    assert str(caught.value) == "ANTHROPIC_API_KEY is not set (env://ANTHROPIC_API_KEY)"
+
+
+def test_a_plain_value_in_the_agent_is_used_as_it_is() -> None:
+    configured = agent("openai:gpt-4.1", openai={"OPENAI_API_KEY": "sk-literal"})
+    assert credentials_available(configured, env={})
+
+
+@pytest.mark.parametrize("model", ["gpt-4.1", "acme:model", "openai:"])
+def test_an_unknown_provider_lists_the_known_ones(model: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"provider among openai, anthropic, ollama"):
+        provider_for_agent(agent(model), env={})
+
+
+def test_sampling_without_a_sampler_is_sampling_required() -> None:
+    with pytest.raises(SamplingRequired) as caught:
+        provider_for_agent(agent("sampling"), env={})
+    assert isinstance(caught.value, ConfigurationError)
+    assert "set settings.model to a provider model" in str(caught.value)
+
+
+def test_sampling_with_a_sampler_gives_a_sampling_provider() -> None:
+    async def sampler(request: SamplingRequest, /) -> SamplingResponse:
+        return SamplingResponse("ok")
+
+    provider, model = provider_for_agent(
+        agent("sampling"), env={}, sampler=sampler, sampling_tools=True
+    )
+    assert isinstance(provider, SamplingProvider)
+    assert provider.supports_tools
+    assert model == "sampling"
+
+
+@pytest.mark.parametrize(
+    ("model", "env", "expected"),
+    [
+        ("openai:gpt-4.1", {"OPENAI_API_KEY": "sk"}, True),
+        ("openai:gpt-4.1", {}, False),
+        ("ollama:llama3.2", {}, True),
+        ("sampling", {}, False),
+        (None, {}, False),
+    ],
+)
+def test_credentials_available(model: str | None, env: dict[str, Any], expected: bool) -> None:
+    assert credentials_available(agent(model), env=env) is expected
+
+
+def test_importing_the_providers_does_not_import_the_sdks() -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import mcp_export.providers"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()}
+    heavy = sorted(
+        name for name in imported if name.split(".")[0] in ("openai", "anthropic", "httpx2")
+    )
+    assert "mcp_export.providers" in imported
+    assert heavy == []
