@@ -1,0 +1,241 @@
+"""Streamable HTTP for the served agent: address parsing, the bearer-token gate, and uvicorn.
+
+The SDK builds the ASGI app (``Server.streamable_http_app``: the MCP endpoint at ``/mcp``, both
+protocol eras, DNS-rebinding protection on loopback hosts); this module puts a bearer-token check
+in front of it and runs it with uvicorn on a socket bound here, so the real port is known (and
+logged) before the first request, also for ``PORT`` 0.
+
+Safety rule: a server reachable from other machines runs the agent's model and tools for whoever
+connects, so binding to a non-loopback address without a token is refused at start-up
+(``HttpAddressError``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import socket
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+__all__ = [
+    "MCP_PATH",
+    "TOKEN_ENV",
+    "BearerTokenGate",
+    "HttpAddress",
+    "HttpAddressError",
+    "bind_socket",
+    "check_exposure",
+    "parse_http_address",
+    "serve_http",
+]
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+TOKEN_ENV = "METAAGENT_TOKEN"
+DEFAULT_HOST = "127.0.0.1"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class HttpAddressError(ConfigurationError):
+    """The ``--http`` address is malformed, or exposed without a token."""
+
+
+@dataclass(frozen=True)
+class HttpAddress:
+    """Where to listen. ``port`` 0 picks a free port."""
+
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        """Whether only this machine can connect."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False  # a host name: it may resolve to anything
+
+    def url(self, port: int | None = None) -> str:
+        """The MCP endpoint's URL (with ``port`` once the real port is known)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port if port is None else port}{MCP_PATH}"
+
+
+def parse_http_address(text: str) -> HttpAddress:
+    """Parse ``[HOST:]PORT`` (``8000``, ``0.0.0.0:8000``, ``[::1]:8000``); HOST: 127.0.0.1.
+
+    Raises:
+        HttpAddressError: not of that form, or the port is out of range.
+    """
+    value = text.strip()
+    host, port_text = DEFAULT_HOST, value
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0 or value[end + 1 : end + 2] != ":":
+            raise HttpAddressError(
+                f"--http {text!r}: write an IPv6 host in brackets followed by a port: [::1]:8000"
+            )
+        host, port_text = value[1:end], value[end + 2 :]
+    elif ":" in value:
+        host, _, port_text = value.rpartition(":")
+    if not host:
+        raise HttpAddressError(f"--http {text!r}: the host before ':' is empty")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise HttpAddressError(
+            f"--http {text!r}: expected [HOST:]PORT, such as 8000 or 127.0.0.1:8000"
+        ) from None
+    if not 0 <= port <= 65535:
+        raise HttpAddressError(f"--http {text!r}: the port must be between 0 and 65535")
+    return HttpAddress(host, port)
+
+
+def check_exposure(address: HttpAddress, token: str | None) -> None:
+    """Refuse to serve a non-loopback address without a bearer token.
+
+    Raises:
+        HttpAddressError: explaining the risk and the two ways out.
+    """
+    if token or address.loopback:
+        return
+    raise HttpAddressError(
+        f"refusing to serve on {address.host}: that address can be reached from other machines, "
+        "and anyone who connects could run this agent's model and tools. Set a bearer token "
+        f"(--token, or the {TOKEN_ENV} environment variable) that clients must send, or serve on "
+        "127.0.0.1"
+    )
+
+
+class BearerTokenGate:
+    """ASGI middleware: HTTP requests must carry ``Authorization: Bearer <token>``, else 401.
+
+    The comparison is constant-time. Lifespan events pass through untouched.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        given = b""
+        for key, value in scope.get("headers", ()):
+            if key == b"authorization":
+                given = value
+                break
+        if hmac.compare_digest(given, self._expected):
+            await self._app(scope, receive, send)
+            return
+        reason = "missing" if not given else "wrong"
+        logger.warning("refused an HTTP request with a %s bearer token", reason)
+        body = (
+            b'{"error": "unauthorized", "message": "send the server\'s token as '
+            b'Authorization: Bearer <token>"}'
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="metaagent"'),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def bind_socket(address: HttpAddress) -> socket.socket:
+    """A listening TCP socket on ``address`` (port 0 → a free port).
+
+    Raises:
+        HttpAddressError: the address cannot be bound (in use, not this machine's…).
+    """
+    try:
+        infos = socket.getaddrinfo(
+            address.host, address.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise HttpAddressError(f"--http: cannot resolve host {address.host!r}: {exc}") from exc
+    family, kind, proto, _, sockaddr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(sockaddr)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise HttpAddressError(
+            f"cannot listen on {address.host}:{address.port}: {exc.strerror or exc}; "
+            "choose another port (or 0 for any free port)"
+        ) from exc
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_http(
+    server: Server[Any],
+    address: HttpAddress,
+    *,
+    token: str | None,
+    log_level: str = "warning",
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve ``server`` over streamable HTTP until cancelled.
+
+    Args:
+        server: the low-level MCP server.
+        address: where to listen (checked with ``check_exposure`` first).
+        token: the bearer token clients must send; None: no token (loopback only).
+        log_level: uvicorn's log level (its logs go to stderr).
+        on_ready: called with the endpoint URL once the socket listens.
+
+    Raises:
+        HttpAddressError: exposed without a token, or the address cannot be bound.
+    """
+    check_exposure(address, token)
+    import uvicorn
+
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=address.host)
+    if token:
+        app = BearerTokenGate(app, token)
+    sock = bind_socket(address)
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        # Our own logging setup sends everything to stderr; uvicorn's default would put the
+        # access log on stdout.
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
+    url = address.url(port)
+    logger.info("serving MCP over streamable HTTP at %s", url)
+    if on_ready is not None:
+        on_ready(url)
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
