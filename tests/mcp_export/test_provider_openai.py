@@ -34,6 +34,7 @@ from mcp_export.providers import (
 from tests.fakes import (
     FakeOpenAIServer,
     cut_off,
+    delay,
     garbage,
     hang,
     status,
@@ -352,3 +353,75 @@ async def test_one_provider_serves_concurrent_requests() -> None:
                 for index in range(20):
                     group.start_soon(one, index)
     assert answers == {i: f"question {i}" for i in range(20)}
+
+
+async def test_cancelling_before_the_answer_starts_closes_the_connection() -> None:
+    with FakeOpenAIServer([delay(30, text("late"))]) as server:
+        async with openai_provider(server.base_url) as provider:
+
+            async def consume() -> None:
+                async for _ in provider.stream(ask()):
+                    pass
+
+            task = asyncio.create_task(consume())
+            assert await anyio.to_thread.run_sync(server.wait_for_requests, 1, 5.0)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert await anyio.to_thread.run_sync(server.wait_for_disconnect, 1, 5.0)
+
+
+async def test_a_cancel_scope_deadline_mid_stream_closes_the_connection() -> None:
+    # The chat session bounds runs with anyio scopes, which re-cancel every await in cleanup.
+    with FakeOpenAIServer([text("one two three", chunks=3, chunk_delay=30)]) as server:
+        async with openai_provider(server.base_url) as provider:
+            received: list[str] = []
+            with anyio.move_on_after(0.5) as scope:
+                async for event in provider.stream(ask()):
+                    if isinstance(event, TextDelta):
+                        received.append(event.text)
+            assert scope.cancelled_caught
+            assert received == ["one t"]
+            assert await anyio.to_thread.run_sync(server.wait_for_disconnect, 1, 5.0)
+
+
+def test_stopping_the_fake_server_unblocks_hanging_requests_and_joins_its_threads() -> None:
+    import threading
+
+    import httpx2
+
+    server = FakeOpenAIServer([hang()])
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            httpx2.post(f"{server.base_url}/chat/completions", json={"model": "m"}, timeout=30)
+        except httpx2.HTTPError as exc:
+            failures.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    assert server.wait_for_requests(1, timeout=5)
+    started = time.monotonic()
+    server.stop()
+    caller.join(timeout=5)
+    assert not caller.is_alive()
+    assert time.monotonic() - started < 2
+    assert len(failures) == 1  # the hanging request ended with a closed connection
+    assert not [t for t in threading.enumerate() if t.name.startswith("fake-model")]
+
+
+def test_the_fake_server_lists_models_and_answers_without_streaming() -> None:
+    import httpx2
+
+    question = {"model": "m1", "messages": [{"role": "user", "content": "q"}]}
+    with (
+        FakeOpenAIServer([text("plain")], models=("m1", "m2")) as server,
+        httpx2.Client(base_url=server.base_url) as client,
+    ):
+        models = client.get("/models").json()
+        answer = client.post("/chat/completions", json=question).json()
+    assert [m["id"] for m in models["data"]] == ["m1", "m2"]
+    assert answer["choices"][0]["message"] == {"role": "assistant", "content": "plain"}
+    assert answer["choices"][0]["finish_reason"] == "stop"
+    assert answer["usage"]["total_tokens"] == answer["usage"]["prompt_tokens"] + 1
