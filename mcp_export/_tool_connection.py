@@ -224,8 +224,8 @@ class ServerConnection:
 
     @property
     def alive(self) -> bool:
-        """Whether a connected client is up and its connection has not been lost."""
-        return self._client is not None and not self._lost
+        """Whether the server is connected, its tools listed, and the connection not lost."""
+        return self._client is not None and self.tools is not None and not self._lost
 
     def stderr_text(self) -> str:
         """The last stderr output of the current (or last) server process."""
@@ -255,6 +255,7 @@ class ServerConnection:
         self._lost = False
         self._start_error = None
         self._client = None
+        self.tools = None
         self._wake, self._ready, self._stopped = anyio.Event(), anyio.Event(), anyio.Event()
         self.starts += 1
         started = time.perf_counter()
@@ -278,19 +279,22 @@ class ServerConnection:
             reason = describe_error(error) if error is not None else "it stopped while starting"
             raise self._failure(f"could not start: {reason}") from error
         self.connect_ms = (time.perf_counter() - started) * 1000
+        client = self._client
         try:
             with anyio.fail_after(self.connect_timeout):
-                self.tools = await self._list_all_tools(self._client)
-        except Exception as exc:
+                self.tools = await self._list_all_tools(client)
+        except BaseException as exc:
+            # Published only with its tool list: a cancelled listing must not leave it half-up.
             with anyio.CancelScope(shield=True):
                 await self._stop_owner()
-            reason = (
-                "tools/list timed out" if isinstance(exc, TimeoutError) else describe_error(exc)
-            )
+            if not isinstance(exc, Exception):
+                raise
+            timed_out = isinstance(exc, TimeoutError)
+            reason = "tools/list timed out" if timed_out else describe_error(exc)
             raise self._failure(f"started but could not list its tools: {reason}") from exc
         self.last_error = None
         logger.info("MCP server %s connected in %.0f ms", self.name, self.connect_ms)
-        return self._client
+        return client
 
     @staticmethod
     async def _list_all_tools(client: Client) -> list[types.Tool]:

@@ -204,7 +204,6 @@ class AgentToolbox:
             )
             for name, config in agent.mcp_servers.items()
         }
-        self._specs: dict[str, list[ToolSpec]] = {}
         self._index: dict[str, ToolSpec] = {}
 
     @property
@@ -227,8 +226,9 @@ class AgentToolbox:
         try:
             await connection.client()
         except ToolServerError as exc:
+            # Not offered while down (the index still routes its known names to the error).
             logger.warning("%s", exc)
-            return self._specs.get(server, [])
+            return []
         listing = connection.tools or []
         config = connection.config
         specs = [
@@ -243,7 +243,6 @@ class AgentToolbox:
             )
             for tool in listing
         ]
-        self._specs[server] = specs
         for spec in specs:
             self._index[spec.name] = spec
         return specs
@@ -329,7 +328,8 @@ class AgentToolbox:
             await self._gather(servers)
             spec = self._index.get(name)
         if spec is None:
-            allowed = [s.name for s in await self.allowed_tools()]
+            # From what is known: listing again would restart a server that just failed.
+            allowed = [s.name for s in self._index.values() if self.hidden_reason(s) is None]
             text = (
                 f"no tool named {name!r}; the tools available are: {', '.join(allowed) or 'none'}"
             )

@@ -262,6 +262,17 @@ async def test_aclose_leaves_no_child_process() -> None:
     assert outcome.is_error and "shut down" in outcome.text
 
 
+async def test_a_start_cancelled_midway_leaves_no_process_and_the_next_use_starts_it() -> None:
+    before = children()
+    async with fake_toolbox() as toolbox:
+        with anyio.move_on_after(0.2) as scope:  # the server needs ~0.5 s to start
+            await toolbox.allowed_tools()
+        assert scope.cancelled_caught
+        assert children() - before == set()
+        assert not (await toolbox.call("fake__echo", {"text": "late"})).is_error
+        assert toolbox.connection("fake").starts == 2
+
+
 async def test_a_server_that_cannot_start_is_reported_and_the_others_still_work() -> None:
     broken = fake_server("--stderr", "missing API key", "--exit-on-start", "3")
     agent = make_agent("never", {"broken": broken, "time": time_server()})
