@@ -15,11 +15,13 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-_Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+if TYPE_CHECKING:
+    _Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
 
 # name of each subcommand module inside this package, in help order.
 COMMANDS: tuple[str, ...] = (
@@ -47,9 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"{__name__}.{name}":
                 continue  # not written yet
             raise
-        register = cast(
-            Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], module.register
-        )
+        register = cast("Callable[[_Subparsers], None]", module.register)
         register(sub)
     return parser
 
