@@ -57,7 +57,7 @@ from .providers._base import (
 if TYPE_CHECKING:
     from schema_types._agent import Agent
 
-    from ._history import HistoryStore
+    from ._history import HistoryStore, ThreadKind
 
 __all__ = [
     "ChatSession",
@@ -150,7 +150,7 @@ class ChatSession:
         toolbox: SessionToolbox | None = None,
         history: HistoryStore | None = None,
         thread_id: str | None = None,
-        thread_kind: str = "chat",
+        thread_kind: ThreadKind = "chat",
         prior_messages: Sequence[ChatMessage] = (),
         parameters: Mapping[str, Any] | None = None,
         timeout: float | None = None,

@@ -18,7 +18,7 @@ from ._errors import ExportError
 from .providers._base import ChatMessage, ToolCallRequest, Usage
 
 if TYPE_CHECKING:
-    from ._history import HistoryStore
+    from ._history import HistoryStore, ThreadKind
 
 __all__ = ["SessionRecorder", "load_thread_messages", "repair_tool_results"]
 
@@ -46,7 +46,7 @@ class SessionRecorder:
         history: HistoryStore | None,
         *,
         thread_id: str | None,
-        thread_kind: str,
+        thread_kind: ThreadKind,
         agent_name: str,
         agent_path: str | None,
     ) -> None:
@@ -191,30 +191,22 @@ def load_thread_messages(history: HistoryStore, thread_id: str) -> list[ChatMess
     """
     messages: list[ChatMessage] = []
     for row in history.messages(thread_id):
-        role = row.role
-        if role == "system":
-            continue
-        if role == "assistant" and row.status != "complete":
-            continue
-        if role == "tool":
+        if row.role == "tool":
             messages.append(
                 ChatMessage(
                     "tool",
                     row.content or "",
                     tool_call_id=row.tool_call_id,
                     name=row.name,
-                    is_error=bool(row.is_error),
+                    is_error=row.is_error,
                 )
             )
-            continue
-        if role == "user":
+        elif row.role == "user":
             repair_tool_results(messages, "the run ended before this tool answered")
-        messages.append(
-            ChatMessage(
-                role,
-                row.content or "",
-                tool_calls=_parse_calls(row.tool_calls) if role == "assistant" else (),
-            )
-        )
+            messages.append(ChatMessage("user", row.content or ""))
+        elif row.role == "assistant" and row.status == "complete":
+            calls = _parse_calls(row.tool_calls)
+            messages.append(ChatMessage("assistant", row.content or "", tool_calls=calls))
+        # system rows and unfinished assistant rows are not part of the conversation
     repair_tool_results(messages, "the run ended before this tool answered")
     return messages

@@ -19,7 +19,6 @@ import pytest
 
 from mcp_export._errors import (
     ProviderProtocolError,
-    ProviderRateLimited,
     ProviderServerError,
     SessionTimeout,
     TurnLimitExceeded,
@@ -34,7 +33,9 @@ from mcp_export._events import (
     ToolCallStarted,
     TurnFinished,
 )
-from mcp_export._session import ChatSession, collect_result, run_to_result
+from mcp_export._history import HistoryStore
+from mcp_export._session import ChatSession, collect_result, load_thread_messages, run_to_result
+from mcp_export.providers import provider_for_agent
 from mcp_export.providers._base import (
     ChatMessage,
     Completion,
@@ -44,6 +45,8 @@ from mcp_export.providers._base import (
     Usage,
 )
 from schema_types._agent import Agent
+from tests.fakes import _script as script
+from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
 
@@ -152,6 +155,11 @@ def make_agent(**settings: Any) -> Agent:
     return Agent.model_validate(
         {"systemPrompt": "You are terse.", "settings": {"model": "openai:fake", **settings}}
     )
+
+
+def thread_of(session: ChatSession) -> str:
+    assert session.thread_id is not None
+    return session.thread_id
 
 
 async def events_of(session: ChatSession, message: str) -> list[SessionEvent]:
@@ -466,4 +474,212 @@ async def test_tool_call_events_carry_arguments_results_and_durations():
     assert isinstance(events[-1], FinalAnswer) and events[-1].usage == Usage(15, 3)
 
 
-_ = (ProviderRateLimited,)
+# --- end to end: the real OpenAI provider against FakeOpenAIServer, real SQLite history -----
+
+
+def served_agent(server: FakeOpenAIServer, **settings: Any) -> Agent:
+    return Agent.model_validate(
+        {
+            "metadata": {"name": "Loop agent"},
+            "systemPrompt": "You are terse.",
+            "settings": {"model": "openai:fake-model", **settings},
+            "providers": {
+                "openai": {"OPENAI_API_KEY": "env://TEST_KEY", "OPENAI_BASE_URL": server.base_url}
+            },
+        }
+    )
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+
+
+@pytest.fixture
+async def history() -> AsyncIterator[HistoryStore]:
+    store = HistoryStore()
+    yield store
+    store.close()
+
+
+def real_session(
+    server: FakeOpenAIServer, history: HistoryStore | None = None, **kwargs: Any
+) -> ChatSession:
+    agent = served_agent(server)
+    provider, model = provider_for_agent(agent)
+    return ChatSession(agent, provider=provider, model=model, history=history, **kwargs)
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_plain_answer_streams_and_is_recorded(history: HistoryStore):
+    with FakeOpenAIServer([script.text("Hello there", chunks=3, usage=(21, 4))]) as server:
+        session = real_session(server, history)
+        with anyio.fail_after(20):
+            events = await events_of(session, "Hi")
+        await session.provider.aclose()
+
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert "".join(deltas) == "Hello there" and len(deltas) == 3
+    final = events[-1]
+    assert isinstance(final, FinalAnswer) and final.usage == Usage(21, 4)
+    assert server.bodies[0]["messages"][0] == {"role": "system", "content": "You are terse."}
+    rows = history.messages(thread_of(session))
+    assert [(r.role, r.status, r.content) for r in rows] == [
+        ("user", "complete", "Hi"),
+        ("assistant", "complete", "Hello there"),
+    ]
+    assert (rows[1].tokens_in, rows[1].tokens_out) == (21, 4)
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_429_then_success_answers():
+    with FakeOpenAIServer([script.status(429, retry_after=0), script.text("fine")]) as server:
+        session = real_session(server)
+        with anyio.fail_after(20):
+            result = await run_to_result(session, "Hi")
+        await session.provider.aclose()
+
+    assert result.error is None, result.error
+    assert result.answer == "fine"
+    assert len(server.model_requests) == 2
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_500_forever_is_a_clear_provider_failure(history: HistoryStore):
+    with FakeOpenAIServer(responder=lambda body: script.status(500)) as server:
+        session = real_session(server, history)
+        with anyio.fail_after(30):
+            result = await run_to_result(session, "Hi")
+        await session.provider.aclose()
+
+    assert isinstance(result.error, ProviderServerError)
+    assert result.failure is not None and result.failure.kind == "provider"
+    assert result.failure.hint
+    assert "500" in str(result.error)
+    rows = history.messages(thread_of(session))
+    assert [(r.role, r.status) for r in rows] == [("user", "complete"), ("assistant", "error")]
+    assert "500" in (rows[1].error or "")
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_garbage_stream_is_a_protocol_failure():
+    with FakeOpenAIServer([script.garbage()]) as server:
+        session = real_session(server)
+        with anyio.fail_after(20):
+            result = await run_to_result(session, "Hi")
+        await session.provider.aclose()
+
+    assert isinstance(result.error, ProviderProtocolError)
+    assert result.failure is not None and result.failure.kind == "provider"
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_slow_model_hits_the_session_timeout(history: HistoryStore):
+    with FakeOpenAIServer([script.text("too late").delayed(30)]) as server:
+        session = real_session(server, history, timeout=0.5)
+        started = time.perf_counter()
+        with anyio.fail_after(20):
+            result = await run_to_result(session, "Hi")
+        elapsed = time.perf_counter() - started
+        assert server.wait_for_disconnect(1, timeout=5)  # the HTTP request was abandoned
+        await session.provider.aclose()
+
+    assert isinstance(result.error, SessionTimeout)
+    assert 0.4 < elapsed < 3
+    rows = history.messages(thread_of(session))
+    assert rows[-1].role == "assistant" and rows[-1].status == "error"
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_cancelling_mid_stream_closes_the_request_promptly(
+    history: HistoryStore,
+):
+    slow = script.text("a long answer " * 20, chunks=100, chunk_delay=0.05)
+    with FakeOpenAIServer([slow]) as server:
+        session = real_session(server, history)
+        first_delta = asyncio.Event()
+
+        async def consume() -> None:
+            async with aclosing(session.run("Hi")) as stream:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        first_delta.set()
+
+        task = asyncio.create_task(consume())
+        with anyio.fail_after(10):
+            await first_delta.wait()
+            cancelled_at = time.perf_counter()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        assert time.perf_counter() - cancelled_at < 1
+        assert server.wait_for_disconnect(1, timeout=5)
+        await session.provider.aclose()
+
+    rows = history.messages(thread_of(session))
+    assert rows[-1].role == "assistant" and rows[-1].status == "error"
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_cancel_method_yields_a_cancelled_failure():
+    with FakeOpenAIServer([script.hang()]) as server:
+        session = real_session(server)
+        events: list[SessionEvent] = []
+        with anyio.fail_after(10):
+            async with aclosing(session.run("Hi")) as stream:
+                async for event in stream:
+                    events.append(event)
+                    if isinstance(event, SessionStarted):
+                        assert await anyio.to_thread.run_sync(server.wait_for_requests, 1)
+                        session.cancel()
+        assert server.wait_for_disconnect(1, timeout=5)
+        await session.provider.aclose()
+
+    assert isinstance(events[-1], SessionFailed) and events[-1].kind == "cancelled"
+
+
+@pytest.mark.usefixtures("key")
+async def test_a_thread_resumes_from_history_in_a_new_session(history: HistoryStore):
+    with FakeOpenAIServer() as server:  # echoes the last user message
+        first = real_session(server, history)
+        await run_to_result(first, "remember 42")
+        prior = load_thread_messages(history, thread_of(first))
+        second = real_session(server, history, thread_id=first.thread_id, prior_messages=prior)
+        result = await run_to_result(second, "what did I say?")
+        await first.provider.aclose()
+        await second.provider.aclose()
+
+    assert result.answer == "what did I say?"
+    sent = [(m["role"], m.get("content")) for m in server.bodies[1]["messages"]]
+    assert sent == [
+        ("system", "You are terse."),
+        ("user", "remember 42"),
+        ("assistant", "remember 42"),
+        ("user", "what did I say?"),
+    ]
+    assert second.thread_id == first.thread_id
+    assert len(history.messages(thread_of(first))) == 4
+
+
+async def test_load_thread_messages_skips_failed_turns_and_answers_dangling_tool_calls(
+    history: HistoryStore,
+):
+    thread = history.create_thread(agent_path=None, agent_name="a", title="t", kind="chat")
+    history.add_message(thread, "user", "one", status="complete")
+    failed = history.add_message(thread, "assistant", "", status="pending")
+    history.update_message(failed, status="error", error="the provider answered 500")
+    history.add_message(thread, "user", "two", status="complete")
+    calls = [{"id": "c1", "name": "t__x", "arguments": {"a": 1}}]
+    row = history.add_message(thread, "assistant", "", status="pending")
+    history.update_message(row, status="complete", tool_calls=calls, tokens_in=1, tokens_out=1)
+
+    messages = load_thread_messages(history, thread)
+
+    assert [(m.role, m.content) for m in messages[:3]] == [
+        ("user", "one"),
+        ("user", "two"),
+        ("assistant", ""),
+    ]
+    assert messages[2].tool_calls == (ToolCallRequest("c1", "t__x", {"a": 1}),)
+    assert messages[3].role == "tool" and messages[3].tool_call_id == "c1"
+    assert messages[3].is_error
