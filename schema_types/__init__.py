@@ -1,0 +1,148 @@
+"""Pure data: JSON-Schema parameter types, tool and agent models, the prompt-template engine, and
+agent-file load/save.
+
+Imports pydantic, the standard library, jsonschema and pyyaml only; no Qt, no MCP SDK, no I/O
+beyond reading and writing agent files. Everything above (the runtime, the server, the studio) uses
+the names listed here.
+"""
+
+from __future__ import annotations
+
+from schema_types._agent import (
+    TOOL_NAME_PATTERN,
+    Agent,
+    AgentMetadata,
+    AgentMode,
+    AgentSettings,
+    McpServerConfig,
+    McpToolSetting,
+    ToolDefinition,
+    ToolPermission,
+)
+from schema_types._agent_file import (
+    AgentContentError,
+    agent_data_for_save,
+    dump_agent_yaml,
+    load_agent,
+    save_agent,
+)
+from schema_types._arguments import (
+    apply_defaults,
+    format_path,
+    sample_arguments,
+    sample_value,
+    validate_arguments,
+)
+from schema_types._errors import (
+    AgentFileError,
+    ArgumentsError,
+    Problem,
+    SchemaDefinitionError,
+    SchemaError,
+    SecretError,
+)
+from schema_types._schema import (
+    ArraySchema,
+    BooleanSchema,
+    IntegerSchema,
+    NumberSchema,
+    ObjectSchema,
+    ParameterPath,
+    RawSchema,
+    SchemaNode,
+    StringSchema,
+    iter_nodes,
+    parameter_paths,
+    parameters_from_json,
+    schema_from_json,
+    schema_to_json,
+)
+from schema_types._schema_check import check_parameters_schema, ensure_parameters_schema
+from schema_types._secrets import (
+    find_literal_secrets,
+    is_reference,
+    looks_secret,
+    resolve_secret,
+    store_secret_in_keyring,
+)
+from schema_types._template import (
+    TOOL_FIELD_PATHS,
+    Diagnostic,
+    PlaceholderKind,
+    Segment,
+    SegmentKind,
+    Severity,
+    Token,
+    TokenKind,
+    diagnose,
+    placeholder_kind,
+    referenced_paths,
+    render,
+    render_segments,
+    render_value,
+    tokenize,
+)
+
+__all__ = [
+    "TOOL_FIELD_PATHS",
+    "TOOL_NAME_PATTERN",
+    "Agent",
+    "AgentContentError",
+    "AgentFileError",
+    "AgentMetadata",
+    "AgentMode",
+    "AgentSettings",
+    "ArgumentsError",
+    "ArraySchema",
+    "BooleanSchema",
+    "Diagnostic",
+    "IntegerSchema",
+    "McpServerConfig",
+    "McpToolSetting",
+    "NumberSchema",
+    "ObjectSchema",
+    "ParameterPath",
+    "PlaceholderKind",
+    "Problem",
+    "RawSchema",
+    "SchemaDefinitionError",
+    "SchemaError",
+    "SchemaNode",
+    "SecretError",
+    "Segment",
+    "SegmentKind",
+    "Severity",
+    "StringSchema",
+    "Token",
+    "TokenKind",
+    "ToolDefinition",
+    "ToolPermission",
+    "agent_data_for_save",
+    "apply_defaults",
+    "check_parameters_schema",
+    "diagnose",
+    "dump_agent_yaml",
+    "ensure_parameters_schema",
+    "find_literal_secrets",
+    "format_path",
+    "is_reference",
+    "iter_nodes",
+    "load_agent",
+    "looks_secret",
+    "parameter_paths",
+    "parameters_from_json",
+    "placeholder_kind",
+    "referenced_paths",
+    "render",
+    "render_segments",
+    "render_value",
+    "resolve_secret",
+    "sample_arguments",
+    "sample_value",
+    "save_agent",
+    "schema_from_json",
+    "schema_to_json",
+    "store_secret_in_keyring",
+    "tokenize",
+    "validate_arguments",
+]
