@@ -186,13 +186,14 @@ class Runtime:
 
     provider: Provider
     model: str
-    toolbox: AgentToolbox
+    toolbox: AgentToolbox | None  # None: the agent has no MCP servers (the mcp SDK stays unloaded)
     history: HistoryStore | None
 
     async def aclose(self) -> None:
         """Stop the tool servers and release connections and the database."""
         try:
-            await self.toolbox.aclose()
+            if self.toolbox is not None:
+                await self.toolbox.aclose()
         finally:
             try:
                 await self.provider.aclose()
@@ -207,13 +208,23 @@ def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
     Raises:
         ExportError: no model is configured, or its credentials are missing.
     """
+    from .._errors import HistoryError
     from .._history import HistoryStore
-    from .._toolbox import AgentToolbox
     from ..providers import provider_for_agent
 
     provider, model = provider_for_agent(agent)
-    toolbox = AgentToolbox(agent, base_dir=path.resolve().parent)
-    return Runtime(provider, model, toolbox, HistoryStore() if history else None)
+    toolbox: AgentToolbox | None = None
+    if agent.mcp_servers:
+        from .._toolbox import AgentToolbox
+
+        toolbox = AgentToolbox(agent, base_dir=path.resolve().parent)
+    store: HistoryStore | None = None
+    if history:
+        try:
+            store = HistoryStore()
+        except HistoryError as exc:  # the answer matters more than its record
+            _error("history", f"{exc}; going on without recording")
+    return Runtime(provider, model, toolbox, store)
 
 
 class EventPrinter:
@@ -360,19 +371,23 @@ async def _call(
         thread_id: str | None = None
         run_id: int | None = None
         if history is not None:
-            thread_id = history.create_thread(
-                agent_path=str(path),
-                agent_name=agent.metadata.name,
-                title=f"{tool_name} (metaagent call)",
-                kind="call",
-            )
-            run_id = history.start_run(
-                thread_id=thread_id,
-                tool_name=tool_name,
-                arguments=arguments,
-                filled_prompt=prompt,
-                caller="metaagent call",
-            )
+            try:
+                thread_id = history.create_thread(
+                    agent_path=str(path),
+                    agent_name=agent.metadata.name,
+                    title=f"{tool_name} (metaagent call)",
+                    kind="call",
+                )
+                run_id = history.start_run(
+                    thread_id=thread_id,
+                    tool_name=tool_name,
+                    arguments=arguments,
+                    filled_prompt=prompt,
+                    caller="metaagent call",
+                )
+            except ExportError as exc:
+                _error("history", f"{exc}; going on without recording")
+                history = None
         session = ChatSession(
             agent,
             provider=runtime.provider,
@@ -391,7 +406,10 @@ async def _call(
             if isinstance(event, FinalAnswer | SessionFailed):
                 outcome = event
         if history is not None and run_id is not None:
-            _finish_run(history, run_id, outcome, (time.perf_counter() - started) * 1000)
+            try:
+                _finish_run(history, run_id, outcome, (time.perf_counter() - started) * 1000)
+            except ExportError as exc:
+                _error("history", f"{exc}; the run stays recorded as pending")
         return 0 if isinstance(outcome, FinalAnswer) else 1
     finally:
         await runtime.aclose()

@@ -185,6 +185,9 @@ class _Chat:
 
     async def list_tools(self) -> None:
         toolbox = self.runtime.toolbox
+        if toolbox is None:
+            _say("this agent has no MCP servers: the model may use no tools")
+            return
         allowed = await toolbox.allowed_tools()
         hidden = await toolbox.hidden_tools()
         _say("tools the model may use:" if allowed else "the model may use no tools")
