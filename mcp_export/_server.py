@@ -19,7 +19,7 @@ provider); every call gets its own chat session.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -197,12 +197,17 @@ class AgentServer:
             await self.server.run(read_stream, write_stream, self.initialization_options())
 
     async def run_http(
-        self, address: HttpAddress, *, token: str | None, log_level: str = "warning"
+        self,
+        address: HttpAddress,
+        *,
+        token: str | None,
+        log_level: str = "warning",
+        on_ready: Callable[[str], None] | None = None,
     ) -> None:
-        """Serve over streamable HTTP (see ``_server_http.serve_http``)."""
+        """Serve over streamable HTTP until cancelled (see ``_server_http.serve_http``)."""
         from ._server_http import serve_http
 
-        await serve_http(self.server, address, token=token, log_level=log_level)
+        await serve_http(self.server, address, token=token, log_level=log_level, on_ready=on_ready)
 
     async def aclose(self) -> None:
         """Close every agent's tool servers, model connections and the history store."""

@@ -20,6 +20,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.abc
+
 from ._errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -235,7 +238,21 @@ async def serve_http(
     logger.info("serving MCP over streamable HTTP at %s", url)
     if on_ready is not None:
         on_ready(url)
+    web = uvicorn.Server(config)
+
+    async def run(group: anyio.abc.TaskGroup) -> None:
+        # Shielded: a cancelled serve_http stops uvicorn the graceful way (should_exit), so open
+        # streams and the session manager's tasks are closed in order instead of torn apart.
+        with anyio.CancelScope(shield=True):
+            await web.serve(sockets=[sock])
+        group.cancel_scope.cancel()  # uvicorn stopped by itself (a signal): so do we
+
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, group)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                web.should_exit = True
     finally:
         sock.close()

@@ -282,7 +282,7 @@ def derive_annotations(agent: Agent, inner_tools: Sequence[ToolSpec] | None) -> 
     - no inner tool can run (``toolPermission: always``, no servers, every tool needs
       permission): read-only, not destructive, not open-world (the model alone touches nothing);
     - ``readOnlyHint`` only if every allowed inner tool says it is read-only;
-    - ``destructiveHint`` false only if read-only or every allowed inner tool says it is not
+    - ``destructiveHint`` false only if every allowed inner tool says it is read-only or not
       destructive;
     - ``openWorldHint`` if any allowed inner tool is open-world (an unset hint counts as
       open-world, as in the MCP specification) or any server is reached over HTTP.
@@ -309,6 +309,8 @@ def derive_annotations(agent: Agent, inner_tools: Sequence[ToolSpec] | None) -> 
         return (spec.annotations or {}).get(key)
 
     read_only = all(hint(s, "readOnlyHint") is True for s in inner_tools)
-    harmless = read_only or all(hint(s, "destructiveHint") is False for s in inner_tools)
+    harmless = all(
+        hint(s, "readOnlyHint") is True or hint(s, "destructiveHint") is False for s in inner_tools
+    )
     open_world = remote or any(hint(s, "openWorldHint") is not False for s in inner_tools)
     return {"readOnlyHint": read_only, "destructiveHint": not harmless, "openWorldHint": open_world}

@@ -79,6 +79,12 @@ def _configure_logging(level: str) -> None:
     root.setLevel(level.upper())
 
 
+def _announce(url: str) -> None:
+    # Always said, whatever the log level: with port 0 it is the only way to learn the port.
+    sys.stderr.write(f"metaagent serve: serving MCP over streamable HTTP at {url}\n")
+    sys.stderr.flush()
+
+
 def _refuse(message: str) -> int:
     sys.stderr.write(f"metaagent serve: {message}\n")
     return 2
@@ -124,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
             if address is None:
                 await server.run_stdio()
             else:
-                await server.run_http(address, token=token, log_level=args.log_level)
+                await server.run_http(
+                    address, token=token, log_level=args.log_level, on_ready=_announce
+                )
 
     try:
         anyio.run(main)

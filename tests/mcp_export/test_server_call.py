@@ -1,0 +1,277 @@
+"""tools/call on the served server: answers, bad arguments, failures, progress, cancel, concurrency.
+
+The model is the real OpenAI provider talking to ``FakeOpenAIServer`` (a real HTTP server on
+loopback); inner tools come from the real ``mcp-server-time`` over stdio. Every test runs with the
+official ``mcp.Client`` in both protocol eras, connected in-process to the real server object.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from mcp_export._server import AgentServer, load_served_agents
+from tests.fakes._script import (
+    Reply,
+    RequestBody,
+    hang,
+    status,
+    text,
+    tool_round_then_text,
+)
+from tests.fakes.mcp_clients import ProgressLog, book_tool, time_server, write_agent
+from tests.fakes.openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.anyio
+
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+TIME_CALL = ("call_1", "t__get_current_time", {"timezone": "UTC"})
+
+
+def _text(result: types.CallToolResult) -> str:
+    return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+def _served(path: Path, **options: Any) -> AgentServer:
+    options.setdefault("history", False)
+    return AgentServer(load_served_agents([path]), **options)
+
+
+@MODES
+async def test_a_good_call_answers_with_text_and_structured_content(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text("Booked AF123 to Oslo.", chunks=3, usage=(40, 7))]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, system_prompt="You book trips."
+        )
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+        body = model.bodies[0]
+    assert not result.is_error
+    assert _text(result) == "Booked AF123 to Oslo."
+    data = result.structured_content
+    assert data is not None
+    assert data["answer"] == "Booked AF123 to Oslo."
+    assert data["toolCalls"] == []
+    assert data["usage"] == {"inputTokens": 40, "outputTokens": 7}
+    assert data["durationMs"] > 0
+    assert "conversationId" not in data
+    # The template was filled with the default of the missing optional argument.
+    assert body["messages"][0] == {"role": "system", "content": "You book trips."}
+    assert body["messages"][-1]["content"] == "Book a flight to Oslo for 1 passenger(s)."
+    assert body["model"] == "fake-model"
+
+
+@MODES
+async def test_inner_tool_calls_reach_the_time_server_and_show_in_the_trace(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer(responder=tool_round_then_text([TIME_CALL])) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+        tools_offered = [t["function"]["name"] for t in model.bodies[0]["tools"]]
+    assert not result.is_error, _text(result)
+    assert "t__get_current_time" in tools_offered
+    data = result.structured_content
+    assert data is not None
+    (call,) = data["toolCalls"]
+    assert call["name"] == "t__get_current_time"
+    assert call["arguments"] == {"timezone": "UTC"}
+    assert call["isError"] is False
+    assert call["durationMs"] > 0
+    assert data["answer"].startswith("done: ")
+    assert '"timezone": "UTC"' in data["answer"] or '"timezone":"UTC"' in data["answer"]
+
+
+@MODES
+async def test_bad_arguments_are_an_error_result_listing_every_bad_field(
+    tmp_path: Path, mode: str
+) -> None:
+    parameters = {
+        "type": "object",
+        "properties": {
+            "destination": {"type": "string"},
+            "passengers": {"type": "integer", "minimum": 1},
+            "class": {"enum": ["economy", "business"]},
+        },
+        "required": ["destination"],
+        "additionalProperties": False,
+    }
+    with FakeOpenAIServer() as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            tools=[book_tool(parameters=parameters)],
+        )
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool(
+                "book_flight", {"passengers": 0, "class": "first", "pet": "cat"}
+            )
+        assert model.model_requests == []
+    assert result.is_error
+    lines = _text(result).splitlines()
+    assert lines[0] == "Invalid arguments for book_flight:"
+    problems = "\n".join(lines[1:])
+    assert len(lines) == 5, lines
+    for field in ("destination", "passengers", "class", "pet"):
+        assert field in problems
+
+
+@MODES
+async def test_an_unknown_tool_is_a_protocol_error(tmp_path: Path, mode: str) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with _served(path) as served, Client(served.server, mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("no_such_tool", {})
+    assert caught.value.error.code == types.INVALID_PARAMS
+    assert caught.value.error.message == "Unknown tool: no_such_tool"
+
+
+@MODES
+async def test_a_failing_model_is_an_error_result_with_the_reason_and_what_to_do(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer(responder=lambda body: status(500, message="model exploded")) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+            # The server stays healthy.
+            model.responder = lambda body: text("fine again")
+            again = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert result.is_error
+    message = _text(result)
+    assert message.startswith("book_flight failed: ")
+    assert "500" in message or "model exploded" in message
+    assert "What to do: " in message
+    assert _text(again) == "fine again"
+
+
+@MODES
+async def test_an_inner_tool_refused_by_permission_is_an_error_in_the_trace(
+    tmp_path: Path, mode: str
+) -> None:
+    responder = tool_round_then_text([TIME_CALL], answer="could not check the time")
+    with FakeOpenAIServer(responder=responder) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            mcp_servers={"t": time_server(permission_required=True)},
+            tool_permission="tool",
+        )
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+        tool_result = model.bodies[1]["messages"][-1]
+    assert not result.is_error
+    data = result.structured_content
+    assert data is not None
+    (call,) = data["toolCalls"]
+    assert call["name"] == "t__get_current_time"
+    assert call["isError"] is True
+    assert "needs permission" in tool_result["content"]
+    assert data["answer"] == "could not check the time"
+
+
+@MODES
+async def test_progress_is_reported_per_turn_and_per_inner_tool_call(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer(responder=tool_round_then_text([TIME_CALL])) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        progress = ProgressLog()
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool(
+                "book_flight", {"destination": "Oslo"}, progress_callback=progress
+            )
+    assert not result.is_error
+    messages = progress.messages
+    assert messages[0].startswith("model turn 1 finished")
+    assert messages[1] == "calling t__get_current_time"
+    assert messages[2].startswith("t__get_current_time finished in ")
+    assert messages[3].startswith("model turn 2 finished")
+    values = [p for p, _, _ in progress.updates]
+    assert values == sorted(values) and len(set(values)) == len(values)
+
+
+@MODES
+async def test_cancelling_a_call_stops_the_model_request_and_the_server_stays_healthy(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([hang()]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "book_flight", {"destination": "Oslo"})
+                assert await anyio.to_thread.run_sync(model.wait_for_requests, 1, 10.0)
+                group.cancel_scope.cancel()
+            # The model request was abandoned: the fake server saw the connection close.
+            assert await anyio.to_thread.run_sync(model.wait_for_disconnect, 1, 10.0)
+            model.enqueue(text("after the cancel"))
+            with anyio.fail_after(10):
+                again = await client.call_tool("book_flight", {"destination": "Rome"})
+    assert _text(again) == "after the cancel"
+
+
+@MODES
+async def test_twenty_concurrent_calls_run_concurrently_and_get_their_own_answers(
+    tmp_path: Path, mode: str
+) -> None:
+    def respond(body: RequestBody) -> Reply:
+        return text(f"answer for {body.last_user_text}").delayed(0.3)
+
+    with FakeOpenAIServer(responder=respond) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        results: dict[int, types.CallToolResult] = {}
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+
+            async def call(index: int) -> None:
+                results[index] = await client.call_tool(
+                    "book_flight", {"destination": f"city-{index}"}
+                )
+
+            started = time.perf_counter()
+            async with anyio.create_task_group() as group:
+                for index in range(20):
+                    group.start_soon(call, index)
+            elapsed = time.perf_counter() - started
+    assert elapsed < 3.0, f"20 calls of 0.3 s took {elapsed:.2f} s: not concurrent"
+    for index, result in results.items():
+        assert not result.is_error
+        expected = f"answer for Book a flight to city-{index} for 1 passenger(s)."
+        assert _text(result) == expected
+    assert len({_text(r) for r in results.values()}) == 20
+
+
+@MODES
+async def test_an_empty_model_answer_is_an_error_not_an_empty_success(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text("")]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert result.is_error
+    assert "empty" in _text(result)
+
+
+@MODES
+async def test_arguments_that_are_not_an_object_are_refused_as_a_result(
+    tmp_path: Path, mode: str
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with _served(path) as served, Client(served.server, mode=mode) as client:
+        result = await client.call_tool("book_flight", {"destination": ["not", "a", "string"]})
+    assert result.is_error
+    assert _text(result).splitlines()[1].startswith("destination: ")

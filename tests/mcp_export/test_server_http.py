@@ -1,0 +1,194 @@
+"""Streamable HTTP: both protocol eras over real HTTP, the bearer token, and exposure rules.
+
+The server runs in this process (uvicorn on a loopback socket bound to port 0) except for the
+command-line tests, which launch ``python -m mcp_export serve --http`` for real.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from mcp_export._server import AgentServer, load_served_agents
+from mcp_export._server_http import (
+    HttpAddress,
+    HttpAddressError,
+    check_exposure,
+    parse_http_address,
+)
+from tests.fakes._script import text
+from tests.fakes.mcp_clients import serve_command, write_agent
+from tests.fakes.openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.anyio
+
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+TOKEN = "s3cret-token-for-tests"
+
+
+@asynccontextmanager
+async def _http_server(path: Path, token: str | None) -> AsyncIterator[str]:
+    """Serve the agent over HTTP on a free loopback port; yields the endpoint URL."""
+    ready = anyio.Event()
+    url: list[str] = []
+
+    def on_ready(endpoint: str) -> None:
+        url.append(endpoint)
+        ready.set()
+
+    async with (
+        AgentServer(load_served_agents([path]), history=False) as served,
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(
+            lambda: served.run_http(HttpAddress("127.0.0.1", 0), token=token, on_ready=on_ready)
+        )
+        with anyio.fail_after(10):
+            await ready.wait()
+        try:
+            yield url[0]
+        finally:
+            group.cancel_scope.cancel()
+
+
+def _client(url: str, mode: str, token: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+    return Client(transport, mode=mode)
+
+
+@MODES
+async def test_http_serves_list_and_call_in_both_eras(tmp_path: Path, mode: str) -> None:
+    with FakeOpenAIServer([text("Booked over HTTP.")]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with _http_server(path, None) as url:
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+            async with _client(url, mode, None) as client:
+                (tool,) = (await client.list_tools()).tools
+                result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert tool.name == "book_flight"
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "Booked over HTTP."
+
+
+@MODES
+async def test_http_with_a_token_serves_clients_that_send_it(tmp_path: Path, mode: str) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with _http_server(path, TOKEN) as url, _client(url, mode, TOKEN) as client:
+        (tool,) = (await client.list_tools()).tools
+    assert tool.name == "book_flight"
+
+
+@pytest.mark.parametrize("sent", [None, "Bearer wrong", "Basic czNjcmV0", f"bearer {TOKEN}x"])
+async def test_http_with_a_token_refuses_requests_without_it(
+    tmp_path: Path, sent: str | None
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    headers = {"Authorization": sent} if sent else {}
+    headers |= {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with _http_server(path, TOKEN) as url, httpx2.AsyncClient() as http:
+        response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_an_mcp_client_without_the_token_fails_to_connect(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with _http_server(path, TOKEN) as url:
+        with pytest.raises(BaseExceptionGroup) as caught, anyio.fail_after(10):
+            async with _client(url, "legacy", None) as client:
+                await client.list_tools()
+    assert caught.group_contains(MCPError, match="error response")
+
+
+@pytest.mark.parametrize(
+    ("text_", "host", "port"),
+    [
+        ("8000", "127.0.0.1", 8000),
+        ("0", "127.0.0.1", 0),
+        ("localhost:9", "localhost", 9),
+        ("0.0.0.0:8000", "0.0.0.0", 8000),
+        ("[::1]:8080", "::1", 8080),
+    ],
+)
+def test_http_addresses_parse_with_loopback_as_the_default_host(
+    text_: str, host: str, port: int
+) -> None:
+    assert parse_http_address(text_) == HttpAddress(host, port)
+
+
+@pytest.mark.parametrize("bad", ["", "abc", ":80", "host:", "1.2.3.4:70000", "[::1]8080"])
+def test_malformed_http_addresses_are_refused(bad: str) -> None:
+    with pytest.raises(HttpAddressError, match="--http"):
+        parse_http_address(bad)
+
+
+def test_a_non_loopback_address_needs_a_token() -> None:
+    with pytest.raises(HttpAddressError, match="other machines"):
+        check_exposure(HttpAddress("0.0.0.0", 8000), None)
+    with pytest.raises(HttpAddressError):
+        check_exposure(HttpAddress("my-host.example", 8000), "")
+    check_exposure(HttpAddress("0.0.0.0", 8000), TOKEN)
+    check_exposure(HttpAddress("127.0.0.1", 8000), None)
+    check_exposure(HttpAddress("::1", 8000), None)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "METAAGENT_TOKEN"}
+    return env | extra
+
+
+def test_the_command_refuses_a_non_loopback_address_without_a_token(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    done = subprocess.run(
+        serve_command(str(path), "--http", "0.0.0.0:0"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "refusing to serve on 0.0.0.0" in done.stderr
+    assert "--token" in done.stderr and "METAAGENT_TOKEN" in done.stderr
+    assert done.stdout == ""
+
+
+async def test_the_command_serves_http_with_the_token_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    command = serve_command(str(path), "--http", "127.0.0.1:0")
+    async with await anyio.open_process(
+        command, env=_env(METAAGENT_TOKEN=TOKEN), stdin=subprocess.DEVNULL
+    ) as process:
+        assert process.stderr is not None
+        seen = b""
+        with anyio.fail_after(30):
+            async for chunk in process.stderr:
+                seen += chunk
+                if b"/mcp" in seen:
+                    break
+        url = seen.decode().split("at ", 1)[1].split()[0]
+        try:
+            async with _client(url, "auto", TOKEN) as client:
+                (tool,) = (await client.list_tools()).tools
+            async with httpx2.AsyncClient() as http:
+                refused = await http.post(url, json={})
+        finally:
+            process.terminate()
+    assert tool.name == "book_flight"
+    assert refused.status_code == 401

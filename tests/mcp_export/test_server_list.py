@@ -1,0 +1,266 @@
+"""The served server's surface: identity, tools/list, annotations, several agents, name clashes.
+
+Every protocol test runs with the official ``mcp.Client`` in both eras: ``legacy`` (2025-11-25,
+initialize handshake) and ``auto`` (2026-07-28), connected in-process to the real server object.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mcp_export._server import AgentServer, load_served_agents
+from mcp_export._server_tools import OUTPUT_SCHEMA, ToolNameClash, derive_annotations
+from mcp_export._toolbox import ToolSpec
+from schema_types._agent import Agent
+from tests.fakes.mcp_clients import book_tool, time_server, write_agent
+
+pytestmark = pytest.mark.anyio
+
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+
+
+def _dump(tool: Any) -> dict[str, Any]:
+    data: dict[str, Any] = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return data
+
+
+@MODES
+async def test_server_info_and_instructions_come_from_the_agent(tmp_path: Path, mode: str) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml", name="Travel Desk", version="2.3.4")
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        assert client.server_info is not None
+        assert client.server_info.name == "Travel Desk"
+        assert client.server_info.version == "2.3.4"
+        if mode == "legacy":
+            assert client.session.instructions == "Plans and books trips."
+
+
+@MODES
+async def test_tools_list_serves_the_schema_exactly_as_authored(tmp_path: Path, mode: str) -> None:
+    parameters = {
+        "type": "object",
+        "title": "Booking",
+        "properties": {
+            "destination": {"type": "string", "minLength": 2, "x-custom": {"keep": True}},
+            "when": {"type": "string", "format": "date", "examples": ["2026-03-01"]},
+            "passengers": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"age": {"type": "integer", "minimum": 0}},
+                    "required": ["age"],
+                },
+            },
+        },
+        "required": ["destination"],
+        "additionalProperties": False,
+    }
+    tool = book_tool(parameters=parameters, title="Book a flight")
+    path = write_agent(tmp_path / "a.agent.yaml", tools=[tool])
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        listed = (await client.list_tools()).tools
+    assert len(listed) == 1
+    data = _dump(listed[0])
+    assert data["name"] == "book_flight"
+    assert data["title"] == "Book a flight"
+    assert data["description"] == "Books a flight for a traveller."
+    assert data["inputSchema"] == parameters
+    assert data["outputSchema"] == OUTPUT_SCHEMA
+
+
+@MODES
+async def test_a_tool_without_title_gets_one_from_its_name(tmp_path: Path, mode: str) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml", tools=[book_tool("find_cheap_hotels")])
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        (tool,) = (await client.list_tools()).tools
+    assert tool.title == "Find cheap hotels"
+
+
+@MODES
+async def test_authored_annotations_are_served_as_written(tmp_path: Path, mode: str) -> None:
+    annotations = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True}
+    tool = book_tool(annotations=annotations)
+    path = write_agent(tmp_path / "a.agent.yaml", tools=[tool], mcp_servers={"t": time_server()})
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        (listed,) = (await client.list_tools()).tools
+    assert _dump(listed)["annotations"] == annotations
+
+
+@MODES
+async def test_an_agent_without_usable_inner_tools_is_read_only(tmp_path: Path, mode: str) -> None:
+    # toolPermission: always hides every inner tool: a call only talks to the model.
+    path = write_agent(
+        tmp_path / "a.agent.yaml", mcp_servers={"t": time_server()}, tool_permission="always"
+    )
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        (listed,) = (await client.list_tools()).tools
+    assert _dump(listed)["annotations"] == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "openWorldHint": False,
+    }
+
+
+@MODES
+async def test_a_conversation_tool_gets_an_optional_conversation_id(
+    tmp_path: Path, mode: str
+) -> None:
+    tool = book_tool(conversation=True)
+    path = write_agent(tmp_path / "a.agent.yaml", tools=[tool])
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        (listed,) = (await client.list_tools()).tools
+    schema = listed.input_schema
+    assert schema["properties"]["conversation_id"]["type"] == "string"
+    assert schema["required"] == ["destination"]  # still optional
+    assert "conversationId" in (listed.output_schema or {})["properties"]
+    # The authored parameters are untouched.
+    assert "conversation_id" not in tool["parameters"]["properties"]
+
+
+async def test_a_conversation_tool_with_its_own_conversation_id_is_refused(
+    tmp_path: Path,
+) -> None:
+    parameters = {"type": "object", "properties": {"conversation_id": {"type": "string"}}}
+    tool = book_tool(conversation=True, parameters=parameters, prompt="hi")
+    path = write_agent(tmp_path / "a.agent.yaml", tools=[tool])
+    with pytest.raises(Exception, match="rename that parameter"):
+        AgentServer(load_served_agents([path]))
+
+
+@MODES
+async def test_several_agents_make_one_server_with_all_tools(tmp_path: Path, mode: str) -> None:
+    first = write_agent(tmp_path / "a.agent.yaml", name="Travel Desk", tools=[book_tool("a")])
+    second = write_agent(
+        tmp_path / "b.agent.yaml",
+        name="Weather",
+        description="Forecasts.",
+        tools=[book_tool("b"), book_tool("c")],
+    )
+    async with (
+        AgentServer(load_served_agents([first, second])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert client.server_info is not None
+        assert client.server_info.name == "Travel Desk + Weather"
+    assert names == ["a", "b", "c"]
+
+
+async def test_a_tool_name_defined_by_two_agents_is_a_startup_error_naming_both(
+    tmp_path: Path,
+) -> None:
+    first = write_agent(tmp_path / "a.agent.yaml", name="One")
+    second = write_agent(tmp_path / "b.agent.yaml", name="Two")
+    with pytest.raises(ToolNameClash) as caught:
+        AgentServer(load_served_agents([first, second]))
+    message = str(caught.value)
+    assert str(first) in message and str(second) in message
+    assert "book_flight" in message and "--prefix" in message
+
+
+@MODES
+async def test_prefix_names_every_tool_after_its_agent(tmp_path: Path, mode: str) -> None:
+    first = write_agent(tmp_path / "a.agent.yaml", name="Travel Desk")
+    second = write_agent(tmp_path / "b.agent.yaml", name="Hotel Desk!")
+    async with (
+        AgentServer(load_served_agents([first, second]), prefix=True) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        names = [t.name for t in (await client.list_tools()).tools]
+    assert names == ["travel-desk__book_flight", "hotel-desk__book_flight"]
+
+
+def _spec(name: str, **annotations: Any) -> ToolSpec:
+    return ToolSpec(
+        name=f"s__{name}",
+        server="s",
+        tool=name,
+        description="",
+        input_schema={"type": "object"},
+        annotations=annotations or None,
+        permission_required=False,
+    )
+
+
+def _agent(**servers: Any) -> Agent:
+    return Agent.model_validate({"settings": {"toolPermission": "never"}, "mcpServers": servers})
+
+
+def test_derived_annotations_are_only_as_safe_as_the_least_safe_inner_tool() -> None:
+    stdio = {"command": "x"}
+    agent = _agent(s=stdio)
+    read_only = _spec("a", readOnlyHint=True, openWorldHint=False)
+    writer = _spec("b", readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+    silent = _spec("c")
+    assert derive_annotations(agent, [read_only]) == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "openWorldHint": False,
+    }
+    assert derive_annotations(agent, [read_only, writer]) == {
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "openWorldHint": False,
+    }
+    # A tool that says nothing counts as the specification's defaults: destructive, open-world.
+    assert derive_annotations(agent, [read_only, silent]) == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "openWorldHint": True,
+    }
+    # Not started yet: nothing is claimed for stdio tools …
+    assert derive_annotations(agent, None) == {}
+    # … but an HTTP server is open-world from the file alone.
+    remote = _agent(s=stdio, web={"type": "streamable-http", "url": "https://example.com/mcp"})
+    assert derive_annotations(remote, None) == {"openWorldHint": True}
+    assert derive_annotations(remote, [read_only])["openWorldHint"] is True
+
+
+@MODES
+async def test_annotations_follow_the_inner_tools_once_a_call_has_started_them(
+    tmp_path: Path, mode: str
+) -> None:
+    from tests.fakes._script import text
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer([text("booked")]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        async with (
+            AgentServer(load_served_agents([path]), history=False) as served,
+            Client(served.server, mode=mode) as client,
+        ):
+            (before,) = (await client.list_tools()).tools
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+            assert not result.is_error
+            (after,) = (await client.list_tools()).tools
+    assert _dump(before).get("annotations") is None
+    # mcp-server-time's tools are read-only and closed-world.
+    assert _dump(after)["annotations"] == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "openWorldHint": False,
+    }

@@ -1,0 +1,228 @@
+"""The real command over stdio: ``python -m mcp_export serve`` in a subprocess.
+
+List, call and sampling with the official client in both eras; a stream of malformed input
+written as raw bytes to the server's stdin; the start-up refusals and their exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client
+
+from mcp_export._history import HistoryStore
+from mcp_export._server_stdio import StdinLines
+from tests.fakes._script import text
+from tests.fakes.mcp_clients import (
+    ScriptedSampling,
+    book_tool,
+    serve_command,
+    serve_params,
+    write_agent,
+)
+from tests.fakes.openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.anyio
+
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    return env | extra
+
+
+def _text(result: types.CallToolResult) -> str:
+    return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+@MODES
+async def test_the_command_lists_and_answers_over_stdio(
+    tmp_path: Path, metaagent_home: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text("Booked over stdio.")]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        params = serve_params(str(path), env=_env())
+        with anyio.fail_after(60):
+            async with Client(params, mode=mode) as client:
+                assert client.server_info is not None
+                assert client.server_info.name == "Travel Desk"
+                (tool,) = (await client.list_tools()).tools
+                result = await client.call_tool("book_flight", {"destination": "Oslo"})
+                bad = await client.call_tool("book_flight", {"passengers": "two"})
+    assert tool.name == "book_flight"
+    assert _text(result) == "Booked over stdio."
+    assert bad.is_error and "destination" in _text(bad) and "passengers" in _text(bad)
+    # The subprocess recorded the call in the same history database.
+    with HistoryStore() as store:
+        (run,) = [r for r in store.runs() if r.status == "complete"]
+    assert run.answer == "Booked over stdio."
+
+
+@MODES
+async def test_the_command_samples_the_clients_model_over_stdio(tmp_path: Path, mode: str) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml", api_key=None)
+    model = ScriptedSampling()
+    params = serve_params(str(path), "--no-history", env=_env())
+    with anyio.fail_after(60):
+        async with Client(params, mode=mode, sampling_callback=model) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert _text(result) == "sampled: Book a flight to Oslo for 1 passenger(s)."
+    assert len(model.requests) == 1
+
+
+# --- malformed input -------------------------------------------------------------------------
+
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-bytes", "version": "1"},
+    },
+}
+_GARBAGE: list[tuple[bytes, Any]] = [
+    # (line, expected reply: (code, id) or None for no reply)
+    (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list"', (types.PARSE_ERROR, None)),
+    (b"[1, 2, 3]", (types.INVALID_REQUEST, None)),
+    (
+        b'{"jsonrpc":"2.0","id":"x1","method":"tools/call","params":"oops"}',
+        (types.INVALID_REQUEST, "x1"),
+    ),
+    (b'{"jsonrpc":"2.0","method":"notifications/progress","params":5}', None),
+    (b"\xff\xfe\x00binary\x80", (types.PARSE_ERROR, None)),
+    (b'"just a string"', (types.INVALID_REQUEST, None)),
+    (b'{"id": true, "method": 5}', (types.INVALID_REQUEST, None)),
+    (b"   ", None),
+    (b"a" * (8 * 1024 * 1024), (types.PARSE_ERROR, None)),
+    (b'{"jsonrpc":"2.0","id":99,"result":{}}', None),
+]
+
+
+async def _read_message(stream: BufferedByteReceiveStream) -> dict[str, Any]:
+    with anyio.fail_after(30):
+        line = await stream.receive_until(b"\n", 64 * 1024 * 1024)
+    message: dict[str, Any] = json.loads(line)
+    return message
+
+
+async def _send(process: anyio.abc.Process, *lines: bytes) -> None:
+    assert process.stdin is not None
+    for line in lines:
+        await process.stdin.send(line + b"\n")
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_malformed_input_on_stdin_leaves_the_server_answering(
+    tmp_path: Path, era: str
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    command = serve_command(str(path), "--no-history")
+    async with await anyio.open_process(command, env=_env()) as process:
+        assert process.stdout is not None
+        stdout = BufferedByteReceiveStream(process.stdout)
+        await _send(process, *(line for line, _ in _GARBAGE))
+        for line, expected in _GARBAGE:
+            if expected is None:
+                continue
+            reply = await _read_message(stdout)
+            code, request_id = expected
+            assert reply["error"]["code"] == code, (line[:60], reply)
+            assert reply["id"] == request_id
+        if era == "2025-11-25":
+            await _send(process, json.dumps(_INIT).encode())
+            initialized = await _read_message(stdout)
+            assert initialized["result"]["serverInfo"]["name"] == "Travel Desk"
+            await _send(
+                process,
+                b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                b"{broken again",
+                b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}',
+            )
+        else:
+            meta = {
+                types.PROTOCOL_VERSION_META_KEY: era,
+                types.CLIENT_INFO_META_KEY: {"name": "raw-bytes", "version": "1"},
+                types.CLIENT_CAPABILITIES_META_KEY: {},
+            }
+            request = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}
+            await _send(process, b"{broken again", json.dumps(request).encode())
+        assert (await _read_message(stdout))["error"]["code"] == types.PARSE_ERROR
+        listed = await _read_message(stdout)
+        assert listed["id"] == 2
+        assert [t["name"] for t in listed["result"]["tools"]] == ["book_flight"]
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with anyio.fail_after(30):
+            assert await process.wait() == 0
+
+
+class _Chunks:
+    """A binary stream handing out given chunks (what ``StdinLines`` reads with ``read1``)."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self._chunks = list(chunks)
+
+    def read1(self, size: int) -> bytes:
+        return self._chunks.pop(0) if self._chunks else b""
+
+
+async def test_a_line_longer_than_the_limit_is_skipped_without_being_kept() -> None:
+    valid = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    reader = StdinLines(_Chunks(b"x" * 40, b"y" * 40, b"z\n" + valid + b"\n"), max_line=64)  # type: ignore[arg-type]
+    await reader.aclose()  # no transport to answer on
+    with anyio.fail_after(5):
+        lines = [line async for line in reader]
+    assert lines == [valid.decode()]
+    assert reader.refused == 1
+
+
+# --- start-up refusals -----------------------------------------------------------------------
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        serve_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_tool_name_clash_is_refused_at_startup_naming_both_files(tmp_path: Path) -> None:
+    first = write_agent(tmp_path / "a.agent.yaml", name="One")
+    second = write_agent(tmp_path / "b.agent.yaml", name="Two")
+    done = _run(str(first), str(second))
+    assert done.returncode == 2
+    assert str(first) in done.stderr and str(second) in done.stderr
+    assert "--prefix" in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_broken_agent_file_is_refused_at_startup_with_where(tmp_path: Path) -> None:
+    path = tmp_path / "broken.agent.yaml"
+    path.write_text("metadata:\n  tools: [\n", encoding="utf-8")
+    done = _run(str(path))
+    assert done.returncode == 2
+    assert "cannot load the agent file" in done.stderr and str(path) in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_token_without_http_is_a_usage_error(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml", tools=[book_tool()])
+    done = _run(str(path), "--token", "abc")
+    assert done.returncode == 2
+    assert "--token only applies with --http" in done.stderr
