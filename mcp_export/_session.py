@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,6 +43,7 @@ from ._events import (
 )
 from ._session_failure import failure_for, turn_limit_error
 from ._session_record import SessionRecorder, load_thread_messages, repair_tool_results
+from ._session_result import SessionResult, aclose_stream, collect_result, run_to_result
 from .providers._base import (
     ChatMessage,
     Completion,
@@ -221,6 +222,8 @@ class ChatSession:
         self._cancel_requested = False
         queue: asyncio.Queue[SessionEvent | None] = asyncio.Queue()
         task = asyncio.get_running_loop().create_task(self._drive(user_message, queue.put_nowait))
+        # However the loop task ends (even cancelled by someone else), the consumer stops waiting.
+        task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while True:
                 event = await queue.get()
@@ -333,7 +336,7 @@ class ChatSession:
                 else:
                     completion = event
         finally:
-            await _aclose(stream)  # a cancelled run must close the HTTP stream now, not at GC
+            await aclose_stream(stream)  # a cancelled run must close the HTTP stream now, not at GC
         if completion is None:
             raise ProviderProtocolError(
                 f"the {self.provider.name} stream ended without a complete answer; "
@@ -396,88 +399,3 @@ class ChatSession:
         )
         emit(finished)
         return finished.record()
-
-
-async def _aclose(stream: AsyncIterator[Any]) -> None:
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()
-
-
-@dataclass(frozen=True)
-class SessionResult:
-    """The outcome of one run, for callers that do not render events as they come.
-
-    ``answer`` is empty and ``error``/``failure`` are set when the run failed.
-    """
-
-    answer: str
-    tool_calls: tuple[ToolCallRecord, ...]
-    usage: Usage
-    duration_ms: float
-    turns: int
-    error: ExportError | None = None
-    failure: SessionFailed | None = None
-    session_id: str | None = None
-    thread_id: str | None = None
-
-
-async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
-    """Drain a run's events into a ``SessionResult`` (closing the iterator in any case)."""
-    session_id: str | None = None
-    thread_id: str | None = None
-    calls: list[ToolCallRecord] = []
-    turns = 0
-    input_tokens = output_tokens = 0
-    started = time.perf_counter()
-    try:
-        async for event in events:
-            if isinstance(event, SessionStarted):
-                session_id, thread_id = event.session_id, event.thread_id
-            elif isinstance(event, ToolCallFinished):
-                calls.append(event.record())
-            elif isinstance(event, TurnFinished):
-                turns = event.turn
-                input_tokens += event.input_tokens
-                output_tokens += event.output_tokens
-            elif isinstance(event, FinalAnswer):
-                return SessionResult(
-                    event.text,
-                    event.tool_calls,
-                    event.usage,
-                    event.duration_ms,
-                    event.turns,
-                    session_id=session_id,
-                    thread_id=thread_id,
-                )
-            elif isinstance(event, SessionFailed):
-                return SessionResult(
-                    "",
-                    tuple(calls),
-                    Usage(input_tokens, output_tokens),
-                    (time.perf_counter() - started) * 1000,
-                    turns,
-                    error=event.error,
-                    failure=event,
-                    session_id=session_id,
-                    thread_id=thread_id,
-                )
-    finally:
-        await _aclose(events)
-    error = SessionError("the session ended without an answer or an error")
-    return SessionResult(
-        "",
-        tuple(calls),
-        Usage(input_tokens, output_tokens),
-        (time.perf_counter() - started) * 1000,
-        turns,
-        error=error,
-        failure=failure_for(error),
-        session_id=session_id,
-        thread_id=thread_id,
-    )
-
-
-async def run_to_result(session: ChatSession, user_message: str) -> SessionResult:
-    """Run one user turn of ``session``; its answer and trace (never raises ``ExportError``)."""
-    return await collect_result(session.run(user_message))

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._call import (
+from ._terminal import (
     EventPrinter,
     Runtime,
     add_session_options,

@@ -1,0 +1,257 @@
+"""What the terminal commands (``call``, ``chat``) share: loading the agent, ``--set`` and
+``/set`` parsing, opening the runtime, and printing session events.
+
+Output rule: answer text goes to stdout; tool calls, failures and notices go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from schema_types._agent import Agent
+
+    from .._events import SessionEvent
+    from .._history import HistoryStore
+    from .._toolbox import AgentToolbox
+    from ..providers._base import Provider
+
+__all__ = [
+    "EventPrinter",
+    "Runtime",
+    "add_session_options",
+    "check_parameters",
+    "error",
+    "load_agent_or_report",
+    "open_runtime",
+    "parameter_name",
+    "parse_parameter_overrides",
+    "parse_parameter_value",
+]
+
+_PARAMETER_NAMES = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_tokens": "max_tokens",
+    "max_output_tokens": "max_tokens",
+    "stop": "stop",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "response_format": "response_format",
+    "tool_choice": "tool_choice",
+}
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """``--set param=value`` and ``--no-history``."""
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PARAM=VALUE",
+        help="a model parameter for this run (temperature, top_p, max_tokens, stop, seed, "
+        "presence_penalty, frequency_penalty, response_format, tool_choice); VALUE is JSON "
+        "when it parses, else a string; null clears the agent's setting",
+    )
+    parser.add_argument(
+        "--no-history", action="store_true", help="do not record this run in the history"
+    )
+
+
+def error(command: str, message: str) -> None:
+    """Say ``metaagent COMMAND: MESSAGE`` on stderr."""
+    sys.stderr.write(f"metaagent {command}: {message}\n")
+    sys.stderr.flush()
+
+
+def load_agent_or_report(command: str, path: Path) -> Agent | None:
+    """The agent in ``path``, or None after saying on stderr why it cannot be loaded."""
+    from schema_types._agent_file import load_agent
+    from schema_types._errors import SchemaError
+
+    try:
+        return load_agent(path)
+    except SchemaError as exc:
+        error(command, str(exc))
+    except OSError as exc:
+        error(command, f"cannot read {path}: {exc.strerror or exc}")
+    return None
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parameter_name(name: str) -> str:
+    """The snake_case model parameter ``name`` stands for (camelCase accepted).
+
+    Raises:
+        ValueError: not a model parameter.
+    """
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.strip()).lower().replace("-", "_")
+    try:
+        return _PARAMETER_NAMES[snake]
+    except KeyError:
+        known = ", ".join(sorted(set(_PARAMETER_NAMES.values())))
+        raise ValueError(f"{name!r} is not a model parameter; use one of {known}") from None
+
+
+def parse_parameter_value(text: str) -> Any:
+    """A ``--set``/``/set`` value: JSON when it parses as JSON, else the text itself."""
+    return _json_or_text(text)
+
+
+def check_parameters(agent: Agent, overrides: dict[str, Any]) -> None:
+    """Check that ``overrides`` resolve against the agent's settings.
+
+    Raises:
+        ValueError: a value has the wrong type or range (the message says which).
+    """
+    from .._errors import ConfigurationError
+    from ..providers import resolve_parameters
+
+    try:
+        resolve_parameters(agent.settings, overrides)
+    except ConfigurationError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def parse_parameter_overrides(pairs: Sequence[str], agent: Agent) -> dict[str, Any]:
+    """``["temperature=0.3", "stop=[\\"END\\"]"]`` → ``{"temperature": 0.3, "stop": ["END"]}``.
+
+    Raises:
+        ValueError: an entry is not ``name=value``, names no model parameter, or its value does
+            not fit the parameter.
+    """
+    overrides: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--set {pair!r}: write it as PARAM=VALUE (temperature=0.2)")
+        overrides[parameter_name(name)] = parse_parameter_value(value)
+    check_parameters(agent, overrides)
+    return overrides
+
+
+@dataclass
+class Runtime:
+    """What one CLI command needs to run sessions: the model, the agent's tools, the history."""
+
+    provider: Provider
+    model: str
+    toolbox: AgentToolbox | None  # None: the agent has no MCP servers (the mcp SDK stays unloaded)
+    history: HistoryStore | None
+
+    async def aclose(self) -> None:
+        """Stop the tool servers and release connections and the database."""
+        try:
+            if self.toolbox is not None:
+                await self.toolbox.aclose()
+        finally:
+            try:
+                await self.provider.aclose()
+            finally:
+                if self.history is not None:
+                    self.history.close()
+
+
+def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
+    """Provider, toolbox and history store for ``agent`` (tool servers start on first use).
+
+    Raises:
+        ExportError: no model is configured, or its credentials are missing.
+    """
+    from .._errors import HistoryError
+    from .._history import HistoryStore
+    from ..providers import provider_for_agent
+
+    provider, model = provider_for_agent(agent)
+    toolbox: AgentToolbox | None = None
+    if agent.mcp_servers:
+        from .._toolbox import AgentToolbox
+
+        toolbox = AgentToolbox(agent, base_dir=path.resolve().parent)
+    store: HistoryStore | None = None
+    if history:
+        try:
+            store = HistoryStore()
+        except HistoryError as exc:  # the answer matters more than its record
+            error("history", f"{exc}; going on without recording")
+    return Runtime(provider, model, toolbox, store)
+
+
+class EventPrinter:
+    """Prints session events: answer text to ``out``, tool calls and failures to ``err``."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._fancy = _can_show(self.err, "→←")
+        self._line_open = False
+
+    def handle(self, event: SessionEvent) -> None:
+        """Print one event."""
+        from .._events import (
+            FinalAnswer,
+            SessionFailed,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+        )
+
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._line_open = not event.text.endswith("\n")
+        elif isinstance(event, ToolCallStarted):
+            self._end_line()
+            arrow = "→" if self._fancy else "->"
+            arguments = json.dumps(event.arguments, ensure_ascii=False, separators=(",", ":"))
+            self.err.write(f"{arrow} {event.name} {arguments}\n")
+            self.err.flush()
+        elif isinstance(event, ToolCallFinished):
+            arrow = "←" if self._fancy else "<-"
+            if event.refused:
+                verdict = f"refused: {_one_line(event.result)}"
+            elif event.is_error:
+                verdict = f"error: {_one_line(event.result)}"
+            else:
+                verdict = "ok"
+            self.err.write(f"{arrow} {event.name} {event.duration_ms:.0f} ms {verdict}\n")
+            self.err.flush()
+        elif isinstance(event, FinalAnswer):
+            self._end_line()
+        elif isinstance(event, SessionFailed):
+            self._end_line()
+            self.err.write(f"error: {event.message}\nhint: {event.hint}\n")
+            self.err.flush()
+
+    def _end_line(self) -> None:
+        if self._line_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._line_open = False
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _can_show(stream: TextIO, text: str) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
