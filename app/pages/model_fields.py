@@ -1,0 +1,195 @@
+"""Field helpers of the Model page: optional numbers, spin boxes and stop sequences.
+
+They extend the bindings of :mod:`app.pages` (typing merged into one undo step per field, the
+widget re-reads the document on every change) to the value shapes the model settings have: a
+number that may be unset (empty = the provider's default), a bounded number that is always set,
+and a list of strings edited one per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+from PySide6.QtCore import QEvent, QObject, QRegularExpression, QSignalBlocker
+from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QLineEdit, QSpinBox
+
+from app.document import AgentDocument, EditCommand, FieldPath, merge_id_for, validation_message
+from app.errors import reporter
+from app.pages import FieldBinding, LineEditBinding, PathSource, TextEditBinding
+
+__all__ = [
+    "OptionalNumberBinding",
+    "SpinBinding",
+    "StopSequencesBinding",
+    "number_field",
+    "optional_number",
+    "stop_from_text",
+    "stop_to_text",
+    "unset_field",
+]
+
+_DECIMAL = QRegularExpression(r"-?\d*\.?\d*")
+_INTEGER = QRegularExpression(r"-?\d*")
+
+
+def number_field(name: str, hint: str, *, integer: bool = False) -> QLineEdit:
+    """A line edit for an optional number: only digits (and a sign, a point) can be typed."""
+    edit = QLineEdit()
+    edit.setObjectName(name)
+    edit.setPlaceholderText(f"provider default ({hint})")
+    edit.setClearButtonEnabled(True)
+    edit.setMaximumWidth(320)  # a number, not a paragraph
+    edit.setValidator(QRegularExpressionValidator(_INTEGER if integer else _DECIMAL, edit))
+    return edit
+
+
+def optional_number(label: str, *, integer: bool = False) -> Callable[[str], int | float | None]:
+    """The text → value conversion of an optional number field (empty → None: unset)."""
+
+    def convert(text: str) -> int | float | None:
+        text = text.strip()
+        if not text:
+            return None
+        try:
+            return int(text) if integer else float(text)
+        except ValueError:
+            what = "a whole number" if integer else "a number"
+            raise ValueError(
+                f"{label} must be {what}, or empty for the provider's default"
+            ) from None
+
+    return convert
+
+
+def stop_to_text(value: list[str] | None) -> str:
+    r"""Stop sequences as the field shows them: one per line, line breaks written ``\n``."""
+    return "\n".join(
+        s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t") for s in value or []
+    )
+
+
+def stop_from_text(text: str) -> list[str] | None:
+    r"""The stop sequences a field's text means (``\n``, ``\t``, ``\\`` unescaped); None: empty."""
+    sequences = [_unescape(line) for line in text.splitlines() if line]
+    return sequences or None
+
+
+def _unescape(line: str) -> str:
+    out: list[str] = []
+    chars = iter(line)
+    for char in chars:
+        if char != "\\":
+            out.append(char)
+            continue
+        following = next(chars, "")
+        out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(following, "\\" + following))
+    return "".join(out)
+
+
+def unset_field(document: AgentDocument, path: FieldPath, *, text: str, merge_id: int) -> bool:
+    """Put the model field at ``path`` back to its default *and* out of the file.
+
+    Setting None would leave ``key: null`` in the file; unset, the key disappears, as it was
+    before anyone typed. The edit is an ordinary undoable ``EditCommand`` (it merges with the
+    typing in the same field) whose "after" state has the field unset.
+
+    Returns:
+        False when the agent refused (reported).
+    """
+    model = document.get(path[:-1])
+    name = str(path[-1])
+    if getattr(model, name) is None and name not in model.model_fields_set:
+        return True
+    try:
+        # The document's own apply step (walk, validation, ancestors); only the unset is ours.
+        change = document._apply(path, lambda _c, _k: None, leaf_value=None)
+    except (ValidationError, ValueError, TypeError) as exc:
+        reporter().warning(f"{text}: not changed — {validation_message(exc)}")
+        return False
+    model.model_fields_set.discard(name)
+    change.after = [
+        (m, fields - {name}) if m is model else (m, fields) for m, fields in change.after
+    ]
+    document.push(EditCommand(document, change, path, text, merge_id))
+    return True
+
+
+def _commit_unset_aware(binding: FieldBinding, widget_value: Any) -> bool | None:
+    """Commit an empty value as "unset"; None when the value is not empty (commit as usual)."""
+    path = binding.path
+    try:
+        value = binding._to_model(widget_value)
+    except ValueError:
+        return None  # the ordinary commit reports it
+    if value is not None or path is None:
+        return None
+    return unset_field(
+        binding.document, path, text=f"Edit {binding.label}", merge_id=merge_id_for(path)
+    )
+
+
+class OptionalNumberBinding(LineEditBinding):
+    """A line edit bound to an optional number: empty unsets it (the provider's default)."""
+
+    def commit(self, widget_value: Any) -> bool:
+        done = _commit_unset_aware(self, widget_value)
+        return super().commit(widget_value) if done is None else done
+
+
+class StopSequencesBinding(TextEditBinding):
+    """The stop sequences, one per line; a half-typed line is never overwritten by the model."""
+
+    def __init__(self, document: AgentDocument, edit: Any, path: PathSource, label: str) -> None:
+        super().__init__(
+            document, edit, path, label, to_model=stop_from_text, from_model=lambda v: v
+        )
+
+    def commit(self, widget_value: Any) -> bool:
+        done = _commit_unset_aware(self, widget_value)
+        return super().commit(widget_value) if done is None else done
+
+    def refresh(self) -> None:
+        value = self.model_value()
+        if stop_from_text(self.edit.toPlainText()) == value:
+            return  # same sequences (a trailing empty line while typing the next one)
+        text = stop_to_text(value)
+        self._updating = True
+        try:
+            self.edit.setPlainText(text)
+        finally:
+            self._updating = False
+
+
+class SpinBinding(FieldBinding):
+    """A ``QSpinBox``/``QDoubleSpinBox`` bound to a number that is always set."""
+
+    def __init__(
+        self,
+        document: AgentDocument,
+        spin: QSpinBox | QDoubleSpinBox,
+        path: PathSource,
+        label: str,
+    ) -> None:
+        super().__init__(document, spin, path, label)
+        self.spin = spin
+        spin.setKeyboardTracking(True)
+        spin.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
+        spin.valueChanged.connect(self.commit)
+        spin.editingFinished.connect(document.seal)
+        spin.installEventFilter(self)
+        self.refresh()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if event.type() == QEvent.Type.FocusOut:
+            self.document.seal()
+        return False
+
+    def refresh(self) -> None:
+        value = self.model_value()
+        if value is None or self.spin.value() == value:
+            return
+        with QSignalBlocker(self.spin):
+            self.spin.setValue(value)
