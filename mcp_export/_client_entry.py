@@ -191,10 +191,13 @@ def server_name(agent: Agent) -> str:
 
 
 def referenced_env_names(agent: Agent) -> tuple[str, ...]:
-    """The environment variables the agent reads through ``env://NAME`` references.
+    """The environment variables the served agent reads, in order of first use.
 
-    Looks at the provider settings and at the env and headers of the agent's own MCP servers
-    (a reference may sit inside a value, as in ``Bearer env://TOKEN``). Order of first use.
+    Two sources: every ``env://NAME`` reference in the provider settings and in the env and
+    headers of the agent's own MCP servers (a reference may sit inside a value, as in
+    ``Bearer env://TOKEN``); and the variables the model provider falls back to when the agent
+    does not set them (``ANTHROPIC_API_KEY`` for ``anthropic:…`` with no ``providers`` entry),
+    where the provider cannot work without them.
     """
     values: list[str] = []
     for settings in agent.providers.values():
@@ -202,11 +205,31 @@ def referenced_env_names(agent: Agent) -> tuple[str, ...]:
     for server in agent.mcp_servers.values():
         values.extend(server.env.values())
         values.extend(server.headers.values())
-    names: dict[str, None] = {}
+    names: dict[str, None] = dict.fromkeys(_provider_fallback_names(agent))
     for value in values:
         for match in _ENV_REFERENCE.finditer(value):
             names.setdefault(match.group(1), None)
     return tuple(names)
+
+
+def _provider_fallback_names(agent: Agent) -> list[str]:
+    """Required provider settings the agent leaves to the process environment."""
+    # The provider table is the providers package's own (one rule for where a key comes from);
+    # it has no public accessor yet, hence the private import.
+    from mcp_export.providers._factory import _KINDS
+
+    provider_id = agent.settings.provider_id or ""
+    kind = _KINDS.get(provider_id)
+    if kind is None or not agent.settings.model_name:
+        return []
+    given = agent.providers.get(provider_id, {})
+    names: list[str] = []
+    if kind.key_required and not any(given.get(name) for name in kind.key_names):
+        names.append(kind.key_names[0])
+    url_needed = kind.sdk == "openai" and kind.default_url is None and provider_id != "openai"
+    if url_needed and not any(given.get(name) for name in kind.url_names):
+        names.append(kind.url_names[0])
+    return names
 
 
 def _env_value(style: EnvStyle, name: str) -> str:

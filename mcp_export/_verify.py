@@ -112,7 +112,7 @@ async def verify_export(
     check_connections(report, ordered)
     check_tools(report, agent, ordered)
     check_environment(report, agent, entry, environ)
-    check_model(report, agent, client)
+    check_model(report, agent, client, environ)
     report.timings["total"] = time.perf_counter() - started
     return report
 

@@ -7,6 +7,7 @@ rule for a served tool (valid JSON Schema, an object root, the parameters as aut
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,7 +85,9 @@ def check_tools(report: VerifyReport, agent: Agent, results: Sequence[ModeResult
         detail += f"; missing: {', '.join(missing)}"
     if extra:
         detail += f"; not in the agent file: {', '.join(extra)}"
-    report.add(f"{len(first.tools)} tools listed", not missing and not extra, detail)
+    count = len(first.tools)
+    label = f"{count} tool{'' if count == 1 else 's'} listed"
+    report.add(label, not missing and not extra, detail)
     for definition in agent.tools:
         tool = served.get(definition.name)
         if tool is None:
@@ -114,7 +117,8 @@ def tool_problems(tool: VerifiedTool, definition: ToolDefinition) -> list[str]:
 
 
 def _listing(tools: list[VerifiedTool]) -> list[tuple[str, str]]:
-    return sorted((tool.name, repr(tool.input_schema)) for tool in tools)
+    # Key order is not meaning: the two protocol paths serialise the same schema differently.
+    return sorted((tool.name, json.dumps(tool.input_schema, sort_keys=True)) for tool in tools)
 
 
 def _as_authored(schema: dict[str, Any], conversation: bool) -> dict[str, Any]:
@@ -159,8 +163,13 @@ def check_environment(
             report.add(f"env {name}", False, f"not set here: the agent reads env://{name}")
 
 
-def check_model(report: VerifyReport, agent: Agent, client: ClientId) -> None:
-    """Whether the served agent will have a model: its own credentials, or the client's."""
+def check_model(
+    report: VerifyReport, agent: Agent, client: ClientId, environ: Mapping[str, str]
+) -> None:
+    """Whether the served agent will have a model: its own credentials, or the client's.
+
+    ``environ`` is what the server process is given, so the answer is the server's own.
+    """
     info = CLIENTS[client]
     model = agent.settings.model
     if model == "sampling" or not model:
@@ -175,7 +184,7 @@ def check_model(report: VerifyReport, agent: Agent, client: ClientId) -> None:
                 "(for example openai:gpt-4.1-mini) and its key",
             )
         return
-    ok, reason = _credentials(agent)
+    ok, reason = _credentials(agent, environ)
     if ok:
         report.add("model", True, f"{model}: credentials resolve")
     elif info.sampling:
@@ -184,34 +193,18 @@ def check_model(report: VerifyReport, agent: Agent, client: ClientId) -> None:
         report.add("model", False, f"{model}: {reason}")
 
 
-def _credentials(agent: Agent) -> tuple[bool, str]:
-    """Whether the agent's provider credentials resolve (the providers package decides)."""
-    from mcp_export import providers
+def _credentials(agent: Agent, environ: Mapping[str, str]) -> tuple[bool, str]:
+    """Whether the agent's provider settings resolve, and if not the provider layer's reason."""
+    from mcp_export._errors import ConfigurationError
+    from mcp_export.providers import credentials_available, provider_for_agent
 
-    check = getattr(providers, "credentials_available", None)
-    if check is None:
-        return _references_resolve(agent)
+    if credentials_available(agent, env=environ):
+        return True, ""
     try:
-        result: Any = check(agent)
-    except Exception as exc:  # the provider layer's own refusal is the answer
+        provider_for_agent(agent, env=environ)  # only to hear why; nothing is connected
+    except ConfigurationError as exc:
         return False, str(exc)
-    if isinstance(result, tuple):
-        return bool(result[0]), str(result[1]) if len(result) > 1 else ""
-    return bool(result), "" if result else "its credentials are not set"
-
-
-def _references_resolve(agent: Agent) -> tuple[bool, str]:
-    """Fallback when the providers package cannot tell: do its references resolve here?"""
-    from schema_types._errors import SecretError
-    from schema_types._secrets import resolve_secret
-
-    provider = agent.settings.provider_id or ""
-    for key, value in agent.providers.get(provider, {}).items():
-        try:
-            resolve_secret(value, key_name=key)
-        except SecretError as exc:
-            return False, str(exc)
-    return True, ""
+    return False, "its credentials are not set"  # pragma: no cover - the two agree
 
 
 def _one_line(text: str, width: int = 70) -> str:

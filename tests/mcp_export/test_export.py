@@ -152,6 +152,26 @@ def test_an_agent_without_references_gets_no_env_key():
     assert "env" not in entry.entry
 
 
+@pytest.mark.parametrize(
+    ("settings", "providers", "expected"),
+    [
+        ({"model": "anthropic:claude-sonnet-4-5"}, {}, ("ANTHROPIC_API_KEY",)),
+        ({"model": "openai:gpt-4.1"}, {}, ("OPENAI_API_KEY",)),
+        ({"model": "openai:gpt-4.1"}, {"openai": {"OPENAI_API_KEY": "env://MY_KEY"}}, ("MY_KEY",)),
+        ({"model": "openai:gpt-4.1"}, {"openai": {"OPENAI_API_KEY": "keyring://s/n"}}, ()),
+        ({"model": "ollama:llama3.2"}, {}, ()),
+        ({"model": "vllm:qwen"}, {}, ("VLLM_BASE_URL",)),
+        ({"model": "openrouter:openai/gpt-4o"}, {}, ("OPENROUTER_API_KEY",)),
+        ({"model": "sampling"}, {}, ()),
+    ],
+)
+def test_env_names_include_what_the_provider_reads_when_the_agent_does_not_say(
+    settings, providers, expected
+):
+    agent = Agent.model_validate({"settings": settings, "providers": providers})
+    assert build_entry("a.yaml", agent, "vscode").env_names == expected
+
+
 @pytest.mark.parametrize("client", ["claude-desktop", "cursor", "vscode", "json"])
 def test_snippet_has_the_clients_config_shape(client):
     entry = build_entry("/agents/travel.agent.yaml", _agent(), client)
