@@ -27,9 +27,10 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from schema_types._agent import Agent
+if TYPE_CHECKING:  # the CLI registry imports this module: keep pydantic out of its start-up
+    from schema_types._agent import Agent
 
 __all__ = [
     "CLIENTS",
