@@ -290,11 +290,15 @@ def _notes(
     notes: list[str] = []
     if env_names:
         listed = ", ".join(env_names)
-        if info.env_style == "placeholder":
-            where = "its config file" if info.id == "claude-desktop" else "the entry"
+        if info.id == "claude-desktop":
             notes.append(
-                f"set {listed} in the env of '{name}' in {where}: {info.label} does not read "
-                "your shell's environment, and no secret value is ever written for you"
+                f"set {listed} in the env of '{name}' in its config file: {info.label} does not "
+                "read your shell's environment, and no secret value is ever written for you"
+            )
+        elif info.env_style == "placeholder":
+            notes.append(
+                f"fill in {listed} in the entry's env (or leave them out if your client passes "
+                "its own environment on): no secret value is ever written for you"
             )
         else:
             notes.append(
