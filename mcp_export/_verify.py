@@ -21,13 +21,16 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from schema_types._agent import Agent
 
 from ._client_entry import ClientId, ExportEntry, build_entry
 from ._verify_checks import check_connections, check_environment, check_model, check_tools
 from ._verify_report import Check, ModeResult, VerifiedTool, VerifyReport, render_report
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 __all__ = [
     "MODES",
@@ -159,7 +162,7 @@ async def _connect(
     return result
 
 
-async def _list_tools(session: Any) -> list[VerifiedTool]:
+async def _list_tools(session: Client) -> list[VerifiedTool]:
     tools: list[VerifiedTool] = []
     cursor: str | None = None
     for _ in range(100):  # a server that pages forever cannot hang the check
