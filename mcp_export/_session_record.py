@@ -125,15 +125,22 @@ class SessionRecorder:
             self._failed("record a tool result", exc)
 
     def failed(self, error: str) -> None:
-        """Turn the pending assistant row (if any) into an ``error`` row saying why."""
+        """Record why the run ended without an answer, as an assistant row with status ``error``.
+
+        The pending row of the model request in flight becomes that row; when no request was in
+        flight (turn limit, timeout or cancel during tool calls) one is added, so the thread
+        never reads as if the run had ended well.
+        """
         history, row = self._history, self._pending
-        if history is None or row is None:
+        if history is None or self.thread_id is None:
             return
         self._pending = None
         try:
+            if row is None:
+                row = history.add_message(self.thread_id, "assistant", "", status="error")
             history.update_message(row, status="error", error=error)
         except ExportError as exc:
-            self._failed("mark the failed turn", exc)
+            self._failed("record the failure", exc)
 
 
 def repair_tool_results(messages: list[ChatMessage], reason: str) -> None:

@@ -16,9 +16,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._events import FinalAnswer, SessionEvent, ToolCallFinished
+from mcp_export._errors import TurnLimitExceeded
+from mcp_export._events import FinalAnswer, SessionEvent, SessionFailed, ToolCallFinished
 from mcp_export._history import HistoryStore
-from mcp_export._session import ChatSession, run_to_result
+from mcp_export._session import ChatSession, load_thread_messages, run_to_result
 from mcp_export._toolbox import AgentToolbox
 from mcp_export.providers import provider_for_agent
 from schema_types._agent import Agent
@@ -263,3 +264,39 @@ async def test_twenty_concurrent_sessions_share_one_tool_server_without_crossing
         assert rows[0].content == f"message-{index:02d}"
         assert all(r.status == "complete" for r in rows)
         assert f"message-{index:02d}" in rows[2].content
+
+
+async def test_loop_cap_with_a_real_tool_server_ends_in_a_turn_limit_failure(
+    runtimes: list[Runtime],
+):
+    def respond(body: RequestBody) -> Reply:
+        call_id = f"c{body.rounds_since_user}"
+        return tool_calls([(call_id, "time__get_current_time", {"timezone": "UTC"})])
+
+    with FakeOpenAIServer(responder=respond) as server:
+        runtime = Runtime(make_agent(server, {"time": time_server(**FREE)}, maxChatTurns=3))
+        runtimes.append(runtime)
+        session = runtime.session()
+        with anyio.fail_after(60):
+            events = await events_of(session, "loop")
+
+    failed = events[-1]
+    assert isinstance(failed, SessionFailed) and failed.kind == "turn-limit"
+    assert isinstance(failed.error, TurnLimitExceeded)
+    assert "maxChatTurns" in failed.hint
+    assert len(server.model_requests) == 3
+    assert len([e for e in events if isinstance(e, ToolCallFinished)]) == 2
+    rows = runtime.history.messages(thread_of(session))
+    assert [(r.role, r.status) for r in rows] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+        ("tool", "complete"),
+        ("assistant", "complete"),
+        ("tool", "complete"),
+        ("assistant", "complete"),
+        ("assistant", "error"),
+    ]
+    assert "3 model requests" in (rows[-1].error or "")
+    # The thread can be continued: the unanswered calls of the last turn get a "not run" result.
+    resumed = load_thread_messages(runtime.history, thread_of(session))
+    assert resumed[-1].role == "tool" and resumed[-1].content.startswith("not run:")
