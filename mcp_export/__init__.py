@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         ThreadRecord,
         default_history_path,
     )
+    from mcp_export._paths import data_dir
     from mcp_export._session import (
         ChatSession,
         SessionResult,
@@ -140,6 +141,7 @@ _EXPORTS: dict[str, str] = {
         ],
         "mcp_export._toolbox",
     ),
+    "data_dir": "mcp_export._paths",
     **dict.fromkeys(["VerifyReport", "render_report", "verify_export"], "mcp_export._verify"),
     **dict.fromkeys(
         [
@@ -196,6 +198,7 @@ __all__ = [
     "build_entry",
     "collect_result",
     "credentials_available",
+    "data_dir",
     "default_config_path",
     "default_history_path",
     "install",

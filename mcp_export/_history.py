@@ -38,6 +38,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from mcp_export._errors import HistoryError
+from mcp_export._paths import data_dir
 
 __all__ = [
     "INTERRUPTED",
@@ -200,13 +201,8 @@ def _record(cls: type[_T], row: dict[str, Any], **converted: Any) -> _T:
 
 
 def default_history_path() -> Path:
-    """``$METAAGENT_HOME/history.sqlite3``, else the platform's user data directory."""
-    home = os.environ.get("METAAGENT_HOME")
-    if home:
-        return Path(home).expanduser() / "history.sqlite3"
-    import platformdirs
-
-    return platformdirs.user_data_path("metaagent-studio", appauthor=False) / "history.sqlite3"
+    """``history.sqlite3`` in the data directory (``$METAAGENT_HOME`` or the platform's)."""
+    return data_dir() / "history.sqlite3"
 
 
 def process_start_marker(pid: int) -> str | None:
