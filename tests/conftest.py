@@ -17,7 +17,9 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def metaagent_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def metaagent_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Every test gets its own data directory (history database, recent files, recovery copies)."""
     home = tmp_path_factory.mktemp("metaagent-home")
     monkeypatch.setenv("METAAGENT_HOME", str(home))
