@@ -1,0 +1,233 @@
+# ruff: noqa: N802  (Qt virtual method names are camelCase)
+"""Syntax highlighting of prompt templates, driven by the template engine's own tokenizer.
+
+The highlighter never parses templates itself: it asks :func:`schema_types._template.tokenize`
+for the tokens and :func:`schema_types._template.placeholder_kind` what each placeholder names,
+so what the editor colours is exactly what the server fills.
+
+Tokenizing is done once per document change, not once per block: Qt calls ``highlightBlock`` for
+every block a change touches, and each call only looks up (by bisection) the tokens that overlap
+its block. Tokens never span a line break (placeholders and brace errors end at the line), so a
+keystroke re-highlights just the block it was typed in.
+
+Offsets: the engine counts code points, Qt counts UTF-16 units; :class:`OffsetMap` converts (a
+no-op for text without characters outside the Basic Multilingual Plane, the usual case).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
+from typing import Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
+
+from schema_types._template import Token, TokenKind, placeholder_kind, tokenize
+
+__all__ = [
+    "HighlightStyle",
+    "OffsetMap",
+    "TemplateHighlighter",
+    "is_dark",
+    "style_colours",
+]
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+class OffsetMap:
+    """Converts between ``str`` offsets (code points) and Qt positions (UTF-16 units) of a text."""
+
+    __slots__ = ("_qt",)
+
+    def __init__(self, text: str) -> None:
+        if _ASTRAL.search(text) is None:
+            self._qt: list[int] | None = None
+        else:
+            # qt[i] is the UTF-16 position of code point i (one entry past the end too).
+            widths = (2 if ord(c) > 0xFFFF else 1 for c in text)
+            self._qt = [0, *itertools.accumulate(widths)]
+
+    def to_qt(self, offset: int) -> int:
+        """The Qt position of code-point ``offset``."""
+        if self._qt is None:
+            return offset
+        return self._qt[max(0, min(offset, len(self._qt) - 1))]
+
+    def from_qt(self, position: int) -> int:
+        """The code-point offset at (or just before) Qt ``position``."""
+        if self._qt is None:
+            return position
+        return max(0, bisect_right(self._qt, position) - 1)
+
+
+class HighlightStyle(enum.Enum):
+    """How a token is shown."""
+
+    PARAMETER = "parameter"
+    TOOL_FIELD = "tool_field"
+    UNKNOWN = "unknown"
+    ESCAPED = "escaped"
+    MALFORMED = "malformed"
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether ``palette`` is a dark one (light text on a dark base)."""
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def style_colours(palette: QPalette) -> dict[HighlightStyle, QColor]:
+    """The text colour of each style for ``palette`` (readable in light and dark mode)."""
+    if is_dark(palette):
+        names = {"parameter": "#78aeff", "tool_field": "#d7a0ff", "error": "#ff7b72"}
+    else:
+        names = {"parameter": "#1a5fb4", "tool_field": "#8236b0", "error": "#c01c28"}
+    dim = QColor(palette.color(QPalette.ColorRole.PlaceholderText))
+    return {
+        HighlightStyle.PARAMETER: QColor(names["parameter"]),
+        HighlightStyle.TOOL_FIELD: QColor(names["tool_field"]),
+        HighlightStyle.UNKNOWN: QColor(names["error"]),
+        HighlightStyle.MALFORMED: QColor(names["error"]),
+        HighlightStyle.ESCAPED: dim,
+    }
+
+
+def _formats(palette: QPalette) -> dict[HighlightStyle, QTextCharFormat]:
+    formats: dict[HighlightStyle, QTextCharFormat] = {}
+    for style, colour in style_colours(palette).items():
+        fmt = QTextCharFormat()
+        fmt.setForeground(colour)
+        if style in (HighlightStyle.PARAMETER, HighlightStyle.TOOL_FIELD):
+            fmt.setFontWeight(QFont.Weight.DemiBold)
+        if style is HighlightStyle.TOOL_FIELD:
+            fmt.setFontItalic(True)
+        if style in (HighlightStyle.UNKNOWN, HighlightStyle.MALFORMED):
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+            fmt.setUnderlineColor(colour)
+        formats[style] = fmt
+    return formats
+
+
+_FIXED_STYLES = {
+    TokenKind.TOOL_FIELD: HighlightStyle.TOOL_FIELD,
+    TokenKind.ESCAPED_BRACE: HighlightStyle.ESCAPED,
+    TokenKind.UNTERMINATED: HighlightStyle.MALFORMED,
+    TokenKind.STRAY_CLOSE: HighlightStyle.MALFORMED,
+    TokenKind.INVALID_PLACEHOLDER: HighlightStyle.MALFORMED,
+}
+
+_KIND_STYLES = {
+    "parameter": HighlightStyle.PARAMETER,
+    "tool_field": HighlightStyle.TOOL_FIELD,
+    "unknown": HighlightStyle.UNKNOWN,
+}
+
+
+class TemplateHighlighter(QSyntaxHighlighter):
+    """Colours a template document: parameters, tool fields, unknowns, escapes, brace errors.
+
+    Args:
+        document: the editor's text document.
+        parent: the owner (normally the editor).
+    """
+
+    def __init__(self, document: QTextDocument, parent: QObject) -> None:
+        # Created without a document so our contentsChange slot is connected before Qt's own
+        # (slots run in connection order): the token cache is stale before any block is redone.
+        super().__init__(parent)
+        self._parameters: Mapping[str, Any] = {}
+        self._kinds: dict[tuple[str, ...], HighlightStyle] = {}
+        self._formats = _formats(QPalette())
+        self._stale = True
+        self._tokens: list[Token] = []
+        self._starts: list[int] = []
+        self._offsets = OffsetMap("")
+        document.contentsChange.connect(self._on_contents_change)
+        self.setDocument(document)
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def set_parameters(self, parameters: Mapping[str, Any]) -> None:
+        """Classify placeholders against ``parameters`` (the tool's JSON Schema) from now on."""
+        if parameters is self._parameters:
+            return
+        self._parameters = parameters
+        self._kinds.clear()
+        self.rehighlight()
+
+    def set_palette(self, palette: QPalette) -> None:
+        """Pick colours that read well on ``palette`` (light or dark)."""
+        self._formats = _formats(palette)
+        self.rehighlight()
+
+    def format_for(self, style: HighlightStyle) -> QTextCharFormat:
+        """The character format used for ``style`` (a copy)."""
+        return QTextCharFormat(self._formats[style])
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def style_of(self, token: Token) -> HighlightStyle | None:
+        """How ``token`` is shown (None for plain text)."""
+        if token.kind is TokenKind.TEXT:
+            return None
+        if token.kind is TokenKind.PLACEHOLDER:
+            style = self._kinds.get(token.path)
+            if style is None:
+                kind = placeholder_kind(token.path, self._parameters)
+                style = self._kinds[token.path] = _KIND_STYLES[kind]
+            return style
+        return _FIXED_STYLES[token.kind]
+
+    def styled_spans(self) -> list[tuple[int, int, HighlightStyle]]:
+        """Every highlighted span of the current text as ``(start, end, style)`` in code points."""
+        self._ensure_tokens()
+        spans: list[tuple[int, int, HighlightStyle]] = []
+        for token in self._tokens:
+            style = self.style_of(token)
+            if style is not None:
+                spans.append((token.start, token.end, style))
+        return spans
+
+    # -- Qt --------------------------------------------------------------------------------
+
+    def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
+        self._stale = True
+
+    def _ensure_tokens(self) -> None:
+        if not self._stale:
+            return
+        document = self.document()
+        text = document.toPlainText() if document is not None else ""
+        self._tokens = tokenize(text)
+        self._starts = [token.start for token in self._tokens]
+        self._offsets = OffsetMap(text)
+        self._stale = False
+
+    def highlightBlock(self, text: str) -> None:
+        self._ensure_tokens()
+        qt_start = self.currentBlock().position()
+        start = self._offsets.from_qt(qt_start)
+        end = start + len(text)
+        tokens = self._tokens
+        index = max(0, bisect_right(self._starts, start) - 1)
+        stop = bisect_left(self._starts, end, lo=index)
+        to_qt = self._offsets.to_qt
+        for token in tokens[index:stop]:
+            style = self.style_of(token)
+            if style is None:
+                continue
+            first = to_qt(max(token.start, start)) - qt_start
+            last = to_qt(min(token.end, end)) - qt_start
+            if last > first:
+                self.setFormat(first, last - first, self._formats[style])
