@@ -49,7 +49,7 @@ from app.tool_editor.sample_values import SampleValuesModel
 from app.tool_editor.template_editor import TemplateEditor, completion_entries
 from schema_types._agent import ToolDefinition
 from schema_types._arguments import validate_arguments
-from schema_types._errors import SchemaError
+from schema_types._errors import SchemaDefinitionError, SchemaError
 from schema_types._template import (
     Severity,
     TokenKind,
@@ -149,6 +149,8 @@ class TemplatePane(QWidget):
 
     error_count_changed = Signal(int)
     """The number of template errors changed (for the tab's badge)."""
+    samples_checked = Signal()
+    """The sample values were checked against the schema (:attr:`samples_problem` is current)."""
 
     def __init__(
         self,
@@ -167,6 +169,12 @@ class TemplatePane(QWidget):
         self._arguments: dict[str, Any] = {}
         self._rename: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._retry_pending = False
+        # Checking the samples against the schema builds a validator (a meta-schema check the
+        # first time, ~0.1 s for 300 properties): done once the pane is shown, not while opening.
+        self._samples_timer = QTimer(self)
+        self._samples_timer.setSingleShot(True)
+        self._samples_timer.setInterval(0)
+        self._samples_timer.timeout.connect(self.check_samples)
 
         self.editor = TemplateEditor()
         self.editor.undo_stack = document.undo_stack
@@ -336,6 +344,12 @@ class TemplatePane(QWidget):
 
     def _retry_refresh(self) -> None:
         self._retry_pending = False
+        # Checking the samples against the schema builds a validator (a meta-schema check the
+        # first time, ~0.1 s for 300 properties): done once the pane is shown, not while opening.
+        self._samples_timer = QTimer(self)
+        self._samples_timer.setSingleShot(True)
+        self._samples_timer.setInterval(0)
+        self._samples_timer.timeout.connect(self.check_samples)
         if self.tool() is not None:
             self.refresh()
 
@@ -393,14 +407,22 @@ class TemplatePane(QWidget):
 
     def _update_arguments(self) -> None:
         self._arguments = self.samples.arguments()
+        self._samples_timer.start()
+
+    def check_samples(self) -> None:
+        """Say under the table which sample values the schema would refuse (runs deferred)."""
+        self._samples_timer.stop()
         problem = ""
         if isinstance(self._parameters, dict):
             try:
                 validate_arguments(self._parameters, self._arguments)
+            except SchemaDefinitionError:
+                problem = ""  # the parameter builder reports a broken schema where it is edited
             except SchemaError as exc:
                 problem = "These values would be refused by the schema:\n" + str(exc)
         self.samples_problem.setText(problem)
         self.samples_problem.setVisible(bool(problem))
+        self.samples_checked.emit()
 
     def _on_samples_changed(self) -> None:
         self._update_arguments()
