@@ -50,7 +50,6 @@ __all__ = ["APP_NAME", "MainWindow", "PageFactory"]
 
 APP_NAME = "Meta Agent Studio"
 PageFactory = Callable[[AgentDocument], QWidget]
-_UNDO_KEYS = (QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo)
 
 
 class MainWindow(FileActions, QMainWindow):
@@ -440,14 +439,25 @@ class MainWindow(FileActions, QMainWindow):
         self.closed.emit()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        """Ctrl+Z/Ctrl+Shift+Z in a text field undo the agent edit, not the field's own undo."""
-        if (
-            event.type() == QEvent.Type.ShortcutOverride
-            and isinstance(event, QKeyEvent)
-            and any(event.matches(key) for key in _UNDO_KEYS)
+        """Undo/redo keys in a text field act on the agent's undo stack, not the field's own.
+
+        The field claims the key (ShortcutOverride) so it gets the key press, which then runs
+        the window's undo or redo: the same path whether or not the window is active.
+        """
+        if isinstance(event, QKeyEvent) and event.type() in (
+            QEvent.Type.ShortcutOverride,
+            QEvent.Type.KeyPress,
         ):
-            event.ignore()
-            return True
+            undo = event.matches(QKeySequence.StandardKey.Undo)
+            redo = event.matches(QKeySequence.StandardKey.Redo) or (
+                event.key() == Qt.Key.Key_Y
+                and event.modifiers() == Qt.KeyboardModifier.ControlModifier
+            )
+            if undo or redo:
+                event.accept()
+                if event.type() == QEvent.Type.KeyPress:
+                    (self.undo_action if undo else self.redo_action).trigger()
+                return True
         return super().eventFilter(watched, event)
 
     def watch_text_fields(self, root: QWidget) -> None:

@@ -31,7 +31,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from ._server_call import AgentRuntime, CallPolicy, run_call
+from ._server_runtime import AgentRuntime, CallPolicy
 from ._server_tools import ServedAgent, ServedTool, build_catalogue
 
 if TYPE_CHECKING:
@@ -136,11 +136,14 @@ class AgentServer:
             name,
             version=version,
             instructions=instructions,
-            on_list_tools=self._on_list_tools,
             on_call_tool=self._on_call_tool,
         )
+        # Registered this way (not on_list_tools=) because it answers wire JSON, not a model.
+        self.server.add_request_handler(
+            "tools/list", types.PaginatedRequestParams, self._on_list_tools
+        )
         self.server.middleware.append(_LazyRequestStateBoundary(name))
-        self._listing_cache: types.ListToolsResult | None = None
+        self._listing_cache: dict[str, Any] | None = None
 
     def initialization_options(self) -> Any:
         """The ``initialize`` answer's options (tool list changes are announced)."""
@@ -154,14 +157,22 @@ class AgentServer:
 
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
+    ) -> dict[str, Any]:
         cached = self._listing_cache
         if cached is None:
+            # Wire JSON, not models: the SDK checks the result against the protocol version's
+            # schema anyway, and skipping a model round trip keeps the first listing quick.
             tools = [
-                types.Tool.model_validate(tool.listing(self.runtime(tool).inner_tools))
-                for tool in self.catalogue.values()
+                tool.listing(self.runtime(tool).inner_tools) for tool in self.catalogue.values()
             ]
-            cached = self._listing_cache = types.ListToolsResult(tools=tools)
+            # The fields ListToolsResult would add (2026-07-28 requires them; 2025-11-25 drops
+            # them): not cacheable, as the list changes once inner tools are known.
+            cached = self._listing_cache = {
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "tools": tools,
+                "resultType": "complete",
+            }
         return cached
 
     async def _on_call_tool(
@@ -170,6 +181,8 @@ class AgentServer:
         tool = self.catalogue.get(params.name)
         if tool is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        from ._server_call import run_call
+
         runtime = self.runtime(tool)
         known = runtime.inner_tools
         result = await run_call(ctx, tool, runtime, params)

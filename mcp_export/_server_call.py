@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from ._server_history import CallRecord, HistoryAccess
+from ._server_history import CallRecord
 from ._server_model import ModelChoice, NoModel, choose_model
 from ._server_result import (
     answer_result,
@@ -35,20 +35,18 @@ from ._server_result import (
     progress_message,
     structured_answer,
 )
-from ._server_tools import CONVERSATION_ID, ServedAgent, ServedTool
+from ._server_tools import CONVERSATION_ID, ServedTool
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from ._events import FinalAnswer, SessionFailed
     from ._history import HistoryStore
+    from ._server_runtime import AgentRuntime
     from ._session import ChatSession
-    from ._toolbox import AgentToolbox, ToolSpec
     from .providers._base import ChatMessage, Provider
 
 __all__ = [
-    "AgentRuntime",
-    "CallPolicy",
     "ServedRequest",
     "drive",
     "finish",
@@ -57,80 +55,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class CallPolicy:
-    """Server-wide choices for calls: sampling allowed, and where history goes."""
-
-    def __init__(self, *, sampling: bool, history: HistoryStore | bool | None) -> None:
-        self.sampling = sampling
-        self.history = HistoryAccess(history)
-
-    async def aclose(self) -> None:
-        """Close the history store if this server opened it."""
-        self.history.close()
-
-
-class AgentRuntime:
-    """What the calls of one agent share: its toolbox and its configured provider.
-
-    Both are created on first use (the first call), so start-up stays cheap, and closed by
-    ``aclose``. ``inner_tools`` is the agent's allowed inner tools once a call has started its
-    tool servers (None until then); the tool list derives annotations from it.
-    """
-
-    def __init__(self, served: ServedAgent, policy: CallPolicy) -> None:
-        self.served = served
-        self.policy = policy
-        self.inner_tools: list[ToolSpec] | None = None
-        self._toolbox: AgentToolbox | None = None
-        self._provider: tuple[Provider, str] | None = None
-
-    @property
-    def agent(self) -> Any:
-        """The agent (``schema_types.Agent``)."""
-        return self.served.agent
-
-    def toolbox(self) -> AgentToolbox | None:
-        """The agent's shared toolbox, or None when it has no MCP servers."""
-        if not self.served.agent.mcp_servers:
-            return None
-        if self._toolbox is None:
-            from ._toolbox import AgentToolbox
-
-            self._toolbox = AgentToolbox(self.served.agent, base_dir=self.served.base_dir)
-        return self._toolbox
-
-    def configured_provider(self) -> tuple[Provider, str]:
-        """The agent's own provider and model, made once.
-
-        Raises:
-            ConfigurationError: it cannot be used (no model set, credentials missing…).
-        """
-        if self._provider is None:
-            from .providers import provider_for_agent
-
-            self._provider = provider_for_agent(self.served.agent)
-        return self._provider
-
-    async def note_inner_tools(self) -> None:
-        """Remember the allowed inner tools (the servers are running by now: cheap)."""
-        toolbox = self._toolbox
-        if toolbox is None or self.inner_tools is not None:
-            return
-        try:
-            self.inner_tools = await toolbox.allowed_tools()
-        except Exception:  # only annotations depend on it: never fail a call for it
-            logger.debug("could not list the inner tools", exc_info=True)
-
-    async def aclose(self) -> None:
-        """Stop the tool servers and close the provider's connections."""
-        toolbox, self._toolbox = self._toolbox, None
-        if toolbox is not None:
-            await toolbox.aclose()
-        provider, self._provider = self._provider, None
-        if provider is not None:
-            await provider[0].aclose()
 
 
 def _argument_problems(

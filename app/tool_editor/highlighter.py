@@ -39,11 +39,21 @@ __all__ = [
     "HighlightStyle",
     "OffsetMap",
     "TemplateHighlighter",
+    "document_text",
     "is_dark",
     "style_colours",
 ]
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def document_text(document: QTextDocument) -> str:
+    """The text of ``document`` exactly as typed: blocks joined by ``\\n``.
+
+    ``toPlainText`` would also turn no-break spaces and line separators into plain ones, so a
+    prompt holding them would never read back equal to itself.
+    """
+    return document.toRawText().replace("\u2029", "\n")
 
 
 class OffsetMap:
@@ -208,7 +218,7 @@ class TemplateHighlighter(QSyntaxHighlighter):
         if not self._stale:
             return
         document = self.document()
-        text = document.toPlainText() if document is not None else ""
+        text = document_text(document) if document is not None else ""
         self._tokens = tokenize(text)
         self._starts = [token.start for token in self._tokens]
         self._offsets = OffsetMap(text)

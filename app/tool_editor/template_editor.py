@@ -32,7 +32,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QTreeView, QWidget
 
-from app.tool_editor.highlighter import TemplateHighlighter
+from app.tool_editor.highlighter import TemplateHighlighter, document_text
 from schema_types._schema import parameter_paths
 
 __all__ = ["CompletionEntry", "TemplateEditor", "completion_entries"]
@@ -123,6 +123,10 @@ class TemplateEditor(QPlainTextEdit):
         self.completer.setCompletionColumn(0)
         self.completer.setMaxVisibleItems(12)
         self.completer.activated.connect(self._on_completion_activated)
+
+    def text(self) -> str:
+        """The template as typed (no-break and line-separator characters kept)."""
+        return document_text(self.document())
 
     # -- completion ------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -98,6 +98,11 @@ def rename_in_template(template: str, old: PathLike, new: PathLike) -> tuple[str
         else:
             pieces.append(token.text)
     return "".join(pieces), count
+
+
+def _as_blocks(text: str) -> str:
+    # What a text document makes of line breaks: "\r\n", "\r" and U+2029 all end a block.
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2029", "\n")
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -251,7 +256,7 @@ class TemplatePane(QWidget):
         editor_split.setChildrenCollapsible(False)
         editor_split.addWidget(self.editor)
         editor_split.addWidget(problems)
-        editor_split.setStretchFactor(0, 3)
+        editor_split.setStretchFactor(0, 4)
         editor_split.setStretchFactor(1, 1)
         left_layout.addWidget(editor_split, 1)
 
@@ -289,6 +294,11 @@ class TemplatePane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.samples.set_palette(self.palette())
 
     # -- the tool --------------------------------------------------------------------------
 
@@ -355,9 +365,10 @@ class TemplatePane(QWidget):
 
     def _show_prompt(self, prompt: str) -> None:
         """Make the editor show ``prompt``, replacing only the part that differs."""
-        old = self.editor.toPlainText()
-        if old == prompt:
+        old = self.editor.text()
+        if old == prompt or old == _as_blocks(prompt):
             return
+        prompt = _as_blocks(prompt)
         head = _common_prefix(old, prompt)
         tail = _common_suffix(old, prompt, head)
         offsets = OffsetMap(old)
@@ -444,14 +455,14 @@ class TemplatePane(QWidget):
             return
         self.document.set_field(
             path,
-            self.editor.toPlainText(),
+            self.editor.text(),
             text=f"Edit prompt of {tool.name}",
             merge_id=merge_id_for(path),
         )
 
     def jump_to(self, start: int, end: int) -> None:
         """Select the template span ``[start, end)`` (code points) in the editor and focus it."""
-        offsets = OffsetMap(self.editor.toPlainText())
+        offsets = OffsetMap(self.editor.text())
         cursor = self.editor.textCursor()
         cursor.setPosition(offsets.to_qt(start))
         cursor.setPosition(offsets.to_qt(end), QTextCursor.MoveMode.KeepAnchor)

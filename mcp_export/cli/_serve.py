@@ -94,19 +94,21 @@ def run(args: argparse.Namespace) -> int:
     """Run ``serve`` with parsed arguments; returns the exit code."""
     _configure_logging(args.log_level)
     from mcp_export._errors import ConfigurationError
-    from mcp_export._server_http import TOKEN_ENV, check_exposure, parse_http_address
     from schema_types._errors import AgentFileError
 
-    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.token and args.http is None:
+        return _refuse("--token only applies with --http (stdio needs no token)")
+    token: str | None = None
     address = None
-    try:
-        if args.http is not None:
+    if args.http is not None:
+        from mcp_export._server_http import TOKEN_ENV, check_exposure, parse_http_address
+
+        token = args.token or os.environ.get(TOKEN_ENV) or None
+        try:
             address = parse_http_address(args.http)
             check_exposure(address, token)
-        elif args.token:
-            return _refuse("--token only applies with --http (stdio needs no token)")
-    except ConfigurationError as exc:
-        return _refuse(str(exc))
+        except ConfigurationError as exc:
+            return _refuse(str(exc))
 
     from mcp_export._server import AgentServer, load_served_agents
 

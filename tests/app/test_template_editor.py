@@ -219,6 +219,10 @@ def test_choosing_a_completion_writes_the_path_and_the_closing_brace(qtbot: QtBo
     assert not popup.isVisible()
     # The whole run of typing and the completion is one undo step.
     assert document.undo_stack.count() == 1
+    document.undo_stack.undo()
+    assert editor.toPlainText() == "" and tool.prompt == ""
+    document.undo_stack.redo()
+    assert editor.toPlainText() == "Go to {destination}"
 
 
 def test_a_literal_double_brace_opens_no_completion(qtbot: QtBot) -> None:
@@ -359,6 +363,24 @@ def test_a_prompt_changed_elsewhere_shows_without_an_extra_undo_step(qtbot: QtBo
     document.set_field(("metadata", "tools", 1, "prompt"), "new {nights}", text="Edit prompt")
     assert pane.editor.toPlainText() == "new {nights}"
     assert "3" in pane.preview.text()
+    assert document.undo_stack.count() == 1
+
+
+def test_special_spaces_and_line_breaks_survive_editing(qtbot: QtBot) -> None:
+    pane, _document, tool = make_pane(qtbot, "Go\u00a0to {destination}\u2028now")
+    editor = pane.editor
+    assert editor.text() == tool.prompt
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(editor, "!")
+    assert tool.prompt == "Go\u00a0to {destination}\u2028now!"  # not turned into plain spaces
+
+
+def test_a_prompt_with_carriage_returns_is_shown_once(qtbot: QtBot) -> None:
+    pane, document, tool = make_pane(qtbot, "one\r\ntwo")
+    assert pane.editor.text() == "one\ntwo"
+    document.set_field(("metadata", "tools", 0, "prompt"), "other", text="Edit another tool")
+    assert pane.editor.text() == "one\ntwo"
+    assert tool.prompt == "one\r\ntwo"  # unchanged until the person edits it
     assert document.undo_stack.count() == 1
 
 
