@@ -354,12 +354,6 @@ class TemplatePane(QWidget):
 
     def _retry_refresh(self) -> None:
         self._retry_pending = False
-        # Checking the samples against the schema builds a validator (a meta-schema check the
-        # first time, ~0.1 s for 300 properties): done once the pane is shown, not while opening.
-        self._samples_timer = QTimer(self)
-        self._samples_timer.setSingleShot(True)
-        self._samples_timer.setInterval(0)
-        self._samples_timer.timeout.connect(self.check_samples)
         if self.tool() is not None:
             self.refresh()
 
@@ -453,9 +447,14 @@ class TemplatePane(QWidget):
         tool = self.tool()
         if path is None or tool is None:
             return
+        text = self.editor.text()
+        if text == tool.prompt or text == _as_blocks(tool.prompt):
+            # Formatting passes (the highlighter) say "changed" too; so does a prompt whose
+            # line breaks the editor shows differently. Neither is an edit.
+            return
         self.document.set_field(
             path,
-            self.editor.text(),
+            text,
             text=f"Edit prompt of {tool.name}",
             merge_id=merge_id_for(path),
         )

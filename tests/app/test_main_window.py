@@ -19,7 +19,7 @@ from schema_types._agent_file import load_agent
 def _window(qtbot) -> MainWindow:
     window = MainWindow()
     # Closing at teardown must never open a real modal dialog (it would wait for a person).
-    window.ask_save = lambda _doc: "discard"  # type: ignore[method-assign]
+    window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
     qtbot.addWidget(window)
     window.show()
     return window
@@ -149,6 +149,7 @@ def test_close_agent_with_the_real_dialog_discarding(qtbot, example_path: Path) 
         seen.append(box.text())
         box.button(QMessageBox.StandardButton.Discard).click()
 
+    del window.ask_save  # the real question, not the test's default answer
     QTimer.singleShot(0, answer)
     window.close_action.trigger()
 
@@ -223,7 +224,7 @@ def test_pages_and_tool_tabs_open_from_the_outline(qtbot, example_path: Path) ->
 def test_window_geometry_and_splitter_are_restored(qtbot, example_path: Path) -> None:
     first = _window(qtbot)
     first.open_file(example_path)
-    first.resize(1000, 700)
+    first.resize(700, 500)  # inside the offscreen screen (800x600): restoring clamps to it
     first.splitter.setSizes([333, 667])
     expected = first.splitter.sizes()
     assert first.close()
@@ -231,7 +232,7 @@ def test_window_geometry_and_splitter_are_restored(qtbot, example_path: Path) ->
     second = _window(qtbot)
     second.open_file(example_path)
 
-    assert second.size().width() == 1000
+    assert second.size().width() == 700
     assert second.splitter.sizes() == expected
 
 

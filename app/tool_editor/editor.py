@@ -1,0 +1,151 @@
+"""The tool editor tab: the tool's fields, the parameter builder and the prompt template.
+
+:class:`ToolEditor` is what the main window shows in a tab for one tool: name, title, description
+and hints at the top (:class:`~app.tool_editor.tool_fields.ToolFields`), then the parameter
+builder (:class:`~app.tool_editor.parameter_builder.ParameterBuilder`) above the template pane
+(:class:`~app.tool_editor.template_pane.TemplatePane`) in a splitter. It follows its
+``ToolDefinition`` by identity (a tool renamed or moved is still the one edited); after a reload,
+which replaces every object, it follows the tool by name, and says ``tool_removed`` when the tool
+is gone. Renaming a parameter in the tree offers to update the template's placeholders; template
+errors show as a count in the tab title (the "badge").
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from app.document import AgentDocument
+from app.tool_editor.parameter_builder import ParameterBuilder
+from app.tool_editor.parameter_edits import template_path
+from app.tool_editor.template_pane import TemplatePane
+from app.tool_editor.tool_fields import ToolFields
+from schema_types._agent import ToolDefinition
+
+__all__ = ["ToolEditor"]
+
+NodePath = tuple[str, ...]
+
+
+def _heading(text: str) -> QLabel:
+    label = QLabel(f"<b>{text}</b>")
+    label.setContentsMargins(0, 6, 0, 2)
+    return label
+
+
+class ToolEditor(QWidget):
+    """Everything about one tool, edited through the document's undo stack.
+
+    Attributes:
+        document: the open agent.
+        tool: the edited ``ToolDefinition`` (tracked by identity).
+    """
+
+    title_changed = Signal(str)
+    """The tab title changed: the tool's name, with the template's error count when it has some."""
+    tool_removed = Signal()
+    """The tool is no longer in the agent (deleted, or gone after a reload)."""
+    test_requested = Signal(object)
+    """The person asked to test-run the tool (Ctrl+Enter); carries the ``ToolDefinition``."""
+
+    def __init__(
+        self, document: AgentDocument, tool: ToolDefinition, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("toolEditor")
+        self.document = document
+        self.tool = tool
+        self._gone = False
+        self._followed = False
+        self._removal_said = False
+        # Connected before the parts are built, so after a reload they read the new tool.
+        document.changed.connect(self._follow_tool)
+        self.fields = ToolFields(document, self.current_tool, self.index)
+        self.parameters = ParameterBuilder(document, self.current_tool)
+        self.template = TemplatePane(document, self.current_tool)
+        self._title = self._make_title()
+
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.setSpacing(2)
+        top_layout.addWidget(_heading("Parameters"))
+        top_layout.addWidget(self.parameters, 1)
+        bottom = QWidget()
+        bottom_layout = QVBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        bottom_layout.setSpacing(2)
+        bottom_layout.addWidget(self.template, 1)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setObjectName("toolEditorSplit")
+        self.split.setChildrenCollapsible(False)
+        self.split.addWidget(top)
+        self.split.addWidget(bottom)
+        self.split.setStretchFactor(0, 5)
+        self.split.setStretchFactor(1, 4)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.fields)
+        layout.addWidget(self.split, 1)
+
+        self.test_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
+        self.test_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.test_shortcut.activated.connect(lambda: self.test_requested.emit(self.tool))
+        self.parameters.model.renamed.connect(self._on_parameter_renamed)
+        self.template.error_count_changed.connect(lambda _count: self._update_title())
+        document.changed.connect(self._on_document_changed)
+
+    # -- the tool --------------------------------------------------------------------------
+
+    def current_tool(self) -> ToolDefinition | None:
+        """The edited tool, or None once it left the agent."""
+        return None if self._gone else self.tool
+
+    def index(self) -> int | None:
+        """The tool's position in the agent, or None when it was deleted."""
+        return next((i for i, t in enumerate(self.document.agent.tools) if t is self.tool), None)
+
+    def title(self) -> str:
+        """The tab title: the tool's name, and the number of template errors if any."""
+        return self._title
+
+    def _make_title(self) -> str:
+        errors = self.template.error_count()
+        return f"{self.tool.name} ({errors} ⚠)" if errors else self.tool.name
+
+    def _update_title(self) -> None:
+        title = self._make_title()
+        if title != self._title:
+            self._title = title
+            self.title_changed.emit(title)
+
+    def _follow_tool(self) -> None:
+        if self._gone or self.index() is not None:
+            return
+        # A reload replaces every object: follow the tool by name if it is still there.
+        same_name = self.document.agent.metadata.tool(self.tool.name)
+        if same_name is None:
+            self._gone = True
+        else:
+            self.tool = same_name
+            self._followed = True
+
+    def _on_document_changed(self) -> None:
+        if self._gone:
+            if not self._removal_said:
+                self._removal_said = True
+                self.tool_removed.emit()
+            return
+        if self._followed:
+            self._followed = False
+            self.fields.refresh()
+            self.fields.title_binding.refresh()
+            self.fields.description_binding.refresh()
+            self.template.refresh()
+        self._update_title()
+
+    def _on_parameter_renamed(self, old: NodePath, new: NodePath) -> None:
+        old_path, new_path = template_path(old), template_path(new)
+        if old_path is not None and new_path is not None:
+            self.template.offer_placeholder_rename(old_path, new_path)

@@ -1,0 +1,300 @@
+"""The parameter builder: the tree of parameters, its actions, the property panel and the JSON.
+
+:class:`ParameterBuilder` puts the pieces of the builder together: a tool bar (add property, add
+child, add item schema, duplicate, delete, move up/down, import), the tree
+(:class:`~app.tool_editor.parameter_model.ParameterTreeModel` in a ``QTreeView`` with drag and
+drop, in-place rename and the required check box), and beside it the property panel of the
+selected node and the JSON view of the whole ``parameters``, as two tabs. It holds no state of its
+own: every action is a method of the model, which pushes one undoable edit on the document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QHeaderView,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document import AgentDocument
+from app.icons import icon
+from app.tool_editor import parameter_edits as edits
+from app.tool_editor.parameter_model import ParameterTreeModel
+from app.tool_editor.property_panel import PropertyPanel
+from app.tool_editor.schema_import import ImportDialog, ImportedParameters
+from app.tool_editor.schema_json_view import SchemaJsonView
+from schema_types._agent import ToolDefinition
+from schema_types._schema import ArraySchema, ObjectSchema
+
+__all__ = ["ParameterBuilder"]
+
+NodePath = tuple[str, ...]
+
+
+class ParameterBuilder(QWidget):
+    """Tree, actions, property panel and JSON view of one tool's parameters.
+
+    Args:
+        document: the open agent.
+        tool_getter: the edited tool now (None once deleted).
+        parent: the owning widget.
+    """
+
+    def __init__(
+        self,
+        document: AgentDocument,
+        tool_getter: Callable[[], ToolDefinition | None],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("parameterBuilder")
+        self.document = document
+        self.model = ParameterTreeModel(document, tool_getter, self)
+        self.tree = QTreeView()
+        self.tree.setObjectName("parameterTree")
+        self.tree.setAccessibleName("Parameters")
+        self.tree.setModel(self.model)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+        self.tree.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.tree.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.SelectedClicked
+        )
+        header = self.tree.header()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(0, 170)
+        header.resizeSection(1, 110)
+        header.resizeSection(2, 70)
+        self.panel = PropertyPanel(self.model)
+        self.json_view = SchemaJsonView(self.model)
+        self.side = QTabWidget()
+        self.side.setObjectName("parameterSide")
+        self.side.setDocumentMode(True)
+        self.side.addTab(self.panel, "Properties")
+        self.side.addTab(self.json_view, "JSON")
+        self.side.setTabToolTip(1, "The parameters exactly as MCP clients get them (inputSchema)")
+        self.toolbar = QToolBar("Parameters")
+        self.toolbar.setObjectName("parameterToolbar")
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self._build_actions()
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setObjectName("parameterSplit")
+        split.setChildrenCollapsible(False)
+        tree_side = QWidget()
+        tree_layout = QVBoxLayout(tree_side)
+        tree_layout.setContentsMargins(0, 0, 0, 0)
+        tree_layout.setSpacing(2)
+        tree_layout.addWidget(self.toolbar)
+        tree_layout.addWidget(self.tree, 1)
+        split.addWidget(tree_side)
+        split.addWidget(self.side)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+
+        selection = self.tree.selectionModel()
+        selection.selectionChanged.connect(self._on_selection_changed)
+        self.model.refreshed.connect(self._on_model_refreshed)
+        self.tree.expandAll()
+        self._update_actions()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def _action(
+        self, text: str, icon_name: str, slot: Callable[[], object], tip: str, keys: str = ""
+    ) -> QAction:
+        action = QAction(icon(icon_name), text, self)
+        action.setToolTip(tip)
+        if keys:
+            action.setShortcut(QKeySequence(keys))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.add_action = self._action(
+            "Add", "add", self.add_property, "Add a parameter next to the selected one", "Ctrl+T"
+        )
+        self.add_child_action = self._action(
+            "Add child",
+            "add",
+            self.add_child,
+            "Add a property inside the selected object, or an item schema to the selected array",
+        )
+        self.duplicate_action = self._action(
+            "Duplicate", "duplicate", self.duplicate, "Copy the selected parameter"
+        )
+        self.delete_action = self._action(
+            "Delete", "delete", self.delete, "Delete the selected parameter", "Del"
+        )
+        self.up_action = self._action("Up", "up", lambda: self.move_by(-1), "Move up", "Alt+Up")
+        self.down_action = self._action(
+            "Down", "down", lambda: self.move_by(1), "Move down", "Alt+Down"
+        )
+        self.import_action = self._action(
+            "Import…",
+            "open",
+            self.import_parameters,
+            "Replace the parameters with a pasted tool definition, JSON Schema or example",
+        )
+        for action in (
+            self.add_action,
+            self.add_child_action,
+            self.duplicate_action,
+            self.delete_action,
+            self.up_action,
+            self.down_action,
+        ):
+            self.toolbar.addAction(action)
+        self.toolbar.addSeparator()
+        self.toolbar.addAction(self.import_action)
+
+    def selected_path(self) -> NodePath | None:
+        """The node path of the selected row (None: nothing selected)."""
+        indexes = self.tree.selectionModel().selectedRows()
+        return self.model.path_for_index(indexes[0]) if indexes else None
+
+    def select(self, path: NodePath | None) -> None:
+        """Select (and show in the panel) the node at ``path``."""
+        if path is None:
+            self.tree.clearSelection()
+            self.panel.set_path(None)
+            return
+        index = self.model.index_for_path(path)
+        if index.isValid():
+            self.tree.scrollTo(index)
+            self.tree.setCurrentIndex(index)
+
+    def add_property(self) -> NodePath | None:
+        """Add a property beside the selected one (at the root when nothing is selected)."""
+        path = self.selected_path()
+        owner: NodePath = ()
+        row: int | None = None
+        if path and edits.is_property(path):
+            owner = edits.parent_object(path)
+            current = self.model.row_of(path)
+            row = None if current is None else current + 1
+        return self._added(self.model.add_property(owner, row=row))
+
+    def add_child(self) -> NodePath | None:
+        """Add a property to the selected object, or an item schema to the selected array."""
+        path = self.selected_path() or ()
+        node = self.model.node(path)
+        if isinstance(node, ArraySchema):
+            return self._added(self.model.add_item_schema(path))
+        if isinstance(node, ObjectSchema):
+            return self._added(self.model.add_property(path))
+        return None
+
+    def _added(self, path: NodePath | None) -> NodePath | None:
+        if path is not None:
+            self.select(path)
+            index = self.model.index_for_path(path)
+            if edits.is_property(path):
+                self.tree.edit(index)  # type the name at once
+        return path
+
+    def duplicate(self) -> NodePath | None:
+        """Duplicate the selected property."""
+        path = self.selected_path()
+        new = self.model.duplicate(path) if path else None
+        if new is not None:
+            self.select(new)
+        return new
+
+    def delete(self) -> bool:
+        """Delete the selected property or item schema."""
+        path = self.selected_path()
+        return bool(path) and path is not None and self.model.remove(path)
+
+    def move_by(self, delta: int) -> NodePath | None:
+        """Move the selected property up (-1) or down (+1)."""
+        path = self.selected_path()
+        new = self.model.move_by(path, delta) if path else None
+        if new is not None:
+            self.select(new)
+        return new
+
+    def import_parameters(self) -> bool:
+        """Ask for a definition or example to import, and replace the parameters with it."""
+        dialog = ImportDialog(self)
+        if dialog.exec() != QDialog.DialogCode.Accepted or dialog.result_value is None:
+            return False
+        wanted = not dialog.take_description.isHidden() and dialog.take_description.isChecked()
+        return self.apply_import(dialog.result_value, with_description=wanted)
+
+    def apply_import(self, found: ImportedParameters, *, with_description: bool = False) -> bool:
+        """Replace the parameters with an import result (one undo step)."""
+        done = self.model.replace_parameters(
+            found.parameters, text=f"Import parameters from {found.source}"
+        )
+        tool = self.model.tool()
+        if done and with_description and found.description and tool is not None:
+            index = next((i for i, t in enumerate(self.document.agent.tools) if t is tool), None)
+            if index is not None:
+                self.document.set_field(
+                    ("metadata", "tools", index, "description"),
+                    found.description,
+                    text="Import tool description",
+                )
+        self.tree.expandAll()
+        return done
+
+    # -- following the model ---------------------------------------------------------------
+
+    def _on_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        self.panel.set_path(self.selected_path())
+        self._update_actions()
+
+    def _on_model_refreshed(self) -> None:
+        path = self.selected_path()
+        if path is not None and self.model.node_json(path) is None:
+            path = None
+        if path != self.panel.path():
+            self.panel.set_path(path)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        path = self.selected_path()
+        node = self.model.node(path) if path is not None else None
+        is_property = bool(path) and path is not None and edits.is_property(path)
+        self.add_action.setEnabled(self.model.parameters() is not None)
+        self.add_child_action.setEnabled(
+            isinstance(node, ObjectSchema) or (isinstance(node, ArraySchema) and node.items is None)
+        )
+        self.duplicate_action.setEnabled(is_property)
+        self.delete_action.setEnabled(bool(path))
+        row = self.model.row_of(path) if is_property and path is not None else None
+        siblings = (
+            self.model.child_count(edits.parent_object(path))
+            if is_property and path is not None
+            else 0
+        )
+        self.up_action.setEnabled(row is not None and row > 0)
+        self.down_action.setEnabled(row is not None and row + 1 < siblings)
+
+    def expand(self, index: QModelIndex | QPersistentModelIndex | None = None) -> None:
+        """Expand the whole tree (``index`` None) or one branch."""
+        if index is None:
+            self.tree.expandAll()
+        else:
+            self.tree.expand(index)
