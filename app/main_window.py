@@ -41,7 +41,6 @@ from app.outline import OutlineView
 from app.qt_models import SECTIONS, OutlineNode
 from app.recovery import AUTOSAVE_SECONDS, Autosaver, RecoveryStore
 from app.settings_store import SettingsStore
-from app.tool_tab import create_tool_tab
 from app.welcome import WelcomePage
 from app.window_files import FileActions
 from schema_types._agent import ToolDefinition
@@ -338,6 +337,8 @@ class MainWindow(FileActions, QMainWindow):
             if getattr(tab, "document", None) is document and getattr(tab, "tool", None) is tool:
                 self.tabs.setCurrentWidget(tab)
                 return tab
+        from app.tool_tab import create_tool_tab  # the editor's modules load on first use
+
         tab = create_tool_tab(document, tool)
         self.watch_text_fields(tab)
         self._tool_tabs.append(tab)

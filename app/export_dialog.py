@@ -1,0 +1,416 @@
+"""The export dialog: serve a saved agent from an MCP client (Claude Desktop, VS Code, Cursor…).
+
+Everything here is the CLI's own code (``metaagent export`` / ``verify``) behind widgets:
+``build_entry`` and ``snippet`` make what is shown and copied, ``install`` merges it into the
+client's config file with a backup, and ``verify_export`` launches the server exactly as the client
+would and lists its tools. Verify runs on the asyncio loop qasync puts under Qt, so the dialog
+keeps answering while the server starts; closing the dialog cancels it.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.pages.page_tasks import PageTasks
+
+if TYPE_CHECKING:
+    from mcp_export import ClientId, ExportEntry, InstallResult, VerifyReport
+    from schema_types import Agent
+
+__all__ = ["ExportDialog"]
+
+_GOOD, _BAD = "#1b7f3b", "#b3261e"
+_VERIFY = "verify"
+
+
+class ExportDialog(QDialog):
+    """Pick a client, see and copy its config snippet, install it, and verify the server.
+
+    Args:
+        agent_path: the saved agent file to serve.
+        parent: the parent widget.
+
+    Signals:
+        verify_finished(report): a Verify run ended with this ``VerifyReport``.
+    """
+
+    verify_finished = Signal(object)
+
+    def __init__(self, agent_path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from mcp_export import CLIENTS, build_entry
+        from schema_types import SchemaError, load_agent
+
+        self.agent_path = agent_path
+        self.entry: ExportEntry | None = None
+        self.last_report: VerifyReport | None = None
+        self.tasks = PageTasks(self)
+        self.agent: Agent | None = None
+        load_error = ""
+        try:
+            self.agent = load_agent(agent_path)
+        except (SchemaError, OSError) as exc:
+            load_error = str(exc)
+        self.setWindowTitle("Export as MCP server")
+        self._build()
+        for client, info in CLIENTS.items():
+            self.client_combo.addItem(info.label, client)
+        self.client_combo.currentIndexChanged.connect(self._on_client_changed)
+        if self.agent is None:
+            self._show_load_error(load_error)
+        else:
+            # The default name (a slug of the agent's name) is shown, so the person can edit it.
+            self.name_edit.setText(build_entry(agent_path, self.agent, self.client()).name)
+            self._on_client_changed()
+        self.name_edit.textChanged.connect(self._on_entry_changed)
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        name = self.agent.metadata.name if self.agent is not None else self.agent_path.name
+        heading = QLabel(
+            f"<b>Export {html.escape(name)} as an MCP server</b><br>"
+            f"<span style='color:gray'>{html.escape(str(self.agent_path))}</span>"
+        )
+        heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.client_combo = QComboBox()
+        self.name_edit = QLineEdit()
+        self.name_edit.setToolTip("The server's name in the client's config")
+        choose = QFormLayout()
+        choose.addRow("Client:", self.client_combo)
+        choose.addRow("Server name:", self.name_edit)
+        self.notes_label = QLabel()
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setTextFormat(Qt.TextFormat.RichText)
+        self.notes_label.setAccessibleName("Notes about the client")
+        self.notes_label.setStyleSheet(
+            "QLabel { background: palette(alternate-base); padding: 6px; border-radius: 4px; }"
+        )
+
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.snippet_edit = QPlainTextEdit()
+        self.snippet_edit.setReadOnly(True)
+        self.snippet_edit.setFont(mono)
+        self.snippet_edit.setAccessibleName("Snippet")
+        self.snippet_edit.setMinimumHeight(110)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setToolTip("Copy the snippet to the clipboard")
+        snippet_head = QHBoxLayout()
+        snippet_head.addWidget(QLabel("Snippet:"), 1)
+        snippet_head.addWidget(self.copy_button)
+
+        self.install_box = QGroupBox("Install into the client's config")
+        self.config_edit = QLineEdit()
+        self.config_edit.setAccessibleName("Config file")
+        self.browse_button = QPushButton("Browse…")
+        self.force_check = QCheckBox("Replace a different server of the same name")
+        self.install_button = QPushButton("Install…")
+        self.install_hint = QLabel()
+        self.install_hint.setWordWrap(True)
+        self.install_result = QLabel()
+        self.install_result.setWordWrap(True)
+        self.install_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Hidden as one piece for clients whose files we never edit (Claude Code, plain JSON).
+        self.install_fields = QWidget()
+        path_row = QHBoxLayout()
+        path_row.addWidget(QLabel("Config file:"))
+        path_row.addWidget(self.config_edit, 1)
+        path_row.addWidget(self.browse_button)
+        action_row = QHBoxLayout()
+        action_row.addWidget(self.force_check, 1)
+        action_row.addWidget(self.install_button)
+        fields_layout = QVBoxLayout(self.install_fields)
+        fields_layout.setContentsMargins(0, 0, 0, 0)
+        fields_layout.addLayout(path_row)
+        fields_layout.addLayout(action_row)
+        install_layout = QVBoxLayout(self.install_box)
+        install_layout.addWidget(self.install_hint)
+        install_layout.addWidget(self.install_fields)
+        install_layout.addWidget(self.install_result)
+
+        verify_box = QGroupBox("Verify: launch the server as the client would")
+        self.verify_button = QPushButton("Verify")
+        self.verify_status = QLabel("Not verified yet.")
+        self.verify_status.setWordWrap(True)
+        self.report_view = QTextBrowser()
+        self.report_view.setAccessibleName("Verify report")
+        self.report_view.setMinimumHeight(150)
+        verify_row = QHBoxLayout()
+        verify_row.addWidget(self.verify_button)
+        verify_row.addWidget(self.verify_status, 1)
+        verify_layout = QVBoxLayout(verify_box)
+        verify_layout.addLayout(verify_row)
+        verify_layout.addWidget(self.report_view)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading)
+        layout.addLayout(choose)
+        layout.addWidget(self.notes_label)
+        layout.addLayout(snippet_head)
+        layout.addWidget(self.snippet_edit, 1)
+        layout.addWidget(self.install_box)
+        layout.addWidget(verify_box, 1)
+        layout.addWidget(buttons)
+        self.resize(820, 780)
+
+        self.copy_button.clicked.connect(self.copy_snippet)
+        self.browse_button.clicked.connect(self._on_browse)
+        self.install_button.clicked.connect(self.install_entry)
+        self.verify_button.clicked.connect(self.start_verify)
+        self.tasks.busy_changed.connect(self._on_busy_changed)
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def client(self) -> ClientId:
+        """The chosen client's id."""
+        value: ClientId = self.client_combo.currentData()
+        return value
+
+    def set_client(self, client: ClientId) -> None:
+        """Choose a client by id (``claude-desktop``, ``claude-code``, ``vscode``, ``cursor``…)."""
+        self.client_combo.setCurrentIndex(self.client_combo.findData(client))
+
+    def snippet_text(self) -> str:
+        """The snippet shown for the chosen client and name."""
+        return self.snippet_edit.toPlainText()
+
+    def copy_snippet(self) -> None:
+        """Put the snippet on the clipboard."""
+        clipboard = QGuiApplication.clipboard()
+        clipboard.setText(self.snippet_text())
+        self._set_result("Copied to the clipboard.", None)
+
+    def ask_confirm(self, path: Path) -> bool:
+        """Ask before ``path`` changes; tests replace this method to answer.
+
+        Returns:
+            Whether to go on.
+        """
+        name = self.entry.name if self.entry is not None else "the server"
+        change = (
+            "This file will change; a copy of it is kept next to it as a backup."
+            if path.exists()
+            else "This file does not exist yet and will be created."
+        )
+        answer = QMessageBox.question(
+            self,
+            "Install into the client's config",
+            f"Install '{name}' into\n{path}?\n\n{change}",
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def install_entry(self) -> InstallResult | None:
+        """Merge the entry into the config file named in the dialog, after a confirmation.
+
+        Returns:
+            What ``install`` did, or None when nothing was attempted (declined, no file to
+            install into) or it failed (the dialog shows why).
+        """
+        from mcp_export import CLIENTS, InstallError, install
+
+        entry = self.entry
+        if entry is None or CLIENTS[entry.client].servers_key is None:
+            return None
+        text = self.config_edit.text().strip()
+        if not text:
+            self._set_result("Choose the config file to install into.", False)
+            return None
+        path = Path(text).expanduser()
+        if not self.ask_confirm(path):
+            self._set_result("Not installed: nothing was changed.", None)
+            return None
+        try:
+            result = install(entry, path, force=self.force_check.isChecked())
+        except InstallError as exc:
+            self._set_result(str(exc), False)
+            return None
+        lines = [result.message]
+        if result.changed:
+            lines = [f"Written: {result.path}"]
+            if result.backup is not None:
+                lines.append(f"Backup of the previous file: {result.backup}")
+            if result.message.endswith("the backup still has them"):
+                lines.append("Its comments could not be kept; the backup still has them.")
+        self._set_result("\n".join(lines), True)
+        return result
+
+    def start_verify(self) -> None:
+        """Launch the exported server in the background; :attr:`verify_finished` tells the end."""
+        if self.entry is None:
+            return
+        self.report_view.clear()
+        self.last_report = None
+        self.verify_status.setStyleSheet("")
+        self.verify_status.setText(f"Starting the server as {self.entry.info.label} would…")
+        self.tasks.start(
+            _VERIFY, self._verify(self.client(), self.entry.name), what="Verifying the export"
+        )
+
+    def is_verifying(self) -> bool:
+        """Whether a Verify run is going on."""
+        return self.tasks.is_running(_VERIFY)
+
+    def done(self, result: int) -> None:
+        """Close the dialog; a Verify still running is cancelled (its server processes end)."""
+        self.tasks.cancel_all()
+        super().done(result)
+
+    # -- reactions ----------------------------------------------------------------------------
+
+    def _on_client_changed(self, *_: Any) -> None:
+        from mcp_export import CLIENTS, default_config_path
+
+        client = self.client()
+        info = CLIENTS[client]
+        has_file = info.servers_key is not None
+        self.install_fields.setVisible(has_file)
+        if client == "claude-code":
+            hint = (
+                "Claude Code manages its own config: run the `claude mcp add-json` command above "
+                "in a terminal (Copy puts it on the clipboard). Nothing is written here."
+            )
+        elif not has_file:
+            hint = "Plain JSON has no config file: paste the snippet into your client's config."
+        else:
+            hint = f"Merged into {info.label}'s config; every other server in it is kept."
+        self.install_hint.setText(hint)
+        default = default_config_path(client)
+        self.config_edit.setText(str(default) if default is not None else "")
+        self._set_result("", None)
+        self._on_entry_changed()
+
+    def _forget_report(self) -> None:
+        # A report describes one client's entry: after a change it would describe another.
+        if self.is_verifying():
+            return
+        self.last_report = None
+        self.report_view.clear()
+        self.verify_status.setStyleSheet("")
+        self.verify_status.setText("Not verified yet.")
+
+    def _on_entry_changed(self, *_: Any) -> None:
+        from mcp_export import CLIENTS, build_entry
+
+        if self.agent is None:
+            return
+        info = CLIENTS[self.client()]
+        try:
+            self.entry = build_entry(
+                self.agent_path, self.agent, self.client(), name=self.name_edit.text()
+            )
+        except ValueError as exc:
+            self.entry = None
+            self.snippet_edit.setPlainText("")
+            self.notes_label.setText(f"<span style='color:{_BAD}'>{html.escape(str(exc))}</span>")
+        else:
+            self.snippet_edit.setPlainText(self.entry.snippet)
+            notes = [info.notes, *self.entry.notes]
+            sampling = "offers MCP sampling" if info.sampling else "no MCP sampling"
+            self.notes_label.setText(
+                f"<b>{html.escape(info.label)}</b> ({sampling})<ul style='margin:0'>"
+                + "".join(f"<li>{html.escape(note)}</li>" for note in notes)
+                + "</ul>"
+            )
+        self._forget_report()
+        ready = self.entry is not None
+        self.copy_button.setEnabled(ready)
+        self.install_button.setEnabled(ready)
+        self.verify_button.setEnabled(ready and not self.is_verifying())
+
+    def _on_browse(self) -> None:
+        chosen, _ = QFileDialog.getSaveFileName(
+            self,
+            "Client config file",
+            self.config_edit.text(),
+            "JSON files (*.json);;All files (*)",
+            options=QFileDialog.Option.DontConfirmOverwrite,
+        )
+        if chosen:
+            self.config_edit.setText(chosen)
+
+    def _on_busy_changed(self, key: str, busy: bool) -> None:
+        if key != _VERIFY:
+            return
+        self.verify_button.setEnabled(not busy and self.entry is not None)
+        self.verify_button.setText("Verifying…" if busy else "Verify")
+        # Told only once the run is over, so a listener finds the dialog ready for the next one.
+        if not busy and self.last_report is not None:
+            self.verify_finished.emit(self.last_report)
+
+    async def _verify(self, client: ClientId, name: str) -> None:
+        from mcp_export import render_report, verify_export
+
+        # A generous limit: the first start of a server imports the MCP SDK and a provider SDK.
+        report = await verify_export(self.agent_path, client, name=name, timeout=45.0)
+        self.last_report = report
+        color = _GOOD if report.ok else _BAD
+        if report.ok:
+            count = len(report.tools)
+            summary = f"✔ Ready: a client will see {count} tool{'' if count == 1 else 's'}."
+        else:
+            failed = ", ".join(check.label for check in report.problems)
+            summary = f"✘ {len(report.problems)} problem(s): {failed}"
+        self.verify_status.setText(summary)
+        self.verify_status.setStyleSheet(f"color: {color}; font-weight: bold;")
+        self.report_view.setHtml(_report_html(render_report(report), report))
+
+    def _set_result(self, text: str, ok: bool | None) -> None:
+        self.install_result.setText(text)
+        color = "" if ok is None else (_GOOD if ok else _BAD)
+        self.install_result.setStyleSheet(f"color: {color};" if color else "")
+        self.install_result.setVisible(bool(text))
+
+    def _show_load_error(self, message: str) -> None:
+        self.notes_label.setText(
+            f"<span style='color:{_BAD}'>The agent file cannot be loaded: "
+            f"{html.escape(message)}</span>"
+        )
+        for widget in (self.copy_button, self.install_button, self.verify_button):
+            widget.setEnabled(False)
+
+
+def _report_html(text: str, report: VerifyReport) -> str:
+    """``render_report``'s text with its check marks in colour, then the tools the server lists."""
+    lines = []
+    for line in text.splitlines():
+        escaped = html.escape(line)
+        if line.startswith("✔"):
+            escaped = f"<span style='color:{_GOOD}'>{escaped}</span>"
+        elif line.startswith("✘"):
+            escaped = f"<span style='color:{_BAD}'>{escaped}</span>"
+        lines.append(escaped)
+    # pre-wrap: long lines (the launch command, notes) wrap instead of scrolling sideways.
+    parts = [f"<div style='white-space:pre-wrap; font-family:monospace'>{'<br>'.join(lines)}</div>"]
+    if report.tools:
+        parts.append("<p><b>Tools the server lists</b></p><ul>")
+        for tool in report.tools:
+            first = (tool.description.strip().splitlines() or [""])[0]
+            parts.append(f"<li><b>{html.escape(tool.name)}</b> — {html.escape(first)}</li>")
+        parts.append("</ul>")
+    return "".join(parts)
