@@ -1,0 +1,314 @@
+"""The "Test tool" dialog: fill a tool's arguments in a form, see the prompt, run or copy the call.
+
+The form (:mod:`app.test_run.form`) is validated on every change with the validator the server
+uses (``validate_arguments``: defaults applied, problems named by argument path), each problem
+shown under its field, and Run stays disabled while there is one. Beside the form, the prompt is
+rendered by the server's renderer from the arguments with defaults applied, with
+``keep_missing=True`` so an unfilled placeholder stays visible as ``{param}``.
+
+Run emits :attr:`TestToolDialog.run_requested` with a :class:`TestRequest`; whoever opened the
+dialog starts the chat tab. The arguments used (Run or Copy) are remembered per agent file and
+tool (:mod:`app.test_run.memory`) and pre-fill the dialog next time.
+"""
+
+from __future__ import annotations
+
+import json
+from copy import deepcopy
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QFont, QFontDatabase, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document import AgentDocument
+from app.settings_store import SettingsStore
+from app.test_run.form import ArgumentsForm
+from app.test_run.memory import ArgumentMemory
+from app.tool_editor.preview import TemplatePreview
+from schema_types._agent import ToolDefinition
+from schema_types._arguments import apply_defaults, sample_arguments, validate_arguments
+from schema_types._errors import ArgumentsError, Problem, SchemaDefinitionError
+from schema_types._template import render, render_segments
+
+__all__ = ["TestRequest", "TestToolDialog", "mcp_call_text"]
+
+
+@dataclass(frozen=True)
+class TestRequest:
+    """A test run the person asked for.
+
+    Attributes:
+        tool_name: the tool to run.
+        arguments: the arguments as a caller would send them (no defaults filled in).
+        prompt: the prompt filled from the validated arguments (defaults applied).
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    tool_name: str
+    arguments: dict[str, Any]
+    prompt: str
+
+
+def mcp_call_text(tool_name: str, arguments: dict[str, Any]) -> str:
+    """The JSON-RPC ``tools/call`` request an MCP client would send, pretty-printed."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool_name, "arguments": arguments},
+    }
+    return json.dumps(request, indent=2, ensure_ascii=False)
+
+
+def _heading(text: str, buddy: QWidget) -> QLabel:
+    label = QLabel(text)
+    font = QFont(label.font())
+    font.setBold(True)
+    label.setFont(font)
+    label.setBuddy(buddy)
+    return label
+
+
+class TestToolDialog(QDialog):
+    """Fill in a tool's arguments, see the prompt they make, and run or copy the call.
+
+    Args:
+        document: the open agent (its file keys the remembered arguments).
+        tool: the tool to test.
+        settings: the studio's settings (where remembered arguments are kept); None uses the
+            default data directory.
+        parent: the parent widget.
+
+    Attributes:
+        form: the arguments form (``form.field("trip.city")`` is the input of that argument).
+        preview: the filled prompt.
+        arguments_view: the arguments as they would be sent, as JSON.
+        run_button: runs the test (default button, Ctrl+Enter); disabled while invalid.
+        copy_button: copies the ``tools/call`` request.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    run_requested = Signal(object)
+    """Emitted by Run with a :class:`TestRequest`, just before the dialog is accepted."""
+
+    def __init__(
+        self,
+        document: AgentDocument,
+        tool: ToolDefinition,
+        settings: SettingsStore | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.tool = tool
+        self._memory = ArgumentMemory(settings if settings is not None else SettingsStore())
+        self.setObjectName("testToolDialog")
+        self.setWindowTitle(f"Test {tool.name}")
+        self.resize(1000, 640)
+
+        title = QLabel(tool.title or tool.name)
+        title_font = QFont(title.font())
+        title_font.setBold(True)
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.2)
+        title.setFont(title_font)
+        description = QLabel(tool.description)
+        description.setWordWrap(True)
+        description.setVisible(bool(tool.description))
+
+        self.form = ArgumentsForm(tool.parameters)
+        scroll = QScrollArea()
+        scroll.setObjectName("formScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.form)
+        form_side = QWidget()
+        form_layout = QVBoxLayout(form_side)
+        form_layout.setContentsMargins(0, 0, 0, 0)
+        form_layout.addWidget(_heading("Arguments", scroll))
+        form_layout.addWidget(scroll, 1)
+
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.preview = TemplatePreview()
+        self.preview.setFont(mono)
+        self.preview.setToolTip(
+            "The prompt a call with these arguments submits, filled by the server's renderer;"
+            " {placeholders} still shown have no value and no default"
+        )
+        self.arguments_view = QPlainTextEdit()
+        self.arguments_view.setObjectName("argumentsJson")
+        self.arguments_view.setAccessibleName("Arguments sent")
+        self.arguments_view.setReadOnly(True)
+        self.arguments_view.setFont(mono)
+        self.arguments_view.setToolTip("The arguments exactly as an MCP client would send them")
+        preview_side = QWidget()
+        preview_layout = QVBoxLayout(preview_side)
+        preview_layout.setContentsMargins(0, 0, 0, 0)
+        preview_layout.addWidget(_heading("Prompt preview", self.preview))
+        preview_layout.addWidget(self.preview, 3)
+        preview_layout.addWidget(_heading("Arguments sent", self.arguments_view))
+        preview_layout.addWidget(self.arguments_view, 2)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(form_side)
+        self.splitter.addWidget(preview_side)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([540, 460])
+
+        self.status = QLabel()
+        self.status.setObjectName("testStatus")
+        self.status.setWordWrap(True)
+
+        buttons = QDialogButtonBox()
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.copy_button = QPushButton("Copy as MCP call")
+        self.copy_button.setToolTip("Copy the JSON-RPC tools/call request for these arguments")
+        self.examples_button = QPushButton("Fill with examples")
+        self.examples_button.setToolTip("Fill every argument with its example or a sample value")
+        self.defaults_button = QPushButton("Reset")
+        self.defaults_button.setToolTip("Back to the schema defaults")
+        buttons.addButton(self.run_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(self.copy_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.examples_button, QDialogButtonBox.ButtonRole.ResetRole)
+        buttons.addButton(self.defaults_button, QDialogButtonBox.ButtonRole.ResetRole)
+        cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setToolTip("Close without running")
+        self.cancel_button = cancel
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(description)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(buttons)
+
+        self.run_button.clicked.connect(self._on_run)
+        self.copy_button.clicked.connect(self._on_copy)
+        self.examples_button.clicked.connect(self._on_fill_examples)
+        self.defaults_button.clicked.connect(self.form.reset)
+        cancel.clicked.connect(self.reject)
+        # One action for both keys: two shortcuts would count as one ambiguous key to Qt.
+        self.run_action = QAction("Run", self)
+        self.run_action.setShortcuts(
+            [
+                QKeySequence(Qt.KeyboardModifier.ControlModifier | key)
+                for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            ]
+        )
+        self.run_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.run_action.triggered.connect(self._on_run)
+        self.addAction(self.run_action)
+        self.form.edited.connect(self._on_arguments_changed)
+
+        remembered = self._memory.recall(document, tool.name)
+        if remembered is not None:
+            self.form.set_value(remembered)  # emits edited: validates and renders
+        else:
+            self._on_arguments_changed()
+
+    # -- public ----------------------------------------------------------------------------
+
+    def arguments(self) -> dict[str, Any]:
+        """The arguments as a caller would send them (empty optional fields left out)."""
+        return self.form.value()
+
+    def set_arguments(self, arguments: dict[str, Any]) -> None:
+        """Fill the form with ``arguments``; what they leave out is cleared."""
+        self.form.set_value(arguments)
+
+    def problems(self) -> list[str]:
+        """What keeps the arguments from running, as ``path: message`` lines."""
+        return [str(problem) for problem in self._check(self.arguments())[0]]
+
+    def prompt(self) -> str:
+        """The prompt the arguments fill (defaults applied), as the server would send it."""
+        return render(
+            self.tool.prompt,
+            self._check(self.arguments())[1],
+            self.tool.parameters,
+            tool_name=self.tool.name,
+            tool_description=self.tool.description,
+        )
+
+    def mcp_call(self) -> str:
+        """The ``tools/call`` request for the current arguments (what Copy copies)."""
+        return mcp_call_text(self.tool.name, self.arguments())
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def _check(self, arguments: dict[str, Any]) -> tuple[list[Problem], dict[str, Any]]:
+        """The problems of ``arguments`` and the arguments with defaults applied.
+
+        The server fills the template from the arguments with defaults applied; the dialog does
+        the same even while they are invalid, so the preview shows what would be sent.
+        """
+        parameters = self.tool.parameters
+        problems = self.form.input_problems()
+        try:
+            return problems, validate_arguments(parameters, arguments)
+        except ArgumentsError as exc:
+            problems += exc.problems
+        except SchemaDefinitionError as exc:
+            problems += [
+                Problem("", f"the parameters schema is invalid: {problem}")
+                for problem in exc.problems
+            ]
+        return problems, apply_defaults(parameters, arguments)
+
+    def _on_arguments_changed(self) -> None:
+        arguments = self.form.value()
+        problems, filled = self._check(arguments)
+        self.form.show_problems(problems)
+        self.run_button.setEnabled(not problems)
+        self.run_button.setToolTip(
+            "Fix the problems shown in the form first"
+            if problems
+            else "Run the tool in a new chat tab (Ctrl+Enter)"
+        )
+        count = len(problems)
+        self.status.setText(
+            f"{count} problem{'s' if count != 1 else ''} to fix before running." if count else ""
+        )
+        segments = render_segments(
+            self.tool.prompt,
+            filled,
+            self.tool.parameters,
+            tool_name=self.tool.name,
+            tool_description=self.tool.description,
+            keep_missing=True,
+        )
+        self.preview.show_segments(segments)
+        self.arguments_view.setPlainText(json.dumps(arguments, indent=2, ensure_ascii=False))
+
+    def _on_run(self) -> None:
+        if not self.run_button.isEnabled():
+            return  # Ctrl+Enter while invalid
+        arguments = self.arguments()
+        request = TestRequest(self.tool.name, deepcopy(arguments), self.prompt())
+        self._memory.remember(self.document, self.tool.name, arguments)
+        self.run_requested.emit(request)
+        self.accept()
+
+    def _on_copy(self) -> None:
+        clipboard = QGuiApplication.clipboard()
+        clipboard.setText(self.mcp_call())
+        self._memory.remember(self.document, self.tool.name, self.arguments())
+        self.status.setText("Copied the tools/call request to the clipboard.")
+
+    def _on_fill_examples(self) -> None:
+        self.form.set_value(sample_arguments(self.tool.parameters))

@@ -1,0 +1,311 @@
+"""The inputs of the test form for one value each (text, check box, choice) and the JSON fallback.
+
+Every editor turns its widget into the JSON value a caller would send for one argument, or
+:data:`ABSENT` when the caller would leave it out: an empty optional field must be absent, not
+``""``, so the template takes the schema default exactly as in a served call. Spin boxes and date
+edits are in :mod:`app.test_run.pickers`; objects, arrays and the choice of editor per schema in
+:mod:`app.test_run.form` and :mod:`app.test_run.lists`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from copy import deepcopy
+from typing import Any, ClassVar, Final
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.tool_editor.value_editors import error_colour
+from schema_types._arguments import PathParts, format_path
+
+__all__ = [
+    "ABSENT",
+    "NOT_SET",
+    "BooleanEditor",
+    "EnumEditor",
+    "FieldEditor",
+    "JsonEditor",
+    "StringEditor",
+    "example_text",
+    "hint_text",
+]
+
+
+class _Absent:
+    """The value of an argument the caller would not send."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final = _Absent()
+NOT_SET = "not set"
+
+
+def hint_text(schema: Mapping[str, Any]) -> str:
+    """The tooltip of an argument: its title and description, and the constraints worth saying."""
+    lines = [str(schema[key]) for key in ("title", "description") if schema.get(key)]
+    for keyword in ("pattern", "format", "minLength", "maxLength", "minItems", "maxItems"):
+        if keyword in schema:
+            lines.append(f"{keyword}: {schema[keyword]}")
+    if "default" in schema:
+        lines.append(f"default: {json.dumps(schema['default'], ensure_ascii=False)}")
+    return "\n".join(lines)
+
+
+def example_text(schema: Mapping[str, Any]) -> str:
+    """``e.g. LHR`` from the first example, else the description: a placeholder hint."""
+    examples = schema.get("examples")
+    if isinstance(examples, list) and examples:
+        first = examples[0]
+        return "e.g. " + (first if isinstance(first, str) else json.dumps(first))
+    description = schema.get("description")
+    return description if isinstance(description, str) else ""
+
+
+class FieldEditor(QWidget):
+    """One argument's input and the problem line under it.
+
+    Attributes:
+        input: the widget a person types in (what ``ArgumentsForm.field`` returns).
+        schema: the argument's JSON Schema.
+        required: whether the enclosing object requires it.
+        item: whether it is an item of an array (an empty item is a value, never absent).
+        owner: the object or array editor it belongs to (None for the root).
+        key: its property name or array index in ``owner``.
+        problem_label: the small red line under the input.
+    """
+
+    edited = Signal()
+    is_group: ClassVar[bool] = False
+    """Objects and arrays: shown as a group box across the whole form row."""
+
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        required: bool,
+        item: bool = False,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.schema = dict(schema)
+        self.required = required
+        self.item = item
+        self.owner: FieldEditor | None = None
+        self.key: str | int = ""
+        self.input: QWidget = self
+        self.problem_label = QLabel()
+        self.problem_label.setObjectName("fieldProblem")
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setStyleSheet(f"color: {error_colour(self).name()};")
+        self.problem_label.hide()
+
+    @property
+    def path_parts(self) -> PathParts:
+        """The argument's path as parts (``("passengers", 1, "age")``)."""
+        return () if self.owner is None else (*self.owner.path_parts, self.key)
+
+    @property
+    def path(self) -> str:
+        """The argument's path as the validator writes it (``passengers[1].age``)."""
+        return format_path(self.path_parts)
+
+    def default(self) -> Any:
+        """A copy of the schema ``default``, or ABSENT."""
+        return deepcopy(self.schema["default"]) if "default" in self.schema else ABSENT
+
+    def value(self) -> Any:
+        """The JSON value a caller would send, or ABSENT."""
+        raise NotImplementedError
+
+    def set_value(self, value: Any) -> None:
+        """Show ``value`` (ABSENT clears the input); emits nothing."""
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Back to the schema default (or empty); emits nothing."""
+        self.set_value(self.default())
+
+    def input_problem(self) -> str:
+        """What keeps the input from being read (text that is not JSON), or ``""``."""
+        return ""
+
+    def sub_editors(self) -> list[FieldEditor]:
+        """The editors of the properties or items inside this one."""
+        return []
+
+    def set_problem(self, message: str) -> None:
+        """Show ``message`` under the input; ``""`` hides the line."""
+        if message == self.problem_label.text() and self.problem_label.isVisible() == bool(message):
+            return
+        self.problem_label.setText(message)
+        self.problem_label.setVisible(bool(message))
+        self.input.setAccessibleDescription(message)
+
+    def problem(self) -> str:
+        """The message shown under the input now."""
+        return self.problem_label.text() if not self.problem_label.isHidden() else ""
+
+    def _lay_out(self, widget: QWidget, *extra: QWidget) -> None:
+        """The input (and buttons after it) on one line, the problem line under it."""
+        self.input = widget
+        widget.setToolTip(hint_text(self.schema))
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(widget, 1)
+        for other in extra:
+            row.addWidget(other)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(row)
+        layout.addWidget(self.problem_label)
+
+
+class StringEditor(FieldEditor):
+    """A line edit; empty means absent (an empty array item is ``""``)."""
+
+    def __init__(self, schema: Mapping[str, Any], *, required: bool, item: bool = False) -> None:
+        super().__init__(schema, required=required, item=item)
+        self.line_edit = QLineEdit()
+        self.line_edit.setPlaceholderText(example_text(schema))
+        self.line_edit.setClearButtonEnabled(True)
+        self._lay_out(self.line_edit)
+        self.line_edit.textChanged.connect(self.edited)
+        self.reset()
+
+    def value(self) -> Any:
+        text = self.line_edit.text()
+        return text if text or self.item else ABSENT
+
+    def set_value(self, value: Any) -> None:
+        text = "" if value is ABSENT else value if isinstance(value, str) else json.dumps(value)
+        with QSignalBlocker(self.line_edit):
+            self.line_edit.setText(text)
+
+
+class BooleanEditor(FieldEditor):
+    """A check box; an optional one has a third, "not set" state."""
+
+    def __init__(self, schema: Mapping[str, Any], *, required: bool, item: bool = False) -> None:
+        super().__init__(schema, required=required, item=item)
+        self.check_box = QCheckBox()
+        self.check_box.setTristate(not (required or item))
+        self._lay_out(self.check_box)
+        self.check_box.checkStateChanged.connect(self._on_state_changed)
+        self.reset()
+
+    def value(self) -> Any:
+        state = self.check_box.checkState()
+        if state == Qt.CheckState.PartiallyChecked:
+            return ABSENT
+        return state == Qt.CheckState.Checked
+
+    def set_value(self, value: Any) -> None:
+        if isinstance(value, bool):
+            state = Qt.CheckState.Checked if value else Qt.CheckState.Unchecked
+        elif self.check_box.isTristate():
+            state = Qt.CheckState.PartiallyChecked
+        else:
+            state = Qt.CheckState.Unchecked  # a required boolean is false until ticked
+        with QSignalBlocker(self.check_box):
+            self.check_box.setCheckState(state)
+        self._show_state()
+
+    def _show_state(self) -> None:
+        value = self.value()
+        self.check_box.setText(NOT_SET if value is ABSENT else json.dumps(value))
+
+    def _on_state_changed(self) -> None:
+        self._show_state()
+        self.edited.emit()
+
+
+class EnumEditor(FieldEditor):
+    """A combo box of the ``enum`` values, with a first "not set" entry."""
+
+    def __init__(self, schema: Mapping[str, Any], *, required: bool, item: bool = False) -> None:
+        super().__init__(schema, required=required, item=item)
+        self.choices: list[Any] = list(schema.get("enum") or [])
+        self.combo_box = QComboBox()
+        self.combo_box.addItem("(choose one)" if required or item else f"({NOT_SET})")
+        for choice in self.choices:
+            self.combo_box.addItem(choice if isinstance(choice, str) else json.dumps(choice))
+        self._lay_out(self.combo_box)
+        self.combo_box.currentIndexChanged.connect(self.edited)
+        self.reset()
+
+    def value(self) -> Any:
+        index = self.combo_box.currentIndex()
+        return deepcopy(self.choices[index - 1]) if index > 0 else ABSENT
+
+    def set_value(self, value: Any) -> None:
+        # Compared as JSON so 1 and True (equal in Python) stay different choices.
+        texts = [json.dumps(choice, sort_keys=True) for choice in self.choices]
+        wanted = None if value is ABSENT else json.dumps(value, sort_keys=True, default=str)
+        index = texts.index(wanted) + 1 if wanted in texts else 0
+        with QSignalBlocker(self.combo_box):
+            self.combo_box.setCurrentIndex(index)
+
+
+class JsonEditor(FieldEditor):
+    """The fallback for a sub-schema the form cannot show: its value typed as JSON.
+
+    Args:
+        schema: the sub-schema.
+        required: whether the enclosing object requires it.
+        item: whether it is an array item.
+        reason: why it is edited as JSON (shown in the tooltip).
+    """
+
+    def __init__(
+        self, schema: Mapping[str, Any], *, required: bool, item: bool = False, reason: str = ""
+    ) -> None:
+        super().__init__(schema, required=required, item=item)
+        self.reason = reason
+        self.text_edit = QPlainTextEdit()
+        self.text_edit.setObjectName("jsonField")
+        self.text_edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text_edit.setTabChangesFocus(True)  # keeps the form keyboard navigable
+        self.text_edit.setPlaceholderText("JSON value" + (f", {reason}" if reason else ""))
+        lines = self.text_edit.fontMetrics().lineSpacing()
+        self.text_edit.setFixedHeight(lines * 4 + 12)
+        self._lay_out(self.text_edit)
+        tip = hint_text(schema)
+        note = f"Typed as JSON: {reason}." if reason else "Typed as JSON."
+        self.text_edit.setToolTip(f"{tip}\n{note}" if tip else note)
+        self.text_edit.textChanged.connect(self.edited)
+        self.reset()
+
+    def _parsed(self) -> tuple[Any, str]:
+        text = self.text_edit.toPlainText()
+        if not text.strip():
+            return (None if self.item else ABSENT), ""
+        try:
+            return json.loads(text), ""
+        except json.JSONDecodeError as exc:
+            return ABSENT, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+
+    def value(self) -> Any:
+        return self._parsed()[0]
+
+    def input_problem(self) -> str:
+        return self._parsed()[1]
+
+    def set_value(self, value: Any) -> None:
+        text = "" if value is ABSENT else json.dumps(value, ensure_ascii=False, indent=1)
+        with QSignalBlocker(self.text_edit):
+            self.text_edit.setPlainText(text)
