@@ -13,10 +13,10 @@ errors show as a count in the tab title (the "badge").
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from app.document import AgentDocument
+from app.icons import icon
 from app.tool_editor.parameter_builder import ParameterBuilder
 from app.tool_editor.parameter_edits import template_path
 from app.tool_editor.template_pane import TemplatePane
@@ -47,7 +47,7 @@ class ToolEditor(QWidget):
     tool_removed = Signal()
     """The tool is no longer in the agent (deleted, or gone after a reload)."""
     test_requested = Signal(object)
-    """The person asked to test-run the tool (Ctrl+Enter); carries the ``ToolDefinition``."""
+    """The person asked to test-run the tool ("Test tool…"); carries the ``ToolDefinition``."""
 
     def __init__(
         self, document: AgentDocument, tool: ToolDefinition, parent: QWidget | None = None
@@ -84,14 +84,20 @@ class ToolEditor(QWidget):
         self.split.addWidget(bottom)
         self.split.setStretchFactor(0, 5)
         self.split.setStretchFactor(1, 4)
+        self.test_button = QPushButton(icon("tool"), "Test tool…")
+        self.test_button.setObjectName("testTool")
+        self.test_button.setToolTip(
+            "Fill in arguments and run this tool in a chat tab (Ctrl+Enter)"
+        )
+        head = QHBoxLayout()
+        head.addWidget(self.fields, 1)
+        head.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(self.fields)
+        layout.addLayout(head)
         layout.addWidget(self.split, 1)
 
-        self.test_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
-        self.test_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.test_shortcut.activated.connect(lambda: self.test_requested.emit(self.tool))
+        self.test_button.clicked.connect(lambda: self.test_requested.emit(self.tool))
         self.parameters.model.renamed.connect(self._on_parameter_renamed)
         self.template.error_count_changed.connect(lambda _count: self._update_title())
         document.changed.connect(self._on_document_changed)

@@ -15,6 +15,7 @@ it is sound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
@@ -31,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.tool_editor.parameter_edits import NODE_TYPES, REMOVE, NodePath, is_property
+from app.tool_editor.parameter_edits import NODE_TYPES, REMOVE, NodePath, is_property, same_json
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.parameter_problems import keyword_matches
 from app.tool_editor.schema_fields import FORMATS, MODELLED, BoundField, NumberField
@@ -114,6 +115,7 @@ class PropertyPanel(QScrollArea):
         self.examples_editor = ValueListEditor("examples")
         self.values_group = QGroupBox("Values")
         values = QFormLayout(self.values_group)
+        self.values_form = values
         values.addRow("&Allowed:", self._box("enum", self.enum_editor))
         values.addRow("D&efault:", self._box("default", self.default_edit))
         values.addRow("E&xamples:", self._box("examples", self.examples_editor))
@@ -192,6 +194,8 @@ class PropertyPanel(QScrollArea):
         self.enum_editor.invalid.connect(lambda message: self._set_local("enum", message))
         self.examples_editor.values_edited.connect(lambda v: self._send("examples", v or REMOVE))
         self.examples_editor.invalid.connect(lambda message: self._set_local("examples", message))
+        for editor in (self.enum_editor, self.examples_editor):
+            editor.step_done.connect(self.model.seal)
         self.default_edit.textEdited.connect(self._on_default_edited)
         self.pattern_edit.textEdited.connect(lambda text: self._send("pattern", text or REMOVE))
         self.format_combo.currentTextChanged.connect(self._on_format_changed)
@@ -236,6 +240,7 @@ class PropertyPanel(QScrollArea):
             self._path = None
             self.heading.setText("No parameter selected")
             self.note.setText("Select a parameter in the tree to edit it.")
+            self.note.show()
             self.content.setEnabled(False)
             return
         self.content.setEnabled(True)
@@ -251,7 +256,7 @@ class PropertyPanel(QScrollArea):
                 editor.set_values(data.get(keyword) if isinstance(data.get(keyword), list) else [])
         if "default" not in self._local:
             default = format_value(data["default"], kind) if "default" in data else ""
-            self._set_text(self.default_edit, default)
+            self._set_text(self.default_edit, default, self._reads_as(data.get("default"), kind))
         self._show_string(data)
         for field in (self.min_length_edit, self.max_length_edit, self.multiple_edit):
             field.show_value(data)
@@ -264,7 +269,10 @@ class PropertyPanel(QScrollArea):
         with QSignalBlocker(self.additional_check):
             self.additional_check.setChecked(data.get("additionalProperties") is not False)
         self.additional_check.setEnabled(isinstance(data.get("additionalProperties", True), bool))
-        self.values_group.setVisible(bool(path) and kind not in ("", "boolean"))
+        self.values_group.setVisible(bool(path) and kind != "")
+        # A boolean has a default worth setting; a list of allowed true/false values has not.
+        for keyword in ("enum", "examples"):
+            self.values_form.setRowVisible(self.boxes[keyword], kind != "boolean")
         self.string_group.setVisible(kind == "string")
         self.number_group.setVisible(kind in ("number", "integer"))
         self.array_group.setVisible(kind == "array")
@@ -293,7 +301,9 @@ class PropertyPanel(QScrollArea):
     def _show_general(self, path: NodePath, kind: str, data: dict[str, Any]) -> None:
         named = is_property(path)
         if not self.name_edit.hasFocus():
+            # Typing has ended (renamed or refused): the field shows the real name, unflagged.
             self._set_text(self.name_edit, path[-1] if named else "")
+            self._local.pop("name", None)
         self.name_edit.setEnabled(named)
         self.boxes["name"].set_problem(self._local.get("name", ""))
         with QSignalBlocker(self.type_combo):
@@ -310,14 +320,32 @@ class PropertyPanel(QScrollArea):
 
     def _show_string(self, data: dict[str, Any]) -> None:
         self._set_text(self.pattern_edit, str(data.get("pattern") or ""))
-        if not self.format_line.hasFocus():
+        shown = str(data.get("format") or "")
+        if self.format_combo.currentText().strip() != shown:
             with QSignalBlocker(self.format_combo):
-                self.format_combo.setCurrentText(str(data.get("format") or ""))
+                self.format_combo.setCurrentText(shown)
 
-    def _set_text(self, edit: QLineEdit, text: str) -> None:
-        if edit.text() != text and not edit.hasFocus():
-            with QSignalBlocker(edit):
-                edit.setText(text)
+    def _set_text(
+        self, edit: QLineEdit, text: str, typed_means_it: Callable[[str], bool] | None = None
+    ) -> None:
+        """Show ``text`` unless the input holds it, or the person is typing something that
+        means the same (``typed_means_it(typed)``: ``1e2`` for 100). A change from elsewhere
+        (undo, the JSON view) shows even in the focused input."""
+        if edit.text() == text:
+            return
+        if edit.hasFocus() and typed_means_it is not None and typed_means_it(edit.text()):
+            return
+        with QSignalBlocker(edit):
+            edit.setText(text)
+
+    def _reads_as(self, value: Any, kind: str) -> Callable[[str], bool]:
+        def check(typed: str) -> bool:
+            try:
+                return bool(typed) and same_json(parse_value(typed, kind or "any"), value)
+            except ValueError:
+                return False
+
+        return check
 
     def _show_problems(self) -> None:
         path = self._path
@@ -436,6 +464,7 @@ class PropertyPanel(QScrollArea):
             self.model.seal()
             if watched is self.name_edit:
                 self._on_name_committed()
+                self.refresh()  # a refused name is put back (the reporter said why)
         return False
 
 

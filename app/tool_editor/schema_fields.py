@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, QSignalBlocker, Signal
 from PySide6.QtWidgets import QCheckBox, QLineEdit
 
 from app.tool_editor.parameter_edits import REMOVE
+from app.tool_editor.value_editors import loads_json
 from schema_types._arguments import json_type_name
 from schema_types._schema_check import MODELLED_KEYWORDS
 
@@ -56,7 +57,7 @@ def read_number(text: str, *, count: bool) -> Any:
     if not text:
         return REMOVE
     try:
-        value = json.loads(text)
+        value = loads_json(text)
     except json.JSONDecodeError:
         value = None
     kind = json_type_name(value)

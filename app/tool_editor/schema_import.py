@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.tool_editor.value_editors import error_colour
+from app.tool_editor.value_editors import error_colour, loads_json
 from schema_types._errors import SchemaDefinitionError
 from schema_types._schema import parameters_from_json
 from schema_types._schema_check import check_parameters_schema
@@ -78,42 +78,40 @@ def infer_schema(value: Any) -> dict[str, Any]:
     Strings, numbers and integers keep the example as ``examples`` (the preview shows it); an
     object requires the keys that are not null; a ``null`` example gives an optional string.
     """
-    if isinstance(value, bool):
+    return _schema_of([value])
+
+
+def _schema_of(values: list[Any]) -> dict[str, Any]:
+    """One schema every value fits: several examples of the same place (array items, the same
+    key in objects of a list) are merged, so no example is refused by the schema made of them."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return {"type": "string"}  # null: we cannot tell the type, and it was not required
+    first = present[0]
+    if all(isinstance(v, dict) for v in present):
+        return _object_schema(present)
+    if all(isinstance(v, list) for v in present):
+        return {"type": "array", "items": _schema_of([item for v in present for item in v])}
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        kind = "integer" if all(isinstance(v, int) for v in present) else "number"
+        return {"type": kind, "examples": [first]}
+    if isinstance(first, bool):
         return {"type": "boolean"}
-    if isinstance(value, int):
-        return {"type": "integer", "examples": [value]}
-    if isinstance(value, float):
-        return {"type": "number", "examples": [value]}
-    if isinstance(value, str):
+    if isinstance(first, str):
         schema: dict[str, Any] = {"type": "string"}
-        found = next((name for name, pattern in _FORMATS if pattern.match(value)), None)
+        found = next((name for name, pattern in _FORMATS if pattern.match(first)), None)
         if found:
             schema["format"] = found
-        schema["examples"] = [value]
+        schema["examples"] = [first]
         return schema
-    if isinstance(value, list):
-        return {"type": "array", "items": _items_schema(value)}
-    if isinstance(value, dict):
-        return _object_schema([value])
-    return {"type": "string"}  # null: we cannot tell the type, and it was not required
-
-
-def _items_schema(values: list[Any]) -> dict[str, Any]:
-    if not values:
-        return {"type": "string"}
-    if all(isinstance(v, dict) for v in values):
-        return _object_schema(values)
-    return infer_schema(next((v for v in values if v is not None), None))
+    return _schema_of([first])  # mixed kinds: the first one's (its list or object merged)
 
 
 def _object_schema(examples: list[dict[str, Any]]) -> dict[str, Any]:
     """One object schema for several examples: every key seen; required if never null/absent."""
-    properties: dict[str, Any] = {}
-    for example in examples:
-        for key, value in example.items():
-            if key not in properties or properties[key] == {"type": "string"}:
-                properties[key] = infer_schema(value)
-    required = [key for key in properties if all(e.get(key) is not None for e in examples)]
+    keys = list(dict.fromkeys(key for example in examples for key in example))
+    properties = {key: _schema_of([e.get(key) for e in examples]) for key in keys}
+    required = [key for key in keys if all(e.get(key) is not None for e in examples)]
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
@@ -128,7 +126,7 @@ def import_parameters(text: str) -> ImportedParameters:
             schema found has problems (each named by its JSON path).
     """
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as exc:
         raise SchemaImportError(
             f"Line {exc.lineno}, column {exc.colno}: {exc.msg} (paste JSON)"
@@ -136,9 +134,10 @@ def import_parameters(text: str) -> ImportedParameters:
     if not isinstance(data, dict):
         raise SchemaImportError("paste a JSON object: a tool definition, a schema or an example")
     tools = data.get("tools")
-    if isinstance(tools, list) and "inputSchema" not in data:
-        if len(tools) != 1 or not isinstance(tools[0], dict):
-            raise SchemaImportError(f"this holds {len(tools)} tools: paste the one to import")
+    if isinstance(tools, list) and _is_tool_list(data, tools):
+        if len(tools) != 1:
+            count = f"{len(tools)} tools" if tools else "no tool"
+            raise SchemaImportError(f"this holds {count}: paste the one to import")
         data = tools[0]
     result = _recognise(data)
     try:
@@ -170,9 +169,40 @@ def _recognise(data: dict[str, Any]) -> ImportedParameters:
                 name if isinstance(name, str) else None,
                 description if isinstance(description, str) else None,
             )
-    if data.get("type") == "object" and isinstance(data.get("properties"), dict):
+    if data.get("type") == "object" and (
+        isinstance(data.get("properties"), dict) or set(data) <= _OBJECT_SCHEMA_KEYWORDS
+    ):
         return ImportedParameters(data, "JSON Schema")
     return ImportedParameters(infer_schema(data), "example arguments")
+
+
+# An object schema may have no ``properties`` (a tool without arguments); these keys alone
+# still say "schema", not "example arguments with a key named type".
+_OBJECT_SCHEMA_KEYWORDS = {
+    "type",
+    "$schema",
+    "$id",
+    "$comment",
+    "$defs",
+    "title",
+    "description",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "unevaluatedProperties",
+}
+
+
+def _is_tool_list(data: dict[str, Any], tools: list[Any]) -> bool:
+    """Whether ``data`` is a ``tools/list`` result rather than arguments with a "tools" key."""
+    if "inputSchema" in data:
+        return False
+    if tools and all(isinstance(t, dict) and "inputSchema" in t for t in tools):
+        return True
+    return set(data) <= {"tools", "nextCursor", "_meta"}
 
 
 class ImportDialog(QDialog):
@@ -250,5 +280,15 @@ class ImportDialog(QDialog):
             super().accept()
 
 
+# "an MCP …" but "a JSON …": the article goes by sound, so it is written out per source.
+_WITH_ARTICLE = {
+    "MCP tool definition": "an MCP tool definition",
+    "Anthropic tool definition": "an Anthropic tool definition",
+    "function definition": "a function definition",
+    "JSON Schema": "a JSON Schema",
+    "example arguments": "example arguments",
+}
+
+
 def _article(source: str) -> str:
-    return ("an " if source[0] in "aeiouAEIOU" else "a ") + source
+    return _WITH_ARTICLE.get(source, source)

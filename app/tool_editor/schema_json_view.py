@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.tool_editor.parameter_edits import same_json
 from app.tool_editor.parameter_model import ParameterTreeModel
-from app.tool_editor.value_editors import error_colour
+from app.tool_editor.value_editors import error_colour, loads_json
 from schema_types._agent_checks import parse_path
 from schema_types._agent_yaml import YamlSyntaxError, node_at, parse_yaml
 from schema_types._errors import Problem, SchemaDefinitionError
@@ -70,7 +70,7 @@ def check_parameters_text(text: str) -> tuple[dict[str, Any] | None, list[JsonPr
         ``(None, problems)`` located in the text where possible.
     """
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as exc:
         return None, [JsonProblem(exc.msg, exc.lineno, exc.colno, exc.pos)]
     if not isinstance(data, dict):

@@ -8,6 +8,7 @@ the number 5 and ``5.5`` is refused at the field. Arrays and objects are typed a
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -27,7 +28,54 @@ from PySide6.QtWidgets import (
 from app.icons import icon
 from app.tool_editor.parameter_edits import fits_type
 
-__all__ = ["FieldBox", "ValueListEditor", "error_colour", "format_value", "parse_value"]
+__all__ = [
+    "FieldBox",
+    "ValueListEditor",
+    "error_colour",
+    "format_value",
+    "loads_json",
+    "parse_value",
+]
+
+
+class _NotFinite(ValueError):
+    """A number JSON cannot carry (``NaN``, ``Infinity``, ``1e999``)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotFinite(text)
+    return value
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and floats too large to hold.
+
+    Python's json reads them, but they are not JSON: a schema holding one is served as text
+    an MCP client refuses to parse.
+
+    Raises:
+        json.JSONDecodeError: the text is not strict JSON (with its position).
+    """
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NotFinite as exc:
+        token = str(exc)
+        # The first occurrence outside a string literal is the one the parser refused.
+        found = (
+            m
+            for m in re.finditer(r'"(?:[^"\\]|\\.)*"|' + re.escape(token), text)
+            if not m.group().startswith('"')
+        )
+        where = next(found, None)
+        raise json.JSONDecodeError(
+            f"{token} is not a JSON number", text, where.start() if where else 0
+        ) from None
 
 
 def parse_value(text: str, kind: str) -> Any:
@@ -39,7 +87,7 @@ def parse_value(text: str, kind: str) -> Any:
     if kind == "string":
         return text
     try:
-        value = json.loads(text)
+        value = loads_json(text)
     except json.JSONDecodeError:
         value = _NOT_JSON
     if kind in ("number", "integer", "boolean", "array", "object"):
@@ -117,10 +165,13 @@ class ValueListEditor(QWidget):
 
     Emits :attr:`values_edited` with the whole list when every entry reads as the node's type;
     otherwise :attr:`invalid` with the first entry's problem, and nothing is sent.
+    :attr:`step_done` marks the end of one operation (an add and the typing of the value it
+    added, a remove, a move, an entry edited), so each is undone on its own.
     """
 
     values_edited = Signal(list)
     invalid = Signal(str)
+    step_done = Signal()
 
     def __init__(self, what: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -156,7 +207,8 @@ class ValueListEditor(QWidget):
         self.up_button.clicked.connect(lambda: self.move_selected(-1))
         self.down_button.clicked.connect(lambda: self.move_selected(1))
         self.list.itemChanged.connect(self._on_edited)
-        self.list.model().rowsMoved.connect(self._on_edited)
+        self.list.model().rowsMoved.connect(self._on_moved)
+        self.list.itemDelegate().closeEditor.connect(self.step_done)
         self.list.currentRowChanged.connect(self._update_buttons)
         self._update_buttons()
 
@@ -224,11 +276,14 @@ class ValueListEditor(QWidget):
         """Append a value (a neutral one of the node's type) and start editing it."""
         text = {"number": "0", "integer": "0", "boolean": "true", "array": "[]", "object": "{}"}
         item = self._item(text.get(self._kind, ""))
+        self.step_done.emit()  # what came before is one step; this add and its typing another
         self.list.addItem(item)
         self.list.setCurrentItem(item)
         self._on_edited()
         if self.isVisible():
-            self.list.editItem(item)
+            self.list.editItem(item)  # closing the editor ends the step
+        else:
+            self.step_done.emit()
 
     def remove_selected(self) -> None:
         """Remove the selected value."""
@@ -236,6 +291,7 @@ class ValueListEditor(QWidget):
         if row >= 0:
             self.list.takeItem(row)
             self._on_edited()
+            self.step_done.emit()
 
     def move_selected(self, delta: int) -> None:
         """Move the selected value up (-1) or down (+1)."""
@@ -247,7 +303,11 @@ class ValueListEditor(QWidget):
             item = self.list.takeItem(row)
             self.list.insertItem(target, item)
             self.list.setCurrentRow(target)
+        self._on_moved()
+
+    def _on_moved(self, *_args: object) -> None:
         self._on_edited()
+        self.step_done.emit()
 
     def _on_edited(self, *_args: object) -> None:
         self._update_buttons()
