@@ -86,6 +86,11 @@ _BOUNDS = (
     ("minItems", "maxItems"),
     ("minProperties", "maxProperties"),
 )
+_EXCLUSIVE_BOUNDS = (
+    ("exclusiveMinimum", "maximum"),
+    ("minimum", "exclusiveMaximum"),
+    ("exclusiveMinimum", "exclusiveMaximum"),
+)
 
 
 def check_parameters_schema(data: Mapping[str, Any]) -> list[Problem]:
@@ -229,6 +234,11 @@ def _node_problems(node: Mapping[str, Any], parts: PathParts) -> list[Located]:
         low, high = node.get(low_key), node.get(high_key)
         if _is_number(low) and _is_number(high) and low > high:
             problems.append(((*parts, low_key), f"{low} is greater than {high_key} {high}"))
+    # An exclusive bound leaves no value when it meets the other bound.
+    for low_key, high_key in _EXCLUSIVE_BOUNDS:
+        low, high = node.get(low_key), node.get(high_key)
+        if _is_number(low) and _is_number(high) and low >= high:
+            problems.append(((*parts, low_key), f"{low} leaves no number below {high_key} {high}"))
     regexes: list[tuple[PathParts, Any]] = [((*parts, "pattern"), node.get("pattern"))]
     if isinstance(node.get("patternProperties"), Mapping):
         regexes += [((*parts, "patternProperties", p), p) for p in node["patternProperties"]]

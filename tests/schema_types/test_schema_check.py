@@ -183,3 +183,31 @@ def test_the_check_answers_any_schema_shaped_input(data: dict[str, Any]) -> None
     if not problems:
         parameters_from_json(data)
         sample_arguments(data)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "keyword"),
+    [
+        ({"exclusiveMinimum": 10, "maximum": 5}, "exclusiveMinimum"),
+        ({"exclusiveMinimum": 5, "maximum": 5}, "exclusiveMinimum"),
+        ({"minimum": 5, "exclusiveMaximum": 5}, "minimum"),
+        ({"exclusiveMinimum": 3, "exclusiveMaximum": 3}, "exclusiveMinimum"),
+    ],
+)
+def test_an_empty_range_with_exclusive_bounds_is_flagged(
+    bounds: dict[str, int], keyword: str
+) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number", **bounds}}}
+
+    problems = check_parameters_schema(schema)
+
+    assert [p.path for p in problems] == [f"properties.n.{keyword}"]
+    assert "leaves no number below" in problems[0].message
+
+
+def test_a_range_open_at_one_end_is_sound() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5}},
+    }
+    assert check_parameters_schema(schema) == []
