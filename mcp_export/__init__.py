@@ -59,6 +59,8 @@ if TYPE_CHECKING:
         load_thread_messages,
         run_to_result,
     )
+    from mcp_export._session_failure import failure_for
+    from mcp_export._tool_test import ToolTestRecord, caller_result
     from mcp_export._toolbox import (
         AgentToolbox,
         HiddenTool,
@@ -129,6 +131,8 @@ _EXPORTS: dict[str, str] = {
         ["ChatSession", "SessionResult", "collect_result", "load_thread_messages", "run_to_result"],
         "mcp_export._session",
     ),
+    "failure_for": "mcp_export._session_failure",
+    **dict.fromkeys(["ToolTestRecord", "caller_result"], "mcp_export._tool_test"),
     **dict.fromkeys(
         [
             "AgentToolbox",
@@ -193,14 +197,17 @@ __all__ = [
     "ToolOutcome",
     "ToolServerError",
     "ToolSpec",
+    "ToolTestRecord",
     "TurnFinished",
     "VerifyReport",
     "build_entry",
+    "caller_result",
     "collect_result",
     "credentials_available",
     "data_dir",
     "default_config_path",
     "default_history_path",
+    "failure_for",
     "install",
     "load_thread_messages",
     "probe_server",

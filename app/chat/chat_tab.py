@@ -1,0 +1,348 @@
+# ruff: noqa: N802  (Qt virtual method names are camelCase)
+"""A chat tab: talk to an agent, or test-run one of its tools, with everything shown as it happens.
+
+The tab renders the events of one ``ChatSession`` (see :mod:`app.chat.runner`): the person's
+messages, the streamed answer as Markdown, a card per inner tool call, a stats strip, and any
+failure with what to do and a button to the settings page that fixes it. Runs are tasks on the
+qasync loop (the window keeps answering, and any number of tabs run at once); Stop cancels the
+session, follow-up messages continue it. A tool test (``tool_name`` given) also offers the
+"Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
+served server's own code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QFontDatabase, QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.chat.runner import ChatRunner, ToolTest
+from app.chat.stats import StatsStrip
+from app.chat.tool_card import ERROR_COLOR, OK_COLOR, WARNING_COLOR, ToolCard
+from app.chat.transcript import AssistantBlock, NoticeBlock, TranscriptView, UserBlock
+from app.document import AgentDocument
+from app.pages.page_tasks import PageTasks
+
+if TYPE_CHECKING:
+    from mcp_export import FinalAnswer, HistoryStore, SessionEvent, SessionFailed
+
+__all__ = ["ChatTab", "settings_page_for"]
+
+# Keeps the close-down of tabs that were closed without awaiting ``aclose`` alive until done.
+_closing: set[asyncio.Future[Any]] = set()
+
+
+def settings_page_for(kind: str) -> str | None:
+    """The settings page that fixes a failure of ``kind`` (a ``FailureKind``), or None."""
+    if kind == "tool-server":
+        return "servers"
+    if kind in {"configuration", "provider", "timeout", "turn-limit"}:
+        return "model"
+    return None
+
+
+class ChatTab(QWidget):
+    """One conversation with an agent (a plain chat, or a tool test that can be followed up).
+
+    Args:
+        document: the open agent (its ``agent`` is read when the first message is sent).
+        title: the tab's title.
+        tool_name: the tool under test, or None for a plain chat.
+        arguments: the tool test's arguments (recorded in history).
+        history: where to record the conversation, or None.
+        parent: the parent widget.
+
+    Signals:
+        finished(object): a turn ended; the ``FinalAnswer`` or ``SessionFailed``.
+        open_settings_requested(str): the person asked for the page that fixes a failure
+            (``model`` or ``servers``).
+        busy_changed(bool): a turn started (True) or ended (False).
+    """
+
+    finished = Signal(object)
+    open_settings_requested = Signal(str)
+    busy_changed = Signal(bool)
+
+    def __init__(
+        self,
+        document: AgentDocument,
+        *,
+        title: str,
+        tool_name: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        history: HistoryStore | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatTab")
+        self.document = document
+        self.title = title
+        self.tool_name = tool_name
+        test = ToolTest(tool_name, dict(arguments or {})) if tool_name is not None else None
+        self.runner = ChatRunner(lambda: document.agent, document.path, history=history, test=test)
+        self.outcome: FinalAnswer | SessionFailed | None = None
+        self._tasks = PageTasks(self)
+        self._task: asyncio.Task[Any] | None = None
+        self._busy = False
+        self._closed = False
+        self._assistant: AssistantBlock | None = None
+        self._cards: dict[str, ToolCard] = {}
+
+        self.stats = StatsStrip()
+        self.caller_toggle = QPushButton("Caller's view")
+        self.caller_toggle.setObjectName("callerViewToggle")
+        self.caller_toggle.setCheckable(True)
+        self.caller_toggle.setToolTip(
+            "Show exactly what an MCP client receives for this call (the tools/call result)"
+        )
+        self.caller_toggle.toggled.connect(self._on_caller_view_toggled)
+        self.caller_toggle.setVisible(tool_name is not None)
+        top = QHBoxLayout()
+        top.addWidget(self.stats, 1)
+        top.addWidget(self.caller_toggle)
+
+        self.transcript = TranscriptView()
+        self.caller_view = QPlainTextEdit()
+        self.caller_view.setObjectName("callerView")
+        self.caller_view.setReadOnly(True)
+        self.caller_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.caller_view.setPlainText("(the call has not finished yet)")
+        caller_page = QWidget()
+        caller_layout = QVBoxLayout(caller_page)
+        caller_layout.setContentsMargins(0, 0, 0, 0)
+        caller_note = QLabel(
+            f"What an MCP client receives for <b>tools/call {tool_name or ''}</b> "
+            "(CallToolResult as JSON, as <code>metaagent serve</code> returns it):"
+        )
+        caller_note.setWordWrap(True)
+        caller_layout.addWidget(caller_note)
+        caller_layout.addWidget(self.caller_view, 1)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.transcript)
+        self.pages.addWidget(caller_page)
+
+        self.status = QLabel("Ready")
+        self.status.setObjectName("chatStatus")
+        self.input = QPlainTextEdit()
+        self.input.setObjectName("chatInput")
+        self.input.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line)")
+        self.input.setTabChangesFocus(True)
+        self.input.setFixedHeight(self.input.fontMetrics().lineSpacing() * 3 + 12)
+        self.input.installEventFilter(self)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("chatSend")
+        self.send_button.clicked.connect(self._on_send_clicked)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("chatStop")
+        self.stop_button.setToolTip("Cancel the model request and the tool calls in flight")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.input, 1)
+        bottom.addLayout(buttons)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.pages, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(bottom)
+
+    # --- public API -----------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._busy
+
+    def submit(self, text: str) -> bool:
+        """Send ``text`` as the next user message, on the running asyncio loop.
+
+        Returns:
+            False when nothing was sent (empty text, a turn still running, the tab closed).
+        """
+        text = text.strip()
+        if not text or self._busy or self._closed:
+            return False
+        first_test = self.tool_name is not None and self.outcome is None
+        heading = f"Test of {self.tool_name}: filled prompt" if first_test else "You"
+        # Busy from this moment, not from when the task first runs: a second Send is refused.
+        self._set_busy(True)
+        task = self._tasks.start("run", self._run(text), what=f"Running {self.title}")
+        if task is None:
+            self._set_busy(False)
+            return False
+        self._task = task
+        self.transcript.add(UserBlock(text, heading=heading))
+        self.input.clear()
+        self.stats.start_turn()
+        return True
+
+    async def send(self, text: str) -> FinalAnswer | SessionFailed | None:
+        """Send ``text`` and wait for the turn to end; its last event (None if not sent)."""
+        if not self.submit(text):
+            return None
+        assert self._task is not None
+        await asyncio.shield(self._task)
+        return self.outcome
+
+    def start_test(self, prompt: str) -> bool:
+        """Run the tool test: submit the filled ``prompt`` at once."""
+        return self.submit(prompt)
+
+    def stop(self) -> None:
+        """Cancel the running turn; the tab shows "stopped"."""
+        if self._busy:
+            self.status.setText("Stopping…")
+            self.runner.cancel()
+
+    async def aclose(self) -> None:
+        """End any running turn and release the provider and the tool servers."""
+        self._closed = True
+        self.runner.cancel()
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=5)
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=5)
+        await self.runner.aclose()
+
+    # --- running a turn -------------------------------------------------------------------------
+
+    async def _run(self, text: str) -> None:
+        try:
+            outcome = await self.runner.run(text, self._on_event)
+        except asyncio.CancelledError:
+            raise  # the tab is going away: touch no widget
+        except BaseException:
+            self._end_turn()  # an unexpected error: PageTasks reports it
+            raise
+        self.outcome = outcome
+        self._end_turn()
+        if self.runner.caller_view is not None:
+            self.caller_view.setPlainText(json.dumps(self.runner.caller_view, indent=2))
+        self.finished.emit(outcome)
+
+    def _end_turn(self) -> None:
+        self._flush_text()
+        self.stats.end_turn()
+        self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy == self._busy:
+            return
+        self._busy = busy
+        self.stop_button.setEnabled(busy)
+        self.send_button.setEnabled(not busy)
+        if busy:
+            self._set_status("Running…", None)
+        self.busy_changed.emit(busy)
+
+    def _set_status(self, text: str, color: str | None) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet(f"color: {color};" if color else "")
+
+    def _flush_text(self) -> None:
+        if self._assistant is not None:
+            self._assistant.flush()
+            self._assistant = None
+
+    def _on_event(self, event: SessionEvent) -> None:
+        from mcp_export import (
+            FinalAnswer,
+            SessionFailed,
+            TextDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+            TurnFinished,
+        )
+
+        if isinstance(event, TextDelta):
+            if self._assistant is None:
+                self._assistant = AssistantBlock()
+                self.transcript.add(self._assistant)
+            self._assistant.append(event.text)
+            return
+        self.stats.on_event(event)
+        if isinstance(event, TurnFinished):
+            self._flush_text()  # the next turn's text goes below this turn's tool cards
+        elif isinstance(event, ToolCallStarted):
+            card = ToolCard(event)
+            self._cards[event.call_id] = card
+            self.transcript.add(card)
+        elif isinstance(event, ToolCallFinished):
+            known = self._cards.get(event.call_id)
+            if known is not None:
+                known.finish(event)
+        elif isinstance(event, FinalAnswer):
+            self._on_answer(event)
+        elif isinstance(event, SessionFailed):
+            self._on_failure(event)
+
+    def _on_answer(self, answer: FinalAnswer) -> None:
+        self._flush_text()
+        blocks = self.transcript.blocks()
+        if answer.text and not (blocks and isinstance(blocks[-1], AssistantBlock)):
+            # The provider did not stream this answer's text: show it whole.
+            block = AssistantBlock()
+            self.transcript.add(block)
+            block.append(answer.text)
+            block.flush()
+        seconds = answer.duration_ms / 1000
+        self._set_status(f"Answered in {seconds:.1f} s", OK_COLOR)
+
+    def _on_failure(self, failure: SessionFailed) -> None:
+        self._flush_text()
+        if failure.kind == "cancelled":
+            self.transcript.add(NoticeBlock("Stopped: the run was cancelled.", severity="warning"))
+            self._set_status("Stopped", WARNING_COLOR)
+            return
+        page = settings_page_for(failure.kind)
+        notice = NoticeBlock(failure.message, hint=failure.hint, page=page)
+        notice.open_settings.connect(self.open_settings_requested)
+        self.transcript.add(notice)
+        self._set_status(f"Failed ({failure.kind})", ERROR_COLOR)
+
+    # --- person's actions -----------------------------------------------------------------------
+
+    def _on_send_clicked(self) -> None:
+        self.submit(self.input.toPlainText())
+
+    def _on_caller_view_toggled(self, on: bool) -> None:
+        self.pages.setCurrentIndex(1 if on else 0)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.input and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            plain = not event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and plain:
+                self._on_send_clicked()
+                return True
+        return super().eventFilter(watched, event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closed:
+            try:
+                future = asyncio.ensure_future(self.aclose())
+            except RuntimeError:  # no asyncio loop running (a bare QApplication): nothing to close
+                pass
+            else:
+                _closing.add(future)
+                future.add_done_callback(_closing.discard)
+        super().closeEvent(event)

@@ -1,0 +1,227 @@
+"""The runtime behind one chat tab: provider, toolbox and chat session, made on first use.
+
+Kept free of Qt so the tab's widgets only render events. One runner is one conversation: the
+first ``run`` creates the provider (``provider_for_agent``), the agent's toolbox and the
+``ChatSession``; later runs continue the same session (multi-turn). For a tool test the first run
+is the tool call: it is built as the served server builds a call (the agent's system prompt, the
+permission-filtered toolbox, no parameter overrides), recorded like a served call, and its
+caller's view (the ``CallToolResult`` an MCP client would receive) is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import sys
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_export import (
+        AgentToolbox,
+        ChatSession,
+        FinalAnswer,
+        HistoryStore,
+        Provider,
+        SessionEvent,
+        SessionFailed,
+        ToolTestRecord,
+    )
+    from schema_types._agent import Agent
+
+__all__ = ["ChatRunner", "ToolTest", "preload_runtime"]
+
+_warming = 0  # preloads in flight; the garbage collector stays off while any runs
+
+
+def _import_all(names: list[str]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # the real import reports it, where the person sees it
+
+
+async def preload_runtime(agent: Agent) -> None:
+    """Import the provider SDK and the MCP SDK the agent needs in a worker thread.
+
+    Importing them takes about a second; done on the loop's thread, the first message of the
+    first tab would freeze the window that long. The garbage collector is off meanwhile: run in
+    the worker thread, it could delete Qt objects there, which Qt forbids.
+    """
+    global _warming
+    model = (agent.settings.model or "").strip()
+    names = ["anthropic" if model.startswith("anthropic") else "openai"]
+    if agent.mcp_servers:
+        names.append("mcp_export._toolbox")
+    missing = [name for name in names if name not in sys.modules]
+    if not missing:
+        return
+    if _warming == 0:
+        gc.disable()
+    _warming += 1
+    try:
+        await asyncio.to_thread(_import_all, missing)
+    finally:
+        _warming -= 1
+        if _warming == 0:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class ToolTest:
+    """What a tool test calls: the tool and its (validated) arguments."""
+
+    tool_name: str
+    arguments: dict[str, Any]
+
+
+class ChatRunner:
+    """Runs the turns of one conversation and hands every event to a callback.
+
+    Args:
+        agent: the agent; read once, at the first run (later edits apply to new tabs).
+        agent_path: the agent file, or None for an unsaved agent.
+        history: where to record the conversation, or None.
+        test: the tool under test, or None for a plain chat.
+    """
+
+    def __init__(
+        self,
+        agent: Callable[[], Agent],
+        agent_path: Path | None,
+        *,
+        history: HistoryStore | None = None,
+        test: ToolTest | None = None,
+    ) -> None:
+        self._agent = agent
+        self.agent_path = agent_path
+        self.history = history
+        self.test = test
+        self.session: ChatSession | None = None
+        self.caller_view: dict[str, Any] | None = None
+        """The caller's view of the tool test, once its first run has ended."""
+        self._provider: Provider | None = None
+        self._toolbox: AgentToolbox | None = None
+        self._model = ""
+        self._record: ToolTestRecord | None = None
+        self._runs = 0
+        self._in_run = False
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is in progress."""
+        return self._in_run
+
+    async def run(
+        self, message: str, on_event: Callable[[SessionEvent], None]
+    ) -> FinalAnswer | SessionFailed:
+        """Play one user turn; every event goes to ``on_event``; returns the last one.
+
+        A configuration problem (no model, no key) ends the turn with a ``SessionFailed`` too,
+        so the tab shows every failure the same way.
+        """
+        from mcp_export import ExportError, FinalAnswer, SessionFailed, failure_for
+
+        self._in_run = True
+        try:
+            if self.session is None:
+                await preload_runtime(self._agent())
+            try:
+                session = self._session(message)
+            except ExportError as exc:
+                failure = failure_for(exc)
+                on_event(failure)
+                self._finish_test(failure)
+                return failure
+            outcome: FinalAnswer | SessionFailed | None = None
+            async with aclosing(session.run(message)) as events:
+                async for event in events:
+                    on_event(event)
+                    if isinstance(event, FinalAnswer | SessionFailed):
+                        outcome = event
+            if outcome is None:  # the session promises a last event; never leave the tab hanging
+                from mcp_export import SessionError
+
+                outcome = failure_for(SessionError("the session ended without an answer"))
+                on_event(outcome)
+            self._finish_test(outcome)
+            return outcome
+        except BaseException:
+            if self._record is not None:  # cancelled (the tab closed): leave an honest trail
+                self._record.cancelled()
+                self._record = None
+            raise
+        finally:
+            self._in_run = False
+            self._runs += 1
+
+    def cancel(self) -> None:
+        """Stop the turn in progress; it ends with ``SessionFailed(kind="cancelled")``."""
+        if self.session is not None:
+            self.session.cancel()
+
+    def _session(self, message: str) -> ChatSession:
+        if self.session is not None:
+            return self.session
+        from mcp_export import ChatSession, ToolTestRecord, provider_for_agent
+
+        agent = self._agent()
+        if self._provider is None:
+            self._provider, self._model = provider_for_agent(agent)
+        if self._toolbox is None and agent.mcp_servers:
+            from mcp_export import AgentToolbox  # imports the MCP SDK: only when it is needed
+
+            base_dir = self.agent_path.parent if self.agent_path is not None else None
+            self._toolbox = AgentToolbox(agent, base_dir=base_dir)
+        path = str(self.agent_path) if self.agent_path is not None else None
+        thread_id: str | None = None
+        if self.test is not None and self._runs == 0:
+            self._record = ToolTestRecord(
+                agent,
+                self.test.tool_name,
+                arguments=self.test.arguments,
+                prompt=message,
+                history=self.history,
+                agent_path=self.agent_path,
+            )
+            thread_id = self._record.thread_id
+        self.session = ChatSession(
+            agent,
+            provider=self._provider,
+            model=self._model,
+            toolbox=self._toolbox,
+            history=self.history,
+            thread_id=thread_id,
+            thread_kind="tool-test" if self.test is not None else "chat",
+            agent_path=path,
+        )
+        return self.session
+
+    def _finish_test(self, outcome: FinalAnswer | SessionFailed) -> None:
+        record, self._record = self._record, None
+        if record is not None:
+            self.caller_view = record.finish(outcome)
+        elif self.test is not None and self._runs == 0:
+            # The call never started (no model): the caller would get the failure as an error.
+            from mcp_export import SessionFailed, caller_result
+
+            if isinstance(outcome, SessionFailed):
+                self.caller_view = caller_result(
+                    self._agent(), self.test.tool_name, outcome, agent_path=self.agent_path
+                )
+
+    async def aclose(self) -> None:
+        """Stop the tool servers and close the provider's connections."""
+        toolbox, self._toolbox = self._toolbox, None
+        provider, self._provider = self._provider, None
+        try:
+            if toolbox is not None:
+                await toolbox.aclose()
+        finally:
+            if provider is not None:
+                await provider.aclose()
