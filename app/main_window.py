@@ -43,6 +43,7 @@ from app.recovery import AUTOSAVE_SECONDS, Autosaver, RecoveryStore
 from app.settings_store import SettingsStore
 from app.welcome import WelcomePage
 from app.window_files import FileActions
+from app.window_runs import RunActions
 from schema_types._agent import ToolDefinition
 
 __all__ = ["APP_NAME", "MainWindow", "PageFactory"]
@@ -51,7 +52,7 @@ APP_NAME = "Meta Agent Studio"
 PageFactory = Callable[[AgentDocument], QWidget]
 
 
-class MainWindow(FileActions, QMainWindow):
+class MainWindow(FileActions, RunActions, QMainWindow):
     """The one studio window.
 
     Attributes:
@@ -106,6 +107,7 @@ class MainWindow(FileActions, QMainWindow):
         self.central.addWidget(self.splitter)
         self.setCentralWidget(self.central)
 
+        self._init_runs()
         self._build_menus()
         self._build_status_bar()
         self.outline.node_selected.connect(self._on_node_selected)
@@ -204,6 +206,7 @@ class MainWindow(FileActions, QMainWindow):
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
 
+        self._build_agent_menu(bar)
         help_menu = bar.addMenu("&Help")
         self.help_action = self._action(
             "&About Meta Agent Studio",
@@ -279,6 +282,7 @@ class MainWindow(FileActions, QMainWindow):
         """Drop ``document`` and everything shown for it (no questions asked)."""
         for tab in [t for t in self._tool_tabs if getattr(t, "document", None) is document]:
             self._remove_tool_tab(tab)
+        self._remove_run_tabs_of(document)
         for key in [k for k in self._pages if k[0] == id(document)]:
             page = self._pages.pop(key)
             self.page_stack.removeWidget(page)
@@ -347,6 +351,9 @@ class MainWindow(FileActions, QMainWindow):
         title_changed = getattr(tab, "title_changed", None)
         if title_changed is not None:
             title_changed.connect(lambda title, t=tab: self._retitle_tab(t, title))
+        test_requested = getattr(tab, "test_requested", None)
+        if test_requested is not None:
+            test_requested.connect(lambda tool, d=document: self.open_test_dialog(d, tool))
         tool_removed = getattr(tab, "tool_removed", None)
         if tool_removed is not None:
             tool_removed.connect(lambda t=tab: self._remove_tool_tab(t))
@@ -372,6 +379,8 @@ class MainWindow(FileActions, QMainWindow):
         widget = self.tabs.widget(index)
         if widget in self._tool_tabs:
             self._remove_tool_tab(widget)
+        elif widget is not None:
+            self.remove_run_tab(widget)
 
     def _close_current_tab(self) -> None:
         self._close_tab(self.tabs.currentIndex())
@@ -395,6 +404,7 @@ class MainWindow(FileActions, QMainWindow):
         document = self._current
         for action in (self.save_action, self.save_as_action, self.close_action):
             action.setEnabled(document is not None)
+        self._update_agent_actions(document is not None)
         self._refresh_titles()
 
     def _refresh_titles(self) -> None:
@@ -436,6 +446,9 @@ class MainWindow(FileActions, QMainWindow):
         for document in list(self._documents):
             self.autosaver.forget(document)
         self.autosaver.timer.stop()
+        for tab in self.run_tabs():
+            self.remove_run_tab(tab)
+        self.close_history_store()
         event.accept()
         self.closed.emit()
 

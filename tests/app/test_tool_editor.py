@@ -153,16 +153,11 @@ def test_importing_replaces_the_parameters_in_one_step(qtbot: QtBot) -> None:
     assert editor.tool.parameters == PARAMETERS
 
 
-def test_ctrl_enter_asks_for_a_test_run(qtbot: QtBot) -> None:
+def test_the_test_button_asks_for_a_test_run(qtbot: QtBot) -> None:
     editor = make_editor(qtbot)
-    with qtbot.waitActive(editor, timeout=2000):
-        editor.activateWindow()
-    editor.template.editor.setFocus()
 
     with qtbot.waitSignal(editor.test_requested, timeout=2000) as signal:
-        qtbot.keyClick(
-            editor.template.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
-        )
+        editor.test_button.click()
 
     assert signal.args == [editor.tool]
 
