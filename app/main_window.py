@@ -496,6 +496,7 @@ def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
 
         page = ToolsListWidget(document)
         page.open_tool.connect(lambda tool: window.open_tool_tab(document, tool))
+        page.test_tool.connect(lambda tool: window.open_test_dialog(document, tool))
         return page
 
     def optional(module: str, class_name: str, kind: str) -> PageFactory:

@@ -45,6 +45,7 @@ class ToolsListWidget(QWidget):
     """The tools of one agent with buttons (and shortcuts) for every list action."""
 
     open_tool = Signal(object)  # ToolDefinition
+    test_tool = Signal(object)  # ToolDefinition: run it from the Test dialog
 
     def __init__(self, document: AgentDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,6 +92,23 @@ class ToolsListWidget(QWidget):
         self.open_action = self._action(
             "tool", "&Open", "Open the tool's editor", None, self.open_selected
         )
+        self.test_action = self._action(
+            "tool",
+            "&Test…",
+            "Fill in arguments and run the tool in a chat tab",
+            None,
+            self.test_selected,
+        )
+        # Right-click a tool: the same actions as the buttons.
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for action in (
+            self.open_action,
+            self.test_action,
+            self.rename_action,
+            self.duplicate_action,
+            self.delete_action,
+        ):
+            self.view.addAction(action)
 
         buttons = QHBoxLayout()
         for action in (
@@ -101,6 +119,7 @@ class ToolsListWidget(QWidget):
             self.up_action,
             self.down_action,
             self.open_action,
+            self.test_action,
         ):
             button = QToolButton()
             button.setDefaultAction(action)
@@ -177,6 +196,7 @@ class ToolsListWidget(QWidget):
             self.rename_action,
             self.delete_action,
             self.open_action,
+            self.test_action,
         ):
             action.setEnabled(has)
         self.up_action.setEnabled(has and row > 0)
@@ -245,6 +265,12 @@ class ToolsListWidget(QWidget):
         tool = self.model.tool(self.selected_row())
         if tool is not None:
             self.open_tool.emit(tool)
+
+    def test_selected(self) -> None:
+        """Ask for a test run of the selected tool."""
+        tool = self.model.tool(self.selected_row())
+        if tool is not None:
+            self.test_tool.emit(tool)
 
     def _on_activated(self, index: QModelIndex) -> None:
         tool = self.model.tool(index.row())

@@ -20,6 +20,7 @@ from app.history_view import HistoryView
 from app.main_window import MainWindow
 from app.test_run import TestToolDialog
 from app.tool_editor.editor import ToolEditor
+from app.tools_list import ToolsListWidget
 from mcp_export import FinalAnswer
 from tests.fakes._script import text
 from tests.fakes.mcp_clients import write_agent
@@ -164,3 +165,23 @@ def test_agent_actions_are_off_without_an_agent(qtbot: QtBot) -> None:
     qtbot.addWidget(window)
     assert not window.test_action.isEnabled() and not window.export_action.isEnabled()
     assert window.test_action.shortcut().toString() == "Ctrl+Return"
+
+
+def test_the_tools_list_context_menu_tests_a_tool(qtbot: QtBot, tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "greeter.agent.yaml", tools=[TOOL])
+    window = _window(qtbot, path)
+    document = window.current_document()
+    assert document is not None
+    page = window.show_page(document, "tools")
+    assert isinstance(page, ToolsListWidget)
+    assert page.test_action in page.view.actions()
+
+    page.select_row(0)
+    page.test_action.trigger()
+
+    dialog = next(
+        w for w in QApplication.topLevelWidgets() if isinstance(w, TestToolDialog) and w.isVisible()
+    )
+    assert dialog.windowTitle() == "Test greet"
+    dialog.reject()
+    window.close()
