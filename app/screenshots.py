@@ -16,7 +16,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -29,6 +29,22 @@ EXAMPLE = (
     Path(__file__).resolve().parent.parent / "resources" / "examples" / "travel-desk.agent.yaml"
 )
 RICHEST_TOOL = "book_flight"
+
+
+def scripted_model(body: Any) -> Any:
+    """The local model: look up the time in Lisbon once, then confirm the booking."""
+    from tests.fakes._script import text, tool_calls
+
+    if body.rounds_since_user == 0:
+        call = ("call_1", "time__get_current_time", {"timezone": "Europe/Lisbon"})
+        return tool_calls([call], usage=(812, 24))
+    answer = (
+        "**Booked.** Flight **TP1351** on 2026-06-01 for Grace Hopper.\n\n"
+        "| Item | Value |\n|---|---|\n| Seat | 14A (window) |\n| Price | EUR 214.60 |\n"
+        "| Reference | `QX7R2M` |\n\nThe confirmation goes to grace@example.com; "
+        "it is 09:41 in Lisbon now."
+    )
+    return text(answer, chunks=24, usage=(905, 71))
 
 
 async def wait_until(predicate: Callable[[], bool], what: str, limit: float = 30.0) -> None:
@@ -124,11 +140,54 @@ async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
     document.undo_stack.undo()
 
 
+async def run_views(window: MainWindow, camera: Camera) -> None:
+    """Test dialog, a finished test run (card open), the caller's view, history and export."""
+    from app.chat import ChatTab
+    from app.export_dialog import ExportDialog
+    from app.history_view import HistoryView
+    from app.test_run import TestToolDialog
+    from mcp_export import FinalAnswer
+
+    document = window.current_document()
+    assert document is not None
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    dialog = window.open_test_dialog(document, tool)
+    assert isinstance(dialog, TestToolDialog)
+    dialog.examples_button.click()
+    await camera.shoot(dialog, "test-dialog.png")
+    dialog.run_button.click()
+    tab = window.run_tabs()[-1]
+    assert isinstance(tab, ChatTab)
+    await wait_until(lambda: isinstance(tab.outcome, FinalAnswer), "the test run's answer", 60)
+    for card in tab.transcript.tool_cards():
+        card.set_expanded(True)
+    await camera.shoot(window, "chat-tab.png")
+    tab.caller_toggle.click()
+    await camera.shoot(window, "caller-view.png")
+    tab.caller_toggle.click()
+    history = window.open_history_tab(document)
+    assert isinstance(history, HistoryView)
+    await wait_until(lambda: bool(history.visible_entries()), "the history rows")
+    history.select_row(0)
+    history.open_entry(0)
+    await camera.shoot(window, "history.png")
+    assert document.path is not None
+    export = ExportDialog(document.path, window)
+    export.show()
+    export.start_verify()
+    await wait_until(lambda: not export.is_verifying(), "the export check", 90)
+    await camera.shoot(export, "export-dialog.png")
+    export.close()
+    await tab.aclose()
+
+
 async def drive(window: MainWindow, out_dir: Path, agent: Path) -> None:
     """Walk through every view and save its picture."""
     camera = Camera(out_dir)
     await studio_views(window, camera, agent)
     await tool_editor_views(window, camera)
+    await run_views(window, camera)
     for path in camera.saved:
         print(path)  # noqa: T201 (the script's output is the list of pictures)
 
@@ -142,7 +201,16 @@ def main(argv: list[str]) -> int:
     # The example's tool server (mcp-server-time) is installed beside this interpreter.
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     agent = home / EXAMPLE.name
-    shutil.copyfile(EXAMPLE, agent)
+    # The test run talks to a local scripted model (the one the tests use), never a paid API.
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    model = FakeOpenAIServer(responder=scripted_model)
+    os.environ["OPENAI_API_KEY"] = "sk-local-screenshots"
+    text = EXAMPLE.read_text(encoding="utf-8").replace(
+        "    OPENAI_API_KEY: env://OPENAI_API_KEY\n",
+        f"    OPENAI_API_KEY: env://OPENAI_API_KEY\n    OPENAI_BASE_URL: {model.base_url}\n",
+    )
+    agent.write_text(text, encoding="utf-8")
     from app.studio import run_studio
 
     status: list[int] = []
@@ -166,6 +234,7 @@ def main(argv: list[str]) -> int:
     try:
         run_studio([], on_shown=on_shown)
     finally:
+        model.stop()
         shutil.rmtree(home, ignore_errors=True)
     return status[0] if status else 1
 
