@@ -191,7 +191,8 @@ def test_a_failing_server_command_shows_its_stderr(
 
     connect(qtbot, page, "tasks")
 
-    assert page.error_view.isVisible()
+    # The view shows the failure once the connect task has ended (just after the result lands).
+    qtbot.waitUntil(page.error_view.isVisible, timeout=CONNECT_TIMEOUT_MS)
     assert "cannot open database /nope/tasks.db" in page.error_view.toPlainText()
     assert "could not start" in page.error_view.toPlainText()
     assert page.tools_model.rowCount() == 0
