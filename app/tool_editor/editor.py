@@ -57,9 +57,9 @@ class ToolEditor(QWidget):
         self.document = document
         self.tool = tool
         self._gone = False
-        self._followed = False
         self._removal_said = False
-        # Connected before the parts are built, so after a reload they read the new tool.
+        # Connected before the parts are built: on a reload it re-points ``tool`` first, so each
+        # part's own ``document.changed`` refresh already reads the new tool.
         document.changed.connect(self._follow_tool)
         self.fields = ToolFields(document, self.current_tool, self.index)
         self.parameters = ParameterBuilder(document, self.current_tool)
@@ -135,7 +135,6 @@ class ToolEditor(QWidget):
             self._gone = True
         else:
             self.tool = same_name
-            self._followed = True
 
     def _on_document_changed(self) -> None:
         if self._gone:
@@ -143,12 +142,6 @@ class ToolEditor(QWidget):
                 self._removal_said = True
                 self.tool_removed.emit()
             return
-        if self._followed:
-            self._followed = False
-            self.fields.refresh()
-            self.fields.title_binding.refresh()
-            self.fields.description_binding.refresh()
-            self.template.refresh()
         self._update_title()
 
     def _on_parameter_renamed(self, old: NodePath, new: NodePath) -> None:

@@ -224,7 +224,7 @@ class ParameterBuilder(QWidget):
     def delete(self) -> bool:
         """Delete the selected property or item schema."""
         path = self.selected_path()
-        return bool(path) and path is not None and self.model.remove(path)
+        return bool(path) and self.model.remove(path or ())
 
     def move_by(self, delta: int) -> NodePath | None:
         """Move the selected property up (-1) or down (+1)."""
@@ -274,23 +274,20 @@ class ParameterBuilder(QWidget):
         self._update_actions()
 
     def _update_actions(self) -> None:
-        path = self.selected_path()
-        node = self.model.node(path) if path is not None else None
-        is_property = bool(path) and path is not None and edits.is_property(path)
+        path = self.selected_path() or ()
+        node = self.model.node(path) if path else None
         self.add_action.setEnabled(self.model.parameters() is not None)
         self.add_child_action.setEnabled(
             isinstance(node, ObjectSchema) or (isinstance(node, ArraySchema) and node.items is None)
         )
-        self.duplicate_action.setEnabled(is_property)
+        property_row = self.model.row_of(path) if path and edits.is_property(path) else None
+        self.duplicate_action.setEnabled(property_row is not None)
         self.delete_action.setEnabled(bool(path))
-        row = self.model.row_of(path) if is_property and path is not None else None
         siblings = (
-            self.model.child_count(edits.parent_object(path))
-            if is_property and path is not None
-            else 0
+            self.model.child_count(edits.parent_object(path)) if property_row is not None else 0
         )
-        self.up_action.setEnabled(row is not None and row > 0)
-        self.down_action.setEnabled(row is not None and row + 1 < siblings)
+        self.up_action.setEnabled(property_row is not None and property_row > 0)
+        self.down_action.setEnabled(property_row is not None and property_row + 1 < siblings)
 
     def expand(self, index: QModelIndex | QPersistentModelIndex | None = None) -> None:
         """Expand the whole tree (``index`` None) or one branch."""
