@@ -11,6 +11,7 @@ and closed with their agent. The history store is opened once, on first use, and
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -71,7 +72,7 @@ class RunActions:
         for action in (self.test_action, self.chat_action, self.history_action, self.export_action):
             action.setEnabled(has_document)
 
-    def _with_document(self, function: Any) -> None:
+    def _with_document(self, function: Callable[[AgentDocument], object]) -> None:
         document = self.current_document()
         if document is not None:
             function(document)
