@@ -6,13 +6,17 @@ table; exits 0. Not a test: the figures depend on the machine.
 1. Overhead per session. Each session asks the model once (it calls one tool), runs the tool,
    and asks again (it answers). The model is ``FakeOpenAIServer`` answering at once, in its own
    process so its threads do not share our interpreter; the tool is ``echo`` of the fake stdio
-   MCP tool server. The same two model requests made directly with the ``openai`` SDK plus the
+   MCP tool server. The same two model requests made directly with the ``openai`` SDK (the same
+   client and call the provider uses) plus the
    same tool call made directly with ``mcp.Client`` are the baseline, interleaved with the
    sessions; the difference is the loop's own cost (event queue, task, message bookkeeping, the
    provider's translation, the toolbox's routing). Also measured: the same sessions writing the
    history store, and the pure loop with a scripted in-memory provider and toolbox (no I/O).
 2. Concurrency. 50 sessions at once against a model that takes 200 ms per request; the whole
-   batch should take under 1.3 × 200 ms (the baseline: the same 50 raw SDK requests at once).
+   batch should take under 1.3 × 200 ms. The model is ``bench/_async_model.py`` (asyncio, its own
+   process: the threaded test fake is itself slower than the goal at 50 requests at once).
+   Baselines in the same run: 50 plain HTTP requests (aiohttp, no SDK: the floor), the same 50
+   requests through ``AsyncOpenAI`` with its defaults, and 50 sessions on an in-memory model.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from _async_model import AsyncModelProcess  # noqa: E402
 
 from mcp_export._history import HistoryStore  # noqa: E402
 from mcp_export._session import ChatSession, run_to_result  # noqa: E402
@@ -64,16 +71,10 @@ def _respond(body: Any) -> Any:
     return text("done", usage=(60, 2))
 
 
-def _respond_slow(body: Any) -> Any:
-    from tests.fakes._script import text
-
-    return text("done", usage=(10, 2)).delayed(MODEL_DELAY)
-
-
-def _serve(slow: bool, pipe: Connection) -> None:
+def _serve(pipe: Connection) -> None:
     from tests.fakes.openai_server import FakeOpenAIServer
 
-    with FakeOpenAIServer(responder=_respond_slow if slow else _respond) as server:
+    with FakeOpenAIServer(responder=_respond) as server:
         pipe.send(server.base_url)
         pipe.recv()  # until told to stop
 
@@ -81,10 +82,10 @@ def _serve(slow: bool, pipe: Connection) -> None:
 class ModelProcess:
     """A ``FakeOpenAIServer`` running in a child process."""
 
-    def __init__(self, *, slow: bool) -> None:
+    def __init__(self) -> None:
         context = multiprocessing.get_context("spawn")
         self._pipe, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(slow, child), daemon=True)
+        self._process = context.Process(target=_serve, args=(child,), daemon=True)
         self._process.start()
         self.base_url: str = self._pipe.recv()
 
@@ -146,15 +147,29 @@ def make_agent(base_url: str, *, tools: bool) -> Agent:
 async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 
     agent = make_agent(base_url, tools=True)
     provider = OpenAIProvider("sk-bench", base_url)
     toolbox = AgentToolbox(agent, base_dir=REPO)
     scratch = tempfile.TemporaryDirectory(prefix="metaagent-bench-")
     history = HistoryStore(Path(scratch.name) / "history.sqlite3")
-    raw_model = AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
-    create: Any = raw_model.chat.completions.create  # plain dicts, as a caller would send
+    # The request exactly as the provider makes it (the SDK's aiohttp client, ``post`` with the
+    # body as JSON-ready dicts, chunks as decoded JSON), so the difference is the loop's own cost.
+    raw_model = AsyncOpenAI(
+        api_key="sk-bench", base_url=base_url, max_retries=0, http_client=DefaultAioHttpClient()
+    )
+
+    async def create(**body: Any) -> AsyncStream[object]:
+        stream: AsyncStream[object] = await raw_model.post(
+            "/chat/completions",
+            body=body,
+            cast_to=object,
+            stream=True,
+            stream_cls=AsyncStream[object],
+        )
+        return stream
+
     server = fake_tool_server()
     raw_tools = Client(
         StdioServerParameters(command=server["command"], args=server["args"], cwd=server["cwd"])
@@ -198,9 +213,9 @@ async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
         )
         arguments = ""
         async for chunk in stream:
-            for choice in chunk.choices:
-                for call in choice.delta.tool_calls or ():
-                    arguments += call.function.arguments or "" if call.function else ""
+            for choice in chunk["choices"]:  # type: ignore[index]
+                for call in choice["delta"].get("tool_calls") or ():
+                    arguments += call["function"].get("arguments") or ""
         result = await raw_tools.call_tool("echo", {"text": said})
         content = result.content[0].text if result.content else ""  # type: ignore[union-attr]
         messages += [
@@ -333,33 +348,33 @@ async def measure_pure_loop(sessions: int) -> list[Row]:
 
 
 async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str, float]]:
+    import aiohttp
     from openai import AsyncOpenAI
 
     agent = make_agent(base_url, tools=False)
     provider = OpenAIProvider("sk-bench", base_url)
     raw = AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
+    messages: Any = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "m"}]
 
     async def one_session(index: int) -> None:
         session = ChatSession(agent, provider=provider, model="fake-model")
         result = await run_to_result(session, f"m{index}")
-        assert result.answer == "done", result.error
+        assert result.answer == f"answer to m{index}", result.error
 
     async def one_raw(index: int) -> None:
         stream = await raw.chat.completions.create(
             model="fake-model",
-            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": "m"}],
+            messages=messages,
             stream=True,
             stream_options={"include_usage": True},
         )
         async for _ in stream:
             pass
 
-    import httpx2
-
-    http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=1000))
+    http = aiohttp.ClientSession()
     payload = {
         "model": "fake-model",
-        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "m"}],
+        "messages": messages,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -367,8 +382,8 @@ async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str
     async def one_http(index: int) -> None:
         headers = {"authorization": "Bearer sk-bench"}
         url = f"{base_url}/chat/completions"
-        async with http.stream("POST", url, json=payload, headers=headers) as response:
-            async for _ in response.aiter_lines():
+        async with http.post(url, json=payload, headers=headers) as response:
+            async for _ in response.content:
                 pass
 
     async def batch(run: Callable[[int], Awaitable[None]]) -> float:
@@ -383,19 +398,20 @@ async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str
         result = await run_to_result(session, f"m{index}")
         assert result.answer == "done", result.error
 
-    await batch(one_session)  # warm up: opens the connection pool
-    await batch(one_raw)
-    await batch(one_http)
-    http_batches = [await batch(one_http) for _ in range(rounds)]
-    session_batches = [await batch(one_session) for _ in range(rounds)]
-    raw_batches = [await batch(one_raw) for _ in range(rounds)]
+    for run in (one_session, one_raw, one_http):  # warm up: imports, connection pools
+        await batch(run)
+    http_batches, session_batches, raw_batches = [], [], []
+    for _ in range(rounds):  # interleaved, so a busy moment on the machine hits all three
+        http_batches.append(await batch(one_http))
+        session_batches.append(await batch(one_session))
+        raw_batches.append(await batch(one_raw))
     memory_batches = [await batch(one_in_memory) for _ in range(rounds)]
     await provider.aclose()
     await raw.close()
-    await http.aclose()
+    await http.close()
     return [
-        (f"{size} plain HTTP requests at once (httpx2, no SDK)", statistics.median(http_batches)),
-        (f"{size} raw SDK requests at once (the SDK's own floor)", statistics.median(raw_batches)),
+        (f"{size} plain HTTP requests at once (aiohttp, no SDK)", statistics.median(http_batches)),
+        (f"{size} SDK requests at once (AsyncOpenAI defaults)", statistics.median(raw_batches)),
         (f"{size} sessions at once, OpenAI provider", statistics.median(session_batches)),
         (f"{size} sessions at once, in-memory 200 ms model", statistics.median(memory_batches)),
     ]
@@ -403,7 +419,7 @@ async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str
 
 async def main(sessions: int, batch_size: int) -> None:
     print(f"chat loop overhead ({sessions} sessions each: model → 1 tool call → model → answer)")
-    fast = ModelProcess(slow=False)
+    fast = ModelProcess()
     try:
         rows = await measure_overhead(fast.base_url, sessions)
     finally:
@@ -411,15 +427,15 @@ async def main(sessions: int, batch_size: int) -> None:
     print_rows("1. per session, fake model in another process, fake stdio tool server", rows)
     print_rows("   pure loop, no I/O", await measure_pure_loop(sessions))
 
-    slow = ModelProcess(slow=True)
+    slow = AsyncModelProcess(MODEL_DELAY)
     try:
-        batches = await measure_batch(slow.base_url, batch_size, rounds=5)
+        batches = await measure_batch(slow.base_url, batch_size, rounds=7)
     finally:
         slow.stop()
     goal = 1.3 * MODEL_DELAY * 1000
     print(
         f"\n2. concurrency: a model that takes {MODEL_DELAY * 1000:.0f} ms per request "
-        f"(median of 5 batches)"
+        f"(median of 7 batches; bench/_async_model.py)"
     )
     for label, value in batches:
         verdict = "ok" if value < goal else "over"

@@ -45,7 +45,14 @@ from ._base import (
     ToolSchema,
     Usage,
 )
-from ._retry import Failure, RetryPolicy, close_quietly, open_with_retries, status_failure
+from ._retry import (
+    Failure,
+    RetryPolicy,
+    close_quietly,
+    connection_failed,
+    open_with_retries,
+    status_failure,
+)
 from ._sampling import (
     DEFAULT_MAX_TOKENS,
     SamplingTurn,
@@ -120,13 +127,15 @@ class AnthropicProvider:
 
     def _client_now(self) -> AsyncAnthropic:
         if self._client is None:
-            from anthropic import AsyncAnthropic
+            from anthropic import AsyncAnthropic, DefaultAioHttpClient
 
             self._client = AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self.base_url,
                 max_retries=0,  # our own bounded loop: see _retry.py
                 timeout=self._timeout,
+                # the SDK's aiohttp transport: see the OpenAI provider
+                http_client=DefaultAioHttpClient(timeout=self._timeout),
             )
         return self._client
 
@@ -171,6 +180,10 @@ class AnthropicProvider:
             except StopAsyncIteration:
                 return
             except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
+                if connection_failed(exc):
+                    raise ProviderProtocolError(
+                        f"the stream from {self.base_url} broke off before the answer was complete"
+                    ) from exc
                 raise ProviderTimeout(
                     f"Anthropic stopped sending for {self._timeout:g} s in the middle of the "
                     f"answer ({self.base_url})"
@@ -231,7 +244,7 @@ class AnthropicProvider:
     def _translate(self, exc: Exception, model: str) -> Failure | None:
         import anthropic
 
-        if isinstance(exc, anthropic.APITimeoutError):
+        if isinstance(exc, anthropic.APITimeoutError) and not connection_failed(exc):
             return Failure(
                 ProviderTimeout(
                     f"Anthropic did not answer within {self._timeout:g} s ({self.base_url})"

@@ -1,0 +1,110 @@
+"""A lean Chat Completions model for the concurrency benchmarks: asyncio, one process, no threads.
+
+Run as ``python bench/_async_model.py DELAY``: prints the port, then answers every
+``POST …/chat/completions`` after ``DELAY`` seconds with a streamed answer (``answer to <the last
+user message>`` in two ``delta.content`` chunks, a ``finish_reason`` chunk, a usage chunk,
+``[DONE]``), on kept-alive HTTP/1.1 connections, until killed.
+
+Why not the tests' ``FakeOpenAIServer``: it is a thread per connection, and on this 2-core machine
+50 requests at once cost it ~90 ms of its own before answering (50 plain HTTP requests with a
+200 ms delay: 292 ms against it, 208 ms against this one). A real model endpoint answers
+concurrent requests in parallel; the concurrency benchmarks measure our side, so their model must
+not be the bottleneck. Everything the provider reads is what the real API sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+__all__ = ["AsyncModelProcess"]
+
+
+def _event(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def _answer(body: bytes) -> bytes:
+    try:
+        messages = json.loads(body).get("messages") or []
+        said = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+    except (ValueError, AttributeError):
+        said = ""
+    text = f"answer to {said}"
+    half = len(text) // 2
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "fake-model",
+            "choices": [choice],
+        }
+
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    return b"".join(
+        [
+            _event(chunk({"role": "assistant", "content": text[:half]})),
+            _event(chunk({"content": text[half:]})),
+            _event(chunk({}, "stop")),
+            _event({**chunk({}), "choices": [], "usage": usage}),
+            b"data: [DONE]\n\n",
+        ]
+    )
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            body = await reader.readexactly(length) if length else b""
+            await asyncio.sleep(delay)
+            payload = _answer(body)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(payload), payload)
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _serve(delay: float) -> None:
+    server = await asyncio.start_server(
+        lambda r, w: _handle(r, w, delay), "127.0.0.1", 0, backlog=1024
+    )
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+class AsyncModelProcess:
+    """This model in a child process; ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, delay: float) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, __file__, str(delay)], stdout=subprocess.PIPE, text=True
+        )
+        assert self._process.stdout is not None
+        port = int(self._process.stdout.readline())
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    def stop(self) -> None:
+        self._process.kill()
+        self._process.wait(10)
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve(float(sys.argv[1])))
