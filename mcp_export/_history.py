@@ -18,6 +18,9 @@ Why it is built this way:
   tells, the process start time); opening the store marks pending rows of writers that are gone as
   ``error``, so the trail never claims an answer is still coming.
 - ``PRAGMA user_version`` holds the schema version, for migrations.
+- A served server opens its store with ``write_behind=True``: writes are queued and a background
+  thread applies them, a batch per transaction (``_history_writer.py``), so dozens of concurrent
+  calls do not each wait for their commits on the event loop. Reads wait for the queue first.
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_export._errors import HistoryError
 from mcp_export._paths import data_dir
+
+if TYPE_CHECKING:
+    from ._history_writer import WriteBehind
 
 __all__ = [
     "INTERRUPTED",
@@ -259,13 +265,17 @@ class HistoryStore:
 
     Args:
         path: The database file; default ``default_history_path()``. Its directory is created.
+        write_behind: Queue writes for a background thread (see ``WriteBehind``): the write
+            methods return at once (ids of inserted rows are provisional, good for later
+            updates through this store), and a failed write is logged and ends the recording
+            instead of raising.
 
     Raises:
         HistoryError: The file cannot be opened or is not a history database of a version this
             code knows; the message names the path and what to do.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, write_behind: bool = False) -> None:
         self.path = Path(path) if path is not None else default_history_path()
         self._lock = threading.Lock()
         self._pid = os.getpid()
@@ -287,6 +297,11 @@ class HistoryStore:
             self._conn.close()
             self._conn = None
             raise
+        self._behind: WriteBehind | None = None
+        if write_behind:
+            from ._history_writer import WriteBehind
+
+            self._behind = WriteBehind(self)
 
     def _error(self, what: str, exc: BaseException) -> HistoryError:
         text = str(exc)
@@ -310,7 +325,7 @@ class HistoryStore:
             except sqlite3.Error as exc:
                 raise self._error(what, exc) from exc
 
-    def _transaction(self, what: str, body: Callable[[sqlite3.Connection], _T]) -> _T:
+    def transaction(self, what: str, body: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``body`` in one write transaction (taken at once, so two writers queue)."""
         with self._connection(what) as conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -328,7 +343,7 @@ class HistoryStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
-        self._transaction("set up", self._migrate)
+        self.transaction("set up", self._migrate)
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -368,7 +383,7 @@ class HistoryStore:
                     ).rowcount
             return marked
 
-        return self._transaction("check", body)
+        return self.transaction("check", body)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -503,26 +518,33 @@ class HistoryStore:
     def _insert(self, table: str, **values: Any) -> int:
         """Insert one row stamped with this process as its writer; returns its rowid."""
         values |= {"writer_pid": self._pid, "writer_start": self._start}
-        columns, marks = ", ".join(values), ", ".join("?" * len(values))
+        if self._behind is not None:
+            updatable = table == "runs" or values.get("status") not in (None, "complete")
+            return self._behind.insert(table, values, updatable=updatable)
         with self._connection("write") as conn:
-            cursor = conn.execute(
-                f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
-            )
-            assert cursor.lastrowid is not None
-            return cursor.lastrowid
+            return insert_row(conn, table, values)
 
     def _update(self, table: str, row_id: int, changes: dict[str, Any]) -> None:
         given = {key: value for key, value in changes.items() if value is not None}
-        assignments = ", ".join(f"{key} = ?" for key in given)
+        if self._behind is not None:
+            self._behind.update(table, row_id, given)
+            return
         with self._connection("write") as conn:
-            cursor = conn.execute(
-                f"UPDATE {table} SET {assignments} WHERE id = ?", (*given.values(), row_id)
-            )
-            if cursor.rowcount == 0:
+            if not update_row(conn, table, row_id, given):
                 raise HistoryError(f"no row {row_id} in {table} of {self.path}")
+
+    def flush(self) -> None:
+        """Wait until every queued write is in the database (at once without write-behind).
+
+        Raises:
+            HistoryError: the background writer did not catch up within 10 s.
+        """
+        if self._behind is not None:
+            self._behind.flush()
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread and its messages (its runs stay, detached)."""
+        self.flush()
         with self._connection("write") as conn:
             conn.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
 
@@ -530,6 +552,7 @@ class HistoryStore:
 
     def messages(self, thread_id: str) -> list[StoredMessage]:
         """The messages of a thread, in the order they were added."""
+        self.flush()
         with self._connection("read") as conn:
             rows = conn.execute(
                 "SELECT * FROM messages WHERE thread_id = ? ORDER BY id", (thread_id,)
@@ -555,6 +578,7 @@ class HistoryStore:
         limit: int = 500,
     ) -> list[RunRecord]:
         """Runs, newest first, optionally only an agent's, a tool's or those with a status."""
+        self.flush()
         filters, values = _filters(
             ("threads.agent_path", agent_path),
             ("runs.tool_name", tool_name),
@@ -582,6 +606,7 @@ class HistoryStore:
         self, *, agent_path: str | None = None, kind: ThreadKind | None = None, limit: int = 500
     ) -> list[ThreadRecord]:
         """Threads, most recently active first."""
+        self.flush()
         filters, values = _filters(("agent_path", agent_path), ("kind", kind))
         with self._connection("read") as conn:
             rows = conn.execute(
@@ -594,6 +619,7 @@ class HistoryStore:
 
     def thread(self, thread_id: str) -> ThreadRecord | None:
         """One thread, or None."""
+        self.flush()
         with self._connection("read") as conn:
             rows = conn.execute(
                 "SELECT *, (SELECT count(*) FROM messages WHERE thread_id = threads.id) "
@@ -611,7 +637,10 @@ class HistoryStore:
         return found[0] if found else None
 
     def close(self) -> None:
-        """Close the database (idempotent)."""
+        """Apply the queued writes, then close the database (idempotent)."""
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            behind.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -627,6 +656,25 @@ class HistoryStore:
         exc_tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def insert_row(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> int:
+    """Insert one row; returns its rowid."""
+    columns, marks = ", ".join(values), ", ".join("?" * len(values))
+    cursor = conn.execute(
+        f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def update_row(conn: sqlite3.Connection, table: str, row_id: int, given: dict[str, Any]) -> bool:
+    """Set the ``given`` columns of one row; False when there is no such row."""
+    assignments = ", ".join(f"{key} = ?" for key in given)
+    cursor = conn.execute(
+        f"UPDATE {table} SET {assignments} WHERE id = ?", (*given.values(), row_id)
+    )
+    return cursor.rowcount > 0
 
 
 def _thread(row: dict[str, Any]) -> ThreadRecord:

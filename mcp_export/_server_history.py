@@ -6,7 +6,8 @@ messages into it. The run row starts ``pending`` and ends ``complete`` with the 
 with the reason (``cancelled`` for a call the client cancelled).
 
 History never fails a call: if the store cannot be opened or written, the problem is logged once
-on stderr and the server goes on without history.
+on stderr and the server goes on without history. The store the server opens itself writes behind
+(``_history_writer.py``): rows land a few milliseconds after the call makes them.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ class HistoryAccess:
             from ._history import HistoryStore
 
             try:
-                self._store = HistoryStore()
+                # write-behind: concurrent calls do not queue behind each other's commits
+                self._store = HistoryStore(write_behind=True)
                 self._owned = True
             except ExportError as exc:
                 self.broken(exc)

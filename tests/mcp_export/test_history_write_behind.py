@@ -1,0 +1,123 @@
+"""The history store with write-behind (what a served server uses), on real SQLite files."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcp_export._history import HistoryStore
+
+
+def record_call(store: HistoryStore, index: int) -> tuple[str, int, int]:
+    """The writes of one served call, as the server makes them."""
+    thread = store.create_thread(
+        agent_path="/a.agent.yaml", agent_name="A", title=f"call {index}", kind="served"
+    )
+    run = store.start_run(
+        thread_id=thread,
+        tool_name="book",
+        arguments={"n": index},
+        filled_prompt=f"Book {index}",
+        caller="test",
+    )
+    store.add_message(thread, "user", f"Book {index}")
+    pending = store.add_message(thread, "assistant", "", status="pending")
+    return thread, run, pending
+
+
+def test_writes_return_at_once_and_land_in_order_with_their_updates(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3", write_behind=True)
+    calls = [record_call(store, i) for i in range(300)]
+    for index, (_thread, run, pending) in enumerate(calls):
+        assert run < 0 and pending < 0  # provisional until the writer has them
+        store.update_message(pending, content=f"Booked {index}", status="complete")
+        store.finish_run(run, answer=f"Booked {index}", duration_ms=1.0)
+
+    # Reads wait for the queue: everything is there, in order, with its update applied.
+    runs = store.runs(limit=1000)
+    assert len(runs) == 300 and {r.status for r in runs} == {"complete"}
+    assert [r.arguments["n"] for r in runs] == list(range(299, -1, -1))
+    for index, (thread, _run, _pending) in enumerate(calls):
+        messages = store.messages(thread)
+        assert [(m.role, m.content, m.status) for m in messages] == [
+            ("user", f"Book {index}", "complete"),
+            ("assistant", f"Booked {index}", "complete"),
+        ]
+    store.close()
+
+    # Another store on the same file (the studio) sees the same rows.
+    with HistoryStore(tmp_path / "h.sqlite3") as other:
+        assert len(other.runs(limit=1000)) == 300
+
+
+def test_close_applies_what_is_still_queued(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3", write_behind=True)
+    threads = [record_call(store, i)[0] for i in range(200)]
+    store.close()
+    with HistoryStore(tmp_path / "h.sqlite3") as reopened:
+        assert all(len(reopened.messages(t)) == 2 for t in threads)
+
+
+def test_writes_from_many_threads_all_land(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3", write_behind=True)
+
+    def writer(offset: int) -> None:
+        for i in range(50):
+            _thread, run, pending = record_call(store, offset + i)
+            store.update_message(pending, content="ok", status="complete")
+            store.finish_run(run, answer="ok")
+
+    workers = [threading.Thread(target=writer, args=(n * 1000,)) for n in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    runs = store.runs(limit=1000)
+    assert len(runs) == 200 and {r.answer for r in runs} == {"ok"}
+    store.close()
+
+
+def test_a_write_naming_a_gone_row_is_skipped_and_the_others_land(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3", write_behind=True)
+    kept = store.create_thread(agent_path=None, agent_name="A", title="kept", kind="served")
+    store.add_message("no-such-thread", "user", "lost")  # the thread was deleted meanwhile
+    store.add_message(kept, "user", "kept")
+    with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+        assert [m.content for m in store.messages(kept)] == ["kept"]
+    assert any("skipped" in r.getMessage() for r in caplog.records)
+    # The store goes on recording.
+    store.add_message(kept, "assistant", "still recording")
+    assert [m.content for m in store.messages(kept)] == ["kept", "still recording"]
+    store.close()
+
+
+def test_a_database_that_cannot_be_written_stops_the_recording_without_raising(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "h.sqlite3"
+    store = HistoryStore(path, write_behind=True)
+    thread = store.create_thread(agent_path=None, agent_name="A", title="t", kind="served")
+    store.flush()
+    damage = sqlite3.connect(path)
+    damage.execute("DROP TABLE runs")  # as if the file were replaced by something else
+    damage.commit()
+    damage.close()
+    with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+        store.start_run(
+            thread_id=thread, tool_name="t", arguments={}, filled_prompt="p", caller="c"
+        )
+        store.flush()
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1 and "no longer recorded" in warnings[0], warnings
+    assert "runs" in warnings[0]
+    # Later writes are dropped quietly; the caller never sees an exception.
+    store.add_message(thread, "user", "after the failure")
+    store.flush()
+    assert store.messages(thread) == []
+    store.close()
