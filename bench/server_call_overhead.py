@@ -9,7 +9,8 @@ share an interpreter with either side). Each sample is a pair, taken back to bac
 - a ``tools/call`` through the real server (``python -m mcp_export serve`` over stdio, the
   official ``mcp.Client``): arguments validated, prompt filled, chat session, model request,
   structured result — plus the MCP round trip itself;
-- the same model request made directly with the ``openai`` SDK (same messages, streamed).
+- the same model request made directly with the ``openai`` SDK, exactly as the provider makes it
+  (same client and transport, same messages, streamed).
 
 The overhead is their difference; median and p99 over all pairs, for both protocol eras and with
 and without the history store. Goal: median ≤ 5 ms (with history, as served by default).
@@ -130,17 +131,27 @@ def percentile(values: list[float], fraction: float) -> float:
 
 async def _pairs(params: Any, mode: str, base_url: str, calls: int) -> list[float]:
     from mcp import Client
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 
-    direct = AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
-    messages: Any = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
+    # The request as the provider makes it (the SDK's aiohttp client, ``post`` with the body as
+    # JSON-ready dicts, chunks as decoded JSON): the difference is what serving adds.
+    direct = AsyncOpenAI(
+        api_key="sk-bench", base_url=base_url, max_retries=0, http_client=DefaultAioHttpClient()
+    )
+    body: Any = {
+        "model": "fake-model",
+        "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
 
     async def model_request() -> None:
-        stream = await direct.chat.completions.create(
-            model="fake-model",
-            messages=messages,
+        stream = await direct.post(
+            "/chat/completions",
+            body=body,
+            cast_to=object,
             stream=True,
-            stream_options={"include_usage": True},
+            stream_cls=AsyncStream[object],
         )
         async for _ in stream:
             pass

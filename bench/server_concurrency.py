@@ -4,8 +4,9 @@ Run: ``.venv/bin/python bench/server_concurrency.py [--calls 64] [--batches 5]``
 table; exits 0 (1 when the goal is missed). Not a test: the figures depend on the machine.
 
 One ``metaagent serve`` process over stdio, one official ``mcp.Client``, ``--calls`` ``tools/call``
-requests started together; the model (``FakeOpenAIServer`` in its own process) waits 250 ms
-before each answer. Calls that ran one after the other would take 64 × 250 ms; calls that truly
+requests started together; the model (``bench/_async_model.py``, asyncio in its own process: the
+tests' threaded fake is itself too slow at dozens of requests at once) waits 250 ms before each
+answer. Calls that ran one after the other would take 64 × 250 ms; calls that truly
 run concurrently take a little over 250 ms. Each batch is timed from the first request to the
 last answer, after a warm-up batch; every answer is checked to be the one for its own request.
 Goal: batch time ≤ 1.25 × 250 ms, in both protocol eras.
@@ -25,7 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from server_call_overhead import ModelProcess, serve_params, write_agent  # noqa: E402
+from _async_model import AsyncModelProcess  # noqa: E402
+from server_call_overhead import serve_params, write_agent  # noqa: E402
 
 MODEL_DELAY = 0.25
 GOAL = 1.25 * MODEL_DELAY
@@ -70,7 +72,7 @@ def main() -> int:
     args = parser.parse_args()
     import anyio
 
-    model = ModelProcess(delay=MODEL_DELAY)
+    model = AsyncModelProcess(MODEL_DELAY)
     results: dict[str, list[float]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
