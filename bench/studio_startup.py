@@ -73,6 +73,9 @@ sys.exit(studio.run_studio(sys.argv[1:], on_shown=on_shown))
 
 def sample(code: str, args: list[str], home: Path) -> float:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", METAAGENT_HOME=str(home))
+    # An installed program runs from bytecode caches; let the warm-up runs write them even where
+    # the shell says not to (some sandboxes set this), or every sample compiles our sources.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -98,7 +101,7 @@ def main() -> int:
     studio: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        sample(BARE, [], home)  # warm the file cache for both
+        sample(BARE, [], home)  # warm the file cache and the bytecode caches for both
         sample(STUDIO, [str(EXAMPLE)], home)
         for _ in range(options.runs):
             bare.append(sample(BARE, [], home))

@@ -2,7 +2,9 @@
 
 Loading composes the YAML node tree first and constructs the data from it, so a content error
 found later (by pydantic or the schema check) can be pointed at the line and column of the value
-it is about. The loader is PyYAML's safe loader with three changes that suit JSON-shaped data:
+it is about. libyaml parses when PyYAML has it (the studio opens a file ~10× faster); a text it
+refuses is parsed again by PyYAML's own parser, whose messages the hints below explain. The
+loader is PyYAML's safe loader with three changes that suit JSON-shaped data:
 
 * dates stay strings (``default: 2026-05-01`` is the string a JSON Schema ``format: date``
   expects, not a ``datetime.date``);
@@ -47,8 +49,8 @@ class YamlSyntaxError(Exception):
         super().__init__(detail)
 
 
-class _Loader(yaml.SafeLoader):
-    """The safe loader, minus timestamps, plus duplicate-key detection."""
+class _Rules(yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """The safe loader's rules, minus timestamps, plus duplicate-key detection."""
 
     yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's own class-level registry
         first: [(tag, regex) for tag, regex in resolvers if tag != _TIMESTAMP_TAG]
@@ -73,6 +75,24 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+class _Loader(_Rules, yaml.SafeLoader):
+    """The pure-Python safe loader with our rules: its error messages are the ones shown."""
+
+
+_CLoader: type[Any] | None = None
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _FastLoader(_Rules, yaml.CSafeLoader):
+        """libyaml's parser with our rules: ~10× faster on a well-formed file."""
+
+    _CLoader = _FastLoader
+
+# libyaml composes nodes recursively in C, without Python's recursion limit: a document nested
+# deeper than this (each level needs a column of indentation or a bracket) is read by the
+# pure-Python loader, which refuses absurd nesting cleanly.
+_C_DEPTH_LIMIT = 2000
+
+
 def parse_yaml(text: str) -> tuple[Any, Node | None]:
     """Parse one YAML document.
 
@@ -85,11 +105,43 @@ def parse_yaml(text: str) -> tuple[Any, Node | None]:
     Raises:
         YamlSyntaxError: located where the parser stopped, with a hint for common mistakes.
     """
-    loader = _Loader(text) if _printable(text) else None
-    if loader is None:
+    if not _printable(text):
         raise _unprintable(text)
+    if _CLoader is not None and _shallow(text):
+        try:
+            return _parse_with(_CLoader, text)
+        except _ParserError:
+            pass  # read it again with the pure-Python parser, whose messages we explain
     try:
-        root = loader.get_single_node()
+        return _parse_with(_Loader, text)
+    except _ParserError as exc:
+        raise exc.error from exc.__cause__
+
+
+class _ParserError(Exception):
+    """The parser refused the text (the loader's own checks raise ``YamlSyntaxError``)."""
+
+    def __init__(self, error: YamlSyntaxError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _shallow(text: str) -> bool:
+    widest = max((len(line) for line in text.splitlines()), default=0)
+    return widest + text.count("[") + text.count("{") <= _C_DEPTH_LIMIT
+
+
+def _parse_with(loader_class: type[Any], text: str) -> tuple[Any, Node | None]:
+    loader = loader_class(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            raise _ParserError(_syntax_error(exc)) from exc
+        except yaml.YAMLError as exc:
+            raise _ParserError(YamlSyntaxError(f"invalid YAML: {exc}")) from exc
+        except RecursionError as exc:
+            raise YamlSyntaxError("the document is nested too deeply to read") from exc
         if root is None:
             return None, None
         _check_size(root)
