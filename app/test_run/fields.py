@@ -19,15 +19,13 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QVBoxLayout,
     QWidget,
 )
 
-from app.tool_editor.value_editors import error_colour
+from app.tool_editor.value_editors import error_colour, lay_out_with_problem
 from schema_types._arguments import PathParts, format_path
 
 __all__ = [
@@ -163,16 +161,7 @@ class FieldEditor(QWidget):
         """The input (and buttons after it) on one line, the problem line under it."""
         self.input = widget
         widget.setToolTip(hint_text(self.schema))
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(widget, 1)
-        for other in extra:
-            row.addWidget(other)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(row)
-        layout.addWidget(self.problem_label)
+        lay_out_with_problem(self, widget, extra, self.problem_label)
 
 
 class StringEditor(FieldEditor):

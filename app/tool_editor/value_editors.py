@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
@@ -120,6 +121,22 @@ def error_colour(widget: QWidget) -> QColor:
     return QColor("#ff8a80" if dark else "#c62828")
 
 
+def lay_out_with_problem(
+    owner: QWidget, field: QWidget, extra: Sequence[QWidget], problem: QLabel
+) -> None:
+    """``field`` (and ``extra`` after it) on one line of ``owner``, ``problem`` under it."""
+    row = QHBoxLayout()
+    row.setContentsMargins(0, 0, 0, 0)
+    row.addWidget(field, 1)
+    for widget in extra:
+        row.addWidget(widget)
+    layout = QVBoxLayout(owner)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    layout.addLayout(row)
+    layout.addWidget(problem)
+
+
 class FieldBox(QWidget):
     """An input with a problem line under it (hidden while there is no problem)."""
 
@@ -131,16 +148,7 @@ class FieldBox(QWidget):
         self.problem.setWordWrap(True)
         self.problem.hide()
         self._warning: QAction | None = None
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(field, 1)
-        for widget in extra:
-            row.addWidget(widget)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addLayout(row)
-        layout.addWidget(self.problem)
+        lay_out_with_problem(self, field, extra, self.problem)
 
     def set_problem(self, message: str) -> None:
         """Show ``message`` under the input (and a warning sign in a line edit); "" clears."""
