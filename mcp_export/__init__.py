@@ -8,8 +8,9 @@ provider SDK only when it calls a model.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from schema_types._lazy import LazyExports
 
 if TYPE_CHECKING:
     from mcp_export._client_config import (
@@ -220,14 +221,12 @@ __all__ = [
 ]
 
 
+_LAZY = LazyExports(__name__, _EXPORTS)
+
+
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcp_export' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _LAZY.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return _LAZY.names()

@@ -8,8 +8,9 @@ the names listed here.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from schema_types._lazy import LazyExports
 
 if TYPE_CHECKING:
     from schema_types._agent import (
@@ -154,17 +155,15 @@ _WHERE: dict[str, str] = {
 }
 
 
+_LAZY = LazyExports(__name__, _WHERE)
+
+
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _LAZY.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return _LAZY.names()
 
 
 __all__ = [
