@@ -128,30 +128,23 @@ class WriteBehind:
     # --- the writer thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
-        stopping = False
-        while not stopping:
-            first = self._queue.get()
-            batch: list[_Write] = []
-            if first is None:
-                stopping = True
-            else:
-                batch.append(first)
-            while not stopping and len(batch) < _BATCH:
+        while True:
+            batch = [self._queue.get()]  # wait for the first, then take what else is queued
+            while batch[-1] is not None and len(batch) < _BATCH:
                 try:
-                    more = self._queue.get_nowait()
+                    batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-                if more is None:
-                    stopping = True
-                else:
-                    batch.append(more)
-            if batch:
+            writes = [write for write in batch if write is not None]  # None: close() was called
+            if writes:
                 try:
-                    self._apply(batch)
+                    self._apply(writes)
                 finally:
                     with self._settled:
-                        self._queued -= len(batch)
+                        self._queued -= len(writes)
                         self._settled.notify_all()
+            if batch[-1] is None:
+                return
 
     def _apply(self, batch: list[_Write]) -> None:
         if self._failed:

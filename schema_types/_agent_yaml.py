@@ -115,15 +115,15 @@ def parse_yaml(text: str) -> tuple[Any, Node | None]:
     try:
         return _parse_with(_Loader, text)
     except _ParserError as exc:
-        raise exc.error from exc.__cause__
+        raise _yaml_error(exc.refusal) from exc.refusal
 
 
 class _ParserError(Exception):
-    """The parser refused the text (the loader's own checks raise ``YamlSyntaxError``)."""
+    """The parser refused the text (what the loader's own rules refuse is raised directly)."""
 
-    def __init__(self, error: YamlSyntaxError) -> None:
-        super().__init__(str(error))
-        self.error = error
+    def __init__(self, refusal: yaml.YAMLError) -> None:
+        super().__init__(str(refusal))
+        self.refusal = refusal
 
 
 def _shallow(text: str) -> bool:
@@ -136,24 +136,24 @@ def _parse_with(loader_class: type[Any], text: str) -> tuple[Any, Node | None]:
     try:
         try:
             root = loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            raise _ParserError(_syntax_error(exc)) from exc
         except yaml.YAMLError as exc:
-            raise _ParserError(YamlSyntaxError(f"invalid YAML: {exc}")) from exc
-        except RecursionError as exc:
-            raise YamlSyntaxError("the document is nested too deeply to read") from exc
+            raise _ParserError(exc) from exc
         if root is None:
             return None, None
         _check_size(root)
         return loader.construct_document(root), root
-    except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc) from exc
     except yaml.YAMLError as exc:
-        raise YamlSyntaxError(f"invalid YAML: {exc}") from exc
+        raise _yaml_error(exc) from exc
     except RecursionError as exc:
         raise YamlSyntaxError("the document is nested too deeply to read") from exc
     finally:
         loader.dispose()
+
+
+def _yaml_error(exc: yaml.YAMLError) -> YamlSyntaxError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        return _syntax_error(exc)
+    return YamlSyntaxError(f"invalid YAML: {exc}")
 
 
 def _printable(text: str) -> bool:
