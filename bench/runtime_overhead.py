@@ -145,30 +145,19 @@ def make_agent(base_url: str, *, tools: bool) -> Agent:
 
 
 async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
+    from _direct import DirectModel
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
-    from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 
     agent = make_agent(base_url, tools=True)
     provider = OpenAIProvider("sk-bench", base_url)
     toolbox = AgentToolbox(agent, base_dir=REPO)
     scratch = tempfile.TemporaryDirectory(prefix="metaagent-bench-")
     history = HistoryStore(Path(scratch.name) / "history.sqlite3")
-    # The request exactly as the provider makes it (the SDK's aiohttp client, ``post`` with the
-    # body as JSON-ready dicts, chunks as decoded JSON), so the difference is the loop's own cost.
-    raw_model = AsyncOpenAI(
-        api_key="sk-bench", base_url=base_url, max_retries=0, http_client=DefaultAioHttpClient()
-    )
+    raw_model = DirectModel(base_url)  # the request as the provider makes it
 
-    async def create(**body: Any) -> AsyncStream[object]:
-        stream: AsyncStream[object] = await raw_model.post(
-            "/chat/completions",
-            body=body,
-            cast_to=object,
-            stream=True,
-            stream_cls=AsyncStream[object],
-        )
-        return stream
+    async def create(**body: Any) -> Any:
+        return await raw_model.stream(body)
 
     server = fake_tool_server()
     raw_tools = Client(
@@ -213,7 +202,7 @@ async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
         )
         arguments = ""
         async for chunk in stream:
-            for choice in chunk["choices"]:  # type: ignore[index]
+            for choice in chunk["choices"]:
                 for call in choice["delta"].get("tool_calls") or ():
                     arguments += call["function"].get("arguments") or ""
         result = await raw_tools.call_tool("echo", {"text": said})

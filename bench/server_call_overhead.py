@@ -130,14 +130,10 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def _pairs(params: Any, mode: str, base_url: str, calls: int) -> list[float]:
+    from _direct import DirectModel
     from mcp import Client
-    from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 
-    # The request as the provider makes it (the SDK's aiohttp client, ``post`` with the body as
-    # JSON-ready dicts, chunks as decoded JSON): the difference is what serving adds.
-    direct = AsyncOpenAI(
-        api_key="sk-bench", base_url=base_url, max_retries=0, http_client=DefaultAioHttpClient()
-    )
+    direct = DirectModel(base_url)  # the request as the provider makes it
     body: Any = {
         "model": "fake-model",
         "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}],
@@ -146,14 +142,7 @@ async def _pairs(params: Any, mode: str, base_url: str, calls: int) -> list[floa
     }
 
     async def model_request() -> None:
-        stream = await direct.post(
-            "/chat/completions",
-            body=body,
-            cast_to=object,
-            stream=True,
-            stream_cls=AsyncStream[object],
-        )
-        async for _ in stream:
+        async for _ in await direct.stream(body):
             pass
 
     overheads: list[float] = []
