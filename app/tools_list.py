@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.document import AgentDocument
 from app.icons import icon
+from app.naming import numbered_name
 from app.qt_models import ToolsListModel
 from schema_types._agent import ToolDefinition
 
@@ -31,14 +32,7 @@ __all__ = ["ToolsListWidget", "unique_tool_name"]
 
 def unique_tool_name(base: str, taken: set[str]) -> str:
     """``base`` made MCP-safe, with ``_2``, ``_3``… appended until it is not in ``taken``."""
-    base = re.sub(r"[^A-Za-z0-9_.\-]", "_", base)[:120] or "tool"
-    if base not in taken:
-        return base
-    stem = re.sub(r"_\d+$", "", base)
-    number = 2
-    while f"{stem}_{number}" in taken:
-        number += 1
-    return f"{stem}_{number}"
+    return numbered_name(re.sub(r"[^A-Za-z0-9_.\-]", "_", base)[:120] or "tool", taken)
 
 
 class ToolsListWidget(QWidget):

@@ -247,7 +247,8 @@ SchemaNode = Annotated[
     Discriminator(_node_tag),
 ]
 
-_NODE_CLASSES = (
+NODE_CLASSES = (
+    # every typed node class: ``isinstance(x, NODE_CLASSES)`` is "x is a SchemaNode"
     StringSchema,
     NumberSchema,
     IntegerSchema,
@@ -311,7 +312,7 @@ def schema_to_json(node: SchemaNode) -> dict[str, Any]:
 
 
 def _value_to_json(value: Any) -> Any:
-    if isinstance(value, _NODE_CLASSES):
+    if isinstance(value, NODE_CLASSES):
         return value.to_json()
     if isinstance(value, dict):
         return {key: _value_to_json(item) for key, item in value.items()}
@@ -362,7 +363,7 @@ def _walk(node: SchemaNode, parts: PathParts) -> Iterator[tuple[PathParts, Schem
         children += [(("properties", name), sub) for name, sub in (node.properties or {}).items()]
         children.append((("additionalProperties",), node.additional_properties))
     for child_parts, child in children:
-        if isinstance(child, _NODE_CLASSES):
+        if isinstance(child, NODE_CLASSES):
             yield from _walk(child, parts + child_parts)
 
 

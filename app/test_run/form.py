@@ -39,6 +39,7 @@ from app.test_run.lists import ArrayEditor
 from app.test_run.pickers import DateEditor, DateTimeEditor, IntegerEditor, NumberEditor
 from schema_types._errors import Problem, SchemaDefinitionError
 from schema_types._schema import (
+    NODE_CLASSES,
     ArraySchema,
     BooleanSchema,
     IntegerSchema,
@@ -56,20 +57,9 @@ __all__ = ["ABSENT", "ArgumentsForm", "ArrayEditor", "FieldEditor", "ObjectEdito
 _COMPOSITE = ("anyOf", "oneOf", "allOf", "$ref", "$dynamicRef", "not", "if", "const", "prefixItems")
 
 
-_NODES = (
-    StringSchema,
-    NumberSchema,
-    IntegerSchema,
-    BooleanSchema,
-    ArraySchema,
-    ObjectSchema,
-    RawSchema,
-)
-
-
 def _fallback_reason(node: SchemaNode | bool | None) -> str:
     """Why ``node`` is typed as JSON, or ``""`` when the form has an input for it."""
-    if not isinstance(node, _NODES):
+    if not isinstance(node, NODE_CLASSES):
         return "any value is allowed" if node is True else "the schema has no single type"
     data = node.data if isinstance(node, RawSchema) else node.extras
     for keyword in _COMPOSITE:

@@ -19,6 +19,7 @@ import re
 from copy import deepcopy
 from typing import Any
 
+from app.naming import numbered_name
 from schema_types._arguments import format_path, json_type_name
 from schema_types._schema_check import MODELLED_KEYWORDS
 
@@ -143,14 +144,7 @@ def name_problem(params: Any, path: NodePath, new_name: str) -> str | None:
 
 def unique_name(params: Any, object_path: NodePath, base: str) -> str:
     """``base``, or ``base_2``, ``base_3``… : a name not yet used in the object's properties."""
-    taken = set(_properties(node_at(params, object_path)))
-    if base not in taken:
-        return base
-    stem = re.sub(r"_\d+$", "", base)
-    number = 2
-    while f"{stem}_{number}" in taken:
-        number += 1
-    return f"{stem}_{number}"
+    return numbered_name(base, _properties(node_at(params, object_path)))
 
 
 def _properties(node: Any) -> dict[str, Any]:
