@@ -488,6 +488,36 @@ class HistoryStore:
             started_at=time.time(),
         )
 
+    def start_call(
+        self,
+        *,
+        thread_id: str | None,
+        agent_path: str | None,
+        agent_name: str,
+        title: str,
+        kind: ThreadKind,
+        tool_name: str,
+        arguments: dict[str, Any],
+        filled_prompt: str,
+        caller: str,
+    ) -> tuple[str, int]:
+        """Record the start of one tool call; returns its thread id and run id.
+
+        The thread is new unless ``thread_id`` continues one; the run row starts ``pending``.
+        """
+        if thread_id is None:
+            thread_id = self.create_thread(
+                agent_path=agent_path, agent_name=agent_name, title=title, kind=kind
+            )
+        run_id = self.start_run(
+            thread_id=thread_id,
+            tool_name=tool_name,
+            arguments=arguments,
+            filled_prompt=filled_prompt,
+            caller=caller,
+        )
+        return thread_id, run_id
+
     def finish_run(
         self,
         run_id: int,

@@ -161,14 +161,12 @@ class HistoryAccess:
         if store is None:
             return CallRecord(self, conversation_id, None)
         try:
-            thread_id = conversation_id or store.create_thread(
+            thread_id, run_id = store.start_call(
+                thread_id=conversation_id,
                 agent_path=str(tool.owner.path),
                 agent_name=tool.owner.agent.metadata.name,
                 title=_title(tool, prompt),
                 kind="served",
-            )
-            run_id = store.start_run(
-                thread_id=thread_id,
                 tool_name=tool.name,
                 arguments=arguments,
                 filled_prompt=prompt,

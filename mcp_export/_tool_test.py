@@ -123,14 +123,12 @@ class ToolTestRecord:
         run_id: int | None = None
         if history is not None:
             try:
-                thread_id = history.create_thread(
+                thread_id, run_id = history.start_call(
+                    thread_id=None,
                     agent_path=str(agent_path) if agent_path is not None else None,
                     agent_name=agent.metadata.name,
                     title=_title(tool_name, prompt),
                     kind="tool-test",
-                )
-                run_id = history.start_run(
-                    thread_id=thread_id,
                     tool_name=tool_name,
                     arguments=arguments,
                     filled_prompt=prompt,

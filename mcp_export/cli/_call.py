@@ -142,14 +142,12 @@ async def _call(
         run_id: int | None = None
         if history is not None:
             try:
-                thread_id = history.create_thread(
+                thread_id, run_id = history.start_call(
+                    thread_id=None,
                     agent_path=str(path),
                     agent_name=agent.metadata.name,
                     title=f"{tool_name} (metaagent call)",
                     kind="call",
-                )
-                run_id = history.start_run(
-                    thread_id=thread_id,
                     tool_name=tool_name,
                     arguments=arguments,
                     filled_prompt=prompt,
