@@ -15,7 +15,7 @@ from app.tool_editor.parameter_edits import NodePath
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.value_editors import ValueListEditor
-from schema_types._agent import Agent
+from tests.app._tool_widgets import one_tool_model, show_active
 
 NAME = ("properties", "name")
 AGE = ("properties", "age")
@@ -43,18 +43,9 @@ def _params() -> dict[str, Any]:
 def _panel(
     qtbot: QtBot, path: NodePath | None, params: dict[str, Any] | None = None
 ) -> tuple[PropertyPanel, ParameterTreeModel, AgentDocument]:
-    agent = Agent.model_validate(
-        {"metadata": {"name": "A", "tools": [{"name": "t", "parameters": params or _params()}]}}
-    )
-    document = AgentDocument(agent)
-    tool = agent.tools[0]
-    model = ParameterTreeModel(document, lambda: tool)
+    model, document = one_tool_model(params or _params())
     panel = PropertyPanel(model)
-    qtbot.addWidget(panel)
-    panel.resize(420, 900)
-    panel.show()
-    panel.activateWindow()
-    qtbot.waitActive(panel)
+    show_active(qtbot, panel, 420, 900)
     panel.set_path(path)
     return panel, model, document
 

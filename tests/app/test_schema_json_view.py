@@ -14,7 +14,7 @@ from app.document import AgentDocument
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_json_view import SchemaJsonView, check_parameters_text, dump_parameters
-from schema_types._agent import Agent
+from tests.app._tool_widgets import one_tool_model, show_active
 
 CITY = ("properties", "city")
 WAIT = 2000  # ms: the apply timer is 300 ms; a bound, not a sleep
@@ -36,18 +36,9 @@ def _params() -> dict[str, Any]:
 def _view(
     qtbot: QtBot, params: dict[str, Any] | None = None
 ) -> tuple[SchemaJsonView, ParameterTreeModel, AgentDocument]:
-    agent = Agent.model_validate(
-        {"metadata": {"name": "A", "tools": [{"name": "t", "parameters": params or _params()}]}}
-    )
-    document = AgentDocument(agent)
-    tool = agent.tools[0]
-    model = ParameterTreeModel(document, lambda: tool)
+    model, document = one_tool_model(params or _params())
     view = SchemaJsonView(model)
-    qtbot.addWidget(view)
-    view.resize(500, 600)
-    view.show()
-    view.activateWindow()
-    qtbot.waitActive(view)
+    show_active(qtbot, view, 500, 600)
     return view, model, document
 
 
