@@ -81,6 +81,12 @@ def open_dialog(
     return dialog
 
 
+def search_flights_dialog(qtbot: QtBot, example_path: Path, tmp_path: Path) -> TestToolDialog:
+    """The dialog for the travel desk's ``search_flights``, with fresh settings."""
+    document = travel_desk(example_path)
+    return open_dialog(qtbot, document, tool_named(document, "search_flights"), settings(tmp_path))
+
+
 def odd_tool_document() -> tuple[AgentDocument, ToolDefinition]:
     agent = Agent.model_validate(
         {
@@ -113,10 +119,7 @@ def problem_at(dialog: TestToolDialog, path: str) -> str:
 def test_every_parameter_gets_an_input_of_its_kind(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     form = dialog.form
     assert isinstance(form.field("origin"), QLineEdit)
     assert isinstance(form.field("departure_date"), QDateEdit)
@@ -190,10 +193,7 @@ def test_schemas_the_form_cannot_show_are_typed_as_json(qtbot: QtBot, tmp_path: 
 
 
 def test_required_fields_are_marked(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     origin = label_for(dialog, "origin")
     assert origin.text() == "origin *" and origin.font().bold()
     cabin = label_for(dialog, "cabin")
@@ -208,10 +208,7 @@ def test_required_fields_are_marked(qtbot: QtBot, example_path: Path, tmp_path: 
 def test_defaults_are_prefilled_and_empty_optional_fields_are_absent(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     cabin = dialog.form.field("cabin")
     assert isinstance(cabin, QComboBox) and cabin.currentText() == "economy"
     assert dialog.arguments() == {
@@ -233,10 +230,7 @@ def test_defaults_are_prefilled_and_empty_optional_fields_are_absent(
 def test_missing_required_arguments_are_named_under_their_fields(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     assert problem_at(dialog, "origin") == "required argument is missing"
     assert problem_at(dialog, "passengers[0].age") == "required argument is missing"
     assert problem_at(dialog, "cabin") == ""
@@ -249,10 +243,7 @@ def test_missing_required_arguments_are_named_under_their_fields(
 def test_a_bad_value_is_named_under_its_field_and_blocks_run(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     dialog.set_arguments(VALID_FLIGHT_SEARCH)
     assert dialog.problems() == [] and dialog.run_button.isEnabled()
     origin = dialog.form.field("origin")
@@ -272,10 +263,7 @@ def test_a_bad_value_is_named_under_its_field_and_blocks_run(
 def test_list_items_can_be_added_moved_and_removed(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     dialog.set_arguments(VALID_FLIGHT_SEARCH)
     passengers = dialog.form.editor("passengers")
     assert isinstance(passengers, ArrayEditor)
@@ -302,10 +290,7 @@ def test_list_items_can_be_added_moved_and_removed(
 def test_typing_into_a_spin_box_that_is_not_set_replaces_the_words(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     age = dialog.form.field("passengers[0].age")
     assert isinstance(age, QSpinBox) and age.text() == "not set"
     qtbot.keyClicks(age, "42")
@@ -346,10 +331,7 @@ def test_preview_follows_each_keystroke_like_the_server(
 def test_unfilled_placeholders_stay_visible_in_the_preview(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     dialog.set_arguments(VALID_FLIGHT_SEARCH)
     text = dialog.preview.text()
     assert "Return date (empty for one way): {return_date}" in text
@@ -385,10 +367,7 @@ def test_values_last_used_are_remembered_per_tool(
 def test_copy_as_mcp_call_puts_the_tools_call_request_on_the_clipboard(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     dialog.set_arguments(VALID_FLIGHT_SEARCH)
     qtbot.mouseClick(dialog.copy_button, Qt.MouseButton.LeftButton)
     text = QGuiApplication.clipboard().text()
@@ -424,10 +403,7 @@ def test_run_emits_the_request_and_accepts(
 
 
 def test_run_does_nothing_while_invalid(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
-    document = travel_desk(example_path)
-    dialog = open_dialog(
-        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
-    )
+    dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     requests: list[object] = []
     dialog.run_requested.connect(requests.append)
     qtbot.keyClick(
