@@ -160,5 +160,8 @@ class WelcomePage(QWidget):
 
 
 def _first_sentence(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= 110 else line[:107] + "…"
+    """The first sentence of a description (its lines joined), at most 110 characters."""
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    sentence = flat if end < 0 else flat[: end + 1]
+    return sentence if len(sentence) <= 110 else sentence[:109].rstrip() + "…"
