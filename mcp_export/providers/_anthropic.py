@@ -45,14 +45,7 @@ from ._base import (
     ToolSchema,
     Usage,
 )
-from ._retry import (
-    Failure,
-    RetryPolicy,
-    close_quietly,
-    connection_failed,
-    open_with_retries,
-    status_failure,
-)
+from ._retry import Failure, RetryPolicy, close_quietly, open_with_retries, status_failure
 from ._sampling import (
     DEFAULT_MAX_TOKENS,
     SamplingTurn,
@@ -134,7 +127,8 @@ class AnthropicProvider:
                 base_url=self.base_url,
                 max_retries=0,  # our own bounded loop: see _retry.py
                 timeout=self._timeout,
-                # the SDK's aiohttp transport: see the OpenAI provider
+                # the SDK's aiohttp transport: see the OpenAI provider (this SDK's maps a refused
+                # connection to a connect error, as it should)
                 http_client=DefaultAioHttpClient(timeout=self._timeout),
             )
         return self._client
@@ -180,10 +174,6 @@ class AnthropicProvider:
             except StopAsyncIteration:
                 return
             except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
-                if connection_failed(exc):
-                    raise ProviderProtocolError(
-                        f"the stream from {self.base_url} broke off before the answer was complete"
-                    ) from exc
                 raise ProviderTimeout(
                     f"Anthropic stopped sending for {self._timeout:g} s in the middle of the "
                     f"answer ({self.base_url})"
@@ -244,7 +234,7 @@ class AnthropicProvider:
     def _translate(self, exc: Exception, model: str) -> Failure | None:
         import anthropic
 
-        if isinstance(exc, anthropic.APITimeoutError) and not connection_failed(exc):
+        if isinstance(exc, anthropic.APITimeoutError):
             return Failure(
                 ProviderTimeout(
                     f"Anthropic did not answer within {self._timeout:g} s ({self.base_url})"

@@ -46,14 +46,7 @@ from ._base import (
     ToolSchema,
     Usage,
 )
-from ._retry import (
-    Failure,
-    RetryPolicy,
-    close_quietly,
-    connection_failed,
-    open_with_retries,
-    status_failure,
-)
+from ._retry import Failure, RetryPolicy, close_quietly, open_with_retries, status_failure
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -167,7 +160,6 @@ class OpenAIProvider:
             await close_quietly(stream.close)
 
     async def _chunks(self, stream: AsyncStream[object]) -> AsyncIterator[object]:
-        import httpx2
         import openai
 
         iterator = stream.__aiter__()
@@ -176,16 +168,12 @@ class OpenAIProvider:
                 chunk = await iterator.__anext__()
             except StopAsyncIteration:
                 return
-            except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
-                if connection_failed(exc):
-                    raise ProviderProtocolError(
-                        f"the stream from {self.base_url} broke off before the answer was complete"
-                    ) from exc
+            except openai.APITimeoutError as exc:
                 raise ProviderTimeout(
                     f"{self._label} stopped sending for {self._timeout:g} s in the middle of "
                     f"the answer ({self.base_url})"
                 ) from exc
-            except (openai.APIConnectionError, httpx2.TransportError) as exc:
+            except openai.APIConnectionError as exc:
                 raise ProviderProtocolError(
                     f"the stream from {self.base_url} broke off before the answer was complete"
                 ) from exc
@@ -250,7 +238,7 @@ class OpenAIProvider:
     def _translate(self, exc: Exception, model: str) -> Failure | None:
         import openai
 
-        if isinstance(exc, openai.APITimeoutError) and not connection_failed(exc):
+        if isinstance(exc, openai.APITimeoutError) and not _refused(exc):
             return Failure(
                 ProviderTimeout(
                     f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
@@ -269,6 +257,23 @@ class OpenAIProvider:
             model=model,
             url=self.base_url,
         )
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether what the SDK reports as a timeout was a refused or dropped connection.
+
+    This SDK's aiohttp transport maps every ``aiohttp.ClientConnectionError`` (connection refused,
+    server gone before answering) to a connect *timeout*; the aiohttp error in the cause chain
+    tells them apart.
+    """
+    import aiohttp
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientError):
+            return not isinstance(cause, aiohttp.ServerTimeoutError)
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _error_message(exc: Any) -> str:

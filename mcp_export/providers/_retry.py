@@ -29,7 +29,6 @@ __all__ = [
     "Failure",
     "RetryPolicy",
     "close_quietly",
-    "connection_failed",
     "open_with_retries",
     "retry_after_seconds",
     "status_failure",
@@ -193,20 +192,3 @@ async def close_quietly(close: Callable[[], Awaitable[None]]) -> None:
             await close()
         except Exception:  # closing a broken connection may fail: nothing left to release
             logger.debug("closing a model stream failed", exc_info=True)
-
-
-def connection_failed(exc: BaseException) -> bool:
-    """Whether an error the SDK calls a timeout was a refused or dropped connection.
-
-    The SDKs' aiohttp transport reports every ``aiohttp.ClientConnectionError`` (connection
-    refused, server disconnected) as a connect *timeout*; the aiohttp error it came from, in the
-    exception's cause chain, tells them apart.
-    """
-    import aiohttp
-
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, aiohttp.ClientError):
-            return not isinstance(cause, aiohttp.ServerTimeoutError)
-        cause = cause.__cause__ or cause.__context__
-    return False
