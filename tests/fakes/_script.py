@@ -79,6 +79,7 @@ class Reply:
         retry_after: seconds for the ``retry-after`` header of a ``status`` reply.
         abrupt: for ``cut_off``: close the socket mid-body instead of ending the stream cleanly.
         delay: seconds to wait before answering at all.
+        event: for ``garbage`` (OpenAI stream): the data of the bad event (default: broken JSON).
     """
 
     kind: ReplyKind
@@ -95,6 +96,7 @@ class Reply:
     retry_after: float | None = None
     abrupt: bool = False
     delay: float = 0.0
+    event: str = ""
 
     def delayed(self, seconds: float) -> Reply:
         """The same reply, sent after waiting ``seconds`` more."""
@@ -167,9 +169,12 @@ def status(code: int, *, message: str | None = None, retry_after: float | None =
     return Reply("status", status=code, message=message, retry_after=retry_after)
 
 
-def garbage() -> Reply:
-    """A stream whose second event is not JSON (a non-streaming body that is not JSON)."""
-    return Reply("garbage", text="Hel")
+def garbage(event: str = "") -> Reply:
+    """A stream whose second event is not JSON (a non-streaming body that is not JSON).
+
+    ``event``: the OpenAI stream's bad event data instead, e.g. JSON that is not a chunk.
+    """
+    return Reply("garbage", text="Hel", event=event)
 
 
 def cut_off(partial: str = "Hel", *, abrupt: bool = False) -> Reply:

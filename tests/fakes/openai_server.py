@@ -88,7 +88,8 @@ class FakeOpenAIServer(FakeModelServer):
         yield chunk.event({"role": "assistant", "content": ""})
         if reply.kind == "garbage":
             yield chunk.event({"content": reply.text})
-            yield b'data: {"id": "chatcmpl-fake", "choices": [ this is not json\n\n'
+            bad = reply.event or '{"id": "chatcmpl-fake", "choices": [ this is not json'
+            yield f"data: {bad}\n\n".encode()
             return
         for i, piece in enumerate(reply.text_pieces()):
             if i and pause:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -280,6 +281,22 @@ async def test_a_broken_stream_is_a_protocol_error(reply: Any) -> None:
             with pytest.raises(ProviderProtocolError):
                 await collect(provider, ask())
     assert len(server.model_requests) == 1  # a stream that started is never retried
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ("[1, 2]", "a stream chunk is not a JSON object"),
+        ('{"choices": "many"}', "a stream chunk's 'choices' is not a list of objects"),
+        ('{"choices": [{"delta": {"tool_calls": [7]}}]}', "'tool_calls' is not a list of objects"),
+    ],
+    ids=["array", "choices", "tool-calls"],
+)
+async def test_json_that_is_not_a_chunk_is_a_protocol_error(event: str, message: str) -> None:
+    with FakeOpenAIServer([garbage(event)]) as server:
+        async with openai_provider(server.base_url) as provider:
+            with pytest.raises(ProviderProtocolError, match=re.escape(message)):
+                await collect(provider, ask())
 
 
 async def test_malformed_tool_arguments_are_a_protocol_error_naming_the_tool() -> None:
