@@ -1,18 +1,12 @@
 """The OpenAI-compatible provider: OpenAI, Ollama, vLLM, LM Studio, LiteLLM, OpenRouter.
 
-Streams Chat Completions through the official ``openai`` SDK, imported on first use (a served
-agent that never calls a model does not pay for it). Text arrives as ``delta.content`` pieces;
-tool calls as ``delta.tool_calls`` entries keyed by ``index`` whose arguments JSON comes in pieces,
-assembled here and parsed once the stream finished. ``stream_options.include_usage`` asks for the
-usage chunk. A stream that ends without a ``finish_reason`` was cut off.
-
-Speed (bench/runtime_overhead.py): the SDK's client runs on its aiohttp transport (the SDK's own
-``DefaultAioHttpClient``; its httpx2 pool re-checks every pooled connection for each new request,
-which costs more than the request once dozens run at once), and the request goes through the
-client's ``post`` with the body this module already built as JSON-ready dicts, the stream's chunks
-coming back as the decoded JSON: ``chat.completions.create`` would walk the messages again to
-transform them and build a pydantic object per chunk, together ~1 ms a request. Authentication,
-base URL, timeouts, the SSE decoder and the typed errors are still the SDK's.
+Streams Chat Completions over HTTP with aiohttp (``_openai_http.py``, which says why not through
+the ``openai`` SDK's client, measured, and what of the SDK's behaviour it keeps), imported on first
+use (a served agent that never calls a model does not pay for it). Text arrives as
+``delta.content`` pieces; tool calls as ``delta.tool_calls`` entries keyed by ``index`` whose
+arguments JSON comes in pieces, assembled here and parsed once the stream finished.
+``stream_options.include_usage`` asks for the usage chunk. A stream that ends without a
+``finish_reason`` was cut off.
 
 Parameters: ``max_tokens`` is sent as ``max_tokens`` to any base URL (what Ollama, vLLM and older
 servers understand) and as ``max_completion_tokens`` to OpenAI itself (its reasoning models refuse
@@ -26,11 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
+    ProviderError,
     ProviderProtocolError,
     ProviderServerError,
     ProviderTimeout,
@@ -46,10 +41,10 @@ from ._base import (
     ToolSchema,
     Usage,
 )
-from ._retry import Failure, RetryPolicy, close_quietly, open_with_retries, status_failure
+from ._retry import Failure, RetryPolicy, open_with_retries, status_failure
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI, AsyncStream
+    from ._openai_http import ChatCompletionsHTTP
 
 __all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
 
@@ -58,9 +53,9 @@ logger = logging.getLogger(__name__)
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 _FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_END = object()
+"""What ``_next_chunk`` returns after the last chunk."""
 _PASSED_AS_IS = ("temperature", "top_p", "seed", "presence_penalty", "frequency_penalty")
-# Keyless local servers still need some bearer token in the SDK.
-_NO_KEY = "no-key"
 
 
 class OpenAIProvider:
@@ -94,7 +89,7 @@ class OpenAIProvider:
         self._timeout = timeout
         self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
         self._key_name = key_name
-        self._client: AsyncOpenAI | None = None
+        self._http: ChatCompletionsHTTP | None = None
 
     @property
     def name(self) -> str:
@@ -106,18 +101,12 @@ class OpenAIProvider:
         """The endpoint requests go to."""
         return self._base_url or OPENAI_DEFAULT_URL
 
-    def _client_now(self) -> AsyncOpenAI:
-        if self._client is None:
-            from openai import AsyncOpenAI, DefaultAioHttpClient
+    def _http_now(self) -> ChatCompletionsHTTP:
+        if self._http is None:
+            from ._openai_http import ChatCompletionsHTTP
 
-            self._client = AsyncOpenAI(
-                api_key=self._api_key or _NO_KEY,
-                base_url=self.base_url,
-                max_retries=0,  # our own bounded loop: see _retry.py
-                timeout=self._timeout,
-                http_client=DefaultAioHttpClient(timeout=self._timeout),
-            )
-        return self._client
+            self._http = ChatCompletionsHTTP(self.base_url, self._api_key, timeout=self._timeout)
+        return self._http
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Stream one Chat Completions request: text deltas, then one ``Completion``.
@@ -131,62 +120,49 @@ class OpenAIProvider:
             ProviderProtocolError: a malformed or cut-off stream, or bad tool arguments.
             ProviderError: any other refusal (unknown model, bad request…).
         """
-        from openai import AsyncStream
-
-        client = self._client_now()
-        arguments = self.request_arguments(request)
-
-        async def attempt() -> AsyncStream[object]:
-            # ``cast_to=object``: each chunk comes back as its decoded JSON (see the module doc).
-            opened: AsyncStream[object] = await client.post(
-                "/chat/completions",
-                body=arguments,
-                cast_to=object,
-                stream=True,
-                stream_cls=AsyncStream[object],
-            )
-            return opened
-
-        stream = await open_with_retries(
-            attempt, lambda exc: self._translate(exc, request.model), self._policy
+        http = self._http_now()
+        body = self.request_arguments(request)
+        response = await open_with_retries(
+            lambda: http.open(body), lambda exc: self._translate(exc, request.model), self._policy
         )
+        events = http.events(response)
         try:
             assembly = _Assembly()
-            async for chunk in self._chunks(stream):
+            while (chunk := await self._next_chunk(events)) is not _END:
                 for text in assembly.add(chunk):
                     yield TextDelta(text)
             yield assembly.completion(self._label)
         finally:
-            await close_quietly(stream.close)
+            await events.aclose()  # a stream left early closes its connection at once
 
-    async def _chunks(self, stream: AsyncStream[object]) -> AsyncIterator[object]:
-        import openai
+    async def _next_chunk(self, events: AsyncGenerator[object, None]) -> object:
+        """The next chunk of the stream, ``_END`` after the last; failures translated."""
+        import aiohttp
 
-        iterator = stream.__aiter__()
-        while True:
-            try:
-                chunk = await iterator.__anext__()
-            except StopAsyncIteration:
-                return
-            except openai.APITimeoutError as exc:
-                raise ProviderTimeout(
-                    f"{self._label} stopped sending for {self._timeout:g} s in the middle of "
-                    f"the answer ({self.base_url})"
-                ) from exc
-            except openai.APIConnectionError as exc:
-                raise ProviderProtocolError(
-                    f"the stream from {self.base_url} broke off before the answer was complete"
-                ) from exc
-            except openai.APIError as exc:  # an error event inside the stream
-                raise ProviderServerError(
-                    f"{self._label} reported an error in the middle of the answer: {exc.message}"
-                ) from exc
-            except ValueError as exc:  # json.JSONDecodeError from the SSE decoder
-                raise ProviderProtocolError(
-                    f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
-                    f"that {self.base_url} speaks the Chat Completions API"
-                ) from exc
-            yield chunk
+        from ._openai_http import StreamErrorEvent
+
+        try:
+            return await events.__anext__()
+        except StopAsyncIteration:
+            return _END
+        except TimeoutError as exc:  # aiohttp's read timeouts are TimeoutErrors too
+            raise ProviderTimeout(
+                f"{self._label} stopped sending for {self._timeout:g} s in the middle of "
+                f"the answer ({self.base_url})"
+            ) from exc
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            raise ProviderProtocolError(
+                f"the stream from {self.base_url} broke off before the answer was complete"
+            ) from exc
+        except StreamErrorEvent as exc:
+            raise ProviderServerError(
+                f"{self._label} reported an error in the middle of the answer: {exc.message}"
+            ) from exc
+        except (ValueError, UnicodeDecodeError) as exc:  # not JSON, not UTF-8
+            raise ProviderProtocolError(
+                f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
+                f"that {self.base_url} speaks the Chat Completions API"
+            ) from exc
 
     def request_arguments(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (``chat.completions.create``'s keyword arguments) for ``request``."""
@@ -215,10 +191,10 @@ class OpenAIProvider:
         return arguments
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connections."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
+        """Close the HTTP session and its connections."""
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
 
     # --- errors ---------------------------------------------------------------------------------
 
@@ -236,53 +212,35 @@ class OpenAIProvider:
         return f"nothing answers at {self.base_url} — {hint}"
 
     def _translate(self, exc: Exception, model: str) -> Failure | None:
-        import openai
+        import aiohttp
 
-        if isinstance(exc, openai.APITimeoutError) and not _refused(exc):
+        from ._openai_http import StatusError
+
+        if isinstance(exc, StatusError):
+            return status_failure(
+                self._label,
+                exc.code,
+                exc.detail,
+                exc.headers,
+                key_name=self._key_name,
+                model=model,
+                url=self.base_url,
+            )
+        if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts included
             return Failure(
                 ProviderTimeout(
                     f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
                 )
             )
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, aiohttp.InvalidURL):
+            return Failure(
+                ProviderError(f"the base URL {self.base_url} is not a valid URL; check it")
+            )
+        if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
             return Failure(ProviderUnreachable(self._unreachable()), retryable=True)
-        if not isinstance(exc, openai.APIStatusError):
-            return None
-        return status_failure(
-            self._label,
-            exc.status_code,
-            _error_message(exc),
-            exc.response.headers,
-            key_name=self._key_name,
-            model=model,
-            url=self.base_url,
-        )
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether what the SDK reports as a timeout was a refused or dropped connection.
-
-    This SDK's aiohttp transport maps every ``aiohttp.ClientConnectionError`` (connection refused,
-    server gone before answering) to a connect *timeout*; the aiohttp error in the cause chain
-    tells them apart.
-    """
-    import aiohttp
-
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, aiohttp.ClientError):
-            return not isinstance(cause, aiohttp.ServerTimeoutError)
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _error_message(exc: Any) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return str(exc.message)
+        if isinstance(exc, aiohttp.ClientError):  # e.g. an error body that broke off
+            return Failure(ProviderProtocolError(f"{self._label} sent a malformed response: {exc}"))
+        return None
 
 
 # --- mapping ------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 import time
@@ -442,3 +443,118 @@ def test_the_fake_server_lists_models_and_answers_without_streaming() -> None:
     assert answer["choices"][0]["message"] == {"role": "assistant", "content": "plain"}
     assert answer["choices"][0]["finish_reason"] == "stop"
     assert answer["usage"]["total_tokens"] == answer["usage"]["prompt_tokens"] + 1
+
+
+# --- the HTTP request itself (aiohttp directly: see providers/_openai_http.py) -------------------
+
+
+async def test_the_request_carries_the_key_a_json_body_and_the_organisation_from_the_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-42")
+    monkeypatch.delenv("OPENAI_PROJECT_ID", raising=False)
+    with FakeOpenAIServer() as server:
+        async with openai_provider(server.base_url, api_key="sk-secret") as provider:
+            await collect(provider, ask("Oslo?"))
+    (request,) = server.model_requests
+    assert request.headers["authorization"] == "Bearer sk-secret"
+    assert request.headers["content-type"] == "application/json"
+    assert request.headers["openai-organization"] == "org-42"
+    assert "openai-project" not in request.headers
+    assert request.body["messages"] == [{"role": "user", "content": "Oslo?"}]
+
+
+async def test_a_keyless_server_gets_a_placeholder_token() -> None:
+    with FakeOpenAIServer() as server:
+        async with openai_provider(server.base_url, api_key=None) as provider:
+            await collect(provider, ask())
+    assert server.model_requests[0].headers["authorization"] == "Bearer no-key"
+
+
+async def test_a_proxy_set_in_the_environment_carries_the_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeOpenAIServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        # The host does not resolve: only the proxy can have answered.
+        async with openai_provider("http://model.invalid/v1", max_retries=0) as provider:
+            _, completion = await collect(provider, ask("via proxy"))
+    assert completion.message.content == "via proxy"
+    assert proxy.model_requests[0].path == "http://model.invalid/v1/chat/completions"
+
+
+async def test_an_error_event_mid_stream_is_a_server_error_with_its_message() -> None:
+    event = '{"error": {"message": "the model is overloaded", "type": "server_error"}}'
+    with FakeOpenAIServer([garbage(event)]) as server:
+        async with openai_provider(server.base_url) as provider:
+            with pytest.raises(
+                ProviderServerError, match="in the middle of the answer: the model is overloaded"
+            ):
+                await collect(provider, ask())
+
+
+@asynccontextmanager
+async def raw_http_server(answer: bytes | None) -> AsyncIterator[tuple[str, list[int]]]:
+    """A loopback server that reads one request per connection, then sends ``answer`` as it is
+    (in pieces of 7 bytes) or, for None, closes the connection without a word. Yields its
+    base URL and the count of requests it saw."""
+    seen = [0]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head)[1])  # type: ignore[index]
+        await reader.readexactly(length)
+        seen[0] += 1
+        if answer is not None:
+            for start in range(0, len(answer), 7):
+                writer.write(answer[start : start + 7])
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", seen
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_connection_closed_before_any_answer_is_unreachable_after_retries() -> None:
+    async with raw_http_server(None) as (url, seen), openai_provider(url, max_retries=1) as model:
+        with pytest.raises(ProviderUnreachable, match=r"gave up after 2 attempts"):
+            await collect(model, ask())
+    assert seen[0] == 2
+
+
+async def test_an_error_status_with_a_plain_text_body_shows_that_text() -> None:
+    body = b"upstream is down"
+    answer = b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    async with raw_http_server(answer) as (url, seen), openai_provider(url, max_retries=0) as model:
+        with pytest.raises(ProviderServerError, match=r"failed with 502: upstream is down"):
+            await collect(model, ask())
+    assert seen[0] == 1
+
+
+async def test_events_with_crlf_line_ends_split_anywhere_are_decoded() -> None:
+    chunk = {"choices": [{"index": 0, "delta": {"content": "héllo"}, "finish_reason": None}]}
+    done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    stream = (
+        b": a comment\r\n\r\n"
+        + b"data: "
+        + json.dumps(chunk).encode()
+        + b"\r\n\r\n"
+        + b"data:"
+        + json.dumps(done).encode()
+        + b"\r\n\r\ndata: [DONE]\r\n\r\n"
+    )
+    answer = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        b"content-length: %d\r\n\r\n%s" % (len(stream), stream)
+    )
+    async with raw_http_server(answer) as (url, _), openai_provider(url) as provider:
+        deltas, completion = await collect(provider, ask())
+    assert deltas == ["héllo"]
+    assert completion.message.content == "héllo"
+    assert completion.stop_reason == "end_turn"
