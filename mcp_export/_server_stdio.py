@@ -17,15 +17,29 @@ wire) and gives it ``StdinLines`` as stdin, which:
   lines are ignored. Every refusal is logged on stderr.
 
 Valid lines reach the SDK unchanged, so every later request is served as usual.
+
+Without threads: when stdin and stdout are pipes (as an MCP client starts a server) both are
+served by the event loop itself. The SDK's transport reads in a worker thread and hands every
+message it writes to a worker thread twice (write, flush); with 64 calls at once those hand-overs
+and the interpreter-lock switches they cause were ~8 % of the loop's time
+(bench/server_concurrency.py). ``StdinLines`` reads a pipe through ``connect_read_pipe`` (pausing
+it while 4 MiB wait unread, so a flood is held back by the pipe as before) and falls back to a
+thread for anything else (a file, Windows); ``WireOut`` writes through ``connect_write_pipe``,
+waiting only while the pipe is full. ``WireOut`` also makes the same claim the SDK makes: the
+wire keeps a private duplicate of fd 1, and fd 1 itself points at stderr while serving.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
+import stat
 import sys
+from collections import deque
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, BinaryIO, cast
 
 import anyio
@@ -35,7 +49,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-__all__ = ["MAX_LINE_BYTES", "StdinLines", "robust_stdio_server"]
+__all__ = ["MAX_LINE_BYTES", "StdinLines", "WireOut", "robust_stdio_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +58,148 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _CHUNK = 256 * 1024
 _PREVIEW = 80
+_HELD = 4 * 1024 * 1024
+"""Unread stdin bytes at which the pipe is paused (the client then waits on a full pipe)."""
+_DRAIN_AT_EXIT = 5.0
+
+
+def _is_pipe(fd: int) -> bool:
+    """Whether the event loop can serve ``fd`` (a pipe, socket or terminal, not on Windows)."""
+    if sys.platform == "win32":  # pragma: no cover - the proactor loop's pipes differ
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class _PipeIn(asyncio.Protocol):
+    """Chunks of a read pipe as the loop receives them."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._held = 0
+        self._ready = asyncio.Event()
+        self._ended = False
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._held += len(data)
+        if self._held > _HELD and not self._paused and self._transport is not None:
+            self._transport.pause_reading()
+            self._paused = True
+        self._ready.set()
+
+    def eof_received(self) -> bool:
+        self._ended = True
+        self._ready.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._ended = True
+        self._ready.set()
+
+    async def read(self) -> bytes:
+        """The next chunk; empty at the end of input."""
+        while not self._chunks:
+            if self._ended:
+                return b""
+            self._ready.clear()
+            await self._ready.wait()
+        chunk = self._chunks.popleft()
+        self._held -= len(chunk)
+        if self._paused and self._held <= _HELD // 2 and self._transport is not None:
+            self._transport.resume_reading()
+            self._paused = False
+        return chunk
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
+class WireOut(asyncio.Protocol):
+    """The wire's stdout for the SDK's writer task: ``write`` and ``flush`` without threads.
+
+    Made by ``WireOut.claim`` (see the module doc); ``flush`` waits only while the pipe is full,
+    and raises ``BrokenPipeError`` once the client has closed it.
+    """
+
+    def __init__(self) -> None:
+        self._transport: asyncio.WriteTransport | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._closed = asyncio.Event()
+        self._lost: BaseException | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.WriteTransport, transport)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = exc or BrokenPipeError("the client closed stdout")
+        self._writable.set()
+        self._closed.set()
+
+    async def write(self, text: str) -> int:
+        if self._lost is not None or self._transport is None:
+            raise BrokenPipeError("the client closed stdout") from self._lost
+        self._transport.write(text.encode("utf-8"))
+        return len(text)
+
+    async def flush(self) -> None:
+        await self._writable.wait()
+        if self._lost is not None:
+            raise BrokenPipeError("the client closed stdout") from self._lost
+
+    @classmethod
+    @asynccontextmanager
+    async def claim(cls) -> AsyncIterator[WireOut | None]:
+        """Serve fd 1 through the loop while fd 1 itself points at stderr; None when fd 1 is
+        not a pipe (the SDK's own writer then serves it, with the same claim)."""
+        if not _is_pipe(1):
+            yield None
+            return
+        sys.stdout.flush()
+        wire = os.dup(1)
+        os.set_inheritable(wire, False)
+        try:
+            os.dup2(2, 1)  # stray output of this process and its children misses the wire
+        except OSError:
+            os.close(wire)
+            yield None
+            return
+        loop = asyncio.get_running_loop()
+        pipe = os.fdopen(os.dup(wire), "wb", buffering=0)
+        try:
+            transport, out = await loop.connect_write_pipe(cls, pipe)
+        except (OSError, ValueError):
+            pipe.close()
+            os.dup2(wire, 1)
+            os.close(wire)
+            yield None
+            return
+        try:
+            yield out
+        finally:
+            transport.close()  # after what is still buffered is written
+            with anyio.move_on_after(_DRAIN_AT_EXIT, shield=True):
+                await out._closed.wait()
+            with suppress(OSError):
+                os.dup2(wire, 1)
+                os.set_blocking(1, True)
+            os.close(wire)
 
 
 def _preview(data: bytes) -> str:
@@ -76,6 +232,9 @@ class StdinLines:
         self._replies: list[SessionMessage] = []
         self._reply_stream: Any = None
         self._attached = anyio.Event()
+        self._pipe: _PipeIn | None = None
+        self._pipe_tried = False
+        self._fd: int | None = None
         self.refused = 0
         """How many lines were refused so far."""
 
@@ -88,6 +247,11 @@ class StdinLines:
         """Stop answering refusals (lets the transport's writer finish)."""
         stream, self._reply_stream = self._reply_stream, None
         self._attached.set()
+        if self._pipe is not None:
+            self._pipe.close()
+            self._pipe = None
+            with suppress(OSError):  # the loop made it non-blocking; give it back as it was
+                os.set_blocking(cast(int, self._fd), True)
         if stream is not None:
             await stream.aclose()
 
@@ -105,9 +269,31 @@ class StdinLines:
                 return accepted
 
     async def _read(self) -> bytes:
+        if not self._pipe_tried:
+            self._pipe_tried = True
+            self._pipe = await self._open_pipe()
+        if self._pipe is not None:
+            return await self._pipe.read()
         read1 = getattr(self._stream, "read1", None) or self._stream.read
         data: bytes = await anyio.to_thread.run_sync(read1, _CHUNK, abandon_on_cancel=True)
         return data
+
+    async def _open_pipe(self) -> _PipeIn | None:
+        """Read the stream through the event loop when it is a pipe (see the module doc)."""
+        try:
+            fd = self._stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+        if not _is_pipe(fd):
+            return None
+        pipe = os.fdopen(os.dup(fd), "rb", buffering=0)  # the transport closes its own copy
+        try:
+            _, reader = await asyncio.get_running_loop().connect_read_pipe(_PipeIn, pipe)
+        except (OSError, ValueError):
+            pipe.close()
+            return None
+        self._fd = fd
+        return reader
 
     async def _next_raw_line(self) -> bytes | None:
         """The next complete line without its newline; None at end of input."""
@@ -203,7 +389,10 @@ async def robust_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
     Yields the (read stream, write stream) pair ``Server.run`` takes.
     """
     lines = StdinLines(sys.stdin.buffer)
-    async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+    async with (
+        WireOut.claim() as out,
+        stdio_server(stdin=cast(Any, lines), stdout=cast(Any, out)) as (read_stream, write_stream),
+    ):
         lines.attach(write_stream)
         try:
             yield read_stream, write_stream

@@ -226,3 +226,18 @@ def test_a_token_without_http_is_a_usage_error(tmp_path: Path) -> None:
     done = _run(str(path), "--token", "abc")
     assert done.returncode == 2
     assert "--token only applies with --http" in done.stderr
+
+
+async def test_stdin_that_is_a_regular_file_is_read_too(tmp_path: Path) -> None:
+    # The event loop serves only pipes (see _server_stdio); `serve < requests.jsonl` reads the
+    # file through a thread instead.
+    valid = [json.dumps(_INIT), '{"jsonrpc":"2.0","id":2,"method":"tools/list"}']
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(f"{valid[0]}\n{{not json\n{valid[1]}")  # the last line without newline
+    with requests.open("rb") as stdin:
+        reader = StdinLines(stdin)
+        await reader.aclose()  # no transport to answer refusals on
+        with anyio.fail_after(5):
+            lines = [line async for line in reader]
+    assert lines == valid
+    assert reader.refused == 1
