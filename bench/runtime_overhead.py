@@ -141,7 +141,7 @@ def make_agent(base_url: str, *, tools: bool) -> Agent:
     )
 
 
-# --- 1a. sessions vs the raw SDK requests -----------------------------------------------------
+# --- 1a. sessions vs the same requests made directly -----------------------------------------------------
 
 
 async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
@@ -256,7 +256,7 @@ async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
     pairs = [s - r for s, r in zip(session_ms, raw_ms, strict=True)]
     recorded_pairs = [s - r for s, r in zip(recorded_ms, raw_ms, strict=True)]
     return [
-        Row("raw: 2 SDK requests + 1 mcp.Client tool call", raw_ms),
+        Row("raw: 2 model requests + 1 mcp.Client tool call", raw_ms),
         Row("session: the same through ChatSession", session_ms),
         Row("session + history store (SQLite)", recorded_ms),
         Row("overhead: session - raw, per pair", pairs),
