@@ -141,7 +141,7 @@ def make_agent(base_url: str, *, tools: bool) -> Agent:
     )
 
 
-# --- 1a. sessions vs the same requests made directly -----------------------------------------------------
+# --- 1a. sessions vs the same requests made directly --------------------------------------------
 
 
 async def measure_overhead(base_url: str, sessions: int) -> list[Row]:
