@@ -111,21 +111,31 @@ class ChatCompletionsHTTP:
         """Send the request; returns the response once its headers arrived with a 2xx status.
 
         Raises:
-            StatusError: the endpoint answered with an error status.
+            StatusError: the endpoint answered with anything but a 2xx status (redirects are
+                not followed).
             aiohttp.ClientError, TimeoutError: as aiohttp raises them (refused, reset, timed out).
         """
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         session = self._session_now()
         response = await session.post(
-            self.url, data=data, proxy=self._proxy, proxy_auth=self._proxy_auth
+            self.url,
+            data=data,
+            proxy=self._proxy,
+            proxy_auth=self._proxy_auth,
+            allow_redirects=False,  # as the SDK: a redirected POST is an error, not a GET
         )
-        if response.status < 400:
+        if 200 <= response.status < 300:
             return response
         try:
             raw = await response.content.read(_MAX_ERROR_BODY)
         finally:
             response.close()
-        raise StatusError(response.status, _detail(raw, response.status), response.headers)
+        location = response.headers.get("Location")
+        if 300 <= response.status < 400 and location:
+            detail = f"redirected to {location}; use the address it moved to as the base URL"
+        else:
+            detail = _detail(raw, response.status)
+        raise StatusError(response.status, detail, response.headers)
 
     async def events(self, response: aiohttp.ClientResponse) -> AsyncGenerator[object, None]:
         """The decoded JSON of each event of the stream, up to ``[DONE]`` or its end.

@@ -558,3 +558,16 @@ async def test_events_with_crlf_line_ends_split_anywhere_are_decoded() -> None:
     assert deltas == ["héllo"]
     assert completion.message.content == "héllo"
     assert completion.stop_reason == "end_turn"
+
+
+async def test_a_redirect_is_not_followed_and_names_where_it_points() -> None:
+    answer = (
+        b"HTTP/1.1 301 Moved Permanently\r\nlocation: https://api.example.com/v1/chat/completions"
+        b"\r\ncontent-length: 0\r\n\r\n"
+    )
+    async with raw_http_server(answer) as (url, seen), openai_provider(url, max_retries=0) as model:
+        with pytest.raises(
+            ProviderError, match=r"\(301\): redirected to https://api.example.com/v1/chat/comp"
+        ):
+            await collect(model, ask())
+    assert seen[0] == 1
