@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ._server_tools import ServedTool
     from .providers._base import ChatMessage
 
-__all__ = ["CallRecord", "HistoryAccess", "caller_name"]
+__all__ = ["CallRecord", "HistoryAccess", "call_title", "caller_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +42,10 @@ def caller_name(ctx: ServerRequestContext[Any]) -> str:
     return f"{info.name} {info.version}".strip() if info.version else info.name
 
 
-def _title(tool: ServedTool, prompt: str) -> str:
+def call_title(tool_name: str, prompt: str) -> str:
+    """A call's thread title: the tool and the first line of its prompt, at most 80 characters."""
     first = prompt.strip().splitlines()[0] if prompt.strip() else ""
-    title = f"{tool.name}: {first}" if first else tool.name
+    title = f"{tool_name}: {first}" if first else tool_name
     return title if len(title) <= _TITLE_LENGTH else title[: _TITLE_LENGTH - 1] + "…"
 
 
@@ -165,7 +166,7 @@ class HistoryAccess:
                 thread_id=conversation_id,
                 agent_path=str(tool.owner.path),
                 agent_name=tool.owner.agent.metadata.name,
-                title=_title(tool, prompt),
+                title=call_title(tool.name, prompt),
                 kind="served",
                 tool_name=tool.name,
                 arguments=arguments,

@@ -112,7 +112,7 @@ class ToolTestRecord:
         history: HistoryStore | None,
         agent_path: Path | None,
     ) -> None:
-        from ._server_history import CallRecord, HistoryAccess
+        from ._server_history import CallRecord, HistoryAccess, call_title
 
         self.agent = agent
         self.tool_name = tool_name
@@ -127,7 +127,7 @@ class ToolTestRecord:
                     thread_id=None,
                     agent_path=str(agent_path) if agent_path is not None else None,
                     agent_name=agent.metadata.name,
-                    title=_title(tool_name, prompt),
+                    title=call_title(tool_name, prompt),
                     kind="tool-test",
                     tool_name=tool_name,
                     arguments=arguments,
@@ -154,9 +154,3 @@ class ToolTestRecord:
     def cancelled(self) -> None:
         """The test was abandoned before it ended (the tab was closed)."""
         self._record.cancelled()
-
-
-def _title(tool_name: str, prompt: str) -> str:
-    first = prompt.strip().splitlines()[0] if prompt.strip() else ""
-    title = f"{tool_name}: {first}" if first else tool_name
-    return title if len(title) <= 80 else title[:79] + "…"
