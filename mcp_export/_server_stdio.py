@@ -135,7 +135,8 @@ class WireOut(asyncio.Protocol):
         self._transport: asyncio.WriteTransport | None = None
         self._writable = asyncio.Event()
         self._writable.set()
-        self._closed = asyncio.Event()
+        self.closed = asyncio.Event()
+        """Set once the pipe is closed (after what was buffered is written) or broken."""
         self._lost: BaseException | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -150,7 +151,7 @@ class WireOut(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = exc or BrokenPipeError("the client closed stdout")
         self._writable.set()
-        self._closed.set()
+        self.closed.set()
 
     async def write(self, text: str) -> int:
         if self._lost is not None or self._transport is None:
@@ -172,8 +173,7 @@ class WireOut(asyncio.Protocol):
             yield None
             return
         sys.stdout.flush()
-        wire = os.dup(1)
-        os.set_inheritable(wire, False)
+        wire = os.dup(1)  # not inherited by children (os.dup's default)
         try:
             os.dup2(2, 1)  # stray output of this process and its children misses the wire
         except OSError:
@@ -195,7 +195,7 @@ class WireOut(asyncio.Protocol):
         finally:
             transport.close()  # after what is still buffered is written
             with anyio.move_on_after(_DRAIN_AT_EXIT, shield=True):
-                await out._closed.wait()
+                await out.closed.wait()
             with suppress(OSError):
                 os.dup2(wire, 1)
                 os.set_blocking(1, True)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import aiohttp
+    from yarl import URL
 
 __all__ = ["ChatCompletionsHTTP", "StatusError", "StreamErrorEvent"]
 
@@ -90,8 +91,8 @@ class ChatCompletionsHTTP:
                 headers[header] = os.environ[variable]
         self._headers = headers
         self._session: aiohttp.ClientSession | None = None
-        self._proxy: Any = None
-        self._proxy_auth: Any = None
+        self._proxy: URL | None = None
+        self._proxy_auth: aiohttp.BasicAuth | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -177,7 +178,7 @@ class ChatCompletionsHTTP:
             await session.close()
 
 
-def _env_proxy(url: str) -> tuple[Any, Any]:
+def _env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
     """The proxy (and its credentials) the environment sets for ``url``, else (None, None).
 
     Looked up once per provider: aiohttp's own ``trust_env`` repeats the lookup (and reads
