@@ -232,9 +232,12 @@ class OpenAIProvider:
                     f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
                 )
             )
-        if isinstance(exc, aiohttp.InvalidURL):
+        if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
             return Failure(
-                ProviderError(f"the base URL {self.base_url} is not a valid URL; check it")
+                ProviderError(
+                    f"the base URL {self.base_url} is not an http:// or https:// address (for "
+                    "example http://localhost:11434/v1); check it"
+                )
             )
         if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
             return Failure(ProviderUnreachable(self._unreachable()), retryable=True)

@@ -571,3 +571,12 @@ async def test_a_redirect_is_not_followed_and_names_where_it_points() -> None:
         ):
             await collect(model, ask())
     assert seen[0] == 1
+
+
+@pytest.mark.parametrize("url", ["localhost:11434/v1", "http:///v1", "ftp://example.com/v1"])
+async def test_a_base_url_that_is_not_an_http_address_is_named_not_retried(url: str) -> None:
+    async with openai_provider(url, max_retries=2) as provider:
+        with pytest.raises(ProviderError, match="is not an http:// or https:// address") as caught:
+            await collect(provider, ask())
+    assert not isinstance(caught.value, ProviderUnreachable | ProviderProtocolError)
+    assert url in str(caught.value)
