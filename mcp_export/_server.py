@@ -229,11 +229,14 @@ class AgentServer:
     # --- running --------------------------------------------------------------------------------
 
     async def run_stdio(self) -> None:
-        """Serve over stdin/stdout until the client closes stdin."""
+        """Serve over stdin/stdout until the client closes stdin (or stops reading stdout)."""
         from ._server_stdio import robust_stdio_server
 
-        async with robust_stdio_server() as (read_stream, write_stream):
-            await self.server.run(read_stream, write_stream, self.initialization_options())
+        try:
+            async with robust_stdio_server() as (read_stream, write_stream):
+                await self.server.run(read_stream, write_stream, self.initialization_options())
+        except* BrokenPipeError:  # nobody reads the answers any more: an end, not a crash
+            logger.warning("the client closed the server's stdout; stopping")
 
     async def run_http(
         self,

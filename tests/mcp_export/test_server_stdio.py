@@ -241,3 +241,30 @@ async def test_stdin_that_is_a_regular_file_is_read_too(tmp_path: Path) -> None:
             lines = [line async for line in reader]
     assert lines == valid
     assert reader.refused == 1
+
+
+def test_a_client_that_closes_stdout_ends_the_server_with_one_line(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    process = subprocess.Popen(
+        serve_command(str(path), "--no-history"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(json.dumps(_INIT).encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1
+        process.stdout.close()  # the client stops reading; the next answer cannot be written
+        process.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n')
+        process.stdin.flush()
+        assert process.wait(timeout=30) == 0
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    assert process.stderr is not None
+    stderr = process.stderr.read().decode()
+    assert "the client closed the server's stdout; stopping" in stderr
+    assert "Traceback" not in stderr
