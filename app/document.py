@@ -255,11 +255,15 @@ class AgentDocument(QObject):
 
     @classmethod
     def load(cls, path: Path, parent: QObject | None = None) -> AgentDocument:
-        """Open ``path``. Raises ``AgentFileError`` when it cannot be read."""
+        """Open ``path``. Raises ``AgentFileError`` when it cannot be read.
+
+        Tools whose parameters schema is unsound do not stop it: the window checks them after
+        it is shown (``check_tool_schemas_soon``) and says what to fix.
+        """
         from schema_types._agent_file import load_agent
 
         path = Path(path).resolve()
-        return cls(load_agent(path), path, parent)
+        return cls(load_agent(path, check_schemas=False), path, parent)
 
     def save(self, path: Path | None = None) -> None:
         """Write the agent atomically to ``path`` (default: its own file) and mark it clean.
@@ -302,7 +306,7 @@ class AgentDocument(QObject):
 
         if self.path is None:
             raise ValueError("this agent has no file to reload from")
-        agent = load_agent(self.path)
+        agent = load_agent(self.path, check_schemas=False)
         self.replace_agent(agent, dirty=False)
         self.disk_stamp = DiskStamp.of(self.path)
 

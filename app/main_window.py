@@ -78,6 +78,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.undo_group = QUndoGroup(self)
         self._documents: list[AgentDocument] = []
         self._current: AgentDocument | None = None
+        self._schema_checks_due: list[AgentDocument] = []
         self._pages: dict[tuple[int, str], QWidget] = {}
         self._tool_tabs: list[QWidget] = []
         self._last_report: Report | None = None
@@ -276,6 +277,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         document.changed.connect(self._refresh_titles)
         self.outline.add_document(document)
         self._set_current(document)
+        self.check_tool_schemas_soon(document)
         return document
 
     def remove_document(self, document: AgentDocument) -> None:

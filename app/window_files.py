@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from app.document import AgentDocument, blank_agent
@@ -37,6 +38,7 @@ class FileActions:
     recovery: RecoveryStore
     autosaver: Autosaver
     recent_menu: QMenu
+    _schema_checks_due: list[AgentDocument]
 
     if TYPE_CHECKING:
 
@@ -102,7 +104,7 @@ class FileActions:
         try:
             from schema_types._agent_file import load_agent
 
-            agent = load_agent(example)
+            agent = load_agent(example, check_schemas=False)
         except Exception as exc:
             reporter().error(f"Could not open the example {example.name}: {exc}")
             return None
@@ -169,6 +171,8 @@ class FileActions:
                     document.reload()
                 except Exception as exc:
                     reporter().error(f"Could not reload {document.display_name()}", detail=str(exc))
+                else:
+                    self.check_tool_schemas_soon(document)
                 return False
             if answer != "overwrite":
                 return False
@@ -213,6 +217,39 @@ class FileActions:
         self.remove_document(document)
         return True
 
+    # -- tool schemas ----------------------------------------------------------------------
+
+    def check_tool_schemas_soon(self, document: AgentDocument) -> None:
+        """Check the tools' parameters schemas of ``document`` once the window has painted.
+
+        Agents open even when a schema is unsound (so it can be fixed here, and no recovery copy
+        or saved edit is ever refused); the check loads ``jsonschema``, which the first paint of
+        the window does not wait for.
+        """
+        if document in self._schema_checks_due:
+            return
+        self._schema_checks_due.append(document)
+        QTimer.singleShot(0, document, lambda: self._check_tool_schemas(document))
+
+    def _check_tool_schemas(self, document: AgentDocument) -> None:
+        if document in self._schema_checks_due:
+            self._schema_checks_due.remove(document)
+        if document not in self.documents():
+            return  # closed meanwhile
+        from schema_types._agent_checks import tool_schema_problems
+
+        problems = tool_schema_problems(document.agent)
+        if not problems:
+            return
+        tools = document.agent.tools
+        names = list(dict.fromkeys(str(tools[int(p.parts[2])].name) for p in problems))
+        which = ", ".join(names)
+        reporter().warning(
+            f"{document.display_name()}: the parameters of {which} need fixing before the agent "
+            f"can be served — open the tool to see where",
+            detail="\n".join(f"{p.path}: {p.detail}" for p in problems),
+        )
+
     # -- recovery --------------------------------------------------------------------------
 
     def offer_recovery(self) -> list[AgentDocument]:
@@ -233,7 +270,7 @@ class FileActions:
         from schema_types._agent_file import load_agent
 
         try:
-            agent = load_agent(entry.copy)
+            agent = load_agent(entry.copy, check_schemas=False)
         except Exception as exc:
             reporter().error(f"Could not read the recovery copy of {entry.name}", detail=str(exc))
             return None

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     )
     from schema_types._arguments import (
         apply_defaults,
-        format_path,
         sample_arguments,
         sample_value,
         validate_arguments,
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
         SchemaError,
         SecretError,
     )
+    from schema_types._json_text import format_path
     from schema_types._schema import (
         ArraySchema,
         BooleanSchema,
@@ -131,7 +131,7 @@ _WHERE: dict[str, str] = {
     "dump_agent_yaml": "schema_types._agent_file",
     "ensure_parameters_schema": "schema_types._schema_check",
     "find_literal_secrets": "schema_types._secrets",
-    "format_path": "schema_types._arguments",
+    "format_path": "schema_types._json_text",
     "is_reference": "schema_types._secrets",
     "iter_nodes": "schema_types._schema",
     "load_agent": "schema_types._agent_file",

@@ -2,10 +2,12 @@
 
 The pydantic model checks types and values; on top of it this module checks what the model
 cannot see from one value alone (two tools with one name, reported at the second tool) and runs
-the parameters-schema check on every tool. Each problem gets the JSON path it is about
-(``metadata.tools[1].name``) and, when the source node tree is known, the line and column of
-that value in the file, and a message in the agent file's own terms (``expected an integer, got
-"lots"``) instead of pydantic's.
+the parameters-schema check on every tool — or leaves that check for later, when
+:func:`tool_schema_problems` runs it on the built agent (the studio shows an agent before it
+loads ``jsonschema``). Each problem gets the JSON path it is about (``metadata.tools[1].name``)
+and, when the source node tree is known, the line and column of that value in the file, and a
+message in the agent file's own terms (``expected an integer, got "lots"``) instead of
+pydantic's.
 """
 
 from __future__ import annotations
@@ -22,10 +24,9 @@ from yaml.nodes import Node, ScalarNode
 
 from ._agent import Agent
 from ._agent_yaml import node_at
-from ._arguments import format_path, json_text
-from ._schema_check import check_parameters_schema
+from ._json_text import format_path, json_text
 
-__all__ = ["LocatedProblem", "check_agent_data", "parse_path"]
+__all__ = ["LocatedProblem", "check_agent_data", "parse_path", "tool_schema_problems"]
 
 Parts = tuple[str | int, ...]
 
@@ -45,12 +46,17 @@ class LocatedProblem:
         return format_path(self.parts)
 
 
-def check_agent_data(data: Any, root: Node | None) -> tuple[Agent | None, list[LocatedProblem]]:
+def check_agent_data(
+    data: Any, root: Node | None, *, check_schemas: bool = True
+) -> tuple[Agent | None, list[LocatedProblem]]:
     """Build the agent from a file's data, or find everything wrong with it.
 
     Args:
         data: the parsed document (any JSON-shaped value).
         root: its YAML node tree, for positions; None when unknown.
+        check_schemas: run the parameters-schema check on every tool. False leaves it to the
+            caller (:func:`tool_schema_problems`); the agent is then built even when a tool's
+            schema is unsound.
 
     Returns:
         ``(agent, [])`` when the data is a sound agent, else ``(None, problems)`` with the
@@ -70,7 +76,8 @@ def check_agent_data(data: Any, root: Node | None) -> tuple[Agent | None, list[L
         agent = Agent.model_validate(data)
     except ValidationError as exc:
         found += _model_problems(exc, data, root, skip_unique_names=bool(duplicates))
-    found += _schema_problems(data, {parts for parts, _ in found})
+    if check_schemas:
+        found += _schema_problems(data, {parts for parts, _ in found})
     if not found:
         return agent, []
     problems = [_locate(parts, detail, root) for parts, detail in found]
@@ -128,7 +135,20 @@ def _duplicate_tool_names(data: Mapping[str, Any]) -> list[tuple[Parts, str]]:
     return problems
 
 
+def tool_schema_problems(agent: Agent) -> list[LocatedProblem]:
+    """The parameters-schema problems of every tool of a built agent, by JSON path
+    (``metadata.tools[1].parameters.properties.age.minimum``), in tool order; ``[]`` when sound.
+
+    The same check :func:`check_agent_data` runs, for an agent built with ``check_schemas=False``
+    (no positions: the file's node tree is gone by then).
+    """
+    data = {"metadata": {"tools": [{"parameters": tool.parameters} for tool in agent.tools]}}
+    return [LocatedProblem(parts, detail) for parts, detail in _schema_problems(data, set())]
+
+
 def _schema_problems(data: Mapping[str, Any], reported: set[Parts]) -> list[tuple[Parts, str]]:
+    from ._schema_check import check_parameters_schema  # jsonschema: only when checking
+
     problems: list[tuple[Parts, str]] = []
     for index, tool in enumerate(_raw_tools(data)):
         if not isinstance(tool, Mapping) or not isinstance(tool.get("parameters"), Mapping):

@@ -59,12 +59,15 @@ class AgentContentError(AgentFileError):
         self.problems = list(problems)
 
 
-def load_agent(path: str | Path) -> Agent:
+def load_agent(path: str | Path, *, check_schemas: bool = True) -> Agent:
     """Read an agent file.
 
     Args:
         path: a ``*.agent.yaml`` / ``.yml`` file, a ``.json`` file, or a tsagent directory
             (``tsagent.json`` plus an optional ``prompt.md`` holding the system prompt).
+        check_schemas: refuse an agent whose tools' parameters schemas are unsound. The studio
+            passes False: it opens such an agent, checks it with ``tool_schema_problems`` once
+            the window is up, and shows the problems so they can be fixed there.
 
     Returns:
         The agent, with every key of the file kept (unknown ones too).
@@ -76,7 +79,7 @@ def load_agent(path: str | Path) -> Agent:
     """
     path = Path(path)
     if path.is_dir():
-        return _load_tsagent_dir(path)
+        return _load_tsagent_dir(path, check_schemas)
     text = _read_text(path)
     data, root = _parse(path, text)
     if data is None:
@@ -84,12 +87,12 @@ def load_agent(path: str | Path) -> Agent:
             str(path),
             "the file is empty: an agent file needs at least a 'metadata:' section",
         )
-    return _build(path, data, root)
+    return _build(path, data, root, check_schemas)
 
 
-def _build(file: Path, data: Any, root: Node | None) -> Agent:
+def _build(file: Path, data: Any, root: Node | None, check_schemas: bool) -> Agent:
     try:
-        agent, problems = check_agent_data(data, root)
+        agent, problems = check_agent_data(data, root, check_schemas=check_schemas)
     except RecursionError as exc:  # the schema checks recurse per level of nesting
         raise AgentFileError(str(file), _TOO_DEEP) from exc
     if agent is None:
@@ -159,7 +162,7 @@ def _parse_json(path: Path, text: str) -> tuple[Any, Node | None]:
     return data, (root if yaml_data == data else None)
 
 
-def _load_tsagent_dir(directory: Path) -> Agent:
+def _load_tsagent_dir(directory: Path, check_schemas: bool) -> Agent:
     description = next(
         (directory / name for name in TSAGENT_FILES if (directory / name).is_file()), None
     )
@@ -174,7 +177,7 @@ def _load_tsagent_dir(directory: Path) -> Agent:
         raise AgentFileError(str(description), "the file is empty")
     if isinstance(data, dict):
         data = _from_tsagent(data, directory)
-    return _build(description, data, root)
+    return _build(description, data, root, check_schemas)
 
 
 def _from_tsagent(data: dict[str, Any], directory: Path) -> dict[str, Any]:

@@ -24,20 +24,22 @@ from jsonschema.exceptions import ValidationError, best_match, relevance
 from referencing.exceptions import Unresolvable
 
 from ._errors import ArgumentsError, Problem, SchemaDefinitionError
+from ._json_text import (
+    Located,
+    PathParts,
+    describe_value,
+    json_text,
+    json_type_name,
+    path_sort_key,
+    to_problems,
+)
 
 __all__ = [
     "apply_defaults",
-    "format_path",
     "sample_arguments",
     "sample_value",
     "validate_arguments",
 ]
-
-PathParts = tuple[str | int, ...]
-Located = tuple[PathParts, str]
-
-# Keys that read unambiguously in a dotted path; anything else is quoted (``a["first name"]``).
-_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_$@-]+$")
 
 _FORMAT_SAMPLES = {
     "date": "2026-01-31",
@@ -48,56 +50,6 @@ _FORMAT_SAMPLES = {
     "url": "https://example.com",
     "uuid": "123e4567-e89b-12d3-a456-426614174000",
 }
-
-
-def format_path(parts: Iterable[str | int]) -> str:
-    """Render path parts as a JSON path: ``("passengers", 1, "age")`` → ``passengers[1].age``.
-
-    Args:
-        parts: property names (str) and array indexes (int), outermost first.
-
-    Returns:
-        The dotted path, ``""`` for the root; odd property names are quoted (``a["b.c"]``).
-    """
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _PLAIN_KEY.match(part):
-            text += f".{part}" if text else part
-        else:
-            text += f"[{json.dumps(part, ensure_ascii=False)}]"
-    return text
-
-
-def json_type_name(value: Any) -> str:
-    """The JSON type of a Python value (``integer``, ``string``, ``array`` …)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
-
-
-def json_text(value: Any, limit: int = 60) -> str:
-    """Compact JSON for a message, shortened so one huge value cannot flood it."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def describe_value(value: Any) -> str:
-    """``string "x"``, ``integer 5``, ``null``: the type and the value, for "got …" messages."""
-    return "null" if value is None else f"{json_type_name(value)} {json_text(value)}"
 
 
 def _with_article(type_name: str) -> str:
@@ -175,11 +127,6 @@ def _located(error: ValidationError, prefix: PathParts) -> list[Located]:
     return [(parts, _message(error))]
 
 
-def path_sort_key(parts: PathParts) -> tuple[tuple[int, int, str], ...]:
-    """Orders paths naturally (``a[2]`` before ``a[10]``, parents before children)."""
-    return tuple((1, part, "") if isinstance(part, int) else (2, 0, part) for part in parts)
-
-
 def located_problems(errors: Iterable[ValidationError], prefix: PathParts = ()) -> list[Located]:
     """The best error per location, as (path parts, message) pairs sorted by path.
 
@@ -202,12 +149,6 @@ def _best_leaf(error: ValidationError) -> ValidationError:
     # best_match descends into anyOf/oneOf, preferring the branch whose type fits the value.
     leaf: ValidationError = best_match([error])
     return leaf
-
-
-def to_problems(located: Iterable[Located]) -> list[Problem]:
-    """Sort (path parts, message) pairs by path and turn them into :class:`Problem` objects."""
-    ordered = sorted(located, key=lambda item: (path_sort_key(item[0]), item[1]))
-    return [Problem(format_path(parts), message) for parts, message in ordered]
 
 
 # --- samples -----------------------------------------------------------------------------------

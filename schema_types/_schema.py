@@ -40,8 +40,8 @@ from pydantic import (
     model_validator,
 )
 
-from ._arguments import PathParts, describe_value, format_path, to_problems
 from ._errors import Problem, SchemaDefinitionError
+from ._json_text import PathParts, describe_value, format_path, to_problems
 from ._schema_check import MODELLED_KEYWORDS, ROOT_MESSAGE, keyword_type_problems
 
 __all__ = [

@@ -17,16 +17,16 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
-from ._arguments import (
+from ._arguments import located_problems
+from ._errors import Problem, SchemaDefinitionError
+from ._json_text import (
     Located,
     PathParts,
     describe_value,
     json_text,
     json_type_name,
-    located_problems,
     to_problems,
 )
-from ._errors import Problem, SchemaDefinitionError
 
 __all__ = ["check_parameters_schema", "ensure_parameters_schema"]  # the rest is package-internal
 

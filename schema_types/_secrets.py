@@ -19,8 +19,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ._arguments import format_path
 from ._errors import Problem, SecretError
+from ._json_text import format_path
 
 if TYPE_CHECKING:
     from ._agent import Agent

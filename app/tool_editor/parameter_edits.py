@@ -20,7 +20,7 @@ from copy import deepcopy
 from typing import Any
 
 from app.naming import numbered_name
-from schema_types._arguments import format_path, json_type_name
+from schema_types._json_text import format_path, json_type_name
 from schema_types._schema_check import MODELLED_KEYWORDS
 
 __all__ = [

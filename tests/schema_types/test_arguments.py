@@ -10,12 +10,12 @@ import pytest
 from schema_types import _arguments
 from schema_types._arguments import (
     apply_defaults,
-    format_path,
     sample_arguments,
     sample_value,
     validate_arguments,
 )
 from schema_types._errors import ArgumentsError, SchemaDefinitionError
+from schema_types._json_text import format_path
 
 BOOKING: dict[str, Any] = {
     "type": "object",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from schema_types._agent_checks import tool_schema_problems
 from schema_types._agent_file import AgentContentError, load_agent
 from schema_types._errors import AgentFileError
 from schema_types._secrets import find_literal_secrets
@@ -280,6 +281,52 @@ def test_malformed_yaml_gives_one_located_message(tmp_path: Path, text: str, exp
 
     assert str(caught.value) == f"{path}{expected}"
     assert path.read_text(encoding="utf-8") == text
+
+
+SCHEMA_CASES = [
+    "parameters_root_not_object",
+    "unknown_parameter_type",
+    "required_names_missing_property",
+    "default_not_in_enum",
+    "default_of_wrong_type",
+    "minimum_above_maximum",
+    "bad_regex_pattern",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in CASES if c[0] in SCHEMA_CASES], ids=SCHEMA_CASES
+)
+def test_a_schema_problem_left_for_later_is_the_same_problem(
+    tmp_path: Path, text: str, expected: str
+):
+    """``check_schemas=False`` (the studio) builds the agent; the check run later on it finds
+    what the strict load refuses the file for, by the same path and words."""
+    path = tmp_path / "unsound.agent.yaml"
+    path.write_text(text, encoding="utf-8")
+
+    agent = load_agent(path, check_schemas=False)
+    problems = tool_schema_problems(agent)
+
+    assert agent.tools[0].name == "search"
+    assert [f"{p.path}: {p.detail}" for p in problems] == [expected.split(": ", 1)[1]]
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_problem_the_model_sees_is_refused_even_when_schemas_are_checked_later(tmp_path: Path):
+    path = tmp_path / "broken.agent.yaml"
+    path.write_text("metadata:\n  tools:\n    - name: a\n      parameters: [x]\n")
+
+    with pytest.raises(AgentContentError, match=r"metadata.tools\[0\].parameters: expected a"):
+        load_agent(path, check_schemas=False)
+
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "resources" / "examples").glob("*.agent.yaml"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_a_sound_agent_has_no_schema_problems(example: Path):
+    assert tool_schema_problems(load_agent(example, check_schemas=False)) == []
 
 
 def test_there_are_at_least_thirty_malformed_cases():
