@@ -17,9 +17,18 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeyEvent, QKeySequence, QUndoGroup
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QIcon,
+    QKeyEvent,
+    QKeySequence,
+    QShowEvent,
+    QUndoGroup,
+)
 from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
@@ -41,10 +50,12 @@ from app.outline import OutlineView
 from app.qt_models import SECTIONS, OutlineNode
 from app.recovery import AUTOSAVE_SECONDS, Autosaver, RecoveryStore
 from app.settings_store import SettingsStore
-from app.welcome import WelcomePage
 from app.window_files import FileActions
 from app.window_runs import RunActions
 from schema_types._agent import ToolDefinition
+
+if TYPE_CHECKING:
+    from app.welcome import WelcomePage
 
 __all__ = ["APP_NAME", "MainWindow", "PageFactory"]
 
@@ -86,7 +97,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.setWindowIcon(app_icon())
         self.setObjectName("mainWindow")
 
-        self.welcome = WelcomePage()
+        self._welcome: WelcomePage | None = None  # built when first shown (not for a file start)
         self.outline = OutlineView()
         self.page_stack = QStackedWidget()
         self.page_stack.setObjectName("pageStack")
@@ -104,7 +115,6 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setChildrenCollapsible(False)
         self.central = QStackedWidget()
-        self.central.addWidget(self.welcome)
         self.central.addWidget(self.splitter)
         self.setCentralWidget(self.central)
 
@@ -115,10 +125,6 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.outline.tool_activated.connect(self.open_tool_tab)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.tabs.tabCloseRequested.connect(self._close_tab)
-        self.welcome.new_requested.connect(lambda: self.new_agent())
-        self.welcome.open_requested.connect(self.open_dialog)
-        self.welcome.file_requested.connect(self.open_file)
-        self.welcome.example_requested.connect(lambda path: self.new_agent(path))
         reporter().reported.connect(self._on_report)
         self._restore_window_state()
         self._refresh()
@@ -152,15 +158,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         )
         self.new_menu.addAction(self.new_blank_action)
         self.new_menu.addSeparator()
-        from app.welcome import bundled_examples, example_title
-
-        for path in bundled_examples():
-            name, _description = example_title(path)
-            self.new_menu.addAction(
-                self._action(
-                    f"From example: {name}", _bind(self.new_agent, path), icon_name="example"
-                )
-            )
+        self.new_menu.aboutToShow.connect(self._fill_new_menu)
         file_menu.addMenu(self.new_menu)
         self.open_action = self._action(
             "&Open…", self.open_dialog, QKeySequence.StandardKey.Open, icon_name="open"
@@ -217,6 +215,46 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         )
         self.help_action.setShortcut(QKeySequence("F1"))
         help_menu.addAction(self.help_action)
+
+    def _fill_new_menu(self) -> None:
+        """The bundled examples under File ▸ New agent (read when the menu first opens)."""
+        if len(self.new_menu.actions()) > 2:
+            return
+        from app.welcome import bundled_examples, example_title
+
+        for path in bundled_examples():
+            name, _description = example_title(path)
+            self.new_menu.addAction(
+                self._action(
+                    f"From example: {name}", _bind(self.new_agent, path), icon_name="example"
+                )
+            )
+
+    @property
+    def welcome(self) -> WelcomePage:
+        """The page shown with no agent open; built the first time it is needed, so a start
+        with a file does not read the examples for it."""
+        if self._welcome is None:
+            from app.welcome import WelcomePage
+
+            page = WelcomePage()
+            page.new_requested.connect(lambda: self.new_agent())
+            page.open_requested.connect(self.open_dialog)
+            page.file_requested.connect(self.open_file)
+            page.example_requested.connect(lambda path: self.new_agent(path))
+            self.central.insertWidget(0, page)
+            self._welcome = page
+        return self._welcome
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
+        """Shown with no agent open: the welcome page (built now, not at construction)."""
+        if not self._documents and self._welcome is None:
+            self._show_welcome()
+        super().showEvent(event)
+
+    def _show_welcome(self) -> None:
+        self.central.setCurrentWidget(self.welcome)
+        self.welcome.set_recent_files(self.settings.recent_files())
 
     def _build_status_bar(self) -> None:
         status = self.statusBar()
@@ -400,9 +438,10 @@ class MainWindow(FileActions, RunActions, QMainWindow):
 
     def _refresh(self) -> None:
         has_documents = bool(self._documents)
-        self.central.setCurrentWidget(self.splitter if has_documents else self.welcome)
-        if not has_documents:
-            self.welcome.set_recent_files(self.settings.recent_files())
+        if has_documents:
+            self.central.setCurrentWidget(self.splitter)
+        elif self.isVisible() or self._welcome is not None:
+            self._show_welcome()
         document = self._current
         for action in (self.save_action, self.save_as_action, self.close_action):
             action.setEnabled(document is not None)

@@ -45,6 +45,36 @@ def test_bare_start_shows_the_welcome_page(qtbot) -> None:
     assert window.windowTitle() == "Meta Agent Studio"
 
 
+def test_a_start_with_a_file_builds_the_welcome_page_only_when_it_is_needed(
+    qtbot, example_path: Path
+) -> None:
+    window = MainWindow()
+    window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
+    qtbot.addWidget(window)
+    document = window.open_file(example_path)
+    window.show()
+
+    assert window.central.currentWidget() is window.splitter
+    assert window._welcome is None  # the examples were not read for it
+    assert window.close_document(document)
+    assert window.central.currentWidget() is window.welcome
+    assert window.welcome.recent_list.count() == 1  # the file just closed
+
+
+def test_file_new_lists_the_examples_and_opens_a_copy(qtbot) -> None:
+    window = _window(qtbot)
+
+    window.new_menu.aboutToShow.emit()
+    window.new_menu.aboutToShow.emit()  # filled once
+    texts = [a.text() for a in window.new_menu.actions()]
+    assert texts.count("From example: Travel Desk") == 1
+    next(a for a in window.new_menu.actions() if a.text() == "From example: Travel Desk").trigger()
+
+    document = window.current_document()
+    assert document is not None and document.path is None
+    assert document.agent.metadata.name == "Travel Desk"
+
+
 def test_opening_a_file_shows_it_and_remembers_it(qtbot, example_path: Path) -> None:
     window = _window(qtbot)
 
