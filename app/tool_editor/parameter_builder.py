@@ -115,6 +115,8 @@ class ParameterBuilder(QWidget):
         self.model.refreshed.connect(self._on_model_refreshed)
         self.tree.expandAll()
         self._update_actions()
+        if self.model.root_error is not None:
+            self.side.setCurrentWidget(self.json_view)  # no tree to show: the text and its problems
 
     # -- actions ---------------------------------------------------------------------------
 

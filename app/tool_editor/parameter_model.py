@@ -201,6 +201,11 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
                 self._problem_nodes.setdefault(self._owner(problem.path), []).append(str(problem))
         return self._problems
 
+    def known_schema_problems(self) -> list[Problem] | None:
+        """:meth:`schema_problems` when already computed for the current parameters, else None
+        (without computing them: that waits for the debounce timer)."""
+        return self._problems
+
     def _owner(self, problem_path: str) -> NodePath:
         """The deepest tree node a problem's JSON path lies in."""
         parts = tuple(str(p) for p in parse_path(problem_path))

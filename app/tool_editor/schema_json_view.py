@@ -1,10 +1,11 @@
 """The tool's ``parameters`` as JSON text, editable: the other way into the same schema.
 
 The text shows exactly what is served as the MCP ``inputSchema``, keywords the tree does not
-model included. Typing in it is applied a moment after the last keystroke when the text parses,
-builds (``parameters_from_json``) and passes ``check_parameters_schema``; until then nothing is
-applied, the tree keeps the last good state and the problems are listed with line and column
-(click one to go there). Applied JSON edits merge into one undo step until focus leaves.
+model included; what is wrong with the schema the document holds is listed under it. Typing in it
+is applied a moment after the last keystroke when the text parses, builds
+(``parameters_from_json``) and passes ``check_parameters_schema``; until then nothing is applied,
+the tree keeps the last good state and the problems are listed with line and column (click one to
+go there). Applied JSON edits merge into one undo step until focus leaves.
 
 Changes made elsewhere (tree, panel, undo) replace the text unless the person is in the middle
 of typing something that does not apply yet; text that already means the current parameters is
@@ -125,6 +126,7 @@ class SchemaJsonView(QWidget):
         self.problems = QListWidget()
         self.problems.setObjectName("schemaJsonProblems")
         self.problems.setAccessibleName("Problems in the JSON")
+        self.problems.setWordWrap(True)  # a problem names a path and values: often long
         self.problems.setMaximumHeight(self.problems.fontMetrics().height() * 5 + 10)
         self.problems.hide()
         layout = QVBoxLayout(self)
@@ -141,6 +143,7 @@ class SchemaJsonView(QWidget):
         self.problems.itemActivated.connect(self._on_problem_clicked)
         self.problems.itemClicked.connect(self._on_problem_clicked)
         model.refreshed.connect(self._on_parameters_changed)
+        model.problems_changed.connect(self._on_problems_changed)
         self.refresh()
 
     # -- document → text -------------------------------------------------------------------
@@ -177,7 +180,21 @@ class SchemaJsonView(QWidget):
             shown = None
         if not same_json(shown, params):
             self._set_text(dump_parameters(params))
-        self._show_problems([], "")
+        self._show_held_problems(self.model.known_schema_problems() or [])
+
+    def _on_problems_changed(self) -> None:
+        if self._stale or self._pending or self.model.parameters() is None:
+            return  # refreshed when shown; typed text that does not apply shows its own problems
+        self._show_held_problems(self.model.schema_problems())
+
+    def _show_held_problems(self, problems: list[Problem]) -> None:
+        """List what is wrong with the parameters the document holds (an agent opened or
+        restored with an unsound schema, or a tree edit the schema itself refuses)."""
+        if not problems:
+            self._show_problems([], "")
+            return
+        status = "The MCP server refuses this schema until these are fixed:"
+        self._show_problems(_locate(self.editor.toPlainText(), problems), status)
 
     def _set_text(self, text: str) -> None:
         position = self.editor.textCursor().position()
@@ -222,6 +239,7 @@ class SchemaJsonView(QWidget):
         self.problems.clear()
         for problem in problems:
             item = QListWidgetItem(str(problem))
+            item.setToolTip(str(problem))
             item.setData(Qt.ItemDataRole.UserRole, problem.offset)
             self.problems.addItem(item)
         self.problems.setVisible(bool(problems))

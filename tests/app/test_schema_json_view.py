@@ -149,6 +149,30 @@ def test_sound_json_that_breaks_a_schema_rule_is_located_and_not_applied(qtbot: 
     assert model.parameters() == before
 
 
+def test_an_unsound_schema_the_document_holds_is_listed_and_fixing_it_clears_the_list(
+    qtbot: QtBot,
+) -> None:
+    """An agent opened (or restored) with an unsound schema: the text is shown as it is, with
+    what to fix; a tree or panel edit that fixes it empties the list."""
+    unsound = {
+        "type": "object",
+        "properties": {"cabin": {"type": "string", "enum": ["economy"], "default": "first"}},
+    }
+    view, _model, document = _view(qtbot, unsound)
+
+    qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=WAIT)
+    assert _shown(view) == unsound  # nothing applied or rewritten
+    assert view.status.text() == "The MCP server refuses this schema until these are fixed:"
+    assert view.problem_texts() == [
+        'Line 9, column 18: properties.cabin.default: "first" is not one of "economy"'
+    ]
+
+    path = ("metadata", "tools", 0, "parameters", "properties", "cabin", "default")
+    assert document.set_field(path, "economy", text="Edit default")
+    qtbot.waitUntil(lambda: not view.problems.isVisible(), timeout=WAIT)
+    assert view.status.text() == ""
+
+
 def test_a_root_that_is_not_an_object_is_refused(qtbot: QtBot) -> None:
     view, model, _doc = _view(qtbot)
     before = json.loads(json.dumps(model.parameters()))

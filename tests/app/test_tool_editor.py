@@ -195,3 +195,20 @@ def test_the_main_window_opens_the_full_editor(qtbot: QtBot, example_path: Path)
     tab = window.open_tool_tab(document, document.agent.tools[0])
     assert isinstance(tab, ToolEditor)
     assert window.tabs.tabText(window.tabs.indexOf(tab)) == document.agent.tools[0].name
+
+
+def test_parameters_the_tree_cannot_show_open_on_the_json_and_its_problems(qtbot: QtBot) -> None:
+    broken = {"type": "object", "properties": 3}
+    agent = Agent.model_validate({"metadata": {"tools": [{"name": "t", "parameters": broken}]}})
+    editor = ToolEditor(AgentDocument(agent), agent.tools[0])
+    qtbot.addWidget(editor)
+    editor.resize(1200, 800)
+    editor.show()
+    builder = editor.parameters
+
+    assert builder.model.paths() == [] and builder.model.root_error is not None
+    assert builder.side.currentWidget() is builder.json_view
+    qtbot.waitUntil(lambda: builder.json_view.problems.isVisible(), timeout=2000)
+    assert builder.json_view.problem_texts() == [
+        "Line 3, column 17: properties: expected object, got integer 3"
+    ]
