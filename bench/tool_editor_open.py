@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from PySide6.QtCore import QEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.document import AgentDocument  # noqa: E402
@@ -90,6 +91,9 @@ def open_once(app: QApplication, document: AgentDocument) -> float:
         raise SystemExit(f"the tree shows {rows} top-level rows, expected 10")
     editor.close()
     editor.deleteLater()
+    # processEvents() outside a running loop leaves deferred deletes alone; an editor kept alive
+    # would run its debounced schema check during a later sample (an event loop deletes it here).
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     app.processEvents()
     return elapsed
 
