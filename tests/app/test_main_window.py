@@ -14,15 +14,7 @@ from app.main_window import MainWindow
 from app.pages.agent_page import AgentPage
 from app.tools_list import ToolsListWidget
 from schema_types._agent_file import load_agent
-
-
-def _window(qtbot) -> MainWindow:
-    window = MainWindow()
-    # Closing at teardown must never open a real modal dialog (it would wait for a person).
-    window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
-    qtbot.addWidget(window)
-    window.show()
-    return window
+from tests.app._windows import studio_window
 
 
 def _agent_page(window: MainWindow) -> AgentPage:
@@ -34,7 +26,7 @@ def _agent_page(window: MainWindow) -> AgentPage:
 
 
 def test_bare_start_shows_the_welcome_page(qtbot) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     assert window.central.currentWidget() is window.welcome
     assert window.welcome.examples_list.count() >= 2
@@ -62,7 +54,7 @@ def test_a_start_with_a_file_builds_the_welcome_page_only_when_it_is_needed(
 
 
 def test_file_new_lists_the_examples_and_opens_a_copy(qtbot) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     window.new_menu.aboutToShow.emit()
     window.new_menu.aboutToShow.emit()  # filled once
@@ -76,7 +68,7 @@ def test_file_new_lists_the_examples_and_opens_a_copy(qtbot) -> None:
 
 
 def test_opening_a_file_shows_it_and_remembers_it(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     document = window.open_file(example_path)
 
@@ -91,7 +83,7 @@ def test_opening_a_file_shows_it_and_remembers_it(qtbot, example_path: Path) -> 
 
 
 def test_typing_edits_the_model_and_ctrl_z_undoes_it(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
     page = _agent_page(window)
@@ -121,7 +113,7 @@ def test_typing_edits_the_model_and_ctrl_z_undoes_it(qtbot, example_path: Path) 
 
 
 def test_save_and_reload_gives_the_same_agent(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
     page = _agent_page(window)
@@ -136,7 +128,7 @@ def test_save_and_reload_gives_the_same_agent(qtbot, example_path: Path) -> None
 
 
 def test_save_as_for_a_new_agent(qtbot, tmp_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.new_agent()
     assert document is not None
     target = tmp_path / "fresh.agent.yaml"
@@ -149,7 +141,7 @@ def test_save_as_for_a_new_agent(qtbot, tmp_path: Path) -> None:
 
 
 def test_close_with_unsaved_changes_asks_first(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
     document.set_field(("metadata", "name"), "Changed", text="Edit name")
@@ -170,7 +162,7 @@ def test_close_with_unsaved_changes_asks_first(qtbot, example_path: Path) -> Non
 
 
 def test_close_agent_with_the_real_dialog_discarding(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
     document.set_field(("metadata", "name"), "Changed", text="Edit name")
@@ -193,7 +185,7 @@ def test_close_agent_with_the_real_dialog_discarding(qtbot, example_path: Path) 
 
 
 def test_a_file_changed_on_disk_is_not_overwritten_silently(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
     document.set_field(("metadata", "name"), "Mine", text="Edit name")
@@ -215,7 +207,7 @@ def test_a_file_changed_on_disk_is_not_overwritten_silently(qtbot, example_path:
 
 
 def test_several_agents_each_keep_their_own_undo(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     travel = window.open_file(example_path)
     blank = window.new_agent()
     assert travel is not None and blank is not None
@@ -232,7 +224,7 @@ def test_several_agents_each_keep_their_own_undo(qtbot, example_path: Path) -> N
 
 
 def test_pages_and_tool_tabs_open_from_the_outline(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
     tool = document.agent.tools[1]
@@ -255,14 +247,14 @@ def test_pages_and_tool_tabs_open_from_the_outline(qtbot, example_path: Path) ->
 
 
 def test_window_geometry_and_splitter_are_restored(qtbot, example_path: Path) -> None:
-    first = _window(qtbot)
+    first = studio_window(qtbot)
     first.open_file(example_path)
     first.resize(700, 500)  # inside the offscreen screen (800x600): restoring clamps to it
     first.splitter.setSizes([333, 667])
     expected = first.splitter.sizes()
     assert first.close()
 
-    second = _window(qtbot)
+    second = studio_window(qtbot)
     second.open_file(example_path)
 
     assert second.size().width() == 700
@@ -270,7 +262,7 @@ def test_window_geometry_and_splitter_are_restored(qtbot, example_path: Path) ->
 
 
 def test_reported_errors_show_in_the_status_bar(qtbot) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     reporter().error("Could not save x.agent.yaml", detail="Traceback …")
 
@@ -281,7 +273,7 @@ def test_reported_errors_show_in_the_status_bar(qtbot) -> None:
 
 
 def test_errors_in_async_slots_reach_the_reporter(qtbot, qasync_loop) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     class Failing(QObject):
         @qasync.asyncSlot()  # type: ignore[untyped-decorator]

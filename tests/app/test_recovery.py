@@ -14,6 +14,7 @@ from pathlib import Path
 from app.main_window import MainWindow
 from app.recovery import RecoveryStore
 from schema_types._agent_file import load_agent
+from tests.app._windows import studio_window
 
 CABIN_DEFAULT = ("metadata", "tools", 0, "parameters", "properties", "cabin", "default")
 CABIN_PROBLEM = (
@@ -37,14 +38,6 @@ document.set_field({CABIN_DEFAULT}, "steerage", text="Edit default")
 window.autosaver.save_all()
 os._exit(3)
 """
-
-
-def _window(qtbot) -> MainWindow:
-    window = MainWindow()
-    window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
-    qtbot.addWidget(window)
-    window.show()
-    return window
 
 
 def _crash_while_editing(agent_file: Path, home: Path) -> None:
@@ -73,7 +66,7 @@ def test_after_a_crash_the_next_start_restores_the_unsaved_changes(
     assert "-  name: Travel Desk\n+  name: Crashed Desk\n" in entry.diff()
     assert example_path.read_bytes() == before  # the crash wrote nothing over the file
 
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     asked: list[str] = []
     window.ask_recovery = lambda e: asked.append(e.key) or "restore"  # type: ignore[assignment,method-assign,func-returns-value]
     [document] = window.offer_recovery()
@@ -95,7 +88,7 @@ def test_a_recovery_copy_can_be_discarded_or_kept_for_later(
     qtbot, example_path: Path, metaagent_home: Path
 ) -> None:
     _crash_while_editing(example_path, metaagent_home)
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     window.ask_recovery = lambda _e: "later"  # type: ignore[assignment,method-assign]
     assert window.offer_recovery() == [] and window.documents() == []
@@ -110,9 +103,7 @@ def test_a_recovery_copy_can_be_discarded_or_kept_for_later(
 def test_a_dirty_agent_is_autosaved_and_a_save_removes_the_copy(
     qtbot, example_path: Path, metaagent_home: Path
 ) -> None:
-    window = MainWindow(autosave_seconds=0.05)
-    window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
-    qtbot.addWidget(window)
+    window = studio_window(qtbot, autosave_seconds=0.05)
     document = window.open_file(example_path)
     assert document is not None
     store = RecoveryStore(metaagent_home)
@@ -132,7 +123,7 @@ def test_an_agent_with_an_unsound_tool_schema_opens_and_says_what_to_fix(
 ) -> None:
     text = example_path.read_text(encoding="utf-8")
     example_path.write_text(text.replace("default: economy", "default: steerage"), "utf-8")
-    window = _window(qtbot)
+    window = studio_window(qtbot)
 
     document = window.open_file(example_path)
 
@@ -155,7 +146,7 @@ def test_an_agent_with_an_unsound_tool_schema_opens_and_says_what_to_fix(
 
 
 def test_a_sound_agent_opens_without_a_warning(qtbot, example_path: Path) -> None:
-    window = _window(qtbot)
+    window = studio_window(qtbot)
     document = window.open_file(example_path)
     assert document is not None
 

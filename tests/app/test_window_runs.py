@@ -22,6 +22,7 @@ from app.test_run import TestToolDialog
 from app.tool_editor.editor import ToolEditor
 from app.tools_list import ToolsListWidget
 from mcp_export import FinalAnswer
+from tests.app._windows import studio_window
 from tests.fakes._script import text
 from tests.fakes.mcp_clients import write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -46,10 +47,7 @@ def model() -> Iterator[FakeOpenAIServer]:
 
 
 def _window(qtbot: QtBot, path: Path) -> MainWindow:
-    window = MainWindow()
-    window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
-    qtbot.addWidget(window)
-    window.show()
+    window = studio_window(qtbot)
     assert window.open_file(path) is not None
     return window
 
