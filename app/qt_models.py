@@ -29,6 +29,7 @@ from PySide6.QtGui import QFont
 
 from app.document import AgentDocument
 from app.icons import icon
+from app.schema_health import tool_schema_health
 from schema_types._agent import ToolDefinition
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "OutlineNode",
     "ToolsListModel",
     "sync_rows",
+    "tool_tooltip",
 ]
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -115,6 +117,22 @@ class OutlineNode:
     children: list[OutlineNode] = field(default_factory=lambda: list[OutlineNode]())
 
 
+def tool_tooltip(document: AgentDocument, tool: ToolDefinition) -> str:
+    """A tool row's tooltip: its description, and what to fix first when its parameters are
+    unsound (the tool's editor lists every problem)."""
+    description = tool.description or "No description yet"
+    problems = tool_schema_health(document).problems(tool)
+    if not problems:
+        return description
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    first = problems[0]
+    where = f"{first.path}: " if first.path else ""
+    return (
+        f"⚠ The parameters need fixing before the agent can be served — {where}"
+        f"{first.message}{more}\n\n{description}"
+    )
+
+
 class OutlineModel(QAbstractItemModel):
     """The outline: one top-level row per open agent, with Agent, Model, MCP servers and Tools
     under it and one row per tool under Tools."""
@@ -147,7 +165,8 @@ class OutlineModel(QAbstractItemModel):
         def refresh(*_args: object) -> None:
             self._on_document_changed(root)
 
-        signals = (document.changed, document.dirty_changed, document.path_changed)
+        health = tool_schema_health(document)
+        signals = (document.changed, document.dirty_changed, document.path_changed, health.changed)
         for signal in signals:
             signal.connect(refresh)
         self._slots[id(root)] = [(signal, refresh) for signal in signals]
@@ -267,6 +286,8 @@ class OutlineModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(node)
         if role == Qt.ItemDataRole.DecorationRole:
+            if node.tool is not None and tool_schema_health(node.document).problems(node.tool):
+                return icon("warning")
             names = {kind: name for kind, _label, name in SECTIONS}
             names.update(document="agent", tool="tool")
             return icon(names[node.kind])
@@ -301,7 +322,7 @@ class OutlineModel(QAbstractItemModel):
             marker = " (unsaved changes)" if node.document.is_dirty() else ""
             return f"{where}{marker}"
         if node.kind == "tool" and node.tool is not None:
-            return node.tool.description or "No description yet"
+            return tool_tooltip(node.document, node.tool)
         return {
             "agent": "Name, version, MCP instructions, mode and system prompt",
             "model": "Which LLM answers, its parameters and limits",
@@ -318,6 +339,7 @@ class ToolsListModel(QAbstractListModel):
         self.document = document
         self._tools: list[ToolDefinition] = list(document.agent.tools)
         document.changed.connect(self._on_document_changed)
+        tool_schema_health(document).changed.connect(self._on_document_changed)
 
     def tool(self, row: int) -> ToolDefinition | None:
         """The tool in ``row``."""
@@ -354,9 +376,9 @@ class ToolsListModel(QAbstractListModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return tool.name
         if role == Qt.ItemDataRole.ToolTipRole:
-            return tool.description or "No description yet"
+            return tool_tooltip(self.document, tool)
         if role == Qt.ItemDataRole.DecorationRole:
-            return icon("tool")
+            return icon("warning" if tool_schema_health(self.document).problems(tool) else "tool")
         return None
 
     def setData(self, index: AnyIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:

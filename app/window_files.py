@@ -236,18 +236,25 @@ class FileActions:
             self._schema_checks_due.remove(document)
         if document not in self.documents():
             return  # closed meanwhile
-        from schema_types._agent_checks import tool_schema_problems
+        from app.schema_health import tool_schema_health
 
-        problems = tool_schema_problems(document.agent)
-        if not problems:
+        health = tool_schema_health(document)
+        health.check_now()
+        unsound = health.unsound_tools()
+        if not unsound:
             return
-        tools = document.agent.tools
-        names = list(dict.fromkeys(str(tools[int(p.parts[2])].name) for p in problems))
-        which = ", ".join(names)
+        which = ", ".join(tool.name for tool in unsound)
+        lines = []  # in the terms of ``metaagent validate``: the path in the agent file
+        for index, tool in enumerate(document.agent.tools):
+            prefix = f"metadata.tools[{index}].parameters"
+            lines += [
+                f"{prefix}.{p.path}: {p.message}" if p.path else f"{prefix}: {p.message}"
+                for p in health.problems(tool)
+            ]
         reporter().warning(
             f"{document.display_name()}: the parameters of {which} need fixing before the agent "
             f"can be served — open the tool to see where",
-            detail="\n".join(f"{p.path}: {p.detail}" for p in problems),
+            detail="\n".join(lines),
         )
 
     # -- recovery --------------------------------------------------------------------------

@@ -66,8 +66,8 @@ def load_agent(path: str | Path, *, check_schemas: bool = True) -> Agent:
         path: a ``*.agent.yaml`` / ``.yml`` file, a ``.json`` file, or a tsagent directory
             (``tsagent.json`` plus an optional ``prompt.md`` holding the system prompt).
         check_schemas: refuse an agent whose tools' parameters schemas are unsound. The studio
-            passes False: it opens such an agent, checks it with ``tool_schema_problems`` once
-            the window is up, and shows the problems so they can be fixed there.
+            passes False: it opens such an agent, checks each tool's schema once the window is
+            up, and shows the problems so they can be fixed there.
 
     Returns:
         The agent, with every key of the file kept (unknown ones too).

@@ -5,13 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QIcon
 from PySide6.QtTest import QAbstractItemModelTester
 
 from app.document import AgentDocument
 from app.errors import reporter
+from app.icons import icon
 from app.qt_models import KIND_ROLE, OutlineModel, ToolsListModel
+from app.schema_health import tool_schema_health
 
 DISPLAY = Qt.ItemDataRole.DisplayRole
+DECORATION = Qt.ItemDataRole.DecorationRole
+TOOLTIP = Qt.ItemDataRole.ToolTipRole
+CABIN_DEFAULT = ("metadata", "tools", 0, "parameters", "properties", "cabin", "default")
 
 
 def _tester(model) -> QAbstractItemModelTester:
@@ -126,3 +132,55 @@ def test_tools_list_drop_moves_the_dragged_row(qapp, example_path: Path) -> None
     other = ToolsListModel(AgentDocument.load(example_path))
     assert not other.dropMimeData(data, Qt.DropAction.MoveAction, 0, 0, QModelIndex())
     assert document.undo_stack.count() == 1
+
+
+def _icon_name(value: object) -> str:
+    assert isinstance(value, QIcon)
+    return next(n for n in ("warning", "tool") if value.cacheKey() == icon(n).cacheKey())
+
+
+def test_tools_whose_parameters_need_fixing_are_marked_until_fixed(
+    qtbot, example_path: Path
+) -> None:
+    # An agent whose first tool's default is not one of its own enum values: it opens (the
+    # studio is where it gets fixed) and both views mark that tool, and only that tool.
+    text = example_path.read_text(encoding="utf-8")
+    document = AgentDocument.load(example_path)
+    document.set_field(CABIN_DEFAULT, "steerage", text="Edit default")
+    document.undo_stack.setClean()
+    outline, tools_list = OutlineModel(), ToolsListModel(document)
+    testers = (_tester(outline), _tester(tools_list))
+    outline.add_document(document)
+    first = outline.index_for(document, "tool", document.agent.tools[0])
+    second = outline.index_for(document, "tool", document.agent.tools[1])
+    health = tool_schema_health(document)
+    assert not health.checked  # nothing is checked inside the change or the model set-up
+
+    with qtbot.waitSignals([outline.dataChanged, tools_list.dataChanged], timeout=5000):
+        pass  # the check runs from the event loop and the views hear of its outcome
+    assert health.checked
+    assert [t.name for t in health.unsound_tools()] == [document.agent.tools[0].name]
+    assert _icon_name(outline.data(first, DECORATION)) == "warning"
+    assert _icon_name(tools_list.data(tools_list.index(0, 0), DECORATION)) == "warning"
+    assert _icon_name(outline.data(second, DECORATION)) == "tool"
+    tip = outline.data(first, TOOLTIP)
+    assert tip.startswith("⚠ The parameters need fixing before the agent can be served — ")
+    assert 'properties.cabin.default: "steerage" is not one of "economy"' in tip
+    assert tip.endswith(document.agent.tools[0].description)
+    assert tools_list.data(tools_list.index(0, 0), TOOLTIP) == tip
+    assert outline.data(second, TOOLTIP) == document.agent.tools[1].description
+    assert not health.check_now()  # nothing changed since: same outcome, no signal
+
+    # Fixed by an edit: the mark goes; undone: it is back. An edit elsewhere changes nothing.
+    with qtbot.waitSignal(health.changed, timeout=5000):
+        document.set_field(CABIN_DEFAULT, "business", text="Edit default")
+    assert health.unsound_tools() == []
+    assert _icon_name(outline.data(first, DECORATION)) == "tool"
+    assert outline.data(first, TOOLTIP) == document.agent.tools[0].description
+    with qtbot.waitSignal(health.changed, timeout=5000):
+        document.undo_stack.undo()
+    assert _icon_name(tools_list.data(tools_list.index(0, 0), DECORATION)) == "warning"
+    document.set_field(("metadata", "tools", 1, "description"), "Books.", text="Edit")
+    assert not health.check_now()
+    assert example_path.read_text(encoding="utf-8") == text  # marking never writes the file
+    del testers
