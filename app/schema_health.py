@@ -6,9 +6,9 @@ here); serving, validating and exporting refuse it. :class:`ToolSchemaHealth` is
 and the tools list read to mark those tools, and what the window reads to say so once the agent
 is open. The problems are ``check_parameters_schema``'s, the rule the server applies.
 
-The checks run from the event loop, never inside a change or before the window first paints
-(they load ``jsonschema``). Each schema is checked once per distinct content: an edit elsewhere
-in the agent costs one JSON dump per tool, not a check.
+The checks run from the event loop, a moment after the last edit, never inside a change or
+before the window first paints (they load ``jsonschema``). Each schema is checked once per
+distinct content: an edit elsewhere in the agent costs one JSON dump per tool, not a check.
 """
 
 from __future__ import annotations
@@ -23,7 +23,11 @@ if TYPE_CHECKING:
     from schema_types._agent import ToolDefinition
     from schema_types._errors import Problem
 
-__all__ = ["ToolSchemaHealth", "tool_schema_health"]
+__all__ = ["CHECK_DELAY_MS", "ToolSchemaHealth", "tool_schema_health"]
+
+# After an edit, the check waits this long for the next one (a check is ~1–3 ms per changed
+# schema; typing a parameter's description should not pay it per keystroke).
+CHECK_DELAY_MS = 200
 
 
 class ToolSchemaHealth(QObject):
@@ -43,7 +47,7 @@ class ToolSchemaHealth(QObject):
         self._checked = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
+        self._timer.setInterval(CHECK_DELAY_MS)
         self._timer.timeout.connect(self.check_now)
         document.changed.connect(self._timer.start)
         self._timer.start()
