@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 if TYPE_CHECKING:
     from app.document import AgentDocument
@@ -95,7 +95,7 @@ class ToolSchemaHealth(QObject):
 def tool_schema_health(document: AgentDocument) -> ToolSchemaHealth:
     """The :class:`ToolSchemaHealth` of ``document``, created (and its first check scheduled)
     on first use."""
-    health = document.findChild(ToolSchemaHealth)
+    health = document.findChild(ToolSchemaHealth, "", Qt.FindChildOption.FindDirectChildrenOnly)
     if isinstance(health, ToolSchemaHealth):
         return health
     return ToolSchemaHealth(document)

@@ -155,6 +155,7 @@ def test_tools_whose_parameters_need_fixing_are_marked_until_fixed(
     second = outline.index_for(document, "tool", document.agent.tools[1])
     health = tool_schema_health(document)
     assert not health.checked  # nothing is checked inside the change or the model set-up
+    assert tool_schema_health(document) is health  # one per document, shared by every view
 
     with qtbot.waitSignals([outline.dataChanged, tools_list.dataChanged], timeout=5000):
         pass  # the check runs from the event loop and the views hear of its outcome
