@@ -89,7 +89,6 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.undo_group = QUndoGroup(self)
         self._documents: list[AgentDocument] = []
         self._current: AgentDocument | None = None
-        self._schema_checks_due: list[AgentDocument] = []
         self._pages: dict[tuple[int, str], QWidget] = {}
         self._tool_tabs: list[QWidget] = []
         self._last_report: Report | None = None

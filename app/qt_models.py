@@ -25,7 +25,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QIcon
 
 from app.document import AgentDocument
 from app.icons import icon
@@ -40,6 +40,7 @@ __all__ = [
     "OutlineNode",
     "ToolsListModel",
     "sync_rows",
+    "tool_icon",
     "tool_tooltip",
 ]
 
@@ -115,6 +116,11 @@ class OutlineNode:
     parent: OutlineNode | None = None
     tool: ToolDefinition | None = None
     children: list[OutlineNode] = field(default_factory=lambda: list[OutlineNode]())
+
+
+def tool_icon(document: AgentDocument, tool: ToolDefinition) -> QIcon:
+    """A tool row's icon: ⚠ while its parameters need fixing."""
+    return icon("warning" if tool_schema_health(document).problems(tool) else "tool")
 
 
 def tool_tooltip(document: AgentDocument, tool: ToolDefinition) -> str:
@@ -286,8 +292,8 @@ class OutlineModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(node)
         if role == Qt.ItemDataRole.DecorationRole:
-            if node.tool is not None and tool_schema_health(node.document).problems(node.tool):
-                return icon("warning")
+            if node.tool is not None:
+                return tool_icon(node.document, node.tool)
             names = {kind: name for kind, _label, name in SECTIONS}
             names.update(document="agent", tool="tool")
             return icon(names[node.kind])
@@ -378,7 +384,7 @@ class ToolsListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return tool_tooltip(self.document, tool)
         if role == Qt.ItemDataRole.DecorationRole:
-            return icon("warning" if tool_schema_health(self.document).problems(tool) else "tool")
+            return tool_icon(self.document, tool)
         return None
 
     def setData(self, index: AnyIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:

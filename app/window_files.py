@@ -38,7 +38,6 @@ class FileActions:
     recovery: RecoveryStore
     autosaver: Autosaver
     recent_menu: QMenu
-    _schema_checks_due: list[AgentDocument]
 
     if TYPE_CHECKING:
 
@@ -226,35 +225,29 @@ class FileActions:
         or saved edit is ever refused); the check loads ``jsonschema``, which the first paint of
         the window does not wait for.
         """
-        if document in self._schema_checks_due:
-            return
-        self._schema_checks_due.append(document)
         QTimer.singleShot(0, document, lambda: self._check_tool_schemas(document))
 
     def _check_tool_schemas(self, document: AgentDocument) -> None:
-        if document in self._schema_checks_due:
-            self._schema_checks_due.remove(document)
         if document not in self.documents():
             return  # closed meanwhile
         from app.schema_health import tool_schema_health
+        from schema_types._agent_checks import tool_parameters_problem
 
         health = tool_schema_health(document)
         health.check_now()
         unsound = health.unsound_tools()
         if not unsound:
             return
-        which = ", ".join(tool.name for tool in unsound)
-        lines = []  # in the terms of ``metaagent validate``: the path in the agent file
-        for index, tool in enumerate(document.agent.tools):
-            prefix = f"metadata.tools[{index}].parameters"
-            lines += [
-                f"{prefix}.{p.path}: {p.message}" if p.path else f"{prefix}: {p.message}"
-                for p in health.problems(tool)
-            ]
+        located = [  # in the terms of ``metaagent validate``: the path in the agent file
+            tool_parameters_problem(index, problem)
+            for index, tool in enumerate(document.agent.tools)
+            for problem in health.problems(tool)
+        ]
         reporter().warning(
-            f"{document.display_name()}: the parameters of {which} need fixing before the agent "
-            f"can be served — open the tool to see where",
-            detail="\n".join(lines),
+            f"{document.display_name()}: the parameters of "
+            f"{', '.join(tool.name for tool in unsound)} need fixing before the agent can be "
+            f"served — open the tool to see where",
+            detail="\n".join(f"{p.path}: {p.detail}" for p in located),
         )
 
     # -- recovery --------------------------------------------------------------------------

@@ -2,12 +2,12 @@
 
 The pydantic model checks types and values; on top of it this module checks what the model
 cannot see from one value alone (two tools with one name, reported at the second tool) and runs
-the parameters-schema check on every tool — or leaves that check for later, when
-:func:`tool_schema_problems` runs it on the built agent (the studio shows an agent before it
-loads ``jsonschema``). Each problem gets the JSON path it is about (``metadata.tools[1].name``)
-and, when the source node tree is known, the line and column of that value in the file, and a
-message in the agent file's own terms (``expected an integer, got "lots"``) instead of
-pydantic's.
+the parameters-schema check on every tool — or leaves that check for later, on the built agent
+(:func:`tool_schema_problems`; the studio shows an agent before it loads ``jsonschema`` and
+checks each tool's schema after). Each problem gets the JSON path it is about
+(``metadata.tools[1].name``) and, when the source node tree is known, the line and column of that
+value in the file, and a message in the agent file's own terms (``expected an integer, got
+"lots"``) instead of pydantic's.
 """
 
 from __future__ import annotations
@@ -24,9 +24,16 @@ from yaml.nodes import Node, ScalarNode
 
 from ._agent import Agent
 from ._agent_yaml import node_at
+from ._errors import Problem
 from ._json_text import format_path, json_text
 
-__all__ = ["LocatedProblem", "check_agent_data", "parse_path", "tool_schema_problems"]
+__all__ = [
+    "LocatedProblem",
+    "check_agent_data",
+    "parse_path",
+    "tool_parameters_problem",
+    "tool_schema_problems",
+]
 
 Parts = tuple[str | int, ...]
 
@@ -55,8 +62,8 @@ def check_agent_data(
         data: the parsed document (any JSON-shaped value).
         root: its YAML node tree, for positions; None when unknown.
         check_schemas: run the parameters-schema check on every tool. False leaves it to the
-            caller (:func:`tool_schema_problems`); the agent is then built even when a tool's
-            schema is unsound.
+            caller (:func:`tool_schema_problems`, or per tool); the agent is then built even when
+            a tool's schema is unsound.
 
     Returns:
         ``(agent, [])`` when the data is a sound agent, else ``(None, problems)`` with the
@@ -157,10 +164,18 @@ def _schema_problems(data: Mapping[str, Any], reported: set[Parts]) -> list[tupl
         if prefix in reported:
             continue
         problems += [
-            ((*prefix, *parse_path(p.path)), p.message)
+            (tool_parameters_problem(index, p).parts, p.message)
             for p in check_parameters_schema(tool["parameters"])
         ]
     return problems
+
+
+def tool_parameters_problem(index: int, problem: Problem) -> LocatedProblem:
+    """A problem of tool ``index``'s parameters schema (path relative to the schema, as
+    ``check_parameters_schema`` reports it) at its path in the agent file
+    (``metadata.tools[1].parameters.properties.age.minimum``)."""
+    parts: Parts = ("metadata", "tools", index, "parameters", *parse_path(problem.path))
+    return LocatedProblem(parts, problem.message)
 
 
 # --- pydantic errors in the file's terms ------------------------------------------------------
