@@ -17,7 +17,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,10 @@ __all__ = [
 TSAGENT_FILES = ("tsagent.json", "tspark.json")
 _TSAGENT_PROMPT = "prompt.md"
 _TOO_DEEP = "the document is nested too deeply to read"
+# Objects and arrays inside one another, at the most. Every reader of an agent (the schema checks,
+# the studio's editors, saving) recurses per level; real agents stay under 20. One limit for every
+# load, whether the schemas are checked then (the server) or later (the studio).
+MAX_NESTING = 100
 
 
 class AgentContentError(AgentFileError):
@@ -91,6 +95,8 @@ def load_agent(path: str | Path, *, check_schemas: bool = True) -> Agent:
 
 
 def _build(file: Path, data: Any, root: Node | None, check_schemas: bool) -> Agent:
+    if _nesting(data) > MAX_NESTING:
+        raise AgentFileError(str(file), _TOO_DEEP)
     try:
         agent, problems = check_agent_data(data, root, check_schemas=check_schemas)
     except RecursionError as exc:  # the schema checks recurse per level of nesting
@@ -138,6 +144,24 @@ def _parse(path: Path, text: str) -> tuple[Any, Node | None]:
         return parse_yaml(text)
     except YamlSyntaxError as exc:
         raise AgentFileError(str(path), exc.detail, line=exc.line, column=exc.column) from exc
+
+
+def _nesting(data: Any) -> int:
+    """How deep objects and arrays nest in ``data`` (0 for a scalar), counted without recursion
+    and only up to one level past :data:`MAX_NESTING`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack and deepest <= MAX_NESTING:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack += [(child, depth + 1) for child in children]
+    return deepest
 
 
 def _parse_json(path: Path, text: str) -> tuple[Any, Node | None]:

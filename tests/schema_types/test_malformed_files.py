@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from schema_types._agent_checks import tool_schema_problems
-from schema_types._agent_file import AgentContentError, load_agent
+from schema_types._agent_file import MAX_NESTING, AgentContentError, load_agent
 from schema_types._errors import AgentFileError
 from schema_types._secrets import find_literal_secrets
 
@@ -494,6 +494,32 @@ def test_literal_api_key_loads_but_is_reported_as_a_warning(tmp_path: Path):
         "providers.openai.OPENAI_API_KEY: holds a literal secret; move it to the keyring "
         "(keyring://…) or an environment variable (env://…)"
     ]
+
+
+def _nested_schema(levels: int) -> str:
+    return "{type: object, properties: {a: " * levels + "{type: string}" + "}}" * levels
+
+
+@pytest.mark.parametrize("check_schemas", [True, False])
+def test_one_nesting_limit_whether_schemas_are_checked_now_or_later(
+    tmp_path: Path, check_schemas: bool
+) -> None:
+    # The studio loads without the schema check (it runs later, in the window); an agent too
+    # deep for that check must be refused there too, not opened and then fail in every view.
+    # Objects nest 2 per schema level plus 5 around it: file, metadata, tools, tool, the leaf.
+    deepest_allowed = (MAX_NESTING - 5) // 2
+    path = tmp_path / "deep.agent.yaml"
+    for levels, refused in ((deepest_allowed, False), (deepest_allowed + 1, True), (100, True)):
+        path.write_text(
+            f"metadata:\n  tools:\n    - name: t\n      parameters: {_nested_schema(levels)}\n"
+        )
+        if not refused:
+            agent = load_agent(path, check_schemas=check_schemas)
+            assert tool_schema_problems(agent) == []  # and the later check copes with it
+            continue
+        with pytest.raises(AgentFileError) as caught:
+            load_agent(path, check_schemas=check_schemas)
+        assert str(caught.value) == f"{path}: the document is nested too deeply to read"
 
 
 @pytest.mark.parametrize("depth", [100, 400])
