@@ -16,6 +16,13 @@ How a run is shaped, and why:
 - The tool calls of one model turn run concurrently; their results are appended in call order.
 - Nothing is shared between sessions except what the caller passes in (provider, toolbox,
   history store), and those are safe to share.
+- Every event is a sink's text (the chat tab, the CLI, served results and progress): what the
+  model and the tools say passes ``redact`` before it is emitted, so no resolved secret is shown.
+  A tool's result is redacted before the model sees it too (the model's provider is outside);
+  the arguments the model gave are shown (and recorded) redacted but reach the tool as they
+  are. What the session writes into the history is redacted as well. The answer's trailing run
+  of key characters is held back until the next space (``_DeltaRedactor``), so a key split
+  across stream deltas is still caught.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -41,6 +48,7 @@ from ._events import (
     ToolCallStarted,
     TurnFinished,
 )
+from ._redact import redact, redact_json
 from ._session_failure import failure_for, turn_limit_error
 from ._session_record import SessionRecorder, load_thread_messages, repair_tool_results
 from ._session_result import SessionResult, aclose_stream, collect_result, run_to_result
@@ -72,6 +80,45 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _Emit = Callable[[SessionEvent | None], None]
+
+_HOLD_LIMIT = 4096
+"""The most answer text held back by ``_DeltaRedactor``: a secret is far shorter, and a longer
+run (minified JSON, a long URL) still streams."""
+_KEY_CHARACTERS = "".join(chr(code) for code in range(0x21, 0x7F))
+"""Printable ASCII without the space: what keys are made of."""
+
+
+class _DeltaRedactor:
+    """Emits a stream's text deltas redacted, holding back the run of printable ASCII characters
+    at the end of what arrived (keys are made of those): a key is redacted whole however the
+    stream split it. Words are released at the next space; text in other scripts at once.
+    """
+
+    def __init__(self, emit: _Emit) -> None:
+        self._emit = emit
+        self._held = ""
+
+    def add(self, text: str) -> None:
+        held = self._held + text
+        start = len(held.rstrip(_KEY_CHARACTERS))
+        if len(held) - start > _HOLD_LIMIT:
+            start = len(held)
+        self._held = held[start:]
+        if start:
+            self._emit(TextDelta(redact(held[:start])))
+
+    def flush(self) -> None:
+        if self._held:
+            held, self._held = self._held, ""
+            self._emit(TextDelta(redact(held)))
+
+
+def _redacted(message: ChatMessage) -> ChatMessage:
+    """``message`` as the history records it: text and tool arguments redacted."""
+    calls = tuple(
+        replace(call, arguments=redact_json(call.arguments)) for call in message.tool_calls
+    )
+    return replace(message, content=redact(message.content), tool_calls=calls)
 
 
 class _OfferedTool(Protocol):
@@ -282,7 +329,7 @@ class ChatSession:
         else:
             emit(
                 FinalAnswer(
-                    answer or "",
+                    redact(answer or ""),
                     Usage(state.input_tokens, state.output_tokens),
                     (time.perf_counter() - state.started) * 1000,
                     state.turns,
@@ -295,7 +342,7 @@ class ChatSession:
         from .providers import resolve_parameters
 
         self.messages.append(ChatMessage("user", user_message))
-        self._recorder.user_message(user_message)
+        self._recorder.user_message(redact(user_message))
         emit(SessionStarted(self.id, self._recorder.thread_id, self.model))
         tools = await self._offered_tools()
         parameters = resolve_parameters(self.agent.settings, self.overrides)
@@ -308,7 +355,7 @@ class ChatSession:
             state.input_tokens += usage.input_tokens
             state.output_tokens += usage.output_tokens
             self.messages.append(message)
-            self._recorder.model_turn_finished(message, usage)
+            self._recorder.model_turn_finished(_redacted(message), usage)
             emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
             if not message.tool_calls:
                 return message.content
@@ -327,16 +374,18 @@ class ChatSession:
 
     async def _model_turn(self, request: ModelRequest, emit: _Emit) -> Completion:
         completion: Completion | None = None
+        deltas = _DeltaRedactor(emit)
         stream = self.provider.stream(request)
         try:
             async for event in stream:
                 if isinstance(event, TextDelta):
                     if event.text:
-                        emit(event)
+                        deltas.add(event.text)
                 else:
                     completion = event
         finally:
             await aclose_stream(stream)  # a cancelled run must close the HTTP stream now, not at GC
+        deltas.flush()
         if completion is None:
             raise ProviderProtocolError(
                 f"the {self.provider.name} stream ended without a complete answer; "
@@ -348,7 +397,7 @@ class ChatSession:
         self, calls: Sequence[ToolCallRequest], emit: _Emit, state: _RunState
     ) -> None:
         for call in calls:
-            emit(ToolCallStarted(call.id, call.name, call.arguments))
+            emit(ToolCallStarted(call.id, call.name, redact_json(call.arguments)))
         records: list[ToolCallRecord | None] = [None] * len(calls)
         if len(calls) == 1:
             records[0] = await self._call_tool(calls[0], emit)
@@ -395,7 +444,13 @@ class ChatSession:
                 text, is_error, refused = outcome.text, outcome.is_error, outcome.refused
                 duration = outcome.duration_ms or (time.perf_counter() - started) * 1000
         finished = ToolCallFinished(
-            call.id, call.name, call.arguments, text, is_error, refused, duration
+            call.id,
+            call.name,
+            redact_json(call.arguments),
+            redact(text),
+            is_error,
+            refused,
+            duration,
         )
         emit(finished)
         return finished.record()

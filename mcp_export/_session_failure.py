@@ -1,7 +1,8 @@
 """Why a chat run failed, in the words every consumer shows: a kind and a hint of what to do.
 
 One table, so the chat tab, the served server's ``isError`` results and the CLI all say the same
-thing about the same failure.
+thing about the same failure. The error's text is redacted here, once, for all of them: a failure
+often quotes what a provider or a tool server said, and that may repeat a key.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._errors import (
     TurnLimitExceeded,
 )
 from ._events import FailureKind, SessionFailed
+from ._redact import redact
 
 __all__ = ["failure_for", "turn_limit_error"]
 
@@ -84,7 +86,12 @@ _HINTS: dict[FailureKind, str] = {
 
 
 def failure_for(error: ExportError, *, kind: FailureKind | None = None) -> SessionFailed:
-    """The ``SessionFailed`` event for ``error`` (``kind`` forces the category)."""
+    """The ``SessionFailed`` event for ``error`` (``kind`` forces the category).
+
+    ``error``'s text is redacted in place (its ``args``), so the event's ``message`` and any
+    later ``str(error)`` carry no secret.
+    """
+    _redact_error(error)
     if kind is None:
         for cls, table_kind, hint in _TABLE:
             if isinstance(error, cls):
@@ -94,6 +101,12 @@ def failure_for(error: ExportError, *, kind: FailureKind | None = None) -> Sessi
         if table_kind == kind and isinstance(error, cls):
             return SessionFailed(error, kind, hint)
     return SessionFailed(error, kind, _HINTS.get(kind, "see the message"))
+
+
+def _redact_error(error: ExportError) -> None:
+    cleaned = tuple(redact(arg) if isinstance(arg, str) else arg for arg in error.args)
+    if cleaned != error.args:
+        error.args = cleaned
 
 
 def turn_limit_error(max_turns: int) -> TurnLimitExceeded:
