@@ -8,7 +8,13 @@ message, ``is_error`` carried) — the same grouping MCP sampling uses (``_sampl
 Streaming: ``text_delta`` pieces are yielded as they come; a ``tool_use`` block's input arrives as
 ``input_json_delta`` pieces, joined and parsed when the stream is done. Usage comes from
 ``message_start`` (input) and ``message_delta`` (output). A stream without ``message_delta`` /
-``message_stop`` was cut off.
+``message_stop`` was cut off; one without a single event is described as what it was (an HTML
+page, a JSON body, nothing), as is a 2xx HTML page at once.
+
+The SDK decodes the stream; its bytes pass a ``BodyTap`` on the way (one event at most
+``MAX_EVENT_BYTES``, the body ``MAX_ANSWER_BYTES``). Redirects are not followed: the SDK's client
+would follow them with the ``x-api-key`` header to wherever they point. Texts that come from the
+server (error bodies, error events) are redacted before they become part of a message.
 
 Parameters: ``max_tokens`` is required by the API (``DEFAULT_MAX_TOKENS`` when unset);
 ``stop`` → ``stop_sequences``; ``temperature``/``top_p`` go in the request body directly (the
@@ -20,6 +26,7 @@ Anthropic equivalent and are left out.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -35,6 +42,7 @@ from .._errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
+from .._redact import redact, remember_secret
 from ._base import (
     ChatMessage,
     Completion,
@@ -54,9 +62,11 @@ from ._sampling import (
     ToolUsePart,
     to_turns,
 )
+from ._wire import PREVIEW_BYTES, AnswerTooLarge, BodyTap, describe_body, error_detail
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic, AsyncStream
+    import httpx2
+    from anthropic import APIStatusError, AsyncAnthropic, AsyncStream
     from anthropic.types import RawMessageStreamEvent
 
 __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"]
@@ -100,6 +110,7 @@ class AnthropicProvider:
         retry_delay: float = 0.5,
         key_name: str = "ANTHROPIC_API_KEY",
     ) -> None:
+        remember_secret(api_key)
         self._api_key = api_key
         self._base_url = base_url.rstrip("/") if base_url else None
         self._name = name
@@ -129,7 +140,7 @@ class AnthropicProvider:
                 timeout=self._timeout,
                 # the SDK's aiohttp transport: see the OpenAI provider (this SDK's maps a refused
                 # connection to a connect error, as it should)
-                http_client=DefaultAioHttpClient(timeout=self._timeout),
+                http_client=DefaultAioHttpClient(timeout=self._timeout, follow_redirects=False),
             )
         return self._client
 
@@ -152,14 +163,41 @@ class AnthropicProvider:
             attempt, lambda exc: self._translate(exc, request.model), self._policy
         )
         try:
+            await self._refuse_html(stream.response)
+            tap = _tap(stream.response)
             assembly = _Assembly()
             async for event in self._events(stream):
                 text = assembly.add(event)
                 if text:
                     yield TextDelta(text)
+            if assembly.events == 0:
+                described = describe_body(
+                    tap.preview,
+                    stream.response.headers.get("content-type", ""),
+                    complete=tap.complete_preview,
+                )
+                raise ProviderProtocolError(
+                    f"{self.base_url} answered {stream.response.status_code} with {described}, "
+                    f"not a Messages API stream: {_BASE_URL_HINT}"
+                )
             yield assembly.completion()
         finally:
             await close_quietly(stream.close)
+
+    async def _refuse_html(self, response: httpx2.Response) -> None:
+        """Raise at once when a 2xx answer is an HTML page (a proxy or a web page, not the API)."""
+        if "html" not in response.headers.get("content-type", "").lower():
+            return
+        preview = bytearray()
+        async for chunk in response.aiter_bytes():
+            preview += chunk
+            if len(preview) >= PREVIEW_BYTES:
+                break
+        described = describe_body(bytes(preview[:PREVIEW_BYTES]), "text/html")
+        raise ProviderProtocolError(
+            f"{self.base_url} answered {response.status_code} with {described}, not a Messages "
+            f"API stream: {_BASE_URL_HINT}"
+        )
 
     async def _events(
         self, stream: AsyncStream[RawMessageStreamEvent]
@@ -173,6 +211,11 @@ class AnthropicProvider:
                 event = await iterator.__anext__()
             except StopAsyncIteration:
                 return
+            except AnswerTooLarge as exc:
+                raise ProviderProtocolError(
+                    f"Anthropic: {exc} — no answer is that large; check the server at "
+                    f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
+                ) from exc
             except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
                 raise ProviderTimeout(
                     f"Anthropic stopped sending for {self._timeout:g} s in the middle of the "
@@ -186,7 +229,12 @@ class AnthropicProvider:
                 kind = _STREAM_ERRORS.get(str(exc.type), ProviderError)
                 raise kind(
                     f"Anthropic reported an error in the middle of the answer: "
-                    f"{exc.api_message or exc.message}"
+                    f"{redact(exc.api_message or exc.message)}"
+                ) from exc
+            except UnicodeDecodeError as exc:
+                raise ProviderProtocolError(
+                    f"Anthropic sent bytes that are not UTF-8 in its stream ({exc.reason}); "
+                    f"check that {self.base_url} speaks the Messages API"
                 ) from exc
             except ValueError as exc:  # json.JSONDecodeError from the SSE decoder
                 raise ProviderProtocolError(
@@ -241,6 +289,14 @@ class AnthropicProvider:
                 )
             )
         if isinstance(exc, anthropic.APIConnectionError):
+            if _closed_after_connecting(exc):
+                return Failure(
+                    ProviderUnreachable(
+                        f"the connection to {self.base_url} was closed before any answer — is "
+                        "the server running, and is the base URL an http(s) API address?"
+                    ),
+                    retryable=True,
+                )
             hint = "is the server running and the base URL right?"
             if self._base_url is None:
                 hint = "check the network connection"
@@ -255,12 +311,78 @@ class AnthropicProvider:
         return status_failure(
             "Anthropic",
             exc.status_code,
-            exc.api_message or exc.message,
+            _status_detail(exc),
             exc.response.headers,
             key_name=self._key_name,
             model=model,
             url=self.base_url,
         )
+
+
+_BASE_URL_HINT = (
+    "check the base URL — it should be the origin that /v1/messages is appended to, such as "
+    "https://api.anthropic.com"
+)
+
+
+def _closed_after_connecting(exc: BaseException) -> bool:
+    """Whether a connection error is a connection closed or reset before any answer (rather than
+    one that could not be made): the transport names both a connect error."""
+    import aiohttp
+
+    seen: BaseException | None = exc
+    for _ in range(10):  # the SDK, httpx and aiohttp each wrap the error once
+        if seen is None or isinstance(seen, aiohttp.ClientConnectorError):
+            return False
+        if isinstance(seen, aiohttp.ServerDisconnectedError | ConnectionResetError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _status_detail(exc: APIStatusError) -> str:
+    """What an error status's body says (its ``error.message``, an HTML page in a few words)."""
+    import httpx2
+
+    try:
+        raw = exc.response.content
+    except httpx2.ResponseNotRead:
+        return exc.api_message or exc.message
+    return error_detail(raw, exc.status_code)
+
+
+@functools.cache
+def _tapped_stream_class() -> type[Any]:
+    """The body wrapper ``_tap`` puts in place (made once: httpx2 is imported with the SDK)."""
+    import httpx2
+
+    class TappedStream(httpx2.AsyncByteStream):
+        """A response body that passes its bytes through a ``BodyTap`` on their way."""
+
+        def __init__(self, inner: httpx2.AsyncByteStream, tap: BodyTap) -> None:
+            self._inner = inner
+            self._tap = tap
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self._inner:
+                self._tap.feed(chunk)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return TappedStream
+
+
+def _tap(response: httpx2.Response) -> BodyTap:
+    """Put a ``BodyTap`` between ``response``'s body and its reader (the SDK's SSE decoder).
+
+    ``Response.stream`` is the public seat of a response's body in httpx; the SDK gives no other
+    hook into the bytes it decodes.
+    """
+    tap = BodyTap()
+    response.stream = _tapped_stream_class()(response.stream, tap)
+    return tap
 
 
 # --- mapping ------------------------------------------------------------------------------------
@@ -346,9 +468,11 @@ class _Assembly:
     output_tokens: int = 0
     stop_reason: str | None = None
     stopped: bool = False
+    events: int = 0
 
     def add(self, event: RawMessageStreamEvent) -> str:
         """Take in an event; return its text (``""`` when it carries none)."""
+        self.events += 1
         if event.type == "message_start":
             usage = event.message.usage
             self.input_tokens = _input_tokens(usage)
@@ -421,6 +545,7 @@ def _parsed_call(block: _Block, stop_reason: str | None) -> ToolCallRequest:
         ) from exc
     if not isinstance(arguments, dict):
         raise ProviderProtocolError(
-            f"the model sent input for tool {block.name!r} that is not a JSON object: {raw[:200]}"
+            f"the model sent input for tool {block.name!r} that is not a JSON object: "
+            f"{redact(raw[:200])}"
         )
     return ToolCallRequest(block.id, block.name, arguments)

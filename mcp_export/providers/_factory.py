@@ -27,6 +27,7 @@ from schema_types._agent import Agent
 from schema_types._errors import SecretError
 
 from .._errors import ConfigurationError, CredentialsMissing
+from .._redact import remember_secret
 from ._anthropic import AnthropicProvider
 from ._base import Provider
 from ._openai import OpenAIProvider
@@ -174,6 +175,9 @@ def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
     values = agent.providers.get(provider_id, {})
     environment = env if env is not None else _os_environ()
     api_key, key_name = _lookup(kind.key_names, values, environment)
+    # Whatever its source (a reference, a literal, the process environment), the key is now
+    # known to every sink's redaction before it is ever sent.
+    remember_secret(api_key)
     if api_key is None and kind.key_required:
         name = kind.key_names[0]
         raise CredentialsMissing(f"{name} is not set ({ENV_SCHEME}{name})")

@@ -6,7 +6,12 @@ use (a served agent that never calls a model does not pay for it). Text arrives 
 ``delta.content`` pieces; tool calls as ``delta.tool_calls`` entries keyed by ``index`` whose
 arguments JSON comes in pieces, assembled here and parsed once the stream finished.
 ``stream_options.include_usage`` asks for the usage chunk. A stream that ends without a
-``finish_reason`` was cut off.
+``finish_reason`` failed, and the message says how: a body with no event at all (an HTML page, a
+JSON body, nothing) is described as what it is, events without a single choice as an answer with
+no choices, the rest as cut off.
+
+Texts that come from the server (error bodies, error events, a chunk's JSON) are redacted before
+they become part of a message: a server may repeat the request's key.
 
 Parameters: ``max_tokens`` is sent as ``max_tokens`` to any base URL (what Ollama, vLLM and older
 servers understand) and as ``max_completion_tokens`` to OpenAI itself (its reasoning models refuse
@@ -31,6 +36,7 @@ from .._errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
+from .._redact import redact, remember_secret
 from ._base import (
     ChatMessage,
     Completion,
@@ -42,9 +48,10 @@ from ._base import (
     Usage,
 )
 from ._retry import Failure, RetryPolicy, open_with_retries, status_failure
+from ._wire import AnswerTooLarge
 
 if TYPE_CHECKING:
-    from ._openai_http import ChatCompletionsHTTP
+    from ._openai_http import ChatCompletionsHTTP, StreamSeen
 
 __all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
 
@@ -83,6 +90,7 @@ class OpenAIProvider:
         retry_delay: float = 0.5,
         key_name: str = "OPENAI_API_KEY",
     ) -> None:
+        remember_secret(api_key)
         self._api_key = api_key
         self._base_url = base_url.rstrip("/") if base_url else None
         self._name = name
@@ -120,18 +128,21 @@ class OpenAIProvider:
             ProviderProtocolError: a malformed or cut-off stream, or bad tool arguments.
             ProviderError: any other refusal (unknown model, bad request…).
         """
+        from ._openai_http import StreamSeen
+
         http = self._http_now()
         body = self.request_arguments(request)
         response = await open_with_retries(
             lambda: http.open(body), lambda exc: self._translate(exc, request.model), self._policy
         )
-        events = http.events(response)
+        seen = StreamSeen()
+        events = http.events(response, seen)
         try:
             assembly = _Assembly()
             while (chunk := await self._next_chunk(events)) is not _END:
                 for text in assembly.add(chunk):
                     yield TextDelta(text)
-            yield assembly.completion(self._label)
+            yield assembly.completion(self._label, seen, self.base_url)
         finally:
             await events.aclose()  # a stream left early closes its connection at once
 
@@ -139,7 +150,7 @@ class OpenAIProvider:
         """The next chunk of the stream, ``_END`` after the last; failures translated."""
         import aiohttp
 
-        from ._openai_http import StreamErrorEvent
+        from ._openai_http import StreamCutMidEvent, StreamErrorEvent
 
         try:
             return await events.__anext__()
@@ -156,9 +167,25 @@ class OpenAIProvider:
             ) from exc
         except StreamErrorEvent as exc:
             raise ProviderServerError(
-                f"{self._label} reported an error in the middle of the answer: {exc.message}"
+                f"{self._label} reported an error in the middle of the answer: "
+                f"{redact(exc.message)}"
             ) from exc
-        except (ValueError, UnicodeDecodeError) as exc:  # not JSON, not UTF-8
+        except StreamCutMidEvent as exc:
+            raise ProviderProtocolError(
+                f"the {self._label} stream ended in the middle of an event, before the answer "
+                "was complete"
+            ) from exc
+        except AnswerTooLarge as exc:
+            raise ProviderProtocolError(
+                f"{self._label}: {exc} — no answer is that large; check the server at "
+                f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise ProviderProtocolError(
+                f"{self._label} sent bytes that are not UTF-8 in its stream ({exc.reason}); "
+                f"check that {self.base_url} speaks the Chat Completions API"
+            ) from exc
+        except ValueError as exc:  # not JSON
             raise ProviderProtocolError(
                 f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
                 f"that {self.base_url} speaks the Chat Completions API"
@@ -214,8 +241,15 @@ class OpenAIProvider:
     def _translate(self, exc: Exception, model: str) -> Failure | None:
         import aiohttp
 
-        from ._openai_http import StatusError
+        from ._openai_http import NotAStream, StatusError
 
+        if isinstance(exc, NotAStream):
+            return Failure(
+                ProviderProtocolError(
+                    f"{self.base_url} answered {exc.code} with {exc.description}, not a Chat "
+                    f"Completions stream: {_BASE_URL_HINT}"
+                )
+            )
         if isinstance(exc, StatusError):
             return status_failure(
                 self._label,
@@ -239,10 +273,21 @@ class OpenAIProvider:
                     "example http://localhost:11434/v1); check it"
                 )
             )
-        if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
+        if isinstance(exc, aiohttp.ClientConnectorError):
             return Failure(ProviderUnreachable(self._unreachable()), retryable=True)
+        if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
+            # Connected, then closed or reset before a status line: a server that is going
+            # down, or something at the address that is not an HTTP API.
+            return Failure(
+                ProviderUnreachable(
+                    f"the connection to {self.base_url} was closed before any answer — is the "
+                    "server running, and is the base URL an http(s) API address?"
+                ),
+                retryable=True,
+            )
         if isinstance(exc, aiohttp.ClientError):  # e.g. an error body that broke off
-            return Failure(ProviderProtocolError(f"{self._label} sent a malformed response: {exc}"))
+            message = f"{self._label} sent a malformed response: {redact(str(exc))}"
+            return Failure(ProviderProtocolError(message))
         return None
 
 
@@ -319,6 +364,7 @@ class _Assembly:
     calls: dict[int, _PartialCall] = field(default_factory=lambda: dict[int, _PartialCall]())
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    choices_seen: bool = False
 
     def add(self, chunk: object) -> list[str]:
         """Take in a chunk (its decoded JSON); return its text pieces.
@@ -327,12 +373,15 @@ class _Assembly:
             ProviderProtocolError: the chunk is not shaped like a ``chat.completion.chunk``.
         """
         if not isinstance(chunk, dict):
-            raise ProviderProtocolError(f"a stream chunk is not a JSON object: {chunk!r:.200}")
+            raise ProviderProtocolError(
+                f"a stream chunk is not a JSON object: {redact(f'{chunk!r:.200}')}"
+            )
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.usage = Usage(_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
         pieces: list[str] = []
         for choice in _entries(chunk, "choices"):
+            self.choices_seen = True
             delta = choice.get("delta")
             delta = delta if isinstance(delta, dict) else {}
             content = delta.get("content")
@@ -357,17 +406,20 @@ class _Assembly:
         self.text.extend(pieces)
         return pieces
 
-    def completion(self, label: str) -> Completion:
+    def completion(self, label: str, seen: StreamSeen, url: str) -> Completion:
         """The finished answer.
 
+        Args:
+            label: the provider's name in messages.
+            seen: what the read of the stream saw (for the message of a stream without answer).
+            url: the base URL, named in messages.
+
         Raises:
-            ProviderProtocolError: the stream never finished, or tool arguments are not a JSON
-                object.
+            ProviderProtocolError: the stream never finished (the message says what came
+                instead), or tool arguments are not a JSON object.
         """
         if self.finish_reason is None:
-            raise ProviderProtocolError(
-                f"the {label} stream was cut off before the answer finished (no finish_reason)"
-            )
+            raise ProviderProtocolError(_unfinished(label, seen, url, self.choices_seen))
         calls = tuple(
             _parsed_call(self.calls[index], index, self.finish_reason)
             for index in sorted(self.calls)
@@ -375,6 +427,32 @@ class _Assembly:
         reason = _FINISH_REASONS.get(self.finish_reason, self.finish_reason)
         message = ChatMessage("assistant", "".join(self.text), tool_calls=calls)
         return Completion(message, self.usage, reason)
+
+
+_BASE_URL_HINT = (
+    "check the base URL — it should be the API root that /chat/completions is appended to, "
+    "such as http://localhost:11434/v1 or https://api.openai.com/v1"
+)
+
+
+def _unfinished(label: str, seen: StreamSeen, url: str, choices_seen: bool) -> str:
+    """Why a stream that ended without a ``finish_reason`` gave no answer, in words."""
+    if seen.events == 0 and not seen.done:
+        return (
+            f"{url} answered 200 with {seen.body()}, not a Chat Completions stream: "
+            f"{_BASE_URL_HINT}"
+        )
+    if not choices_seen:
+        return (
+            f"the {label} stream ended with no choices ({seen.events} event"
+            f"{'s' if seen.events != 1 else ''}, none with an answer): the server gave no "
+            "answer; check the model name and the server's log"
+        )
+    if seen.done:
+        return (
+            f"the {label} stream ended ([DONE]) without a finish_reason: the answer is incomplete"
+        )
+    return f"the {label} stream was cut off before the answer finished (no finish_reason)"
 
 
 def _entries(parent: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -404,6 +482,7 @@ def _parsed_call(call: _PartialCall, index: int, finish_reason: str) -> ToolCall
         ) from exc
     if not isinstance(arguments, dict):
         raise ProviderProtocolError(
-            f"the model sent arguments for tool {name!r} that are not a JSON object: {raw[:200]}"
+            f"the model sent arguments for tool {name!r} that are not a JSON object: "
+            f"{redact(raw[:200])}"
         )
     return ToolCallRequest(call.id or f"call_{index}", name, arguments)

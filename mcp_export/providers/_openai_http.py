@@ -23,6 +23,13 @@ What the request keeps of the SDK's behaviour (so servers that work with the SDK
   comments skipped, ``[DONE]`` ends the stream (the rest of the body is read so the connection
   can be reused), an event whose JSON holds an ``error`` is an error;
 - a failed status carries the body's ``error.message`` (or the body's text) as its detail.
+
+What it adds: a 2xx HTML page is refused at once (``NotAStream``: a proxy or a web page at the
+base URL, not the API); the stream's bytes pass a ``BodyTap`` (one event at most
+``MAX_EVENT_BYTES``, the body ``MAX_ANSWER_BYTES``), which also keeps the first bytes so a body
+without a single event can be described; an event cut off by the end of the body is
+``StreamCutMidEvent``, not a JSON error. Decoding is linear in the body's size however it is
+split into chunks.
 """
 
 from __future__ import annotations
@@ -31,17 +38,26 @@ import json
 import os
 import re
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from ._wire import PREVIEW_BYTES, BodyTap, describe_body, error_detail
 
 if TYPE_CHECKING:
     import aiohttp
     from yarl import URL
 
-__all__ = ["ChatCompletionsHTTP", "StatusError", "StreamErrorEvent"]
+__all__ = [
+    "ChatCompletionsHTTP",
+    "NotAStream",
+    "StatusError",
+    "StreamCutMidEvent",
+    "StreamErrorEvent",
+    "StreamSeen",
+]
 
 _MAX_CONNECTIONS = 100
 _MAX_ERROR_BODY = 64 * 1024
-_DETAIL = 300
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
@@ -61,6 +77,43 @@ class StreamErrorEvent(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class NotAStream(Exception):
+    """A 2xx answer that is plainly not an event stream (an HTML page): ``description`` says what
+    it is (``an HTML page titled '…'``)."""
+
+    def __init__(self, code: int, description: str) -> None:
+        super().__init__(f"{code}: {description}")
+        self.code = code
+        self.description = description
+
+
+class StreamCutMidEvent(Exception):
+    """The body ended in the middle of an event (its data does not parse)."""
+
+
+@dataclass
+class StreamSeen:
+    """What the read of one stream saw, for the messages of a stream that held no answer.
+
+    Attributes:
+        content_type: the response's ``content-type``.
+        tap: the body's bytes so far (first bytes, count, bounds).
+        events: how many data events were decoded.
+        done: whether ``[DONE]`` arrived.
+    """
+
+    content_type: str = ""
+    tap: BodyTap = field(default_factory=BodyTap)
+    events: int = 0
+    done: bool = False
+
+    def body(self) -> str:
+        """The body in a few words (see ``describe_body``)."""
+        return describe_body(
+            self.tap.preview, self.content_type, complete=self.tap.complete_preview
+        )
 
 
 class ChatCompletionsHTTP:
@@ -114,6 +167,7 @@ class ChatCompletionsHTTP:
         Raises:
             StatusError: the endpoint answered with anything but a 2xx status (redirects are
                 not followed).
+            NotAStream: a 2xx HTML page.
             aiohttp.ClientError, TimeoutError: as aiohttp raises them (refused, reset, timed out).
         """
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
@@ -126,44 +180,65 @@ class ChatCompletionsHTTP:
             allow_redirects=False,  # as the SDK: a redirected POST is an error, not a GET
         )
         if 200 <= response.status < 300:
-            return response
+            if "html" not in response.headers.get("Content-Type", "").lower():
+                return response
+            try:
+                raw = await response.content.read(PREVIEW_BYTES)
+            finally:
+                response.close()
+            description = describe_body(raw, "text/html")
+            raise NotAStream(response.status, description)
         try:
             raw = await response.content.read(_MAX_ERROR_BODY)
         finally:
             response.close()
-        location = response.headers.get("Location")
-        if 300 <= response.status < 400 and location:
-            detail = f"redirected to {location}; use the address it moved to as the base URL"
-        else:
-            detail = _detail(raw, response.status)
-        raise StatusError(response.status, detail, response.headers)
+        raise StatusError(response.status, error_detail(raw, response.status), response.headers)
 
-    async def events(self, response: aiohttp.ClientResponse) -> AsyncGenerator[object, None]:
+    async def events(
+        self, response: aiohttp.ClientResponse, seen: StreamSeen
+    ) -> AsyncGenerator[object, None]:
         """The decoded JSON of each event of the stream, up to ``[DONE]`` or its end.
 
         The response is released for reuse once read to the end, and closed (so the server
         sees the connection go) when the caller stops early or anything fails.
 
+        Args:
+            response: the opened response.
+            seen: filled in as the stream is read (its bytes, events, ``[DONE]``).
+
         Raises:
             StreamErrorEvent: an event reporting an error.
+            StreamCutMidEvent: the body ended in the middle of an event.
+            AnswerTooLarge: an event or the whole body passed its bound.
+            UnicodeDecodeError: a line that is not UTF-8.
             ValueError: an event that is not JSON.
             aiohttp.ClientError, TimeoutError: the connection broke or went quiet.
         """
+        seen.content_type = response.headers.get("Content-Type", "")
         decoder = _EventDecoder()
         finished = False
         try:
             async for chunk in response.content.iter_any():
+                seen.tap.feed(chunk)
                 for data in decoder.feed(chunk):
                     if data.startswith("[DONE]"):
-                        async for _ in response.content.iter_any():  # reuse the connection
-                            pass
+                        seen.done = True
+                        async for rest in response.content.iter_any():  # reuse the connection
+                            seen.tap.feed(rest)
                         finished = True
                         return
+                    seen.events += 1
                     yield _decoded(data)
             for data in decoder.finish():
                 if data.startswith("[DONE]"):
+                    seen.done = True
                     break
-                yield _decoded(data)
+                seen.events += 1
+                try:
+                    value = _decoded(data)
+                except ValueError as exc:  # the last event, without its line end
+                    raise StreamCutMidEvent(str(exc)) from exc
+                yield value
             finished = True
         finally:
             if finished:
@@ -205,39 +280,34 @@ def _decoded(data: str) -> object:
     return value
 
 
-def _detail(raw: bytes, code: int) -> str:
-    """What an error body says: its ``error.message`` (or ``message``), else its text."""
-    text = raw.decode("utf-8", errors="replace").strip()
-    try:
-        body: object = json.loads(text)
-    except ValueError:
-        return text[:_DETAIL] or f"HTTP {code} with an empty body"
-    error = body.get("error", body) if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    if isinstance(message, str) and message:
-        return message
-    return text[:_DETAIL]
-
-
 class _EventDecoder:
-    """Server-Sent Events from raw chunks: each dispatched event's ``data``."""
+    """Server-Sent Events from raw chunks: each dispatched event's ``data``.
+
+    The part of a line still to come is kept as a list of pieces, joined only once its line end
+    arrives: an event sent in ten thousand small chunks costs its size, not its size squared.
+    """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending: list[bytes] = []
         self._data: list[str] = []
 
     def feed(self, chunk: bytes) -> list[str]:
         """The data of the events that ``chunk`` completes."""
-        pending = self._pending + chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            if chunk:
+                self._pending.append(chunk)
+            return []
+        pending = b"".join([*self._pending, chunk])
         held = b"\r" if pending.endswith(b"\r") else b""  # maybe half of a CRLF still coming
         lines = _LINE_END.split(pending[: len(pending) - len(held)])
-        self._pending = lines.pop() + held
+        rest = lines.pop() + held
+        self._pending = [rest] if rest else []
         return self._lines(lines)
 
     def finish(self) -> list[str]:
         """The data of what is left once the stream ended (an event without its blank line)."""
-        last = self._pending.rstrip(b"\r")
-        self._pending = b""
+        last = b"".join(self._pending).rstrip(b"\r")
+        self._pending = []
         return self._lines([last, b""] if last else [b""])
 
     def _lines(self, lines: list[bytes]) -> list[str]:

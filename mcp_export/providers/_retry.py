@@ -24,6 +24,7 @@ from .._errors import (
     ProviderRateLimited,
     ProviderServerError,
 )
+from .._redact import redact
 
 __all__ = [
     "Failure",
@@ -127,7 +128,21 @@ def status_failure(
     model: str,
     url: str,
 ) -> Failure:
-    """Translate an HTTP error status of a model endpoint (shared with the Anthropic provider)."""
+    """Translate an HTTP error status of a model endpoint (shared with the Anthropic provider).
+
+    ``detail`` is the server's own text: it is redacted here (a refusal may repeat the key it was
+    sent). A redirect is not followed (a POST would turn into a GET, and the key would go along
+    to wherever it points): the message names the address it points to.
+    """
+    detail = redact(detail)
+    location = headers.get("location")
+    if 300 <= code < 400 and location:
+        return Failure(
+            ProviderError(
+                f"{label} did not answer at {url} ({code}): redirected to {redact(location)}; "
+                "use the address it moved to as the base URL"
+            )
+        )
     error: ProviderError
     if code in (401, 403):
         error = ProviderAuthError(

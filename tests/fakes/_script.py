@@ -7,6 +7,10 @@ Build replies with the small constructors below rather than with ``Reply(...)`` 
     text("Hello", chunks=3, usage=(12, 3))
     tool_calls([("call_1", "time__get_current_time", {"timezone": "UTC"})])
     status(429, retry_after=0)
+    status(401, echo_credentials=True)     # the refusal repeats the key it was sent
+    page(200, "<html>…</html>")            # any status with any body, as it is
+    events(b"data: {...}\n\n", b"data: [DONE]\n\n")   # a 200 stream of raw bytes
+    reset()                                # the connection is reset, nothing answered
     delay(0.2, text("slow answer"))        # or text("slow answer").delayed(0.2)
 
 A responder (``Callable[[RequestBody], Reply]``) answers when the script queue is empty. It gets
@@ -32,15 +36,20 @@ __all__ = [
     "cut_off",
     "delay",
     "echo",
+    "events",
     "garbage",
     "hang",
+    "page",
+    "reset",
     "status",
     "text",
     "tool_calls",
     "tool_round_then_text",
 ]
 
-ReplyKind = Literal["text", "tool_calls", "status", "garbage", "cut_off", "hang"]
+ReplyKind = Literal[
+    "text", "tool_calls", "status", "garbage", "cut_off", "hang", "page", "events", "reset"
+]
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,13 @@ class Reply:
         abrupt: for ``cut_off``: close the socket mid-body instead of ending the stream cleanly.
         delay: seconds to wait before answering at all.
         event: for ``garbage`` (OpenAI stream): the data of the bad event (default: broken JSON).
+        echo_credentials: for ``status``: the error message ends with the credential header the
+            request carried, as some providers and proxies repeat it; for other replies the
+            answer text ends with the key the request carried.
+        body: for ``page``: the body, sent as it is.
+        content_type: for ``page`` and ``events``: the ``content-type`` header.
+        headers: for ``page``: more response headers (``location`` of a redirect…).
+        raw_events: for ``events``: the stream's bytes, one HTTP chunk each.
     """
 
     kind: ReplyKind
@@ -97,6 +113,11 @@ class Reply:
     abrupt: bool = False
     delay: float = 0.0
     event: str = ""
+    echo_credentials: bool = False
+    body: bytes = b""
+    content_type: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    raw_events: tuple[bytes, ...] = ()
 
     def delayed(self, seconds: float) -> Reply:
         """The same reply, sent after waiting ``seconds`` more."""
@@ -129,8 +150,13 @@ def text(
     usage: tuple[int, int] | None = None,
     chunk_delay: float = 0.0,
     finish_reason: str | None = None,
+    echo_credentials: bool = False,
 ) -> Reply:
-    """A plain text answer streamed in ``chunks`` pieces."""
+    """A plain text answer streamed in ``chunks`` pieces.
+
+    ``echo_credentials``: the text ends with the key the request carried (a model or a proxy that
+    repeats it), split across the chunks like the rest.
+    """
     return Reply(
         "text",
         text=content,
@@ -138,6 +164,7 @@ def text(
         usage=usage,
         chunk_delay=chunk_delay,
         finish_reason=finish_reason,
+        echo_credentials=echo_credentials,
     )
 
 
@@ -164,9 +191,64 @@ def tool_calls(
     )
 
 
-def status(code: int, *, message: str | None = None, retry_after: float | None = None) -> Reply:
-    """An HTTP error answer with the provider's error body shape (and ``retry-after`` if given)."""
-    return Reply("status", status=code, message=message, retry_after=retry_after)
+def status(
+    code: int,
+    *,
+    message: str | None = None,
+    retry_after: float | None = None,
+    echo_credentials: bool = False,
+) -> Reply:
+    """An HTTP error answer with the provider's error body shape (and ``retry-after`` if given).
+
+    ``echo_credentials``: the message ends with the credential header as the request sent it
+    (``Incorrect API key provided: Bearer sk-…``), as some providers and proxies answer.
+    """
+    return Reply(
+        "status",
+        status=code,
+        message=message,
+        retry_after=retry_after,
+        echo_credentials=echo_credentials,
+    )
+
+
+def page(
+    code: int,
+    body: bytes | str,
+    *,
+    content_type: str = "text/html; charset=utf-8",
+    headers: Iterable[tuple[str, str]] = (),
+) -> Reply:
+    """Any status with any body, sent as it is (``content-length`` set): an HTML error page of a
+    proxy, a 200 that is not an API answer, a redirect (``headers=[("location", …)]``)."""
+    raw = body.encode() if isinstance(body, str) else body
+    return Reply("page", status=code, body=raw, content_type=content_type, headers=tuple(headers))
+
+
+def events(
+    *chunks: bytes,
+    content_type: str = "text/event-stream; charset=utf-8",
+    abrupt: bool = False,
+    chunk_delay: float = 0.0,
+) -> Reply:
+    """A 200 stream of raw bytes, one HTTP chunk per argument (events the API never sends,
+    bytes that are not UTF-8, one huge event…).
+
+    ``abrupt`` closes the socket after the last chunk instead of ending the body; ``chunk_delay``
+    pauses between chunks.
+    """
+    return Reply(
+        "events",
+        raw_events=chunks,
+        content_type=content_type,
+        abrupt=abrupt,
+        chunk_delay=chunk_delay,
+    )
+
+
+def reset() -> Reply:
+    """Read the request, then reset the connection (TCP RST) without a byte of answer."""
+    return Reply("reset")
 
 
 def garbage(event: str = "") -> Reply:

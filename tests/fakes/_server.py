@@ -20,12 +20,13 @@ import http.server
 import json
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, ClassVar
 
@@ -134,6 +135,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self, reply: Reply, body: RequestBody) -> None:
         fake = self.server.fake
+        if reply.echo_credentials and reply.kind != "status":
+            key = fake.api_key_sent(self._headers()) or ""
+            reply = replace(reply, text=f"{reply.text}{key}")
         if reply.delay > 0 and not self._pause(reply.delay):
             return
         if reply.kind == "hang":
@@ -144,7 +148,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if reply.retry_after is not None:
                 headers["retry-after"] = f"{reply.retry_after:g}"
             message = reply.message or fake.default_error_message(reply.status)
+            if reply.echo_credentials:
+                message = f"{message}: {fake.credentials_sent(self._headers())}"
             self._send_json(reply.status, fake.error_body(reply.status, message), headers)
+            return
+        if reply.kind == "page":
+            self._send_raw(
+                reply.status, reply.body, reply.content_type, headers=dict(reply.headers)
+            )
+            return
+        if reply.kind == "events":
+            self._stream(
+                _paced(reply.raw_events, reply.chunk_delay),
+                abrupt=reply.abrupt,
+                content_type=reply.content_type,
+            )
+            return
+        if reply.kind == "reset":
+            self._reset()
             return
         if body.get("stream") is True:
             self._stream(fake.stream_events(reply, body), abrupt=reply.abrupt)
@@ -158,9 +179,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self._send_json(200, fake.json_body(reply, body))
 
-    def _stream(self, events: Iterator[bytes | float], *, abrupt: bool) -> None:
+    def _stream(
+        self,
+        events: Iterator[bytes | float],
+        *,
+        abrupt: bool,
+        content_type: str = "text/event-stream; charset=utf-8",
+    ) -> None:
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
@@ -206,6 +233,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except OSError:
             self._client_gone()
+
+    def _reset(self) -> None:
+        """Close the connection with a TCP RST (``SO_LINGER`` 0): the client sees a reset."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
 
     # --- waiting --------------------------------------------------------------------------------
 
@@ -421,11 +455,27 @@ class FakeModelServer:
     def error_headers(self, reply: Reply) -> Mapping[str, str]:
         return {}
 
+    def credentials_sent(self, headers: Mapping[str, str]) -> str:
+        """The credential header's value as the request carried it (``Bearer …``)."""
+        return headers.get("authorization", "")
+
+    def api_key_sent(self, headers: Mapping[str, str]) -> str | None:
+        """The key a request carried, without its scheme word."""
+        authorization = headers.get("authorization", "")
+        return authorization.removeprefix("Bearer ") if authorization else None
+
     def default_error_message(self, code: int) -> str:
         return f"fake server error {code}"
 
     def models_body(self) -> dict[str, Any]:
         raise NotImplementedError
+
+
+def _paced(chunks: Iterable[bytes], pause: float) -> Iterator[bytes | float]:
+    for index, chunk in enumerate(chunks):
+        if index and pause:
+            yield pause
+        yield chunk
 
 
 def count_words(values: Iterable[str]) -> int:

@@ -92,6 +92,9 @@ class FakeAnthropicServer(FakeModelServer):
             return None
         return "invalid x-api-key"
 
+    def credentials_sent(self, headers: Mapping[str, str]) -> str:
+        return headers.get("x-api-key") or headers.get("authorization", "")
+
     @staticmethod
     def api_key_sent(headers: Mapping[str, str]) -> str | None:
         """The key a request carried: ``x-api-key``, or the bearer token newer SDKs send."""

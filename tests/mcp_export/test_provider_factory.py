@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from mcp_export._errors import ConfigurationError, CredentialsMissing, ProviderUnreachable
+from mcp_export._redact import REDACTED, redact
 from mcp_export.providers import (
     AnthropicProvider,
     ChatMessage,
@@ -203,3 +205,14 @@ def test_importing_the_providers_does_not_import_the_sdks() -> None:
     )
     assert "mcp_export.providers" in imported
     assert heavy == []
+
+
+@pytest.mark.parametrize("written", ["env://TEAM_KEY", None])
+def test_every_key_the_factory_resolves_is_redacted_from_then_on(written: str | None) -> None:
+    value = "team" + secrets.token_hex(10)  # no well-known shape: only remembering catches it
+    settings = {"OPENAI_API_KEY": written} if written else {}
+    configured = agent("openai:gpt-4.1-mini", openai=settings)
+    environment = {"TEAM_KEY": value} if written else {"OPENAI_API_KEY": value}
+    assert redact(f"refused {value}") == f"refused {value}"
+    provider_for_agent(configured, env=environment)
+    assert redact(f"refused {value}") == f"refused {REDACTED}"
