@@ -4,6 +4,9 @@
   ``outputSchema`` (``_server_tools.OUTPUT_SCHEMA``).
 - A refused or failed call: an ``isError`` result whose text says what went wrong and what to do;
   never a protocol error (those are kept for an unknown tool) and never an empty success.
+
+Every text a result or a progress message carries passes ``redact`` here: whatever a caller
+receives was redacted, whichever step made it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ._events import (
     ToolCallStarted,
     TurnFinished,
 )
+from ._redact import redact, redact_json
 
 __all__ = [
     "answer_result",
@@ -33,8 +37,10 @@ __all__ = [
 
 
 def error_result(text: str) -> types.CallToolResult:
-    """An ``isError`` result with ``text``."""
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    """An ``isError`` result with ``text`` (redacted)."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=redact(text))], is_error=True
+    )
 
 
 def failure_result(tool: str, failure: SessionFailed) -> types.CallToolResult:
@@ -79,10 +85,11 @@ def structured_answer(
 
 
 def answer_result(structured: dict[str, Any]) -> types.CallToolResult:
-    """A successful result: the answer as text and the whole ``structured`` content."""
+    """A successful result: the answer as text and the whole ``structured`` content (redacted)."""
+    cleaned: dict[str, Any] = redact_json(structured)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=structured["answer"])],
-        structured_content=structured,
+        content=[types.TextContent(type="text", text=cleaned["answer"])],
+        structured_content=cleaned,
         is_error=False,
     )
 
@@ -95,8 +102,8 @@ def progress_message(event: SessionEvent) -> str | None:
             f"({event.input_tokens} tokens in, {event.output_tokens} out)"
         )
     if isinstance(event, ToolCallStarted):
-        return f"calling {event.name}"
+        return redact(f"calling {event.name}")
     if isinstance(event, ToolCallFinished):
         outcome = "refused" if event.refused else "failed" if event.is_error else "finished"
-        return f"{event.name} {outcome} in {event.duration_ms:.0f} ms"
+        return redact(f"{event.name} {outcome} in {event.duration_ms:.0f} ms")
     return None

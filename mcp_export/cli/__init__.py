@@ -6,16 +6,20 @@ when listed here, and heavy imports (the mcp SDK, provider SDKs) happen inside t
 functions so ``metaagent validate`` stays instant.
 
 Output rule: results go to stdout, diagnostics and logs to stderr (for ``serve``, stdout is the
-MCP protocol).
+MCP protocol). Log records reach stderr through a handler with a ``RedactingFilter``: a logged
+error may quote what a provider or a tool server said, and that may repeat a key.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
+
+from .._redact import RedactingFilter
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -54,8 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _log_to_stderr() -> None:
+    """Warnings and errors to stderr, redacted, as Python's last-resort handler would print them
+    unredacted (a command that sets up its own logging replaces this handler)."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.addFilter(RedactingFilter())
+    root.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns its exit code (2 for usage errors)."""
+    _log_to_stderr()
     parser = build_parser()
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)

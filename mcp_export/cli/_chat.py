@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._redact import redact
 from ._terminal import (
     EventPrinter,
     Runtime,
@@ -71,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(redact(text) + "\n")
     sys.stderr.flush()
 
 

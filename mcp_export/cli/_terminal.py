@@ -1,7 +1,9 @@
 """What the terminal commands (``call``, ``chat``) share: loading the agent, ``--set`` and
 ``/set`` parsing, opening the runtime, and printing session events.
 
-Output rule: answer text goes to stdout; tool calls, failures and notices go to stderr.
+Output rule: answer text goes to stdout; tool calls, failures and notices go to stderr. Every
+text written passes ``redact`` first (``error``, ``EventPrinter``): the terminal is a sink like the
+history and the served results.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from .._redact import redact
 
 if TYPE_CHECKING:
     from schema_types._agent import Agent
@@ -67,8 +71,8 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
 
 
 def error(command: str, message: str) -> None:
-    """Say ``metaagent COMMAND: MESSAGE`` on stderr."""
-    sys.stderr.write(f"metaagent {command}: {message}\n")
+    """Say ``metaagent COMMAND: MESSAGE`` on stderr (redacted)."""
+    sys.stderr.write(redact(f"metaagent {command}: {message}\n"))
     sys.stderr.flush()
 
 
@@ -192,7 +196,11 @@ def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
 
 
 class EventPrinter:
-    """Prints session events: answer text to ``out``, tool calls and failures to ``err``."""
+    """Prints session events: answer text to ``out``, tool calls and failures to ``err``.
+
+    Everything printed is redacted (the session's events already are; a printer may be handed
+    events from elsewhere).
+    """
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self.out = out or sys.stdout
@@ -211,15 +219,14 @@ class EventPrinter:
         )
 
         if isinstance(event, TextDelta):
-            self.out.write(event.text)
+            self.out.write(redact(event.text))
             self.out.flush()
             self._line_open = not event.text.endswith("\n")
         elif isinstance(event, ToolCallStarted):
             self._end_line()
             arrow = "→" if self._fancy else "->"
             arguments = json.dumps(event.arguments, ensure_ascii=False, separators=(",", ":"))
-            self.err.write(f"{arrow} {event.name} {arguments}\n")
-            self.err.flush()
+            self._say(f"{arrow} {event.name} {arguments}\n")
         elif isinstance(event, ToolCallFinished):
             arrow = "←" if self._fancy else "<-"
             if event.refused:
@@ -228,14 +235,16 @@ class EventPrinter:
                 verdict = f"error: {_one_line(event.result)}"
             else:
                 verdict = "ok"
-            self.err.write(f"{arrow} {event.name} {event.duration_ms:.0f} ms {verdict}\n")
-            self.err.flush()
+            self._say(f"{arrow} {event.name} {event.duration_ms:.0f} ms {verdict}\n")
         elif isinstance(event, FinalAnswer):
             self._end_line()
         elif isinstance(event, SessionFailed):
             self._end_line()
-            self.err.write(f"error: {event.message}\nhint: {event.hint}\n")
-            self.err.flush()
+            self._say(f"error: {event.message}\nhint: {event.hint}\n")
+
+    def _say(self, text: str) -> None:
+        self.err.write(redact(text))
+        self.err.flush()
 
     def _end_line(self) -> None:
         if self._line_open:

@@ -34,8 +34,10 @@ from mcp_export._redact import (
     redact_json,
     remember_secret,
 )
+from mcp_export._server_result import answer_result, error_result
 from mcp_export._session import ChatSession
 from mcp_export._session_failure import failure_for
+from mcp_export.cli._terminal import EventPrinter
 from mcp_export.providers._base import (
     ChatMessage,
     Completion,
@@ -298,3 +300,39 @@ def test_a_failure_event_carries_the_error_text_redacted() -> None:
     assert isinstance(failed, SessionFailed)
     assert secret not in failed.message and REDACTED in failed.message
     assert secret not in str(error)
+
+
+# --- the sinks themselves -----------------------------------------------------------------------
+
+
+def test_served_results_carry_no_remembered_secret_whoever_made_their_text() -> None:
+    secret = fresh_secret()
+    failed = error_result(f"book_flight failed: upstream said {secret}")
+    structured = {
+        "answer": f"the key is {secret}",
+        "toolCalls": [{"name": "t__x", "arguments": {"token": secret}, "isError": False}],
+        "usage": {"inputTokens": 3, "outputTokens": 4},
+        "durationMs": 12.5,
+    }
+    answered = answer_result(structured)
+    texts = [block.text for block in [*failed.content, *answered.content]]  # type: ignore[union-attr]
+    assert all(secret not in text for text in texts)
+    assert answered.structured_content == {
+        "answer": f"the key is {REDACTED}",
+        "toolCalls": [{"name": "t__x", "arguments": {"token": REDACTED}, "isError": False}],
+        "usage": {"inputTokens": 3, "outputTokens": 4},
+        "durationMs": 12.5,
+    }
+
+
+def test_the_terminal_printer_writes_no_remembered_secret() -> None:
+    secret = fresh_secret()
+    out, err = io.StringIO(), io.StringIO()
+    printer = EventPrinter(out, err)
+    printer.handle(TextDelta(f"key {secret} "))
+    printer.handle(ToolCallStarted("c1", "t__x", {"token": secret}))
+    printer.handle(ToolCallFinished("c1", "t__x", {}, f"echo {secret}", True, False, 3.0))
+    printer.handle(failure_for(ProviderAuthError(f"refused {secret}")))
+    assert secret not in out.getvalue() + err.getvalue()
+    assert out.getvalue().startswith(f"key {REDACTED}")
+    assert f"error: echo {REDACTED}" in err.getvalue()
