@@ -37,6 +37,7 @@ __all__ = [
     "RedactingFilter",
     "redact",
     "redact_json",
+    "remember_resolved",
     "remember_secret",
 ]
 
@@ -94,6 +95,26 @@ def remember_secret(value: str | None) -> None:
         alternatives = sorted(known, key=len, reverse=True)
         _known_pattern = re.compile("|".join(re.escape(form) for form in alternatives))
         _known = known
+
+
+def remember_resolved(written: Mapping[str, str], resolved: Mapping[str, str]) -> dict[str, str]:
+    """Remember the values of ``resolved`` that came through a reference, and return them.
+
+    For settings resolved as a group (an MCP server's ``env`` or ``headers``): a value that
+    resolution changed (``env://TOKEN``, ``Bearer keyring://…``) is a secret; one written as it is
+    (``PATH``, ``LOG_LEVEL``) is not, and remembering it would redact it from every text.
+
+    Args:
+        written: the values as the agent file writes them.
+        resolved: the same keys with the references resolved.
+
+    Returns:
+        ``resolved``, as a dict.
+    """
+    for key, value in resolved.items():
+        if written.get(key) != value:
+            remember_secret(value)
+    return dict(resolved)
 
 
 def _replace_shape(match: re.Match[str]) -> str:

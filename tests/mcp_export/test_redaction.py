@@ -32,6 +32,7 @@ from mcp_export._redact import (
     RedactingFilter,
     redact,
     redact_json,
+    remember_resolved,
     remember_secret,
 )
 from mcp_export._server_result import answer_result, error_result
@@ -80,6 +81,15 @@ def test_a_header_value_is_remembered_with_the_token_after_its_scheme() -> None:
     token = "tk" + secrets.token_hex(4)  # no digit rule to rely on: only remembering finds it
     remember_secret(f"Bearer {token}")
     assert redact(f"the server said: bad token {token}") == f"the server said: bad token {REDACTED}"
+
+
+def test_of_settings_resolved_together_only_those_from_references_are_remembered() -> None:
+    token = "tk" + secrets.token_hex(8)
+    folder = "/opt/" + secrets.token_hex(8)
+    written = {"TOKEN": "env://TOKEN", "AUTH": "Bearer keyring://svc/name", "DATA": folder}
+    resolved = {"TOKEN": token, "AUTH": f"Bearer {token}x", "DATA": folder}
+    assert remember_resolved(written, resolved) == resolved
+    assert redact(f"{token} {token}x {folder}") == f"{REDACTED} {REDACTED} {folder}"
 
 
 def test_short_and_empty_values_are_not_remembered() -> None:
