@@ -1,15 +1,17 @@
 """The studio's own settings: recent files, window geometry, splitter sizes.
 
-Kept in an ini file inside METAAGENT_HOME (``studio.ini``) rather than the platform's registry, so
-tests (each with its own METAAGENT_HOME) are isolated and a person can see what is stored.
+Kept in an ini file inside the data directory (``studio.ini``) rather than the platform's
+registry, so tests (each with its own METAAGENT_HOME) are isolated and a person can see what is
+stored.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
+
+from mcp_export import data_dir
 
 __all__ = ["MAX_RECENT", "SettingsStore", "metaagent_home"]
 
@@ -17,13 +19,8 @@ MAX_RECENT = 10
 
 
 def metaagent_home() -> Path:
-    """The studio's data directory: ``$METAAGENT_HOME``, else the platform's user data dir."""
-    env = os.environ.get("METAAGENT_HOME")
-    if env:
-        return Path(env)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("metaagent", appauthor=False))
+    """The studio's data directory: the one the served server keeps its history in."""
+    return data_dir()
 
 
 class SettingsStore:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         ThreadRecord,
         default_history_path,
     )
-    from mcp_export._paths import data_dir
+    from mcp_export._paths import data_dir, data_dir_notice
     from mcp_export._session import (
         ChatSession,
         SessionResult,
@@ -146,7 +146,7 @@ _EXPORTS: dict[str, str] = {
         ],
         "mcp_export._toolbox",
     ),
-    "data_dir": "mcp_export._paths",
+    **dict.fromkeys(["data_dir", "data_dir_notice"], "mcp_export._paths"),
     **dict.fromkeys(["VerifyReport", "render_report", "verify_export"], "mcp_export._verify"),
     **dict.fromkeys(
         [
@@ -206,6 +206,7 @@ __all__ = [
     "collect_result",
     "credentials_available",
     "data_dir",
+    "data_dir_notice",
     "default_config_path",
     "default_history_path",
     "failure_for",
