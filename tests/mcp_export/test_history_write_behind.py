@@ -33,14 +33,15 @@ def test_writes_return_at_once_and_land_in_order_with_their_updates(tmp_path: Pa
     store = HistoryStore(tmp_path / "h.sqlite3", write_behind=True)
     calls = [record_call(store, i) for i in range(300)]
     for index, (_thread, run, pending) in enumerate(calls):
-        assert run < 0 and pending < 0  # provisional until the writer has them
         store.update_message(pending, content=f"Booked {index}", status="complete")
         store.finish_run(run, answer=f"Booked {index}", duration_ms=1.0)
 
-    # Reads wait for the queue: everything is there, in order, with its update applied.
+    # Reads wait for the queue: everything is there, in order, with its update applied, under
+    # the ids the writes returned.
     runs = store.runs(limit=1000)
     assert len(runs) == 300 and {r.status for r in runs} == {"complete"}
     assert [r.arguments["n"] for r in runs] == list(range(299, -1, -1))
+    assert [r.id for r in runs] == [run for _thread, run, _pending in reversed(calls)]
     for index, (thread, _run, _pending) in enumerate(calls):
         messages = store.messages(thread)
         assert [(m.role, m.content, m.status) for m in messages] == [
@@ -121,3 +122,46 @@ def test_a_database_that_cannot_be_written_stops_the_recording_without_raising(
     store.flush()
     assert store.messages(thread) == []
     store.close()
+
+
+def test_close_with_a_bulk_backlog_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    store = HistoryStore(path, write_behind=True)
+    runs = [record_call(store, i)[1] for i in range(10_000)]
+    for run in runs:
+        store.finish_run(run, answer="ok", duration_ms=1.0)
+    store.close()
+    with HistoryStore(path) as reopened:
+        recorded = reopened.runs(limit=20_000)
+    assert len(recorded) == 10_000
+    assert {r.status for r in recorded} == {"complete"}
+
+
+def test_writes_left_when_a_locked_database_closes_are_applied_at_the_next_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "h.sqlite3"
+    store = HistoryStore(path, write_behind=True)
+    blocker = sqlite3.connect(path, isolation_level=None)  # another process, holding the lock
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        calls = [record_call(store, i) for i in range(100)]
+        for _thread, run, pending in calls:
+            store.update_message(pending, content="done", status="complete")
+            store.finish_run(run, answer="done")
+        with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+            store.close()
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    (handed_over,) = [r.getMessage() for r in caplog.records if "next opened" in r.getMessage()]
+    assert "600 writes" in handed_over and "h.sqlite3-writes" in handed_over
+    with HistoryStore(path) as reopened:
+        assert reopened.replayed.applied == 600
+        runs = reopened.runs(limit=1000)
+        messages = reopened.messages(calls[7][0])
+    assert len(runs) == 100 and {r.answer for r in runs} == {"done"}
+    assert [(m.content, m.status) for m in messages] == [
+        ("Book 7", "complete"),
+        ("done", "complete"),
+    ]
