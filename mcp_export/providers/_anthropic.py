@@ -29,7 +29,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -166,10 +167,13 @@ class AnthropicProvider:
             await self._refuse_html(stream.response)
             tap = _tap(stream.response)
             assembly = _Assembly()
-            async for event in self._events(stream):
-                text = assembly.add(event)
-                if text:
-                    yield TextDelta(text)
+            async with aclosing(self._events(stream)) as events:
+                async for event in events:
+                    text = assembly.add(event)
+                    if text:
+                        yield TextDelta(text)
+                    if assembly.stopped:  # whatever follows message_stop, the answer is complete
+                        break
             if assembly.events == 0:
                 described = describe_body(
                     tap.preview,
@@ -201,7 +205,7 @@ class AnthropicProvider:
 
     async def _events(
         self, stream: AsyncStream[RawMessageStreamEvent]
-    ) -> AsyncIterator[RawMessageStreamEvent]:
+    ) -> AsyncGenerator[RawMessageStreamEvent, None]:
         import anthropic
         import httpx2
 

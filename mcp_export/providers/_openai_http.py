@@ -20,8 +20,8 @@ What the request keeps of the SDK's behaviour (so servers that work with the SDK
   at most 100 connections per provider, kept alive between requests;
 - one timeout for the answer to start and for each wait between stream chunks;
 - Server-Sent Events decoded as the SDK does: ``data:`` lines of an event joined by newlines,
-  comments skipped, ``[DONE]`` ends the stream (the rest of the body is read so the connection
-  can be reused), an event whose JSON holds an ``error`` is an error;
+  comments skipped, ``[DONE]`` ends the stream (the rest of the body, up to 64 KiB or 1 s, is
+  read so the connection can be reused), an event whose JSON holds an ``error`` is an error;
 - a failed status carries the body's ``error.message`` (or the body's text) as its detail.
 
 What it adds: a 2xx HTML page is refused at once (``NotAStream``: a proxy or a web page at the
@@ -34,6 +34,7 @@ split into chunks.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -58,6 +59,8 @@ __all__ = [
 
 _MAX_CONNECTIONS = 100
 _MAX_ERROR_BODY = 64 * 1024
+_MAX_DRAIN = 64 * 1024
+_DRAIN_SECONDS = 1.0
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
@@ -223,9 +226,7 @@ class ChatCompletionsHTTP:
                 for data in decoder.feed(chunk):
                     if data.startswith("[DONE]"):
                         seen.done = True
-                        async for rest in response.content.iter_any():  # reuse the connection
-                            seen.tap.feed(rest)
-                        finished = True
+                        finished = await _drained(response)
                         return
                     seen.events += 1
                     yield _decoded(data)
@@ -251,6 +252,24 @@ class ChatCompletionsHTTP:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+async def _drained(response: aiohttp.ClientResponse) -> bool:
+    """Read what follows ``[DONE]`` so the connection can be reused; False when more than
+    ``_MAX_DRAIN`` follows, the body does not end within ``_DRAIN_SECONDS``, or reading fails
+    (the connection is then closed rather than reused: the answer is complete either way)."""
+    import aiohttp
+
+    left = _MAX_DRAIN
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for rest in response.content.iter_any():
+                left -= len(rest)
+                if left < 0:
+                    return False
+    except (aiohttp.ClientError, TimeoutError):
+        return False
+    return True
 
 
 def _env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:

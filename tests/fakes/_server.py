@@ -474,7 +474,7 @@ class FakeModelServer:
 def _paced(chunks: Iterable[bytes], pause: float) -> Iterator[bytes | float]:
     for index, chunk in enumerate(chunks):
         if index and pause:
-            yield pause
+            yield float(pause)
         yield chunk
 
 

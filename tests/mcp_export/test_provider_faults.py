@@ -376,3 +376,33 @@ async def test_a_redirect_is_not_followed_so_the_key_stays_home(kind: str) -> No
             finally:
                 await provider.aclose()
         assert elsewhere.requests == []
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_an_answer_whose_body_stays_open_after_its_end_is_complete_at_once(
+    kind: str,
+) -> None:
+    if kind == "openai":
+        end = [chunk({"content": "Hi"}), chunk({}, "stop"), b"data: [DONE]\n\n"]
+    else:
+        end = [
+            MESSAGE_START,
+            TEXT_BLOCK,
+            text_delta("Hi"),
+            message_event("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {}}),
+            message_event("message_stop", {}),
+        ]
+    # The last chunk ends the answer; the body then stays open (a proxy holding the connection).
+    reply = events(b"".join(end), b": still here\n\n", chunk_delay=60)
+    fault = Fault("open after the end", reply, reply, ProviderError, "", timeout=30.0)
+    with make_server(kind, fault) as server:
+        provider = make_provider(kind, server.base_url, fault)  # type: ignore[attr-defined]
+        texts: list[str] = []
+        try:
+            with anyio.fail_after(10):
+                async for event in provider.stream(ModelRequest("m", (ChatMessage("user", "Hi"),))):
+                    texts.append(getattr(event, "text", ""))
+        finally:
+            await provider.aclose()
+        assert server.errors == []
+    assert texts[0] == "Hi"
