@@ -54,6 +54,12 @@ _SHAPES = re.compile(
     r"|\bAKIA[0-9A-Z]{16}\b"
     r"|\bAIza[0-9A-Za-z_\-]{35}"
 )
+# Every shape starts with one of these. Searching for them alone is several times faster than
+# the whole alternation (whose leading word boundaries defeat the regex engine's first-character
+# skip), so most texts — which hold none — are looked at once, quickly.
+_SHAPE_START = re.compile(
+    r"Bearer|bearer|Basic|Token|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza"
+)
 _SCHEME_VALUE = re.compile(r"^(?:Bearer|bearer|Basic|Token|token)\s+(\S+)$")
 
 _lock = threading.Lock()
@@ -136,7 +142,18 @@ def redact(text: str) -> str:
     pattern = _known_pattern
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
-    return _SHAPES.sub(_replace_shape, text)
+    first = _SHAPE_START.search(text)
+    if first is None:
+        return text
+    pieces: list[str] = []
+    done = 0
+    for match in _SHAPES.finditer(text, first.start()):
+        pieces += (text[done : match.start()], _replace_shape(match))
+        done = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def redact_json(value: Any) -> Any:

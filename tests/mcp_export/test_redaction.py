@@ -118,6 +118,17 @@ def test_well_known_key_shapes_are_replaced_whoever_resolved_them(text: str) -> 
     assert cleaned == redact(cleaned)  # redacting twice changes nothing more
 
 
+def test_every_shape_in_a_text_is_replaced_and_only_at_a_word_start() -> None:
+    text = (
+        "Basic steps: use sk-abcdefghijklmnop1234, then ghp_abcdefghijklmnopqrstuvwxyz0123; "
+        "not mask-abcdefghijklmnop1234 or xAKIAABCDEFGHIJKLMNOP."
+    )
+    assert redact(text) == (
+        f"Basic steps: use {REDACTED}, then {REDACTED}; "
+        "not mask-abcdefghijklmnop1234 or xAKIAABCDEFGHIJKLMNOP."
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [
