@@ -273,7 +273,7 @@ class OpenAIProvider:
                     "example http://localhost:11434/v1); check it"
                 )
             )
-        if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
             return Failure(ProviderUnreachable(self._unreachable()), retryable=True)
         if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
             # Connected, then closed or reset before a status line: a server that is going
