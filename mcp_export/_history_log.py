@@ -4,9 +4,10 @@ A write-behind store (``_history_writer.py``) returns to its caller before the w
 database. So that nothing it answered for is lost — at exit, in a crash, to ``kill -9`` — it first
 appends the write to its own log file as one line, then queues it; the background writer empties
 the log whenever it has applied everything queued. A log therefore holds the writes that are not
-in the database yet, and after a crash maybe the last few that are: applying those again changes
-nothing (an insert carries its row id and is skipped when the row is there; an update sets the
-same values again).
+in the database yet, and after a crash maybe some that are (those applied since the queue was
+last empty): applying those again changes nothing (an insert carries its row id and is skipped
+when the row is there; an update sets the same values again) — except that a thread deleted in
+the meantime comes back.
 
 Where, and whose::
 

@@ -41,6 +41,8 @@ __all__ = [
     "writer_alive",
 ]
 
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
 ROW_ID_TABLES = ("messages", "runs")
 """Tables whose rows have integer ids (``threads`` ids are uuids made by the caller)."""
 _JSON_COLUMNS = {"messages": frozenset({"tool_calls"}), "runs": frozenset({"arguments"})}
@@ -60,7 +62,7 @@ class Write:
 
     def line(self) -> bytes:
         """The write as one line of a write log."""
-        return json.dumps([self.table, self.row, self.values], ensure_ascii=False).encode() + b"\n"
+        return _compact([self.table, self.row, self.values]).encode() + b"\n"
 
     @classmethod
     def from_line(cls, line: bytes) -> Write:

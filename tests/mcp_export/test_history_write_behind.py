@@ -165,3 +165,22 @@ def test_writes_left_when_a_locked_database_closes_are_applied_at_the_next_open(
         ("Book 7", "complete"),
         ("done", "complete"),
     ]
+
+
+def test_row_ids_of_write_behind_stores_and_inline_writers_never_collide(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite3"
+    behind = [HistoryStore(path, write_behind=True) for _ in range(2)]
+    inline = HistoryStore(path)
+    thread = inline.create_thread(agent_path=None, agent_name="A", title="t", kind="served")
+    ids = []
+    for n in range(300):
+        store = (*behind, inline)[n % 3]
+        ids.append(store.add_message(thread, "user", f"m{n}"))
+    for store in behind:
+        store.close()
+    assert len(set(ids)) == 300
+    # Every id names the message its writer was given it for.
+    assert {(m.id, m.content) for m in inline.messages(thread)} == {
+        (row, f"m{n}") for n, row in enumerate(ids)
+    }
+    inline.close()
