@@ -24,17 +24,20 @@ message it writes to a worker thread twice (write, flush); with 64 calls at once
 and the interpreter-lock switches they cause were ~8 % of the loop's time
 (bench/server_concurrency.py). ``StdinLines`` reads a pipe through ``connect_read_pipe`` (pausing
 it while 4 MiB wait unread, so a flood is held back by the pipe as before) and falls back to a
-thread for anything else (a file, Windows); ``WireOut`` writes through ``connect_write_pipe``,
-waiting only while the pipe is full. ``WireOut`` also makes the same claim the SDK makes: the
+thread for anything else (a file, ``/dev/null``, a closed stdin, Windows); ``WireOut`` writes
+through ``connect_write_pipe``, waiting only while the pipe is full. End of input, whatever stdin
+is, ends the server. ``WireOut`` also makes the same claim the SDK makes: the
 wire keeps a private duplicate of fd 1, and fd 1 itself points at stderr while serving.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import os
+import selectors
 import stat
 import sys
 from collections import deque
@@ -63,15 +66,33 @@ _HELD = 4 * 1024 * 1024
 _DRAIN_AT_EXIT = 5.0
 
 
-def _is_pipe(fd: int) -> bool:
-    """Whether the event loop can serve ``fd`` (a pipe, socket or terminal, not on Windows)."""
+def _is_pipe(fd: int, *, writing: bool = False) -> bool:
+    """Whether the event loop can serve ``fd``: a pipe, a socket (read side only), or a character
+    device its selector can wait on (a terminal; not ``/dev/null``, which epoll refuses); never
+    on Windows.
+
+    A socket is not served for writing: the loop's write transport takes a readable socket for
+    one its peer closed, and a socket as stdout is usually stdin too (inetd style), readable
+    whenever a request arrives.
+    """
     if sys.platform == "win32":  # pragma: no cover - the proactor loop's pipes differ
         return False
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if stat.S_ISFIFO(mode) or (stat.S_ISSOCK(mode) and not writing):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    # The loop registers the descriptor in a later callback, where a refusal escapes every
+    # handler and leaves the reader waiting forever: ask a selector of the same kind first.
+    try:
+        with selectors.DefaultSelector() as probe:
+            probe.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 class _PipeIn(asyncio.Protocol):
@@ -167,9 +188,9 @@ class WireOut(asyncio.Protocol):
     @classmethod
     @asynccontextmanager
     async def claim(cls) -> AsyncIterator[WireOut | None]:
-        """Serve fd 1 through the loop while fd 1 itself points at stderr; None when fd 1 is
-        not a pipe (the SDK's own writer then serves it, with the same claim)."""
-        if not _is_pipe(1):
+        """Serve fd 1 through the loop while fd 1 itself points at stderr; None when the loop
+        cannot serve fd 1 (the SDK's own writer then serves it, with the same claim)."""
+        if not _is_pipe(1, writing=True):
             yield None
             return
         sys.stdout.flush()
@@ -388,7 +409,8 @@ async def robust_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
 
     Yields the (read stream, write stream) pair ``Server.run`` takes.
     """
-    lines = StdinLines(sys.stdin.buffer)
+    # Python leaves sys.stdin None when fd 0 was closed at start-up: input that has ended.
+    lines = StdinLines(sys.stdin.buffer if sys.stdin is not None else io.BytesIO())
     async with (
         WireOut.claim() as out,
         stdio_server(stdin=cast(Any, lines), stdout=cast(Any, out)) as (read_stream, write_stream),

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import socket
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -241,6 +244,93 @@ async def test_stdin_that_is_a_regular_file_is_read_too(tmp_path: Path) -> None:
             lines = [line async for line in reader]
     assert lines == valid
     assert reader.refused == 1
+
+
+# --- end of input, whatever stdin is --------------------------------------------------------
+# nohup, systemd and CI attach /dev/null; inetd hands over a socket; a person types at a
+# terminal. End of input ends the server with status 0, whatever stdin is.
+
+
+def _ended(process: subprocess.Popen[bytes]) -> tuple[int, bytes]:
+    """The exit status (within 30 s) and stdout of a server whose input has ended."""
+    try:
+        stdout, stderr = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate(timeout=30)
+        pytest.fail("the server did not end within 30 s of the end of its input")
+    assert "Traceback" not in stderr.decode(), stderr.decode()
+    return process.returncode, stdout or b""
+
+
+def _serve_with(
+    path: Path,
+    stdin: Any,
+    stdout: Any = subprocess.PIPE,
+    preexec_fn: Callable[[], None] | None = None,
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        serve_command(str(path), "--no-history"),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        preexec_fn=preexec_fn,
+    )
+
+
+def test_stdin_that_is_dev_null_ends_the_server(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    code, _ = _ended(_serve_with(path, stdin=subprocess.DEVNULL))
+    assert code == 0
+
+
+def test_a_closed_stdin_ends_the_server(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    code, _ = _ended(_serve_with(path, stdin=None, preexec_fn=lambda: os.close(0)))
+    assert code == 0
+
+
+def test_stdin_that_is_a_file_is_answered_then_ends_the_server(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(json.dumps(_INIT).encode() + b"\n{not json\n")
+    with requests.open("rb") as stdin:
+        code, stdout = _ended(_serve_with(path, stdin=stdin))
+    assert code == 0
+    answers = [json.loads(line) for line in stdout.splitlines()]
+    assert sorted(str(a["id"]) for a in answers) == ["1", "None"]
+
+
+def test_stdin_that_is_a_socket_is_served_and_its_end_ends_the_server(tmp_path: Path) -> None:
+    # inetd style: one socket is both stdin and stdout.
+    path = write_agent(tmp_path / "a.agent.yaml")
+    client, server = socket.socketpair()
+    with client, server:
+        process = _serve_with(path, stdin=server, stdout=server)
+        server.close()
+        client.sendall(json.dumps(_INIT).encode() + b"\n")
+        client.settimeout(30)
+        received = client.recv(65536)
+        client.shutdown(socket.SHUT_WR)
+        code, _ = _ended(process)
+    assert code == 0
+    assert json.loads(received.splitlines()[0])["result"]["serverInfo"]["name"] == "Travel Desk"
+
+
+def test_stdin_that_is_a_terminal_ends_the_server_on_end_of_file(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    terminal, stdin = pty.openpty()
+    try:
+        process = _serve_with(path, stdin=stdin)
+        os.close(stdin)
+        os.write(terminal, json.dumps(_INIT).encode() + b"\n")
+        os.write(terminal, b"\x04")  # Ctrl-D at the start of a line: end of file
+        code, stdout = _ended(process)
+    finally:
+        os.close(terminal)
+    assert code == 0
+    assert json.loads(stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "Travel Desk"
 
 
 def test_a_client_that_closes_stdout_ends_the_server_with_one_line(tmp_path: Path) -> None:
