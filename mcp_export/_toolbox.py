@@ -16,17 +16,23 @@ A call outside the allowed set is refused at call time too, as an error result t
 Every failure of a tool (an ``isError`` result, a protocol error, a timeout, a crashed server)
 comes back as an error ``ToolOutcome`` with the reason; ``call`` never raises, except when it is
 cancelled.
+
+A server that is unavailable — it could not start, did not answer within its start-up limit, or
+failed recently and waits for its next try — offers no tools, and the others serve as usual; the
+reason is in ``server_errors`` and in the error any call to one of its tools gets. A listing waits
+for servers still starting at most half of its caller's remaining time (the rest is the model's),
+so a slow server never makes a call overrun its own limit. A tool whose ``inputSchema`` is not a
+valid JSON Schema object is hidden with the reason: providers refuse a request that carries one.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
 import logging
+import math
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -34,11 +40,19 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import Draft202012Validator, validator_for
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from mcp_export._errors import ToolServerError
-from mcp_export._tool_connection import ProtocolMode, ServerConnection, describe_error
+from mcp_export._tool_connection import ProtocolMode, ServerConnection
+from mcp_export._tool_outcome import ToolOutcome, outcome_from_result
+
+# ProbedTool, ProbeResult and probe_server are part of this module's names (the studio imports
+# them from here); they live with the rest of the one-off probe.
+from mcp_export._tool_probe import ProbedTool, ProbeResult, probe_server, tool_annotations
+from mcp_export._tool_server_io import describe_error
 from mcp_export.providers._base import ToolSchema
 from schema_types._agent import Agent, McpServerConfig
 
@@ -85,6 +99,7 @@ class ToolSpec:
     input_schema: dict[str, Any]
     annotations: dict[str, Any] | None
     permission_required: bool
+    schema_problem: str | None = None  # why input_schema cannot be offered to a model
 
     def schema(self) -> ToolSchema:
         """This tool as a provider ``ToolSchema``."""
@@ -100,20 +115,6 @@ class HiddenTool:
 
 
 @dataclass(frozen=True)
-class ToolOutcome:
-    """The result of one tool call, in the form the model gets it back.
-
-    ``refused`` means the permission rule stopped the call: the tool did not run.
-    """
-
-    text: str
-    is_error: bool
-    structured: dict[str, Any] | None = None
-    refused: bool = False
-    duration_ms: float = 0.0
-
-
-@dataclass(frozen=True)
 class _Rejection:
     """Why a call cannot go ahead: refused by the permission rule, or no such tool."""
 
@@ -121,46 +122,25 @@ class _Rejection:
     refused: bool
 
 
-def _annotations(tool: types.Tool) -> dict[str, Any] | None:
-    if tool.annotations is None:
-        return None
-    return tool.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
-def _blob_size(data: str) -> int:
+def _schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """Why a tool's ``inputSchema`` cannot go to a provider, or None when it can."""
+    if schema.get("type") != "object":
+        return "its inputSchema is not an object schema (type: object)"
     try:
-        return len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        return len(data)
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        where = ".".join(str(part) for part in exc.path)
+        return f"its inputSchema is not a valid JSON Schema: {where or 'root'}: {exc.message}"
+    return None
 
 
-def _content_text(block: types.ContentBlock) -> str:
-    """A content block as text for the model: text as is, anything else summarized."""
-    if isinstance(block, types.TextContent):
-        return block.text
-    if isinstance(block, types.ImageContent | types.AudioContent):
-        return f"[{block.mime_type}, {_blob_size(block.data)} bytes]"
-    if isinstance(block, types.ResourceLink):
-        return f"[resource link: {block.uri}]"
-    if isinstance(block, types.EmbeddedResource):
-        resource = block.resource
-        if isinstance(resource, types.TextResourceContents):
-            return f"[resource {resource.uri}]\n{resource.text}"
-        mime = resource.mime_type or "binary"
-        return f"[resource {resource.uri}, {mime}, {_blob_size(resource.blob)} bytes]"
-    return f"[{getattr(block, 'type', 'unknown')} content]"
-
-
-def outcome_from_result(result: types.CallToolResult, duration_ms: float) -> ToolOutcome:
-    """Turn an MCP tool result into a ``ToolOutcome`` (text blocks joined, others summarized)."""
-    text = "\n".join(_content_text(block) for block in result.content)
-    value = result.structured_content
-    structured = value if isinstance(value, dict) or value is None else {"result": value}
-    if not text and structured is not None:
-        text = json.dumps(structured, ensure_ascii=False)
-    if result.is_error and not text:
-        text = "the tool reported an error without saying why"
-    return ToolOutcome(text, result.is_error, structured, duration_ms=duration_ms)
+def _wait_budget() -> float | None:
+    """How long a listing may wait for servers still starting: half of the caller's remaining
+    time (the rest is for the model and the tools), or None when the caller has no deadline."""
+    deadline = anyio.current_effective_deadline()
+    if math.isinf(deadline):
+        return None
+    return max(0.0, (deadline - anyio.current_time()) / 2)
 
 
 def _may_offer_any(config: McpServerConfig, policy: str) -> bool:
@@ -182,7 +162,9 @@ class AgentToolbox:
         agent: The agent whose ``mcpServers`` and ``toolPermission`` apply.
         base_dir: The agent file's directory (relative ``cwd`` and command paths start there).
         call_timeout: The longest one tool call may take, in seconds.
-        connect_timeout: The longest a server may take to start and answer the handshake.
+        startup_timeout: The longest a server may take to answer ``initialize`` and
+            ``tools/list`` (default ``DEFAULT_STARTUP_TIMEOUT``); past it the server is
+            unavailable until its next try.
         protocol_mode: ``auto`` (probe the protocol era, fall back to the 2025-11-25 handshake)
             or ``legacy`` (handshake only). Both connect equally fast to an SDK server.
     """
@@ -193,18 +175,20 @@ class AgentToolbox:
         *,
         base_dir: Path | None = None,
         call_timeout: float = 60.0,
-        connect_timeout: float = 30.0,
+        startup_timeout: float | None = None,
         protocol_mode: ProtocolMode = "auto",
     ) -> None:
         self.agent = agent
         self.call_timeout = call_timeout
         self._connections = {
             name: ServerConnection(
-                name, config, base_dir=base_dir, connect_timeout=connect_timeout, mode=protocol_mode
+                name, config, base_dir=base_dir, startup_timeout=startup_timeout, mode=protocol_mode
             )
             for name, config in agent.mcp_servers.items()
         }
         self._index: dict[str, ToolSpec] = {}
+        # The specs made from each server's last listing (checking schemas costs ~1 ms a tool).
+        self._listed: dict[str, tuple[list[types.Tool], list[ToolSpec]]] = {}
 
     @property
     def policy(self) -> str:
@@ -213,23 +197,28 @@ class AgentToolbox:
 
     @property
     def server_errors(self) -> dict[str, str]:
-        """The last connection error of each server that has one (with its stderr tail)."""
-        return {n: c.last_error for n, c in self._connections.items() if c.last_error}
+        """Why each unavailable server is unavailable (with its stderr tail where it has one)."""
+        reasons = {n: c.unavailable_reason for n, c in self._connections.items()}
+        return {name: reason for name, reason in reasons.items() if reason}
 
     def connection(self, server: str) -> ServerConnection:
         """The connection object of ``server`` (for diagnostics: start count, connect time)."""
         return self._connections[server]
 
-    async def _server_specs(self, server: str) -> list[ToolSpec]:
-        """The tools of ``server``, starting it if needed; [] when it cannot start."""
+    async def _server_specs(self, server: str, wait: float | None) -> list[ToolSpec]:
+        """The tools of ``server``, starting it if needed; [] while it is unavailable."""
         connection = self._connections[server]
         try:
-            await connection.client()
+            await connection.client(wait)
         except ToolServerError as exc:
-            # Not offered while down (the index still routes its known names to the error).
-            logger.warning("%s", exc)
+            # Not offered while down (the index still routes its known names to the error);
+            # the connection logged the failure itself, once.
+            logger.debug("%s", exc)
             return []
         listing = connection.tools or []
+        known = self._listed.get(server)
+        if known is not None and known[0] is listing:
+            return known[1]
         config = connection.config
         specs = [
             ToolSpec(
@@ -238,21 +227,28 @@ class AgentToolbox:
                 tool=tool.name,
                 description=tool.description or tool.title or "",
                 input_schema=dict(tool.input_schema),
-                annotations=_annotations(tool),
+                annotations=tool_annotations(tool),
                 permission_required=config.permission_required(tool.name),
+                schema_problem=_schema_problem(tool.input_schema),
             )
             for tool in listing
         ]
         for spec in specs:
             self._index[spec.name] = spec
+            if spec.schema_problem is not None:
+                logger.warning(
+                    "MCP server %s: tool %s is hidden: %s", server, spec.tool, spec.schema_problem
+                )
+        self._listed[server] = (listing, specs)
         return specs
 
     async def _gather(self, servers: list[str]) -> list[ToolSpec]:
         """The tools of ``servers``, started concurrently, in the agent file's order."""
         found: dict[str, list[ToolSpec]] = {}
+        wait = _wait_budget()
 
         async def one(server: str) -> None:
-            found[server] = await self._server_specs(server)
+            found[server] = await self._server_specs(server, wait)
 
         async with anyio.create_task_group() as group:
             for server in servers:
@@ -264,6 +260,8 @@ class AgentToolbox:
         config = self._connections[spec.server].config
         if not config.included(spec.tool):
             return "excluded in the agent file"
+        if spec.schema_problem is not None:
+            return spec.schema_problem
         if self.policy == "always":
             return "toolPermission: always hides every tool"
         if self.policy == "tool" and spec.permission_required:
@@ -298,6 +296,8 @@ class AgentToolbox:
     def _refusal(self, name: str, reason: str) -> str:
         if reason == "excluded in the agent file":
             return f"tool {name} is excluded in the agent file (include: false)"
+        if reason.startswith("its inputSchema"):
+            return f"tool {name} cannot be used: {reason}; the MCP server must fix its schema"
         if self.policy == "always":
             return (
                 f"tool {name} needs permission and this agent runs every tool only with permission "
@@ -329,6 +329,10 @@ class AgentToolbox:
             spec = self._index.get(name)
         if spec is None:
             # From what is known: listing again would restart a server that just failed.
+            errors = self.server_errors
+            down = [s for s in self._connections if name.startswith(f"{s}__") and s in errors]
+            if down:
+                return _Rejection(f"tool {name} cannot be called: {errors[down[0]]}", False)
             allowed = [s.name for s in self._index.values() if self.hidden_reason(s) is None]
             text = (
                 f"no tool named {name!r}; the tools available are: {', '.join(allowed) or 'none'}"
@@ -361,40 +365,47 @@ class AgentToolbox:
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000
 
-        resolved = await self._resolve(name)
-        if isinstance(resolved, _Rejection):
-            return ToolOutcome(resolved.text, True, refused=resolved.refused, duration_ms=elapsed())
-        spec = resolved
-        reason = self.hidden_reason(spec)
-        if reason is not None:
-            return ToolOutcome(
-                self._refusal(name, reason), True, refused=True, duration_ms=elapsed()
-            )
-        connection = self._connections[spec.server]
-        try:
-            client = await connection.client()
-        except ToolServerError as exc:
-            return ToolOutcome(str(exc), True, duration_ms=elapsed())
         limit = self.call_timeout if timeout is None else max(0.0, min(timeout, self.call_timeout))
+        deadline = anyio.current_time() + limit
+        connection: ServerConnection | None = None
         try:
+            # One limit for everything the call waits for: finding the tool (its server may be
+            # starting), the server, and the tool itself.
             with anyio.fail_after(limit):
+                resolved = await self._resolve(name)
+                if isinstance(resolved, _Rejection):
+                    return ToolOutcome(
+                        resolved.text, True, refused=resolved.refused, duration_ms=elapsed()
+                    )
+                spec = resolved
+                reason = self.hidden_reason(spec)
+                if reason is not None:
+                    return ToolOutcome(
+                        self._refusal(name, reason), True, refused=True, duration_ms=elapsed()
+                    )
+                connection = self._connections[spec.server]
+                try:
+                    client = await connection.client(_wait_budget())
+                except ToolServerError as exc:
+                    return ToolOutcome(str(exc), True, duration_ms=elapsed())
                 result = await client.call_tool(spec.tool, arguments)
         except TimeoutError:
             text = f"tool {name} timed out after {limit:.1f} s"
         except MCPError as exc:
-            if exc.error.code != CONNECTION_CLOSED:
+            if exc.error.code != CONNECTION_CLOSED or connection is None:
                 text = f"tool {name} failed: {exc.error.message}"
             else:
                 connection.mark_lost()
                 text = await connection.failure_message(
                     f"stopped during the call to {spec.tool} (connection closed); "
-                    "it is restarted on the next call"
+                    "it is restarted on the next call",
+                    wait=deadline - anyio.current_time(),
                 )
         except Exception as exc:  # boundary: a tool failure is a result the model can react to
             logger.warning("tool %s failed", name, exc_info=True)
             text = f"tool {name} failed: {describe_error(exc)}"
         else:
-            return outcome_from_result(result, elapsed())
+            return outcome_from_result(result, elapsed(), tool=name)
         return ToolOutcome(text, True, duration_ms=elapsed())
 
     async def aclose(self) -> None:
@@ -414,71 +425,3 @@ class AgentToolbox:
         exc_tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-
-@dataclass(frozen=True)
-class ProbedTool:
-    """A tool as listed by ``probe_server``."""
-
-    name: str
-    description: str
-    annotations: dict[str, Any] | None
-    input_schema: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """What ``probe_server`` found: the tools, or the error with the server's stderr tail."""
-
-    ok: bool
-    tools: tuple[ProbedTool, ...] = ()
-    error: str | None = None
-    stderr_tail: str = ""
-    server_name: str | None = None
-    server_version: str | None = None
-    protocol_version: str | None = None
-    duration_ms: float = 0.0
-
-
-async def probe_server(
-    config: McpServerConfig,
-    *,
-    base_dir: Path | None = None,
-    timeout: float = 30.0,  # noqa: ASYNC109 - bounds start + handshake, applied inside
-    name: str = "server",
-    protocol_mode: ProtocolMode = "auto",
-) -> ProbeResult:
-    """Start a server once, list its tools, and shut it down (the studio's "Connect").
-
-    Never raises for a server that fails: the result carries the error and the stderr tail.
-    """
-    started = time.perf_counter()
-    connection = ServerConnection(
-        name, config, base_dir=base_dir, connect_timeout=timeout, mode=protocol_mode
-    )
-    try:
-        client = await connection.client()
-        info = client.server_info
-        version = client.protocol_version
-        tools = tuple(
-            ProbedTool(t.name, t.description or "", _annotations(t), dict(t.input_schema))
-            for t in connection.tools or []
-        )
-    except ToolServerError as exc:
-        return ProbeResult(
-            ok=False,
-            error=str(exc),
-            stderr_tail=connection.stderr_text(),
-            duration_ms=(time.perf_counter() - started) * 1000,
-        )
-    finally:
-        await connection.aclose()
-    return ProbeResult(
-        ok=True,
-        tools=tools,
-        stderr_tail=connection.stderr_text(),
-        server_name=info.name if info is not None else None,
-        server_version=info.version if info is not None else None,
-        protocol_version=version,
-        duration_ms=(time.perf_counter() - started) * 1000,
-    )

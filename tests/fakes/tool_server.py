@@ -1,7 +1,18 @@
 """A small stdio MCP tool server for the toolbox tests: the error cases a real server rarely shows.
 
-Run it as ``python -m tests.fakes.tool_server [--stderr TEXT] [--exit-on-start CODE] [--http PORT]``
-(``--http`` serves streamable HTTP on 127.0.0.1:PORT at ``/mcp`` instead of stdio). Tools:
+Run it as ``python -m tests.fakes.tool_server [OPTIONS]``. Without options it is a well-behaved
+stdio server. The options are the faults a tool server can show (``--help`` lists them):
+
+- ``--stderr TEXT`` writes TEXT to stderr on start; ``--exit-on-start CODE`` then exits;
+- ``--never-initialize``, ``--hang-tools-list``, ``--garbage-tools-list``, ``--invalid-schema-tool``
+  run the hand-written protocol loop of ``tests.fakes.faulty_mcp`` with that fault;
+- ``--silent-while PATH`` never initializes while PATH exists at start, else serves normally;
+- ``--garbage-stdout`` writes lines that are not JSON-RPC to stdout (on start and in every
+  ``echo``), as a server that logs to stdout does;
+- ``--flood-stderr MB`` writes MB megabytes to stderr, in a thread, while it serves;
+- ``--http PORT`` serves streamable HTTP on 127.0.0.1:PORT at ``/mcp`` instead of stdio.
+
+Tools:
 
 - ``echo(text)`` returns ``text`` (and ``structuredContent`` ``{"text": …, "pid": …}``);
 - ``slow_echo(text, ms)`` the same after ``ms`` milliseconds;
@@ -11,6 +22,7 @@ Run it as ``python -m tests.fakes.tool_server [--stderr TEXT] [--exit-on-start C
 - ``hang()`` waits until the caller cancels it; ``hang_cancellations(count, ms)`` waits (bounded)
   until the server has seen ``count`` such cancellations and returns how many it saw;
 - ``crash(code)`` makes the whole process exit in the middle of the call;
+- ``huge(mb)`` returns a text of ``mb`` megabytes;
 - ``image()`` returns a PNG image block and a text block;
 - ``read_only_lookup(key)`` carries ``readOnlyHint`` annotations.
 
@@ -23,17 +35,27 @@ import argparse
 import base64
 import os
 import sys
+import threading
+from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations
 
+from tests.fakes.faulty_mcp import FAULTS
+from tests.fakes.faulty_mcp import serve as serve_fault
+
 server = MCPServer("fake-tools", version="0.0.1")
+
+# Set by --garbage-stdout: ``echo`` then writes a line that is not JSON-RPC to stdout too.
+_garbage_stdout = False
 
 
 @server.tool(description="Returns its text.")
 def echo(text: str) -> dict[str, object]:
+    if _garbage_stdout:
+        print(f"echo called with {text!r}", flush=True)
     return {"text": text, "pid": os.getpid()}
 
 
@@ -90,8 +112,14 @@ async def hang_cancellations(count: int = 1, ms: int = 5000) -> int:
 
 @server.tool(description="Makes the server process exit mid-call.")
 def crash(code: int = 7) -> str:
+    _stop_flood()  # so that this line is the last the server writes
     print(f"crash: exiting with {code}", file=sys.stderr, flush=True)
     os._exit(code)
+
+
+@server.tool(description="Returns a text of mb megabytes.")
+def huge(mb: float = 20) -> str:
+    return "x" * int(mb * 1024 * 1024)
 
 
 # A 1×1 transparent PNG.
@@ -116,16 +144,56 @@ def read_only_lookup(key: str) -> str:
     return f"value of {key}"
 
 
+# Set by --flood-stderr: the thread writing the flood, and how to stop it.
+_flood: threading.Thread | None = None
+_flood_stopped = threading.Event()
+
+
+def _flood_stderr(megabytes: float) -> None:
+    line = b"flood " + b"." * 1017 + b"\n"
+    for index in range(int(megabytes * 1024)):
+        if _flood_stopped.is_set():
+            break
+        sys.stderr.buffer.write(line if index % 1000 else b"flood line %d\n" % index)
+    sys.stderr.buffer.write(b"flood: over\n")
+    sys.stderr.buffer.flush()
+
+
+def _stop_flood() -> None:
+    if _flood is not None:
+        _flood_stopped.set()
+        _flood.join()
+
+
 def main() -> None:
+    global _garbage_stdout, _flood
     parser = argparse.ArgumentParser()
     parser.add_argument("--stderr", help="write this to stderr on start")
     parser.add_argument("--exit-on-start", type=int, help="exit with this code before serving")
+    for fault, what in FAULTS.items():
+        parser.add_argument(f"--{fault}", action="store_true", help=what)
+    parser.add_argument("--silent-while", type=Path, metavar="PATH", help="never initialize")
+    parser.add_argument("--garbage-stdout", action="store_true", help="write non-JSON to stdout")
+    parser.add_argument("--flood-stderr", type=float, metavar="MB", help="flood stderr")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP instead")
     options = parser.parse_args()
     if options.stderr:
         print(options.stderr, file=sys.stderr, flush=True)
     if options.exit_on_start is not None:
         sys.exit(options.exit_on_start)
+    for fault in FAULTS:
+        if getattr(options, fault.replace("-", "_")):
+            serve_fault(fault)
+            return
+    if options.silent_while is not None and options.silent_while.exists():
+        serve_fault("never-initialize")
+        return
+    if options.garbage_stdout:
+        _garbage_stdout = True
+        print("fake-tools starting (this line is not JSON-RPC)", flush=True)
+    if options.flood_stderr:
+        _flood = threading.Thread(target=_flood_stderr, args=(options.flood_stderr,), daemon=True)
+        _flood.start()
     if options.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
     else:

@@ -89,10 +89,10 @@ async def events_of(session: ChatSession, message: str) -> list[SessionEvent]:
 class Runtime:
     """Provider, shared toolbox and history for one agent, closed at the end of a test."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, **toolbox: Any) -> None:
         self.agent = agent
         self.provider, self.model = provider_for_agent(agent)
-        self.toolbox = AgentToolbox(agent, base_dir=REPO)
+        self.toolbox = AgentToolbox(agent, base_dir=REPO, **toolbox)
         self.history = HistoryStore()
 
     def session(self, **kwargs: Any) -> ChatSession:
@@ -300,3 +300,53 @@ async def test_loop_cap_with_a_real_tool_server_ends_in_a_turn_limit_failure(
     # The thread can be continued: the unanswered calls of the last turn get a "not run" result.
     resumed = load_thread_messages(runtime.history, thread_of(session))
     assert resumed[-1].role == "tool" and resumed[-1].content.startswith("not run:")
+
+
+async def test_a_tool_server_that_never_initializes_leaves_the_others_serving_in_time(
+    runtimes: list[Runtime],
+):
+    def respond(body: RequestBody) -> Reply:
+        if body.rounds_since_user == 0:
+            return tool_calls([("c1", "time__get_current_time", {"timezone": "UTC"})])
+        return text(results_text(body))
+
+    silent = fake_tool_server(**FREE, args=["-m", "tests.fakes.tool_server", "--never-initialize"])
+    servers = {"time": time_server(**FREE), "silent": silent}
+    with FakeOpenAIServer(responder=respond) as server:
+        # The silent server has the default start-up limit (10 s), longer than a whole call:
+        # a call of 8 s waits for tool servers at most half its time.
+        runtime = Runtime(make_agent(server, servers, timeoutSeconds=8))
+        runtimes.append(runtime)
+        with anyio.fail_after(8 + 2):
+            first = await run_to_result(runtime.session(), "What time is it?")
+        assert first.error is None, first.error
+        starting = runtime.toolbox.server_errors["silent"]
+        assert "'silent' is still starting: no answer to initialize after" in starting
+        # The start goes on in the background until its own limit ends it.
+        with anyio.fail_after(10 + 8):
+            await runtime.toolbox.connection("silent").wait_stopped()
+        with anyio.fail_after(8 + 2):
+            second = await run_to_result(runtime.session(), "And now?")
+
+    for result in (first, second):
+        assert result.error is None, result.error
+        assert [c.name for c in result.tool_calls] == ["time__get_current_time"]
+        assert '"timezone": "UTC"' in result.answer
+    offered = {t["function"]["name"] for body in server.bodies for t in body["tools"]}
+    assert offered == {"time__get_current_time", "time__convert_time"}
+    error = runtime.toolbox.server_errors["silent"]
+    assert "the MCP server 'silent' did not answer initialize within 10 s" in error
+    assert runtime.toolbox.connection("silent").starts == 1
+
+
+async def test_a_tool_that_hangs_ends_the_run_at_its_time_limit(runtimes: list[Runtime]):
+    def respond(body: RequestBody) -> Reply:
+        return tool_calls([("c1", "fake__hang", {})])
+
+    with FakeOpenAIServer(responder=respond) as server:
+        runtime = Runtime(make_agent(server, {"fake": fake_tool_server(**FREE)}, timeoutSeconds=4))
+        runtimes.append(runtime)
+        with anyio.fail_after(4 + 2):
+            result = await run_to_result(runtime.session(), "hang")
+
+    assert "no answer within the 4 s time limit" in str(result.error)

@@ -4,69 +4,35 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 from mcp_export._toolbox import AgentToolbox, probe_server, provider_tool_name
-from schema_types._agent import Agent, McpServerConfig
+from schema_types._agent import McpServerConfig
+from tests.mcp_export.tool_servers import (
+    REPO,
+    alive,
+    fake_server,
+    make_agent,
+    marked,
+    new_mark,
+    time_server,
+    with_mark,
+)
 
 pytestmark = pytest.mark.anyio
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def time_server() -> dict[str, Any]:
-    """``mcp-server-time`` from the venv's bin directory, else PATH, else ``python -m``."""
-    local = Path(sys.executable).parent / "mcp-server-time"
-    found = str(local) if local.exists() else shutil.which("mcp-server-time")
-    if found:
-        return {"command": found}
-    return {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
-
-
-def fake_server(*extra: str) -> dict[str, Any]:
-    return {"command": sys.executable, "args": ["-m", "tests.fakes.tool_server", *extra]}
-
-
-def make_agent(policy: str, servers: dict[str, dict[str, Any]]) -> Agent:
-    return Agent.model_validate({"settings": {"toolPermission": policy}, "mcpServers": servers})
 
 
 def fake_toolbox(policy: str = "never", **kwargs: Any) -> AgentToolbox:
     return AgentToolbox(make_agent(policy, {"fake": fake_server()}), base_dir=REPO, **kwargs)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def children() -> set[int]:
-    """Process ids whose parent is this test process (Linux /proc)."""
-    found: set[int] = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            # The command name may hold spaces: the fields after ")" are fixed.
-            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-                found.add(int(entry.name))
-    return found
 
 
 async def cancellations_seen(toolbox: AgentToolbox, count: int) -> int:
@@ -248,29 +214,41 @@ async def test_twenty_concurrent_calls_share_one_server_without_crossed_results(
 
 
 async def test_aclose_leaves_no_child_process() -> None:
-    before = children()
-    toolbox = AgentToolbox(
-        make_agent("never", {"fake": fake_server(), "time": time_server()}), base_dir=REPO
-    )
+    mark = new_mark()
+    servers = {"fake": with_mark(fake_server(), mark), "time": with_mark(time_server(), mark)}
+    toolbox = AgentToolbox(make_agent("never", servers), base_dir=REPO)
     assert len(await toolbox.allowed_tools()) > 2
     pid = await server_pid(toolbox)
-    assert len(children() - before) == 2
+    assert len(marked(mark)) == 2
     await toolbox.aclose()
     assert not alive(pid)
-    assert children() - before == set()
+    assert marked(mark) == set()
     outcome = await toolbox.call("fake__pid", {})
     assert outcome.is_error and "shut down" in outcome.text
 
 
-async def test_a_start_cancelled_midway_leaves_no_process_and_the_next_use_starts_it() -> None:
-    before = children()
-    async with fake_toolbox() as toolbox:
-        with anyio.move_on_after(0.2) as scope:  # the server needs ~0.5 s to start
+async def test_a_listing_cut_short_leaves_the_start_running_for_the_next_use() -> None:
+    mark = new_mark()
+    agent = make_agent("never", {"fake": with_mark(fake_server(), mark)})
+    async with AgentToolbox(agent, base_dir=REPO) as toolbox:
+        # The server needs ~0.5 s to start; this caller can wait half of its 0.2 s.
+        with anyio.move_on_after(0.2):
+            assert await toolbox.allowed_tools() == []
+        assert "is still starting: no answer to" in toolbox.server_errors["fake"]
+        # A caller cancelled outright does not stop the start either.
+        with anyio.CancelScope() as scope:
+            scope.cancel()
             await toolbox.allowed_tools()
-        assert scope.cancelled_caught
-        assert children() - before == set()
-        assert not (await toolbox.call("fake__echo", {"text": "late"})).is_error
-        assert toolbox.connection("fake").starts == 2
+        # A caller without a deadline of its own does not wait for a start another caller's
+        # deadline cut short: it goes on in the background...
+        assert await toolbox.allowed_tools() == []
+        # ...and a call with time to spare finds the server up: the same one, started once.
+        with anyio.fail_after(30):
+            outcome = await toolbox.call("fake__echo", {"text": "late"})
+        assert not outcome.is_error, outcome.text
+        assert toolbox.connection("fake").starts == 1
+        assert len(marked(mark)) == 1
+    assert marked(mark) == set()
 
 
 async def test_a_server_that_cannot_start_is_reported_and_the_others_still_work() -> None:
@@ -337,13 +315,14 @@ def test_provider_tool_names_are_deterministic_unique_and_short() -> None:
 
 
 async def test_probe_lists_the_time_server_tools() -> None:
-    result = await probe_server(McpServerConfig.model_validate(time_server()))
+    mark = new_mark()
+    result = await probe_server(McpServerConfig.model_validate(with_mark(time_server(), mark)))
     assert result.ok, result.error
     assert [t.name for t in result.tools] == ["get_current_time", "convert_time"]
     assert result.tools[0].annotations is not None
     assert result.tools[0].annotations["readOnlyHint"] is True
     assert result.server_name == "mcp-time"
-    assert not children()
+    assert marked(mark) == set()
 
 
 async def test_probe_of_a_failing_command_reports_its_stderr() -> None:
@@ -362,14 +341,16 @@ async def test_probe_of_a_missing_command_says_so() -> None:
 
 
 async def test_probe_gives_up_on_a_server_that_never_answers() -> None:
+    mark = new_mark()
     script = "import time; time.sleep(60)"
-    started = time.perf_counter()
-    result = await probe_server(
-        McpServerConfig(command=sys.executable, args=["-c", script]), timeout=0.5
+    config = McpServerConfig.model_validate(
+        with_mark({"command": sys.executable, "args": ["-c", script]}, mark)
     )
-    assert not result.ok and "no answer within 0.5 s" in (result.error or "")
-    assert time.perf_counter() - started < 10
-    assert not children()
+    with anyio.fail_after(10):
+        result = await probe_server(config, timeout=0.5)
+    assert not result.ok
+    assert "did not answer initialize within 0.5 s" in (result.error or "")
+    assert marked(mark) == set()
 
 
 @pytest.fixture
