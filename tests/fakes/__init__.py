@@ -23,7 +23,9 @@ Script the answers per test, one reply per model request, then fall back to a re
 Replies: ``text``, ``tool_calls`` (arguments JSON split across chunks by default; ``interleave``
 alternates parallel calls), ``status`` (provider-shaped error body, ``retry-after``), ``garbage``
 (a non-JSON SSE event), ``cut_off`` (stream ends without a finish; ``abrupt`` closes the socket),
-``hang`` (never answers), and ``delay(seconds, reply)`` / ``reply.delayed(seconds)``;
+``hang`` (never answers), ``page`` (a raw body of any content type, e.g. an HTML page with status
+200), ``events`` (raw SSE event lines as given), ``reset`` (the connection is reset), and
+``delay(seconds, reply)`` / ``reply.delayed(seconds)``;
 ``text(..., chunk_delay=s)`` pauses between chunks.
 
 Responders answer when the script is empty (default ``echo``: the last user message's text);
@@ -34,7 +36,8 @@ and benchmarks. A responder gets the body as a ``RequestBody`` (a dict with ``la
 What the server saw: ``requests`` (method, path, lower-case headers, body), ``bodies`` (model
 request bodies), ``wait_for_requests(n)``, ``disconnects`` / ``wait_for_disconnect()`` (clients
 that closed the connection mid-answer, e.g. a cancelled stream), ``errors`` (responder crashes).
-``api_key=`` makes the server refuse other keys with a 401.
+``api_key=`` makes the server refuse other keys with a 401; ``status(401, echo_credentials=True)``
+repeats the request's credentials in the error body, as some providers and proxies do.
 """
 
 from __future__ import annotations
@@ -48,8 +51,11 @@ from tests.fakes._script import (
     cut_off,
     delay,
     echo,
+    events,
     garbage,
     hang,
+    page,
+    reset,
     status,
     text,
     tool_calls,
@@ -72,8 +78,11 @@ __all__ = [
     "cut_off",
     "delay",
     "echo",
+    "events",
     "garbage",
     "hang",
+    "page",
+    "reset",
     "status",
     "text",
     "tool_calls",
