@@ -90,7 +90,7 @@ def clean(table: str, values: Mapping[str, Any]) -> dict[str, Any]:
     cleaned: dict[str, Any] = {}
     for key, value in values.items():
         if key in json_columns and value is not None:
-            value = json.dumps(redact_json(value), ensure_ascii=False)
+            value = _compact(redact_json(value))
         elif isinstance(value, str) and key not in _KEY_COLUMNS:
             value = redact(value)
         cleaned[key] = value

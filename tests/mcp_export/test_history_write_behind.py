@@ -184,3 +184,20 @@ def test_row_ids_of_write_behind_stores_and_inline_writers_never_collide(tmp_pat
         (row, f"m{n}") for n, row in enumerate(ids)
     }
     inline.close()
+
+
+def test_a_conversation_continued_by_another_server_reads_in_the_order_it_was_written(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "h.sqlite3"
+    earlier = HistoryStore(path, write_behind=True)  # its row ids come before the later one's
+    later = HistoryStore(path, write_behind=True)
+    thread = later.create_thread(agent_path=None, agent_name="A", title="t", kind="served")
+    later.add_message(thread, "user", "one")
+    later.add_message(thread, "assistant", "two")
+    later.flush()
+    earlier.add_message(thread, "user", "three")
+    earlier.add_message(thread, "assistant", "four")
+    assert [m.content for m in earlier.messages(thread)] == ["one", "two", "three", "four"]
+    earlier.close()
+    later.close()
