@@ -8,7 +8,9 @@ handshake, 2026-07-28 without). What each part does:
 - ``_server_call``: one ``tools/call`` (arguments → prompt → chat session → result);
 - ``_server_model``: which model answers (the agent's provider, or the client's by sampling);
 - ``_server_sampling``: MCP sampling in both eras, behind the provider interface;
-- ``_server_http``: streamable HTTP with an optional bearer token.
+- ``_server_http``: streamable HTTP with an optional bearer token;
+- ``_server_stdio`` and ``_server_screen``: stdio, and the check every incoming message passes
+  on either transport before the SDK parses it.
 
 Start-up is kept as cheap as a bare SDK server's: loading the agents and building the tool list
 touch no provider SDK, no JSON-Schema validator and no tool server. Those are created on the first
@@ -98,6 +100,34 @@ class _LazyRequestStateBoundary:
         return result
 
 
+NOT_INITIALIZED = (
+    "Session not initialized: send an initialize request first (protocol 2025-11-25), or carry "
+    "the protocol version in params._meta of every request (2026-07-28)"
+)
+
+
+async def _explain_not_initialized(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Say why a request before ``initialize`` is refused, and what to send instead.
+
+    The SDK refuses such a request (anything but ``initialize`` and ``ping`` on a 2025-11-25
+    connection) with the error a malformed request gets, "Invalid request parameters", kept
+    for compatibility with its earlier versions; that sends a client looking at its arguments.
+    """
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        if (
+            exc.error.code == types.INVALID_PARAMS
+            and exc.error.message == "Invalid request parameters"
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            and ctx.session.client_params is None
+        ):
+            raise MCPError(code=types.INVALID_REQUEST, message=NOT_INITIALIZED) from exc
+        raise
+
+
 def _tracing_installed() -> bool:
     """Whether OpenTelemetry tracing is set up in this process (a tracer provider installed, as
     ``opentelemetry-instrument`` or ``OTEL_PYTHON_TRACER_PROVIDER`` does)."""
@@ -168,6 +198,7 @@ class AgentServer:
         )
         if not _tracing_installed():
             self.server.middleware = _without_tracing(self.server.middleware)
+        self.server.middleware.append(_explain_not_initialized)
         self.server.middleware.append(_LazyRequestStateBoundary(name))
         self._listing_cache: dict[str, Any] | None = None
 

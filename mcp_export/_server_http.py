@@ -1,9 +1,15 @@
 """Streamable HTTP for the served agent: address parsing, the bearer-token gate, and uvicorn.
 
 The SDK builds the ASGI app (``Server.streamable_http_app``: the MCP endpoint at ``/mcp``, both
-protocol eras, DNS-rebinding protection on loopback hosts); this module puts a bearer-token check
-in front of it and runs it with uvicorn on a socket bound here, so the real port is known (and
-logged) before the first request, also for ``PORT`` 0.
+protocol eras, DNS-rebinding protection on loopback hosts); this module puts two gates in front of
+it and runs it with uvicorn on a socket bound here, so the real port is known (and logged) before
+the first request, also for ``PORT`` 0:
+
+- ``BearerTokenGate``: the token check (when there is a token);
+- ``MessageScreen``: every POSTed message passes the check stdio input passes
+  (``_server_screen``), and what it refuses gets HTTP 400 with a JSON-RPC error body; a body
+  over ``MAX_BODY_BYTES`` gets 413 with one, and a request other than ``initialize`` without a
+  session is told to send ``initialize`` first.
 
 Safety rule: a server reachable from other machines runs the agent's model and tools for whoever
 connects, so binding to a non-loopback address without a token is refused at start-up
@@ -22,18 +28,24 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+import mcp_types as types
+import pydantic_core
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ._errors import ConfigurationError
+from ._server_screen import Refusal, screen
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
 __all__ = [
+    "MAX_BODY_BYTES",
     "MCP_PATH",
     "TOKEN_ENV",
     "BearerTokenGate",
     "HttpAddress",
     "HttpAddressError",
+    "MessageScreen",
     "bind_socket",
     "check_exposure",
     "parse_http_address",
@@ -45,6 +57,9 @@ logger = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 TOKEN_ENV = "METAAGENT_TOKEN"
 DEFAULT_HOST = "127.0.0.1"
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest POST body accepted (the SDK's default; stdio lines may be longer, as a server
+reachable over a network holds each body in memory for whoever sends it)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -154,18 +169,129 @@ class BearerTokenGate:
             b'{"error": "unauthorized", "message": "send the server\'s token as '
             b'Authorization: Bearer <token>"}'
         )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="metaagent"'),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await _json_reply(send, 401, body, (b"www-authenticate", b'Bearer realm="metaagent"'))
+
+
+async def _json_reply(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _error_body(refusal: Refusal) -> bytes:
+    error = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=refusal.request_id,
+        error=types.ErrorData(code=refusal.code, message=refusal.message),
+    )
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+
+class _ClientGone(Exception):
+    """The client disconnected before its whole body arrived: nothing to answer."""
+
+
+class MessageScreen:
+    """ASGI middleware: POSTs to the MCP endpoint pass ``_server_screen.screen`` first.
+
+    A refused message is answered 400 with the JSON-RPC error (its id when it has a readable
+    one); a body larger than ``max_body`` 413, also with a JSON-RPC error; a 2025-11-25 request
+    other than ``initialize`` without an ``Mcp-Session-Id`` 400, saying to send ``initialize``.
+    Everything else reaches the SDK's app with its body unchanged.
+
+    Args:
+        app: the SDK's ASGI app.
+        max_body: the largest body accepted, in bytes.
+    """
+
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES) -> None:
+        self._app = app
+        self._max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != MCP_PATH:
+            await self._app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", ()))
+        try:
+            body = await self._read_body(headers, receive)
+        except _ClientGone:
+            return
+        if body is None:
+            await self._refuse(
+                send,
+                413,
+                Refusal(
+                    types.INVALID_REQUEST,
+                    f"Invalid Request: the body is larger than this server's limit of "
+                    f"{self._max_body} bytes; send less data in one message",
+                ),
+            )
+            return
+        refusal = screen(body) or _missing_session(body, headers)
+        if refusal is not None:
+            await self._refuse(send, 400, refusal)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self._app(scope, replay, send)
+
+    async def _read_body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
+        """The whole body; None when it is (or says it is) larger than the limit."""
+        try:
+            declared = int(headers.get(b"content-length", b"0"))
+        except ValueError:
+            declared = 0
+        if declared > self._max_body:
+            return None
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise _ClientGone
+            body += message.get("body", b"")
+            if len(body) > self._max_body:
+                return None
+            if not message.get("more_body", False):
+                break
+        return bytes(body)
+
+    async def _refuse(self, send: Send, status: int, refusal: Refusal) -> None:
+        logger.warning("refused an HTTP message (%d): %s", status, refusal.message)
+        await _json_reply(send, status, _error_body(refusal))
+
+
+def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None:
+    """A 2025-11-25 request without a session that is not ``initialize``: say what to do.
+
+    (The SDK says "Missing session ID" with no id and no way forward.)
+    """
+    if b"mcp-session-id" in headers:
+        return None
+    version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
+    if version and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None  # a later era: requests need no session
+    message = pydantic_core.from_json(body)  # screened: a JSON object
+    if "id" not in message or message.get("method", "initialize") == "initialize":
+        return None  # a notification, a response, or initialize itself
+    return Refusal(
+        types.INVALID_REQUEST,
+        "Bad Request: no session: send an initialize request first and then its answer's "
+        "Mcp-Session-Id header with every request (protocol 2025-11-25), or use protocol "
+        "2026-07-28, which needs no session",
+        message["id"],
+    )
 
 
 def bind_socket(address: HttpAddress) -> socket.socket:
@@ -219,7 +345,11 @@ async def serve_http(
     check_exposure(address, token)
     import uvicorn
 
-    app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=address.host)
+    app: ASGIApp = MessageScreen(
+        server.streamable_http_app(
+            streamable_http_path=MCP_PATH, host=address.host, max_request_body_size=MAX_BODY_BYTES
+        )
+    )
     if token:
         app = BearerTokenGate(app, token)
     sock = bind_socket(address)

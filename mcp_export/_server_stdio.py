@@ -11,10 +11,12 @@ wire) and gives it ``StdinLines`` as stdin, which:
 
 - reads stdin in chunks and splits lines itself, discarding a line longer than
   ``MAX_LINE_BYTES`` (the rest of it is skipped up to the next newline, never held in memory);
-- checks each line before the SDK sees it and answers what it must refuse, as JSON-RPC 2.0 says:
-  ``-32700 Parse error`` (id null) for a line that is not JSON or too long, ``-32600 Invalid
-  Request`` (with the request's id when it has one) for JSON that is not an MCP message. Blank
-  lines are ignored. Every refusal is logged on stderr.
+- checks each line with ``_server_screen.screen`` before the SDK sees it and answers what it
+  must refuse, as JSON-RPC 2.0 says: ``-32700 Parse error`` (id null) for a line that is not
+  JSON or too long, ``-32600 Invalid Request`` (with the request's id when it has a readable
+  one) for JSON that is not an MCP message, nested too deeply, or a request whose id is not a
+  string or an integer. A malformed notification or response is not answered, and blank lines
+  are ignored. Every refusal is logged on stderr.
 
 Valid lines reach the SDK unchanged, so every later request is served as usual.
 
@@ -34,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import logging
 import os
 import selectors
@@ -50,7 +51,8 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
+
+from ._server_screen import screen
 
 __all__ = ["MAX_LINE_BYTES", "StdinLines", "WireOut", "robust_stdio_server"]
 
@@ -228,7 +230,7 @@ def _preview(data: bytes) -> str:
     return text + ("…" if len(data) > _PREVIEW else "")
 
 
-def _error(request_id: Any, code: int, message: str) -> SessionMessage:
+def _error(request_id: types.RequestId | None, code: int, message: str) -> SessionMessage:
     return SessionMessage(
         types.JSONRPCError(
             jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
@@ -354,43 +356,21 @@ class StdinLines:
         raw = raw.rstrip(b"\r")
         if not raw.strip():
             return None
-        try:
-            text = raw.decode("utf-8")
-            types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-        except (UnicodeDecodeError, ValidationError, ValueError):
-            pass
-        else:
-            return text
-        try:
-            data = json.loads(raw)
-        except ValueError:
+        refusal = screen(raw)
+        if refusal is None:
+            return raw.decode("utf-8")  # the screen parsed it: valid UTF-8
+        if refusal.answer:
             await self._refuse(
-                None, types.PARSE_ERROR, "Parse error: not valid JSON", f"{_preview(raw)!r}"
+                refusal.request_id, refusal.code, refusal.message, f"{_preview(raw)!r}"
             )
-            return None
-        request_id: Any = None
-        if isinstance(data, dict):
-            data = cast(dict[str, Any], data)
-            if "method" not in data and ("result" in data or "error" in data):
-                logger.warning("ignored a malformed response on stdin: %r", _preview(raw))
-                self.refused += 1
-                return None
-            candidate = data.get("id")
-            if isinstance(candidate, str | int) and not isinstance(candidate, bool):
-                request_id = candidate
-            elif "id" not in data:
-                logger.warning("ignored a malformed notification on stdin: %r", _preview(raw))
-                self.refused += 1
-                return None
-        await self._refuse(
-            request_id,
-            types.INVALID_REQUEST,
-            "Invalid Request: not a valid MCP JSON-RPC message",
-            f"{_preview(raw)!r}",
-        )
+        else:  # JSON-RPC answers no notification and no response, even a malformed one
+            logger.warning("ignored input on stdin (%s): %r", refusal.message, _preview(raw))
+            self.refused += 1
         return None
 
-    async def _refuse(self, request_id: Any, code: int, message: str, what: str) -> None:
+    async def _refuse(
+        self, request_id: types.RequestId | None, code: int, message: str, what: str
+    ) -> None:
         self.refused += 1
         logger.warning("refused input on stdin (%s): %s", message, what)
         await self._attached.wait()
