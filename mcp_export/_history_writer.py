@@ -111,7 +111,12 @@ class WriteBehind:
     # --- the caller's side ----------------------------------------------------------------------
 
     def insert(self, table: str, values: dict[str, Any]) -> int:
-        """Log and queue an insert; returns the row's id (0 for a thread: its id is a uuid)."""
+        """Log and queue an insert; returns the row's id (0 for a thread: its id is a uuid).
+
+        Raises:
+            HistoryError: no row id is left and none can be reserved (the thread reserves the
+                next block long before, unless the database has stayed locked all that time).
+        """
         row_id = self._take_id(table) if table in ROW_ID_TABLES else 0
         self._put(new_write(table, {"id": row_id, **values} if row_id else values))
         return row_id

@@ -116,12 +116,14 @@ def test_a_database_that_cannot_be_written_stops_the_recording_without_raising(
         store.flush()
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1 and "no longer recorded" in warnings[0], warnings
-    assert "runs" in warnings[0]
-    # Later writes are dropped quietly; the caller never sees an exception.
+    assert "runs" in warnings[0] and "kept in" in warnings[0]
+    # Later writes go on into the write log only; the caller never sees an exception.
     store.add_message(thread, "user", "after the failure")
     store.flush()
     assert store.messages(thread) == []
-    store.close()
+    with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+        store.close()
+    assert "2 writes were not yet in" in caplog.records[-1].getMessage()
 
 
 def test_close_with_a_bulk_backlog_loses_nothing(tmp_path: Path) -> None:
