@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from schema_types._agent import Agent
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -37,6 +41,7 @@ __all__ = [
     "RedactingFilter",
     "redact",
     "redact_json",
+    "remember_environment_references",
     "remember_resolved",
     "remember_secret",
 ]
@@ -60,6 +65,7 @@ _SHAPES = re.compile(
 _SHAPE_START = re.compile(
     r"Bearer|bearer|Basic|Token|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza"
 )
+_ENV_REFERENCE = re.compile(r"(?<!\S)env://([A-Za-z_][A-Za-z0-9_]*)")
 _SCHEME_VALUE = re.compile(r"^(?:Bearer|bearer|Basic|Token|token)\s+(\S+)$")
 
 _lock = threading.Lock()
@@ -121,6 +127,25 @@ def remember_resolved(written: Mapping[str, str], resolved: Mapping[str, str]) -
         if written.get(key) != value:
             remember_secret(value)
     return dict(resolved)
+
+
+def remember_environment_references(agent: Agent) -> None:
+    """Remember the values of every ``env://`` reference of ``agent``, without using them.
+
+    A served agent resolves its keys at the first call; what a client sends before that (a
+    refused line is logged) must already be redacted. Only environment references are read here:
+    ``keyring://`` ones are remembered when they are resolved, as the keyring is slow to load.
+
+    Args:
+        agent: the agent about to be served.
+    """
+    groups = [*agent.providers.values()]
+    for server in agent.mcp_servers.values():
+        groups += [server.env, server.headers]
+    for values in groups:
+        for value in values.values():
+            for name in _ENV_REFERENCE.findall(value):
+                remember_secret(os.environ.get(name))
 
 
 def _replace_shape(match: re.Match[str]) -> str:

@@ -20,6 +20,8 @@ import logging
 import os
 import sys
 
+from mcp_export._redact import RedactingFilter, remember_environment_references
+
 __all__ = ["register", "run"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -74,6 +76,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _configure_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
@@ -124,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         return _refuse(f"cannot load the agent file: {exc}")
     except ConfigurationError as exc:
         return _refuse(str(exc))
+    for served in agents:
+        remember_environment_references(served.agent)
 
     import anyio
 

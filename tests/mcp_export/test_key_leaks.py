@@ -214,3 +214,30 @@ def test_a_tool_server_that_prints_its_secret_reaches_no_stream_or_file(
     assert [i for i, output in enumerate(outputs) if key in output] == []  # … redacted
     leaking_files = [str(p) for p in files_under(metaagent_home) if key.encode() in p.read_bytes()]
     assert leaking_files == []
+
+
+def test_a_refused_request_line_that_carries_a_key_is_logged_without_it(
+    tmp_path: Path, key: str
+) -> None:
+    # The key is resolved when the served agent starts, so the log line naming the refused
+    # request must not repeat it, nor a bearer token of any shape.
+    with FakeOpenAIServer([]) as server:
+        agent = write_agent(tmp_path, "openai", server.base_url, f"env://{KEY_VARIABLE}")
+        env = dict(os.environ, PYTHONIOENCODING="utf-8", **{KEY_VARIABLE: key})
+        line = f'{{"k": "{key}", "Authorization": "Bearer sk-{"a1" * 12}"\n'
+        served = subprocess.run(
+            serve_command(str(agent)),
+            input=line,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=60,
+            cwd=REPO,
+            env=env,
+            check=False,
+        )
+    assert served.returncode == 0, served.stderr
+    assert "Parse error" in served.stdout
+    assert "refused" in served.stderr.lower() or "parse error" in served.stderr.lower()
+    assert key not in served.stderr + served.stdout
+    assert "sk-a1a1" not in served.stderr + served.stdout
