@@ -96,8 +96,10 @@ class WriteLog:
         self.size = 0
 
     def close(self, applied: int) -> Path | None:
-        """Close the log: deleted when its first ``applied`` bytes are all it holds, else handed
-        over to the next store that opens the database; returns where it was handed over.
+        """Close the log; returns where it was handed over, or None when it was deleted.
+
+        Deleted when its first ``applied`` bytes (those in the database) are all it holds, else
+        handed over to the next store that opens the database.
         """
         os.close(self._fd)
         if applied >= self.size:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -47,9 +48,19 @@ ROW_ID_TABLES = ("messages", "runs")
 """Tables whose rows have integer ids (``threads`` ids are uuids made by the caller)."""
 _JSON_COLUMNS = {"messages": frozenset({"tool_calls"}), "runs": frozenset({"arguments"})}
 _KEY_COLUMNS = frozenset(
-    {"id", "thread_id", "agent_path", "kind", "status", "role", "tool_name", "tool_call_id"}
-    | {"writer_start"}
+    [
+        "id",
+        "thread_id",
+        "agent_path",
+        "kind",
+        "status",
+        "role",
+        "tool_name",
+        "tool_call_id",
+        "writer_start",
+    ]
 )
+_COLUMN = re.compile(r"[a-z_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +85,15 @@ class Write:
         table, row, values = json.loads(line)
         if table not in ("threads", *ROW_ID_TABLES) or not isinstance(values, dict):
             raise ValueError(f"not a history write: {line[:80]!r}")
+        if not all(_COLUMN.fullmatch(key) for key in values):  # they become SQL column names
+            raise ValueError(f"not column names: {sorted(values)!r}")
         if row is not None and not isinstance(row, int):
             raise ValueError(f"not a row id: {row!r}")
         return cls(table, values, row)
 
 
 def new_write(table: str, values: Mapping[str, Any], row: int | None = None) -> Write:
-    """A write of ``values`` (already :func:`clean`: free text redacted, JSON columns encoded)."""
+    """A write of ``values`` as :func:`clean` leaves them (free text redacted, JSON encoded)."""
     return Write(table, clean(table, values), row)
 
 

@@ -287,16 +287,17 @@ class WriteBehind:
                 self._spare[table] = (first, first + _ID_BLOCK)
 
     def _fail(self, exc: BaseException) -> None:
+        log = self._log
+        # Said before a reader waiting in flush() is let go, so it never reads ahead of it.
+        logger.warning(
+            "history: %s; calls are no longer recorded in the database, their writes are %s",
+            exc,
+            f"kept in {log.path}" if log is not None else "lost",
+        )
         with self._settled:
             self._failed = True
             self._queued = 0  # what the thread still takes from the queue is dropped: it is logged
             self._settled.notify_all()
-        where = f"kept in {self._log.path}" if self._log is not None else "lost"
-        logger.warning(
-            "history: %s; calls are no longer recorded in the database, their writes are %s",
-            exc,
-            where,
-        )
 
 
 def _reserve_two_blocks(conn: sqlite3.Connection) -> dict[str, int]:
