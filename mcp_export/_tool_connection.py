@@ -75,8 +75,7 @@ class _Attempt:
         self.tools: list[types.Tool] | None = None
         self.error: str | None = None  # why it did not come up, or why the connection ended
         self.lost = False
-        # A caller's deadline cut its wait for this start short: from then on, callers without
-        # a deadline of their own do not wait for it either (it goes on in the background).
+        # A caller's wait for this start ended before it did: it goes on in the background.
         self.background = False
         self.stderr: StderrTail | None = None
         self.task: asyncio.Task[None] | None = None
@@ -161,6 +160,12 @@ class ServerConnection:
         return attempt.stderr.text() if attempt is not None and attempt.stderr is not None else ""
 
     @property
+    def starting_in_background(self) -> bool:
+        """Whether the server is still starting after a caller stopped waiting for it."""
+        attempt = self._attempt
+        return attempt is not None and attempt.background and attempt.starting
+
+    @property
     def unavailable_reason(self) -> str | None:
         """Why the server cannot be used right now; None when it is up or was never started."""
         attempt = self._attempt
@@ -176,9 +181,9 @@ class ServerConnection:
         """The connected client, starting (or restarting) the server if needed.
 
         Args:
-            wait: At most this many seconds to wait for a start in progress. None: until its
-                start-up limit, unless another caller's deadline already cut its wait for this
-                start short (the start then goes on in the background, not waited for).
+            wait: At most this many seconds to wait for a start in progress (None: until its
+                start-up limit). When the wait ends first, the start goes on in the background
+                (``starting_in_background``).
 
         Raises:
             ToolServerError: The server is unavailable: it could not start (the message holds the
@@ -190,8 +195,6 @@ class ServerConnection:
             budget = attempt.deadline - anyio.current_time()
             if wait is not None:
                 budget = min(budget, wait)
-            elif attempt.background:
-                budget = 0
             with anyio.move_on_after(budget):
                 await attempt.settled.wait()
             if not attempt.settled.is_set():

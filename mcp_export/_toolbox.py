@@ -21,8 +21,11 @@ A server that is unavailable — it could not start, did not answer within its s
 failed recently and waits for its next try — offers no tools, and the others serve as usual; the
 reason is in ``server_errors`` and in the error any call to one of its tools gets. A listing waits
 for servers still starting at most half of its caller's remaining time (the rest is the model's),
-so a slow server never makes a call overrun its own limit. A tool whose ``inputSchema`` is not a
-valid JSON Schema object is hidden with the reason: providers refuse a request that carries one.
+so a slow server never makes a call overrun its own limit; a start that outlived that wait goes on
+in the background, and later calls use the server once it is up without waiting for it.
+
+A tool whose ``inputSchema`` is not a valid JSON Schema object is hidden with the reason:
+providers refuse a whole request that carries one.
 """
 
 from __future__ import annotations
@@ -143,6 +146,12 @@ def _wait_budget() -> float | None:
     return max(0.0, (deadline - anyio.current_time()) / 2)
 
 
+def _wait_for(connection: ServerConnection, budget: float | None) -> float | None:
+    """How long to wait for ``connection``'s start: not at all once an earlier caller stopped
+    waiting for it (each call would pay for the same silent server again), else ``budget``."""
+    return 0.0 if connection.starting_in_background else budget
+
+
 def _may_offer_any(config: McpServerConfig, policy: str) -> bool:
     """Whether any tool of this server could be allowed, judged from the file alone.
 
@@ -209,7 +218,7 @@ class AgentToolbox:
         """The tools of ``server``, starting it if needed; [] while it is unavailable."""
         connection = self._connections[server]
         try:
-            await connection.client(wait)
+            await connection.client(_wait_for(connection, wait))
         except ToolServerError as exc:
             # Not offered while down (the index still routes its known names to the error);
             # the connection logged the failure itself, once.
@@ -385,7 +394,7 @@ class AgentToolbox:
                     )
                 connection = self._connections[spec.server]
                 try:
-                    client = await connection.client(_wait_budget())
+                    client = await connection.client(_wait_for(connection, _wait_budget()))
                 except ToolServerError as exc:
                     return ToolOutcome(str(exc), True, duration_ms=elapsed())
                 result = await client.call_tool(spec.tool, arguments)
