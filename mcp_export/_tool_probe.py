@@ -11,20 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
-
 from mcp_export._errors import ToolServerError
 from mcp_export._tool_connection import ProtocolMode, ServerConnection
+from mcp_export._tool_listing import input_schema_problem, tool_annotations
 from schema_types._agent import McpServerConfig
 
-__all__ = ["ProbeResult", "ProbedTool", "probe_server", "tool_annotations"]
-
-
-def tool_annotations(tool: types.Tool) -> dict[str, Any] | None:
-    """A tool's annotations as plain JSON (``readOnlyHint`` …), or None when it has none."""
-    if tool.annotations is None:
-        return None
-    return tool.annotations.model_dump(by_alias=True, exclude_none=True, mode="json")
+__all__ = ["ProbeResult", "ProbedTool", "probe_server"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +27,7 @@ class ProbedTool:
     description: str
     annotations: dict[str, Any] | None
     input_schema: dict[str, Any]
+    schema_problem: str | None = None  # why a model cannot be offered it (see ToolSpec)
 
 
 @dataclass(frozen=True)
@@ -72,7 +65,13 @@ async def probe_server(
         info = client.server_info
         version = client.protocol_version
         tools = tuple(
-            ProbedTool(t.name, t.description or "", tool_annotations(t), dict(t.input_schema))
+            ProbedTool(
+                t.name,
+                t.description or "",
+                tool_annotations(t),
+                dict(t.input_schema),
+                input_schema_problem(t.input_schema),
+            )
             for t in connection.tools or []
         )
     except ToolServerError as exc:

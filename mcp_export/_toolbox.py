@@ -35,7 +35,6 @@ import logging
 import math
 import re
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -43,18 +42,17 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import Draft202012Validator, validator_for
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from mcp_export._errors import ToolServerError
 from mcp_export._tool_connection import ProtocolMode, ServerConnection
+from mcp_export._tool_listing import input_schema_problem, tool_annotations
 from mcp_export._tool_outcome import ToolOutcome, outcome_from_result
 
 # ProbedTool, ProbeResult and probe_server are part of this module's names (the studio imports
 # them from here); they live with the rest of the one-off probe.
-from mcp_export._tool_probe import ProbedTool, ProbeResult, probe_server, tool_annotations
+from mcp_export._tool_probe import ProbedTool, ProbeResult, probe_server
 from mcp_export._tool_server_io import describe_error
 from mcp_export.providers._base import ToolSchema
 from schema_types._agent import Agent, McpServerConfig
@@ -123,18 +121,6 @@ class _Rejection:
 
     text: str
     refused: bool
-
-
-def _schema_problem(schema: Mapping[str, Any]) -> str | None:
-    """Why a tool's ``inputSchema`` cannot go to a provider, or None when it can."""
-    if schema.get("type") != "object":
-        return "its inputSchema is not an object schema (type: object)"
-    try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as exc:
-        where = ".".join(str(part) for part in exc.path)
-        return f"its inputSchema is not a valid JSON Schema: {where or 'root'}: {exc.message}"
-    return None
 
 
 def _wait_budget() -> float | None:
@@ -238,7 +224,7 @@ class AgentToolbox:
                 input_schema=dict(tool.input_schema),
                 annotations=tool_annotations(tool),
                 permission_required=config.permission_required(tool.name),
-                schema_problem=_schema_problem(tool.input_schema),
+                schema_problem=input_schema_problem(tool.input_schema),
             )
             for tool in listing
         ]

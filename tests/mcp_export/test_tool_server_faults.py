@@ -19,7 +19,8 @@ import pytest
 
 from mcp_export._tool_outcome import MAX_RESULT_CHARS
 from mcp_export._tool_server_io import STDERR_TAIL_BYTES
-from mcp_export._toolbox import AgentToolbox
+from mcp_export._toolbox import AgentToolbox, probe_server
+from schema_types._agent import McpServerConfig
 from tests.mcp_export.tool_servers import (
     REPO,
     fake_server,
@@ -235,3 +236,16 @@ async def test_the_backoff_doubles_with_each_failed_start_in_a_row() -> None:
             second = next_try((await toolbox.call("broken__echo", {})).text)
             assert 1.0 < second <= 2.0
             assert toolbox.connection("broken").starts == 2
+
+
+async def test_the_probe_names_a_tool_whose_input_schema_is_invalid() -> None:
+    config = McpServerConfig.model_validate(fake_server("--invalid-schema-tool"))
+    with anyio.fail_after(CASE_LIMIT):
+        result = await probe_server(config, base_dir=REPO)
+    assert result.ok, result.error
+    problems = {tool.name: tool.schema_problem for tool in result.tools}
+    assert problems["echo"] is None
+    assert problems["broken"] is not None
+    assert problems["broken"].startswith(
+        "its inputSchema is not a valid JSON Schema: properties.x.type"
+    )
