@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mcp_export.providers._openai_http import ChatCompletionsHTTP
+from mcp_export.providers._openai_http import ChatCompletionsHTTP, StreamSeen
 
 __all__ = ["DirectModel"]
 
@@ -22,7 +22,7 @@ class DirectModel:
 
     async def stream(self, body: dict[str, Any]) -> AsyncIterator[object]:
         """Open a streamed Chat Completions request with ``body``; its chunks as decoded JSON."""
-        return self.http.events(await self.http.open(body))
+        return self.http.events(await self.http.open(body), StreamSeen())
 
     async def close(self) -> None:
         await self.http.aclose()
