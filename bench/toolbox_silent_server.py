@@ -115,6 +115,7 @@ async def served_calls(agent: Path, home: Path) -> tuple[float, float]:
     """Seconds of the first and the second call through ``metaagent serve``."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
+    from mcp.types import TextContent
 
     params = StdioServerParameters(
         command=sys.executable,
@@ -128,7 +129,7 @@ async def served_calls(agent: Path, home: Path) -> tuple[float, float]:
             started = time.perf_counter()
             result = await client.call_tool("now", {}, read_timeout_seconds=120)
             times.append(time.perf_counter() - started)
-            text = result.content[0].text if result.content else ""
+            text = " ".join(b.text for b in result.content if isinstance(b, TextContent))
             if result.is_error or "It is" not in text:
                 raise RuntimeError(f"the call failed: {text}")
     return times[0], times[1]
@@ -202,10 +203,10 @@ def main() -> int:
     print(f"calls needing only the healthy server, beside a silent one ({args.rounds} round(s))")
     print(f"  {'':<34}{'baseline':>9}{'silent':>8}{'extra':>8}{'goal':>7}{'2nd call':>10}")
     met = True
-    for label, allowed, baseline, silent in rows:
+    for label, allowed, baseline, beside_silent in rows:
         base = statistics.median(first for first, _ in baseline)
-        with_silent = statistics.median(first for first, _ in silent)
-        second = statistics.median(later for _, later in silent)
+        with_silent = statistics.median(first for first, _ in beside_silent)
+        second = statistics.median(later for _, later in beside_silent)
         extra = with_silent - base
         met = met and extra <= allowed
         print(

@@ -10,7 +10,8 @@ stdio server. The options are the faults a tool server can show (``--help`` list
 - ``--garbage-stdout`` writes lines that are not JSON-RPC to stdout (on start and in every
   ``echo``), as a server that logs to stdout does;
 - ``--flood-stderr MB`` writes MB megabytes to stderr, in a thread, while it serves;
-- ``--http PORT`` serves streamable HTTP on 127.0.0.1:PORT at ``/mcp`` instead of stdio.
+- ``--http PORT`` serves streamable HTTP on 127.0.0.1:PORT at ``/mcp`` instead of stdio; with
+  ``--http 0`` it takes a free port and writes it to stdout once it listens.
 
 Tools:
 
@@ -34,11 +35,13 @@ from __future__ import annotations
 import argparse
 import base64
 import os
+import socket
 import sys
 import threading
 from pathlib import Path
 
 import anyio
+import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations
@@ -165,6 +168,17 @@ def _stop_flood() -> None:
         _flood.join()
 
 
+async def _serve_http(port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:PORT; with 0, a free port, written to stdout once listening
+    (connections made from then on wait in the backlog until the server accepts them)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", port))
+    listener.listen(64)
+    print(listener.getsockname()[1], flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[listener])
+
+
 def main() -> None:
     global _garbage_stdout, _flood
     parser = argparse.ArgumentParser()
@@ -195,7 +209,7 @@ def main() -> None:
         _flood = threading.Thread(target=_flood_stderr, args=(options.flood_stderr,), daemon=True)
         _flood.start()
     if options.http is not None:
-        server.run("streamable-http", host="127.0.0.1", port=options.http)
+        anyio.run(_serve_http, options.http)
     else:
         server.run("stdio")
 

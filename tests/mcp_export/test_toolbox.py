@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -356,26 +355,21 @@ async def test_probe_gives_up_on_a_server_that_never_answers() -> None:
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    """The fake tool server over streamable HTTP on a free local port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    """The fake tool server over streamable HTTP on a port it chose, listening before it says it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.tool_server", "--http", str(port)],
+        [sys.executable, "-m", "tests.fakes.tool_server", "--http", "0"],
         cwd=REPO,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the fake HTTP tool server did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        line = process.stdout.readline() if ready else ""
+        if not line.strip().isdigit():
+            raise RuntimeError(f"the fake HTTP tool server did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line)}/mcp"
     finally:
         process.terminate()
         process.wait(10)
