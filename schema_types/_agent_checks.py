@@ -1,7 +1,8 @@
 """From parsed agent-file data to an :class:`Agent`, or to every located problem in it.
 
 The pydantic model checks types and values; on top of it this module checks what the model
-cannot see from one value alone (two tools with one name, reported at the second tool) and runs
+cannot see from one value alone (two tools with one name, reported at the second tool; a
+``tools`` list at the top level, which nothing reads) and runs
 the parameters-schema check on every tool — or leaves that check for later, on the built agent
 (:func:`tool_schema_problems`; the studio shows an agent before it loads ``jsonschema`` and
 checks each tool's schema after). Each problem gets the JSON path it is about
@@ -26,6 +27,7 @@ from ._agent import Agent
 from ._agent_yaml import node_at
 from ._errors import Problem
 from ._json_text import format_path, json_text
+from ._schema_check import check_parameters_schema
 
 __all__ = [
     "LocatedProblem",
@@ -75,7 +77,7 @@ def check_agent_data(
             f"mcpServers, got {_got(data)}"
         )
         return None, [_locate((), detail, root)]
-    found: list[tuple[Parts, str]] = []
+    found: list[tuple[Parts, str]] = _misplaced_tools(data, check_schemas)
     duplicates = _duplicate_tool_names(data)
     found += duplicates
     agent: Agent | None = None
@@ -124,6 +126,29 @@ def _raw_tools(data: Mapping[str, Any]) -> list[Any]:
     return tools if isinstance(tools, list) else []
 
 
+def _misplaced_tools(data: Mapping[str, Any], check_schemas: bool) -> list[tuple[Parts, str]]:
+    """A ``tools`` list at the top level, where nothing reads it (tools go in ``metadata``):
+    named, with every problem its tools would have in the right place."""
+    if "tools" not in data:
+        return []
+    detail = (
+        "tools are not read here: an agent's tools go under metadata (metadata.tools); "
+        "move this list there"
+    )
+    problems: list[tuple[Parts, str]] = [(("tools",), detail)]
+    tools = data["tools"]
+    if isinstance(tools, list) and tools:
+        _, inner = check_agent_data(
+            {"metadata": {"tools": tools}}, None, check_schemas=check_schemas
+        )
+        problems += [
+            (("tools", *p.parts[2:]), p.detail)
+            for p in inner
+            if p.parts[:2] == ("metadata", "tools") and len(p.parts) > 2
+        ]
+    return problems
+
+
 def _duplicate_tool_names(data: Mapping[str, Any]) -> list[tuple[Parts, str]]:
     first: dict[str, int] = {}
     problems: list[tuple[Parts, str]] = []
@@ -154,8 +179,6 @@ def tool_schema_problems(agent: Agent) -> list[LocatedProblem]:
 
 
 def _schema_problems(data: Mapping[str, Any], reported: set[Parts]) -> list[tuple[Parts, str]]:
-    from ._schema_check import check_parameters_schema  # jsonschema: only when checking
-
     problems: list[tuple[Parts, str]] = []
     for index, tool in enumerate(_raw_tools(data)):
         if not isinstance(tool, Mapping) or not isinstance(tool.get("parameters"), Mapping):

@@ -17,7 +17,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,16 @@ from yaml.nodes import Node
 
 from ._agent import Agent
 from ._agent_checks import LocatedProblem, check_agent_data
-from ._agent_yaml import YamlSyntaxError, dump_yaml, parse_yaml
+from ._agent_yaml import YamlSyntaxError, parse_yaml, parse_yaml_data
 from ._errors import AgentFileError
+from ._file_text import read_agent_text
+from ._limits import MAX_FILE_BYTES, MAX_NESTING, TOO_DEEP, nesting_depth
 from ._secrets import find_literal_secrets
+from ._yaml_dump import dump_yaml
 
 __all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_NESTING",
     "TSAGENT_FILES",
     "AgentContentError",
     "agent_data_for_save",
@@ -41,11 +46,8 @@ __all__ = [
 # The agent description file of a tsagent directory (older releases used ``tspark.json``).
 TSAGENT_FILES = ("tsagent.json", "tspark.json")
 _TSAGENT_PROMPT = "prompt.md"
-_TOO_DEEP = "the document is nested too deeply to read"
-# Objects and arrays inside one another, at the most. Every reader of an agent (the schema checks,
-# the studio's editors, saving) recurses per level; real agents stay under 20. One limit for every
-# load, whether the schemas are checked then (the server) or later (the studio).
-MAX_NESTING = 100
+_DESCRIPTION_ADVICE = "a tsagent directory's tsagent.json is a JSON file describing the agent"
+_PROMPT_ADVICE = "a tsagent directory's prompt.md is a text file holding the system prompt"
 
 
 class AgentContentError(AgentFileError):
@@ -68,7 +70,8 @@ def load_agent(path: str | Path, *, check_schemas: bool = True) -> Agent:
 
     Args:
         path: a ``*.agent.yaml`` / ``.yml`` file, a ``.json`` file, or a tsagent directory
-            (``tsagent.json`` plus an optional ``prompt.md`` holding the system prompt).
+            (``tsagent.json`` plus an optional ``prompt.md`` holding the system prompt). Only
+            regular files of at most :data:`MAX_FILE_BYTES` are read.
         check_schemas: refuse an agent whose tools' parameters schemas are unsound. The studio
             passes False: it opens such an agent, checks each tool's schema once the window is
             up, and shows the problems so they can be fixed there.
@@ -79,28 +82,39 @@ def load_agent(path: str | Path, *, check_schemas: bool = True) -> Agent:
     Raises:
         AgentContentError: the file parses but its content is not a valid agent (a wrong type,
             an invalid tool name, two tools with one name, an unsound parameters schema…).
-        AgentFileError: the file cannot be read or is not valid YAML/JSON.
+        AgentFileError: the file cannot be read (missing, not a regular file, too large) or is
+            not valid YAML/JSON.
     """
     path = Path(path)
     if path.is_dir():
         return _load_tsagent_dir(path, check_schemas)
-    text = _read_text(path)
-    data, root = _parse(path, text)
+    text = read_agent_text(path)
+    if path.suffix.lower() == ".json":
+        data = _parse_json(path, text)
+        return _build(path, data, _JsonPositions(path, text, data), check_schemas)
+    data = _parse_yaml(path, text)
+    return _build(path, data, lambda: _yaml_positions(text), check_schemas)
+
+
+def _build(
+    file: Path, data: Any, positions: Callable[[], Node | None], check_schemas: bool
+) -> Agent:
+    """The agent, or every problem of it; ``positions`` gives the file's node tree for lines and
+    columns, asked for only when there are problems to locate."""
     if data is None:
         raise AgentFileError(
-            str(path),
-            "the file is empty: an agent file needs at least a 'metadata:' section",
+            str(file), "the file is empty: an agent file needs at least a 'metadata:' section"
         )
-    return _build(path, data, root, check_schemas)
-
-
-def _build(file: Path, data: Any, root: Node | None, check_schemas: bool) -> Agent:
-    if _nesting(data) > MAX_NESTING:
-        raise AgentFileError(str(file), _TOO_DEEP)
+    if nesting_depth(data) > MAX_NESTING:
+        raise AgentFileError(str(file), TOO_DEEP)
     try:
-        agent, problems = check_agent_data(data, root, check_schemas=check_schemas)
+        agent, problems = check_agent_data(data, None, check_schemas=check_schemas)
+        if agent is None:
+            root = positions()
+            if root is not None:
+                _, problems = check_agent_data(data, root, check_schemas=check_schemas)
     except RecursionError as exc:  # the schema checks recurse per level of nesting
-        raise AgentFileError(str(file), _TOO_DEEP) from exc
+        raise AgentFileError(str(file), TOO_DEEP) from exc
     if agent is None:
         raise AgentContentError([_as_error(file, problem) for problem in problems])
     return agent
@@ -112,83 +126,81 @@ def _as_error(file: Path, problem: LocatedProblem) -> AgentFileError:
     )
 
 
-def _read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise AgentFileError(str(path), "no such file") from exc
-    except IsADirectoryError as exc:  # pragma: no cover - directories are handled before
-        raise AgentFileError(str(path), "is a directory, not an agent file") from exc
-    except OSError as exc:
-        raise AgentFileError(str(path), f"cannot read the file: {exc.strerror or exc}") from exc
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line_start = raw.rfind(b"\n", 0, exc.start) + 1
-        line = raw.count(b"\n", 0, exc.start) + 1
-        # Columns count characters, as an editor shows them, not bytes.
-        column = len(raw[line_start : exc.start].decode("utf-8", errors="replace")) + 1
-        raise AgentFileError(
-            str(path),
-            f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded); "
-            "agent files are UTF-8",
-            line=line,
-            column=column,
-        ) from exc
-
-
-def _parse(path: Path, text: str) -> tuple[Any, Node | None]:
+def _parse(path: Path, text: str) -> Any:
+    """The data of an agent file's text (JSON for ``*.json``, YAML otherwise)."""
     if path.suffix.lower() == ".json":
         return _parse_json(path, text)
+    return _parse_yaml(path, text)
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
     try:
-        return parse_yaml(text)
+        return parse_yaml_data(text)
     except YamlSyntaxError as exc:
         raise AgentFileError(str(path), exc.detail, line=exc.line, column=exc.column) from exc
 
 
-def _nesting(data: Any) -> int:
-    """How deep objects and arrays nest in ``data`` (0 for a scalar), counted without recursion
-    and only up to one level past :data:`MAX_NESTING`."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack and deepest <= MAX_NESTING:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Iterable[Any] = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        stack += [(child, depth + 1) for child in children]
-    return deepest
+def _yaml_positions(text: str) -> Node | None:
+    # The text has been read once already, so it parses; the node tree costs a second reading,
+    # paid only by a file with problems to locate.
+    return parse_yaml(text)[1]
 
 
-def _parse_json(path: Path, text: str) -> tuple[Any, Node | None]:
+def _parse_json(path: Path, text: str) -> Any:
     if not text.strip():
-        return None, None
+        return None
+    repeated: list[str] = []
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) < len(pairs):
+            repeated.append(next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i])))
+        return result
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise AgentFileError(
             str(path), f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
         ) from exc
     except RecursionError as exc:
-        raise AgentFileError(str(path), _TOO_DEEP) from exc
-    # JSON is (nearly) YAML: its node tree gives content errors a line and column too. Where
-    # the YAML reader disagrees with the JSON one, errors still name their JSON path.
+        raise AgentFileError(str(path), TOO_DEEP) from exc
+    if repeated:
+        _refuse_repeated_key(path, text, repeated[0])
+    return data
+
+
+def _refuse_repeated_key(path: Path, text: str, key: str) -> None:
+    # json.loads would keep the last value without a word; an agent file names each key once.
+    # The YAML reader locates the repeat (JSON is YAML) and words it like a YAML file's.
     try:
-        yaml_data, root = parse_yaml(text)
+        parse_yaml(text)
     except YamlSyntaxError as exc:
         if exc.detail.startswith("duplicate key"):
             raise AgentFileError(str(path), exc.detail, line=exc.line, column=exc.column) from exc
-        return data, None
-    return data, (root if yaml_data == data else None)
+    raise AgentFileError(str(path), f"duplicate key {key!r}: each key may appear once in an object")
+
+
+class _JsonPositions:
+    """The YAML node tree of a JSON text, for lines and columns (None where YAML reads the text
+    differently): JSON is (nearly) YAML, but parsing it again costs, so only on demand."""
+
+    def __init__(self, path: Path, text: str, data: Any) -> None:
+        self._path, self._text, self._data = path, text, data
+
+    def __call__(self) -> Node | None:
+        try:
+            yaml_data, root = parse_yaml(self._text)
+        except YamlSyntaxError:
+            return None
+        return root if yaml_data == self._data else None
 
 
 def _load_tsagent_dir(directory: Path, check_schemas: bool) -> Agent:
+    # The first name present is read, whatever it is: a tsagent.json that is not a regular file
+    # is named as such rather than reported missing.
     description = next(
-        (directory / name for name in TSAGENT_FILES if (directory / name).is_file()), None
+        (directory / name for name in TSAGENT_FILES if os.path.lexists(directory / name)), None
     )
     if description is None:
         raise AgentFileError(
@@ -196,20 +208,22 @@ def _load_tsagent_dir(directory: Path, check_schemas: bool) -> Agent:
             "not an agent directory: it has no tsagent.json (open a *.agent.yaml file, or a "
             "tsagent directory holding tsagent.json and prompt.md)",
         )
-    data, root = _parse_json(description, _read_text(description))
+    text = read_agent_text(description, advice=_DESCRIPTION_ADVICE)
+    data = _parse_json(description, text)
     if data is None:
         raise AgentFileError(str(description), "the file is empty")
+    positions = _JsonPositions(description, text, data)
     if isinstance(data, dict):
         data = _from_tsagent(data, directory)
-    return _build(description, data, root, check_schemas)
+    return _build(description, data, positions, check_schemas)
 
 
 def _from_tsagent(data: dict[str, Any], directory: Path) -> dict[str, Any]:
     """The tsagent layout in this project's terms; every original key is kept as well."""
     data = dict(data)
     prompt = directory / _TSAGENT_PROMPT
-    if prompt.is_file():
-        data["systemPrompt"] = _read_text(prompt)
+    if os.path.lexists(prompt):
+        data["systemPrompt"] = read_agent_text(prompt, advice=_PROMPT_ADVICE)
     settings = data.get("settings")
     # tsagent remembers the last model used instead of configuring one.
     if isinstance(settings, dict) and "model" not in settings and "mostRecentModel" in settings:
@@ -315,9 +329,8 @@ def _existing(target: Path) -> tuple[Any, int | None]:
     except OSError:
         return None, None
     try:
-        text = target.read_bytes().decode("utf-8-sig")
-        data, _ = _parse(target, text)
-    except (OSError, UnicodeDecodeError, AgentFileError):
+        data = _parse(target, read_agent_text(target))
+    except AgentFileError:
         data = None  # unreadable or malformed: it is being replaced, order is best effort
     return data, mode
 

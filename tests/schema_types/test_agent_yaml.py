@@ -7,14 +7,18 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from schema_types import _agent_yaml
-from schema_types._agent_yaml import YamlSyntaxError, parse_yaml
+from schema_types import _agent_yaml, _yaml_loaders
+from schema_types._agent_yaml import MAX_VALUES, YamlSyntaxError, parse_yaml, parse_yaml_data
+from schema_types._limits import MAX_NESTING
+from schema_types._yaml_dump import dump_yaml
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.yaml"))
 
 pytestmark = pytest.mark.skipif(
-    _agent_yaml._CLoader is None, reason="PyYAML was built without libyaml"
+    _yaml_loaders.FastLoader is None, reason="PyYAML was built without libyaml"
 )
 
 
@@ -33,9 +37,9 @@ def positions(node: Any) -> list[tuple[str, int, int]]:
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_libyaml_and_pyyaml_read_every_example_alike(example: Path) -> None:
     text = example.read_text(encoding="utf-8")
-    assert _agent_yaml._CLoader is not None
-    fast_data, fast_root = _agent_yaml._parse_with(_agent_yaml._CLoader, text)
-    pure_data, pure_root = _agent_yaml._parse_with(_agent_yaml._Loader, text)
+    assert _yaml_loaders.FastLoader is not None
+    fast_data, fast_root = _agent_yaml._parse_with(_yaml_loaders.FastLoader, text)
+    pure_data, pure_root = _agent_yaml._parse_with(_yaml_loaders.PureLoader, text)
     assert fast_data == pure_data
     assert positions(fast_root) == positions(pure_root)
 
@@ -56,7 +60,91 @@ def test_both_parsers_keep_our_rules() -> None:
 
 
 def test_nesting_too_deep_for_libyaml_is_refused_cleanly() -> None:
-    # libyaml would recurse in C past the stack's end on this; the pure parser refuses it.
+    # libyaml's own composer would recurse in C past the stack's end on this.
     depth = 100_000
     with pytest.raises(YamlSyntaxError, match="nested too deeply"):
         parse_yaml("[" * depth + "]" * depth)
+
+
+# Texts the quick reading (data from libyaml's events) must read exactly as the loaders do, or
+# leave to them: anchors, tags, merge keys, YAML 1.1 scalars, repeated keys, several documents.
+TRICKY = [
+    "a: &x [1, 2]\nb: *x\n",
+    "a: &x 1\nb: *x\n",
+    "- !!str 5\n- !!int '7'\n",
+    "a: 0x1F\nb: 1_000\nc: .5\nd: yes\ne: ~\nf: 2026-01-01\ng: 1:30\nh: -.inf\n",
+    "<<: {a: 1}\nb: 2\n",
+    "base: &b {a: 1}\nmore:\n  <<: *b\n  c: 2\n",
+    "? [a]\n: b\n",
+    "a: 1\na: 2\n",
+    "1: a\n1.0: b\n",
+    "true: 1\n1: 2\n",
+    "--- 1\n--- 2\n",
+    "",
+    "# only a comment\n",
+    "---\n",
+    "a: *y\n",
+    "a: &x [*x]\n",
+    "&a a: &a b\n",
+    "!!set {a, b}\n",
+    "x: !custom value\n",
+    "a: =\n",
+    "[1, [2, {a: [3, {b: null}]}]]\n",
+    "'quoted': \"also\"\nplain: text\n",
+    "prompt: |\n  line one\n  line two\nfolded: >\n  one\n  two\n",
+]
+
+
+def _reading(read: Any, text: str) -> tuple[Any, ...]:
+    try:
+        return ("data", read(text))
+    except YamlSyntaxError as exc:
+        return ("refused", exc.detail, exc.line, exc.column)
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_the_quick_reading_agrees_with_the_loaders(text: str) -> None:
+    assert _reading(parse_yaml_data, text) == _reading(lambda t: parse_yaml(t)[0], text)
+
+
+_JSON_DATA = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False),
+        st.text(max_size=20),
+    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_DATA)
+def test_what_we_write_is_read_back_the_quick_way(data: Any) -> None:
+    text = dump_yaml({"value": data})
+    assert _yaml_loaders.data_from_events(text) == {"value": data}  # no fallback needed
+
+
+@pytest.mark.parametrize(
+    "read", [parse_yaml_data, lambda t: parse_yaml(t)[0]], ids=["quick", "nodes"]
+)
+def test_one_nesting_limit_in_either_reading(read: Any) -> None:
+    assert read("[" * MAX_NESTING + "]" * MAX_NESTING) is not None
+    with pytest.raises(YamlSyntaxError, match="nested too deeply"):
+        read("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1))
+
+
+def test_a_document_of_too_many_values_is_refused_where_they_overflow() -> None:
+    text = "[" + "0, " * MAX_VALUES + "0]\n"
+
+    with pytest.raises(YamlSyntaxError) as caught:
+        parse_yaml_data(text)
+
+    # The list is a value too, so its millionth zero (at column 2 + 3 × 999 999) is one too many.
+    assert (caught.value.line, caught.value.column) == (1, 3 * MAX_VALUES - 1)
+    assert caught.value.detail == (
+        "the document holds more than 1000000 values: an agent file holds far fewer; check that "
+        "this is the agent file you meant"
+    )
