@@ -20,7 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match, relevance
+from jsonschema.exceptions import SchemaError, ValidationError, best_match, relevance
+from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from ._errors import ArgumentsError, Problem, SchemaDefinitionError
@@ -33,6 +34,8 @@ from ._json_text import (
     path_sort_key,
     to_problems,
 )
+from ._limits import MAX_NESTING, nesting_depth
+from ._schema_refs import reference_problems
 
 __all__ = [
     "apply_defaults",
@@ -309,23 +312,35 @@ def validate_arguments(parameters: Mapping[str, Any], arguments: Any) -> dict[st
 
     Raises:
         ArgumentsError: listing every bad argument by path (``passengers[1].age: -3 is less than
-            the minimum of 0``), sorted by path.
-        SchemaDefinitionError: the parameters schema itself is not valid JSON Schema.
+            the minimum of 0``), sorted by path; also arguments nested deeper than
+            :data:`MAX_NESTING`, or too deeply for this schema to validate.
+        SchemaDefinitionError: the parameters schema itself is not valid JSON Schema, or its
+            references cannot be followed (loaded agents are checked for both; this is the
+            last line of defence, so a call never ends in a traceback).
     """
     if not isinstance(arguments, Mapping):
         got = _with_article(json_type_name(arguments))
         raise ArgumentsError([Problem("", f"arguments must be a JSON object, got {got}")])
-    filled = apply_defaults(parameters, arguments)
+    if nesting_depth(arguments) > MAX_NESTING:
+        raise ArgumentsError([Problem("", _TOO_DEEP_ARGUMENTS)])
     validator = _validator_for(parameters)
     try:
-        errors = list(validator.iter_errors(filled))
-    except (re.error, Unresolvable) as exc:
+        filled = apply_defaults(parameters, arguments)
+        problems = to_problems(located_problems(validator.iter_errors(filled)))
+    except RecursionError as exc:
+        raise ArgumentsError([Problem("", _TOO_DEEP_ARGUMENTS)]) from exc
+    except (re.error, Unresolvable, SchemaError) as exc:
         detail = f"the parameters schema cannot be used to validate: {exc}"
         raise SchemaDefinitionError([Problem("", detail)]) from exc
-    problems = to_problems(located_problems(errors))
     if problems:
         raise ArgumentsError(problems)
     return filled
+
+
+_TOO_DEEP_ARGUMENTS = (
+    f"the arguments nest too deeply to validate (objects and arrays at most {MAX_NESTING} "
+    "levels deep): send flatter arguments"
+)
 
 
 def _validator_for(parameters: Mapping[str, Any]) -> Any:
@@ -344,8 +359,28 @@ def _cached_validator(key: str) -> Any:
 
 
 def _build_validator(parameters: Mapping[str, Any]) -> Any:
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    problems = to_problems(located_problems(meta.iter_errors(parameters)))
+    located = located_problems(meta_validator().iter_errors(parameters))
+    if not located and nesting_depth(parameters) <= MAX_NESTING:
+        located = reference_problems(parameters)
+    problems = to_problems(located)
     if problems:
         raise SchemaDefinitionError(problems)
-    return Draft202012Validator(parameters, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return checking_validator(parameters)
+
+
+@lru_cache(maxsize=1)
+def meta_validator() -> Draft202012Validator:
+    """The Draft 2020-12 meta-schema's validator (built once: it is reused for every schema)."""
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+# References are followed within the schema and to the JSON Schema specifications, never fetched:
+# jsonschema's default would download any URL a $ref names, at call time, with no time limit.
+_NO_RETRIEVAL: Registry[Any] = Registry()
+
+
+def checking_validator(parameters: Mapping[str, Any]) -> Draft202012Validator:
+    """A validator for values against ``parameters`` (formats checked, nothing downloaded)."""
+    return Draft202012Validator(
+        parameters, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=_NO_RETRIEVAL
+    )

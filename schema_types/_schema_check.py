@@ -3,21 +3,23 @@
 The Draft 2020-12 meta-schema catches malformed keywords; on top of it we flag what is valid JSON
 Schema yet almost certainly a mistake: a root that is not an object, ``required`` names with no
 property, an ``enum``/``default``/``examples`` value the schema itself refuses, bounds the wrong
-way round, a ``pattern`` Python cannot compile, and a misspelt ``type``. Every problem carries the
-dotted JSON path of the offending keyword (``properties.age.minimum``), sorted by path.
+way round, a ``pattern`` Python cannot compile, and a misspelt ``type``; and what would break
+every call: a ``$ref`` that leads nowhere or loops back (``_schema_refs``). Every problem carries
+the dotted JSON path of the offending keyword (``properties.age.minimum``), sorted by path.
+
+Cheap by design, as a load checks every tool: a schema is checked once per distinct text, and
+``jsonschema`` (``_schema_meta``) runs only where ``_schema_proof`` cannot show it would find
+nothing, which for the schemas authors usually write it can.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, TypeGuard
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from referencing.exceptions import Unresolvable
-
-from ._arguments import located_problems
 from ._errors import Problem, SchemaDefinitionError
 from ._json_text import (
     Located,
@@ -27,6 +29,9 @@ from ._json_text import (
     json_type_name,
     to_problems,
 )
+from ._limits import TOO_DEEP
+from ._schema_proof import proves_sound
+from ._schema_refs import reference_problems, subschemas
 
 __all__ = ["check_parameters_schema", "ensure_parameters_schema"]  # the rest is package-internal
 
@@ -62,22 +67,6 @@ MODELLED_KEYWORDS: dict[str, dict[str, str]] = {
 }
 MODELLED_KEYWORDS["integer"] = MODELLED_KEYWORDS["number"]
 
-# Where sub-schemas live, by the shape of the keyword's value.
-_ONE_SCHEMA = (
-    "items",
-    "additionalProperties",
-    "additionalItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-)
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
 # A required name may be defined by these instead of ``properties``; then we cannot tell.
 _OTHER_DEFINERS = ("patternProperties", "allOf", "anyOf", "oneOf", "$ref", "if", "dependentSchemas")
 _BOUNDS = (
@@ -106,19 +95,36 @@ def check_parameters_schema(data: Mapping[str, Any]) -> list[Problem]:
     if not isinstance(data, Mapping):
         detail = f"the parameters schema must be a JSON object, got {describe_value(data)}"
         return [Problem("", detail)]
+    try:
+        try:
+            key = json.dumps(data)
+        except (TypeError, ValueError):  # not JSON (a YAML binary, say): checked, not cached
+            return _check(data)
+        return list(_check_text(key))
+    except RecursionError:  # a loaded agent nests MAX_NESTING deep at most; other callers may not
+        return [Problem("", TOO_DEEP)]
+
+
+@lru_cache(maxsize=1024)
+def _check_text(key: str) -> tuple[Problem, ...]:
+    # Generated agents repeat one schema across many tools; each distinct text is checked once.
+    return tuple(_check(json.loads(key)))
+
+
+def _check(data: Mapping[str, Any]) -> list[Problem]:
     own: list[Located] = [] if data.get("type") == "object" else [((), ROOT_MESSAGE)]
-    nodes = list(_subschemas(data, ()))
+    nodes = list(subschemas(data, ()))
     for parts, node in nodes:
         own += _node_problems(node, parts)
-        if isinstance(node.get("$ref"), str) and not _resolves(data, node["$ref"]):
-            own.append(
-                ((*parts, "$ref"), f"cannot resolve the reference {json_text(node['$ref'])}")
-            )
+    references = reference_problems(data)
+    if proves_sound(data):
+        return to_problems(own + references)
+    from ._schema_meta import meta_problems, value_problems  # jsonschema: only when needed
+
     # Our own message for a keyword is clearer than the meta-schema's ("not valid under any of
     # the given schemas" for a misspelt type), so it replaces those at or below its path.
     own_paths = {parts for parts, _ in own if parts}
-    meta_validator = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    all_meta = located_problems(meta_validator.iter_errors(data))
+    all_meta = meta_problems(data)
     meta = [
         (parts, message)
         for parts, message in all_meta
@@ -126,15 +132,18 @@ def check_parameters_schema(data: Mapping[str, Any]) -> list[Problem]:
     ]
     # Values are only checked against a node whose keywords are all sound: jsonschema cannot
     # apply a malformed keyword (a string minimum, an unknown type) to a value. A reference may
-    # lead anywhere, so with references any malformed keyword stops the value checks.
+    # lead anywhere, so with references any malformed keyword or reference stops the checks.
     broken = [parts for parts, _ in all_meta]
     uses_refs = any("$ref" in node or "$dynamicRef" in node for _, node in nodes)
-    validator = Draft202012Validator(data, format_checker=Draft202012Validator.FORMAT_CHECKER)
-    values: list[Located] = []
-    for parts, node in nodes:
-        if not (broken and uses_refs) and not any(b[: len(parts)] == parts for b in broken):
-            values += _value_problems(validator, node, parts)
-    return to_problems(own + meta + values)
+    if references or (broken and uses_refs):
+        checked: list[tuple[PathParts, Any]] = []
+    else:
+        checked = [
+            (parts, node)
+            for parts, node in nodes
+            if not any(b[: len(parts)] == parts for b in broken)
+        ]
+    return to_problems(own + references + meta + value_problems(data, checked))
 
 
 def ensure_parameters_schema(data: Mapping[str, Any]) -> None:
@@ -198,21 +207,6 @@ def _has_json_type(value: Any, expected: str) -> bool:
     return actual == expected
 
 
-def _subschemas(schema: Mapping[str, Any], parts: PathParts) -> Iterator[tuple[PathParts, Any]]:
-    yield parts, schema
-    for key, value in schema.items():
-        if key in _ONE_SCHEMA and isinstance(value, Mapping):
-            yield from _subschemas(value, (*parts, key))
-        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            for name, sub in value.items():
-                if isinstance(sub, Mapping):
-                    yield from _subschemas(sub, (*parts, key, name))
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            for index, sub in enumerate(value):
-                if isinstance(sub, Mapping):
-                    yield from _subschemas(sub, (*parts, key, index))
-
-
 def _node_problems(node: Mapping[str, Any], parts: PathParts) -> list[Located]:
     problems: list[Located] = []
     if "type" in node:
@@ -251,22 +245,6 @@ def _node_problems(node: Mapping[str, Any], parts: PathParts) -> list[Located]:
     return problems
 
 
-def _resolves(root: Mapping[str, Any], ref: str) -> bool:
-    """Whether a local JSON-pointer reference (``#/$defs/x``) leads somewhere; others pass."""
-    if not ref.startswith("#/"):
-        return True  # anchors and other documents are beyond what we check here
-    target: Any = root
-    for token in ref[2:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(target, Mapping) and token in target:
-            target = target[token]
-        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
-            target = target[int(token)]
-        else:
-            return False
-    return True
-
-
 def _type_problem(value: Any) -> str | None:
     names = value if isinstance(value, list) else [value]
     for name in names:
@@ -279,25 +257,3 @@ def _type_problem(value: Any) -> str | None:
 
 def _is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _value_problems(validator: Any, node: Mapping[str, Any], parts: PathParts) -> list[Located]:
-    """``enum``, ``default`` and ``examples`` values the node's own schema refuses."""
-    checks: list[tuple[PathParts, Any, Mapping[str, Any]]] = []
-    if isinstance(node.get("enum"), list):
-        # The other keywords must accept each enum value; enum itself trivially would.
-        without_enum = {key: value for key, value in node.items() if key != "enum"}
-        checks += [((*parts, "enum", i), v, without_enum) for i, v in enumerate(node["enum"])]
-    if "default" in node:
-        checks.append(((*parts, "default"), node["default"], node))
-    if isinstance(node.get("examples"), list):
-        checks += [((*parts, "examples", i), v, node) for i, v in enumerate(node["examples"])]
-    problems: list[Located] = []
-    for where, value, schema in checks:
-        try:
-            # evolve keeps the root's resolver, so "$ref": "#/$defs/…" still resolves.
-            errors = list(validator.evolve(schema=schema).iter_errors(value))
-        except (re.error, Unresolvable, SchemaError):
-            continue  # the meta-schema check reports what is wrong with the schema itself
-        problems += located_problems(errors, where)
-    return problems

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import http.server
+import threading
 from typing import Any
 
 import pytest
@@ -252,4 +254,102 @@ def test_format_path_renders_indexes_and_odd_names() -> None:
     assert format_path([0, "a"]) == "[0].a"
     assert format_path(["properties", "first name", "x-ui", "$defs"]) == (
         'properties["first name"].x-ui.$defs'
+    )
+
+
+# --- a schema that cannot be used, arguments too deep: errors, never a traceback ---------------
+
+TREE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"root": {"$ref": "#/$defs/node"}},
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+        }
+    },
+}
+
+
+def _nested_children(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {}
+    for _ in range(levels):
+        node = {"children": [node]}
+    return node
+
+
+def test_a_schema_that_refers_to_itself_through_properties_validates_a_tree() -> None:
+    # Recursion that descends into the value ends with the value: such a schema is sound.
+    arguments = {"root": _nested_children(20)}
+    assert validate_arguments(TREE, arguments) == arguments
+
+
+def test_arguments_nested_past_the_limit_are_an_arguments_error() -> None:
+    with pytest.raises(ArgumentsError) as caught:
+        validate_arguments(TREE, {"root": _nested_children(150)})
+
+    assert [str(p) for p in caught.value.problems] == [
+        "the arguments nest too deeply to validate (objects and arrays at most 100 levels "
+        "deep): send flatter arguments"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        (
+            {"type": "object", "properties": {"a": {"$ref": "#/properties/a"}}},
+            'properties.a.$ref: the reference "#/properties/a" leads back here',
+        ),
+        (
+            {"type": "object", "properties": {"a": {"$ref": "#/$defs/nowhere"}}},
+            'properties.a.$ref: cannot resolve the reference "#/$defs/nowhere"',
+        ),
+    ],
+    ids=["loop", "unresolvable"],
+)
+def test_a_schema_whose_references_break_is_a_schema_error_at_call_time(
+    schema: dict[str, Any], expected: str
+) -> None:
+    # A loaded agent never gets here (its file is refused); a schema from elsewhere still
+    # gets an error that says why, not a RecursionError from deep inside jsonschema.
+    with pytest.raises(SchemaDefinitionError) as caught:
+        validate_arguments(schema, {"a": 1})
+
+    assert str(caught.value).startswith(expected)
+
+
+def test_a_reference_to_another_document_is_never_fetched() -> None:
+    # jsonschema would download the URL a $ref names, during a call, with no time limit.
+    asked: list[str] = []
+
+    class Schema(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            body = b'{"type": "string"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Schema)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/name.json"
+        schema = {"type": "object", "properties": {"name": {"$ref": url}}}
+        with pytest.raises(SchemaDefinitionError) as caught:
+            validate_arguments(schema, {"name": 5})
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+    assert asked == []
+    assert str(caught.value).startswith(
+        f'properties.name.$ref: cannot resolve the reference "{url}"'
     )

@@ -19,6 +19,13 @@ TOOL = (
     "metadata:\n  tools:\n    - name: search\n      parameters:\n        type: object\n"
     "        properties:\n"
 )
+# A tool whose parameters go on with references (and the text of a long chain of them).
+REFS = "metadata:\n  tools:\n    - name: search\n      parameters:\n        type: object\n"
+_CHAIN = "".join(f"          d{i}: {{$ref: '#/$defs/d{i + 1}'}}\n" for i in range(101))
+_LOOP_ADVICE = (
+    "so validating a value would never end: make one of these references point to a schema "
+    "outside the loop"
+)
 
 CASES = [
     (
@@ -147,6 +154,71 @@ CASES = [
         TOOL + "          code: {type: string, pattern: '[A-Z'}\n",
         ":7:41: metadata.tools[0].parameters.properties.code.pattern: invalid regular "
         "expression: unterminated character set at position 0",
+    ),
+    (
+        "ref_cycle",
+        REFS + "        properties:\n          a: {$ref: '#/$defs/x'}\n        $defs:\n"
+        "          x: {$ref: '#/$defs/y'}\n          y: {$ref: '#/$defs/x'}\n",
+        ':9:21: metadata.tools[0].parameters.$defs.x.$ref: the reference "#/$defs/y" leads back '
+        "here without descending into a property or an item ($defs.x → $defs.y → $defs.x), "
+        + _LOOP_ADVICE,
+    ),
+    (
+        "ref_to_itself",
+        REFS + "        properties:\n          a: {$ref: '#/properties/a'}\n",
+        ':7:21: metadata.tools[0].parameters.properties.a.$ref: the reference "#/properties/a" '
+        "leads back here without descending into a property or an item (properties.a → "
+        "properties.a), " + _LOOP_ADVICE,
+    ),
+    (
+        "ref_loop_through_anyof",
+        REFS + "        anyOf: [{$ref: '#'}]\n",
+        ':6:24: metadata.tools[0].parameters.anyOf[0].$ref: the reference "#" leads back here '
+        "without descending into a property or an item (anyOf[0] → the root → anyOf[0]), "
+        + _LOOP_ADVICE,
+    ),
+    (
+        "ref_to_another_document",
+        REFS + "        properties:\n          a: {$ref: 'https://example.com/a.json'}\n",
+        ":7:21: metadata.tools[0].parameters.properties.a.$ref: cannot resolve the reference "
+        '"https://example.com/a.json": only references within the parameters schema '
+        "(#/$defs/NAME, #/properties/NAME, …) are followed; copy the schema it names under $defs "
+        "and refer to it as #/$defs/NAME",
+    ),
+    (
+        "ref_to_nothing",
+        REFS + "        properties:\n          a: {$ref: '#/$defs/cabin'}\n        $defs:\n"
+        "          cabni: {type: string}\n",
+        ":7:21: metadata.tools[0].parameters.properties.a.$ref: cannot resolve the reference "
+        '"#/$defs/cabin": $defs has no "cabin" (it has "cabni")',
+    ),
+    (
+        "ref_to_an_unknown_anchor",
+        REFS + "        properties:\n          a: {$ref: '#cabin'}\n",
+        ":7:21: metadata.tools[0].parameters.properties.a.$ref: cannot resolve the reference "
+        '"#cabin": no $anchor is named "cabin"',
+    ),
+    (
+        "ref_to_a_value_not_a_schema",
+        REFS + "        properties:\n          a: {$ref: '#/required/0'}\n        required: [a]\n",
+        ":7:21: metadata.tools[0].parameters.properties.a.$ref: the reference "
+        '"#/required/0" leads to string "a", not to a schema',
+    ),
+    (
+        "ref_chain_too_long",
+        REFS
+        + "        properties:\n          a: {$ref: '#/$defs/d0'}\n        $defs:\n"
+        + _CHAIN
+        + "          d101: {type: string}\n",
+        ":9:15: metadata.tools[0].parameters.$defs.d0: references and combinations (allOf, "
+        "anyOf, …) lead more than 100 schemas deep from here without descending into a property "
+        "or an item, deeper than a value can be validated: shorten the chain",
+    ),
+    (
+        "tools_at_top_level",
+        "metadata:\n  name: Desk\ntools:\n  - name: search\n    prompt: Find it.\n",
+        ":4:3: tools: tools are not read here: an agent's tools go under metadata "
+        "(metadata.tools); move this list there",
     ),
     (
         "max_chat_turns_not_a_number",
@@ -291,6 +363,14 @@ SCHEMA_CASES = [
     "default_of_wrong_type",
     "minimum_above_maximum",
     "bad_regex_pattern",
+    "ref_cycle",
+    "ref_to_itself",
+    "ref_loop_through_anyof",
+    "ref_to_another_document",
+    "ref_to_nothing",
+    "ref_to_an_unknown_anchor",
+    "ref_to_a_value_not_a_schema",
+    "ref_chain_too_long",
 ]
 
 

@@ -119,7 +119,8 @@ def test_an_unresolvable_reference_is_flagged() -> None:
     data = _params(cabin={"$ref": "#/$defs/cabni", "default": "first"})
     data["$defs"] = {"cabin": {"enum": ["economy"]}}
     assert _messages(data) == [
-        'properties.cabin.$ref: cannot resolve the reference "#/$defs/cabni"'
+        'properties.cabin.$ref: cannot resolve the reference "#/$defs/cabni": $defs has no '
+        '"cabni" (it has "cabin")'
     ]
 
 
