@@ -37,6 +37,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp_export._errors import ToolServerError
+from mcp_export._redact import remember_resolved
 from mcp_export._tool_server_io import StderrTail, WatchedReadStream, describe_error
 from schema_types._agent import McpServerConfig
 from schema_types._errors import SecretError
@@ -100,9 +101,10 @@ def _resolve_values(values: Mapping[str, str]) -> dict[str, str]:
         ToolServerError: A reference does not resolve (the message names it).
     """
     try:
-        return {key: resolve_secret(value, key_name=key) for key, value in values.items()}
+        resolved = {key: resolve_secret(value, key_name=key) for key, value in values.items()}
     except SecretError as exc:
         raise ToolServerError(str(exc)) from exc
+    return remember_resolved(values, resolved)
 
 
 class ServerConnection:

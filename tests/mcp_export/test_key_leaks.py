@@ -184,11 +184,6 @@ LEAKY_SERVER = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the MCP server env/headers resolved in _tool_connection._resolve_values are not yet "
-    "handed to remember_secret",
-)
 def test_a_tool_server_that_prints_its_secret_reaches_no_stream_or_file(
     tmp_path: Path, metaagent_home: Path, key: str
 ) -> None:
