@@ -93,7 +93,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 
 
 def output_schema(conversation: bool) -> dict[str, Any]:
-    """The ``outputSchema`` of a tool; conversation tools also return ``conversationId``."""
+    """The ``outputSchema`` of a tool (a fresh copy); conversation tools also return
+    ``conversationId``."""
     schema = copy.deepcopy(OUTPUT_SCHEMA)
     if conversation:
         schema["properties"]["conversationId"] = {
@@ -101,6 +102,11 @@ def output_schema(conversation: bool) -> dict[str, Any]:
             "description": "Pass it back as conversation_id to continue this conversation.",
         }
     return schema
+
+
+# The listing's entries share these (they are only read: serialized for the wire), so listing
+# 500 tools does not copy the output schema 500 times.
+_LISTED_OUTPUT_SCHEMAS = {False: output_schema(False), True: output_schema(True)}
 
 
 class ToolNameClash(ConfigurationError):
@@ -133,8 +139,8 @@ class ServedTool:
         name: the served name (prefixed with ``--prefix``).
         owner: the agent it belongs to.
         definition: the tool definition from the agent file.
-        input_schema: the served ``inputSchema`` (the authored parameters, plus
-            ``conversation_id`` for a conversation tool).
+        input_schema: the served ``inputSchema``: the authored parameters themselves, or for
+            a conversation tool a copy with ``conversation_id`` added. Read it, never change it.
         authored_annotations: the annotations written in the agent file, or None.
     """
 
@@ -170,7 +176,7 @@ class ServedTool:
             "title": definition.title or _title_from_name(definition.name),
             "description": definition.description,
             "inputSchema": self.input_schema,
-            "outputSchema": output_schema(self.conversation),
+            "outputSchema": _LISTED_OUTPUT_SCHEMAS[self.conversation],
         }
         annotations = self.authored_annotations
         if annotations is None:
@@ -193,9 +199,9 @@ def agent_slug(agent: Agent) -> str:
 
 
 def _served_input_schema(served: ServedAgent, tool: ToolDefinition) -> dict[str, Any]:
-    schema = copy.deepcopy(tool.parameters)
     if not tool.conversation:
-        return schema
+        return tool.parameters  # only read (serialized for the wire): no copy needed
+    schema = copy.deepcopy(tool.parameters)
     properties = schema.setdefault("properties", {})
     if not isinstance(properties, dict):
         raise ConfigurationError(

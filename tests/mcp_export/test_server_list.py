@@ -139,6 +139,26 @@ async def test_a_conversation_tool_gets_an_optional_conversation_id(
     assert "conversation_id" not in tool["parameters"]["properties"]
 
 
+@MODES
+async def test_plain_and_conversation_tools_keep_their_own_schemas_on_every_listing(
+    tmp_path: Path, mode: str
+) -> None:
+    # Listed entries share what they can (the output schemas, a plain tool's parameters): no
+    # listing may change what another tool, or the loaded agent, holds.
+    tools = [book_tool("plain"), book_tool("chat", conversation=True), book_tool("other")]
+    path = write_agent(tmp_path / "a.agent.yaml", tools=tools)
+    agents = load_served_agents([path])
+    async with AgentServer(agents) as served, Client(served.server, mode=mode) as client:
+        listings = [(await client.list_tools()).tools for _ in range(2)]
+    for listed in listings:
+        plain, chat, other = (_dump(tool) for tool in listed)
+        assert plain["outputSchema"] == other["outputSchema"] == OUTPUT_SCHEMA
+        assert "conversationId" in chat["outputSchema"]["properties"]
+        assert plain["inputSchema"] == tools[0]["parameters"]
+        assert "conversation_id" in chat["inputSchema"]["properties"]
+    assert [t.parameters for t in agents[0].agent.tools] == [t["parameters"] for t in tools]
+
+
 async def test_a_conversation_tool_with_its_own_conversation_id_is_refused(
     tmp_path: Path,
 ) -> None:
