@@ -145,7 +145,9 @@ async def run_call(
         raise
     finally:
         await runtime.note_inner_tools()
-    return finish(tool, record, outcome, record.thread_id)
+    return finish(
+        tool, record, outcome, record.thread_id, unavailable=runtime.unavailable_servers()
+    )
 
 
 @dataclass(frozen=True)
@@ -249,13 +251,18 @@ def finish(
     thread_id: str | None,
     *,
     duration_ms: float | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> types.CallToolResult:
-    """The call's result (recorded in history): the answer, or the failure with what to do."""
+    """The call's result (recorded in history): the answer, or the failure with what to do.
+
+    ``unavailable`` names the agent's tool servers that could not be used, with why: the answer's
+    ``unavailableServers``, and a line of a failure's text.
+    """
     from ._events import SessionFailed
 
     if isinstance(outcome, SessionFailed):
         record.failed(outcome.message)
-        return failure_result(tool.name, outcome)
+        return failure_result(tool.name, outcome, unavailable=unavailable)
     if not outcome.text.strip():
         message = "the model answered with an empty message"
         record.failed(message)
@@ -265,6 +272,8 @@ def finish(
         )
     elapsed = outcome.duration_ms if duration_ms is None else duration_ms
     conversation = thread_id if tool.conversation else None
-    structured = structured_answer(outcome, duration_ms=elapsed, conversation_id=conversation)
+    structured = structured_answer(
+        outcome, duration_ms=elapsed, conversation_id=conversation, unavailable=unavailable
+    )
     record.succeeded(outcome, thread_id)
     return answer_result(structured)

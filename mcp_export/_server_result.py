@@ -11,7 +11,7 @@ receives was redacted, whichever step made it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
@@ -43,13 +43,19 @@ def error_result(text: str) -> types.CallToolResult:
     )
 
 
-def failure_result(tool: str, failure: SessionFailed) -> types.CallToolResult:
-    """The ``isError`` result of a run that ended without an answer: the reason, then the hint."""
-    return error_result(
-        f"{tool} failed: {failure.message}\nWhat to do: {failure.hint}"
-        if failure.hint
-        else f"{tool} failed: {failure.message}"
-    )
+def failure_result(
+    tool: str, failure: SessionFailed, *, unavailable: Mapping[str, str] | None = None
+) -> types.CallToolResult:
+    """The ``isError`` result of a run that ended without an answer: the reason, then the hint,
+    then the agent's tool servers that could not be used."""
+    text = f"{tool} failed: {failure.message}"
+    if failure.hint:
+        text += f"\nWhat to do: {failure.hint}"
+    if unavailable:
+        text += "\nUnavailable tool servers: " + "; ".join(
+            f"{name}: {reason}" for name, reason in unavailable.items()
+        )
+    return error_result(text)
 
 
 def _call_data(record: ToolCallRecord) -> dict[str, Any]:
@@ -67,8 +73,10 @@ def structured_answer(
     duration_ms: float,
     tool_calls: Sequence[ToolCallRecord] | None = None,
     conversation_id: str | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The ``structuredContent`` of a successful call."""
+    """The ``structuredContent`` of a successful call (``unavailableServers`` only when some
+    of the agent's tool servers could not be used)."""
     calls = answer.tool_calls if tool_calls is None else tool_calls
     data: dict[str, Any] = {
         "answer": answer.text,
@@ -81,6 +89,8 @@ def structured_answer(
     }
     if conversation_id is not None:
         data["conversationId"] = conversation_id
+    if unavailable:
+        data["unavailableServers"] = dict(unavailable)
     return data
 
 

@@ -149,4 +149,11 @@ def _record_and_finish(
                 recorder.model_turn_finished(message, Usage())
             elif message.role == "tool":
                 recorder.tool_result(message)
-    return finish(request.tool, record, outcome, record.thread_id, duration_ms=duration_ms)
+    return finish(
+        request.tool,
+        record,
+        outcome,
+        record.thread_id,
+        duration_ms=duration_ms,
+        unavailable=request.runtime.unavailable_servers(),
+    )

@@ -64,6 +64,15 @@ class AgentRuntime:
             self._toolbox = AgentToolbox(self.served.agent, base_dir=self.served.base_dir)
         return self._toolbox
 
+    def unavailable_servers(self) -> dict[str, str]:
+        """Each of the agent's tool servers that is unavailable now, with the first line of why."""
+        if self._toolbox is None:
+            return {}
+        return {
+            name: reason.splitlines()[0] if reason else reason
+            for name, reason in self._toolbox.server_errors.items()
+        }
+
     def configured_provider(self) -> tuple[Provider, str]:
         """The agent's own provider and model, made once.
 
@@ -82,9 +91,14 @@ class AgentRuntime:
         if toolbox is None or self.inner_tools is not None:
             return
         try:
-            self.inner_tools = await toolbox.allowed_tools()
+            tools = await toolbox.allowed_tools()
         except Exception:  # only annotations depend on it: never fail a call for it
             logger.debug("could not list the inner tools", exc_info=True)
+            return
+        # A listing without an unavailable server's tools would decide the annotations for good;
+        # it is kept only once every server answered.
+        if not toolbox.server_errors:
+            self.inner_tools = tools
 
     async def aclose(self) -> None:
         """Stop the tool servers and close the provider's connections."""

@@ -86,6 +86,11 @@ OUTPUT_SCHEMA: dict[str, Any] = {
             "required": ["inputTokens", "outputTokens"],
         },
         "durationMs": {"type": "number"},
+        "unavailableServers": {
+            "type": "object",
+            "description": "The agent's tool servers that could not be used, with why.",
+            "additionalProperties": {"type": "string"},
+        },
     },
     "required": ["answer", "toolCalls", "usage", "durationMs"],
 }

@@ -116,7 +116,8 @@ class ServerConnection:
         base_dir: The agent file's directory; a relative ``cwd`` or command path is taken from it,
             and a stdio server without ``cwd`` runs there.
         startup_timeout: Seconds the server may take to answer ``initialize`` and ``tools/list``
-            (default ``DEFAULT_STARTUP_TIMEOUT``).
+            (default ``DEFAULT_STARTUP_TIMEOUT``); the server's own ``startupTimeoutSeconds`` in the
+            agent file wins.
         mode: ``auto`` (discover the protocol era, fall back to the initialize handshake) or
             ``legacy`` (initialize handshake only).
     """
@@ -133,7 +134,8 @@ class ServerConnection:
         self.name = name
         self.config = config
         self.base_dir = base_dir
-        self.startup_timeout = (
+        # The server's own setting in the agent file wins over the caller's default.
+        self.startup_timeout = config.startup_timeout_seconds or (
             DEFAULT_STARTUP_TIMEOUT if startup_timeout is None else startup_timeout
         )
         self.mode: ProtocolMode = mode

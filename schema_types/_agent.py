@@ -160,6 +160,8 @@ class McpServerConfig(_Model):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=lambda: dict[str, str]())
+    startup_timeout_seconds: float | None = Field(default=None, gt=0, le=600)
+    """How long the server may take to start and list its tools; None: the runtime's default."""
     server_tool_defaults: McpToolSetting = Field(default_factory=McpToolSetting)
     tools: dict[str, McpToolSetting] = Field(default_factory=lambda: dict[str, McpToolSetting]())
 

@@ -7,6 +7,7 @@ official ``mcp.Client`` in both protocol eras, connected in-process to the real 
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from tests.fakes._script import (
     text,
     tool_round_then_text,
 )
-from tests.fakes.mcp_clients import ProgressLog, book_tool, time_server, write_agent
+from tests.fakes.mcp_clients import REPO, ProgressLog, book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
@@ -275,3 +276,41 @@ async def test_arguments_that_are_not_an_object_are_refused_as_a_result(
         result = await client.call_tool("book_flight", {"destination": ["not", "a", "string"]})
     assert result.is_error
     assert _text(result).splitlines()[1].startswith("destination: ")
+
+
+@MODES
+async def test_a_tool_server_that_never_starts_is_named_in_the_trace_while_the_others_serve(
+    tmp_path: Path, mode: str
+) -> None:
+    silent = {
+        "command": sys.executable,
+        "args": ["-m", "tests.fakes.tool_server", "--never-initialize"],
+        "cwd": str(REPO),
+        "startupTimeoutSeconds": 1,
+        "serverToolDefaults": {"permissionRequired": False},
+    }
+    with FakeOpenAIServer(responder=tool_round_then_text([TIME_CALL])) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            mcp_servers={"t": time_server(), "silent": silent},
+            settings={"timeoutSeconds": 20},
+        )
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            started = time.monotonic()
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+            elapsed = time.monotonic() - started
+            listed = await client.list_tools()
+        tools_offered = [t["function"]["name"] for t in model.bodies[0]["tools"]]
+    assert not result.is_error, _text(result)
+    assert "t__get_current_time" in tools_offered
+    assert not any(name.startswith("silent__") for name in tools_offered)
+    data = result.structured_content
+    assert data is not None
+    assert [c["name"] for c in data["toolCalls"]] == ["t__get_current_time"]
+    assert "did not answer initialize within 1 s" in data["unavailableServers"]["silent"]
+    assert elapsed < 10  # the silent server's one-second limit, not the call's twenty
+    # The result conforms to the outputSchema the tool is listed with.
+    (entry,) = [tool for tool in listed.tools if tool.name == "book_flight"]
+    assert entry.output_schema is not None
+    assert "unavailableServers" in entry.output_schema["properties"]
