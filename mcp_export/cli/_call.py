@@ -66,7 +66,7 @@ def add_argument_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``call`` with parsed arguments; returns the exit code."""
     from schema_types._arguments import validate_arguments
-    from schema_types._errors import ArgumentsError
+    from schema_types._errors import ArgumentsError, SchemaDefinitionError
     from schema_types._template import render
 
     from ._render import parse_cli_arguments
@@ -92,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
         lines = "\n".join(f"  {problem}" for problem in exc.problems)
         error("call", f"the arguments do not fit {tool.name}'s parameters:\n{lines}")
         return 2
+    except SchemaDefinitionError as exc:
+        error("call", f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
+        return 1
     prompt = render(
         tool.prompt,
         arguments,
