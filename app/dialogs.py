@@ -86,14 +86,13 @@ def disk_diff(document: AgentDocument) -> str:
     """A unified diff from the file on disk to what saving would write."""
     import difflib
 
+    from app.plain_files import regular_file_bytes
     from schema_types._agent_file import dump_agent_yaml
 
     disk: list[str] = []
-    if document.path is not None:
-        try:
-            disk = document.path.read_text(encoding="utf-8").splitlines(keepends=True)
-        except OSError:
-            disk = []
+    found = regular_file_bytes(document.path) if document.path is not None else None
+    if found is not None:  # never a named pipe put in the file's place: that read would hang
+        disk = found[1].decode("utf-8", errors="replace").splitlines(keepends=True)
     mine = dump_agent_yaml(document.agent).splitlines(keepends=True)
     text = "".join(difflib.unified_diff(disk, mine, "on disk", "yours"))
     return text or "No differences in content."

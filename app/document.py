@@ -35,6 +35,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app.errors import reporter
+from app.plain_files import regular_file_bytes
 from schema_types._agent import Agent
 
 __all__ = [
@@ -62,13 +63,13 @@ class DiskStamp:
 
     @classmethod
     def of(cls, path: Path) -> DiskStamp | None:
-        """The stamp of ``path`` now, or None when it does not exist."""
-        try:
-            stat = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
+        """The stamp of ``path`` now, or None when it is not a regular file of an agent's size
+        (missing, unreadable, a named pipe put in its place, too large); never blocks."""
+        found = regular_file_bytes(path)
+        if found is None:
             return None
-        return cls(stat.st_mtime_ns, stat.st_size, digest)
+        info, content = found
+        return cls(info.st_mtime_ns, info.st_size, hashlib.sha256(content).hexdigest())
 
 
 def merge_id_for(path: FieldPath) -> int:
@@ -240,13 +241,28 @@ class AgentDocument(QObject):
     path_changed = Signal()
 
     def __init__(
-        self, agent: Agent | None = None, path: Path | None = None, parent: QObject | None = None
+        self,
+        agent: Agent | None = None,
+        path: Path | None = None,
+        parent: QObject | None = None,
+        *,
+        disk_stamp: DiskStamp | None = _MISSING,
     ) -> None:
+        """An open agent.
+
+        Args:
+            agent: the agent (a blank one when None).
+            path: its file, or None for an agent not saved yet.
+            parent: the owning QObject.
+            disk_stamp: the file as it was read (taken now from ``path`` when not given).
+        """
         super().__init__(parent)
         self.agent: Agent = agent if agent is not None else blank_agent()
         self.path: Path | None = path
         self.undo_stack = QUndoStack(self)
-        self.disk_stamp: DiskStamp | None = DiskStamp.of(path) if path else None
+        if disk_stamp is _MISSING:
+            disk_stamp = DiskStamp.of(path) if path else None
+        self.disk_stamp: DiskStamp | None = disk_stamp
         self._forced_dirty = False
         self._was_dirty = False
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
@@ -292,10 +308,10 @@ class AgentDocument(QObject):
         if self.path is None or self.disk_stamp is None:
             return False
         try:
-            stat = self.path.stat()
+            info = self.path.stat()
         except OSError:
             return True
-        if (stat.st_mtime_ns, stat.st_size) == (self.disk_stamp.mtime_ns, self.disk_stamp.size):
+        if (info.st_mtime_ns, info.st_size) == (self.disk_stamp.mtime_ns, self.disk_stamp.size):
             return False
         now = DiskStamp.of(self.path)
         return now is None or now.sha256 != self.disk_stamp.sha256

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 
 from app.document import AgentDocument
 from app.errors import Report, reporter
+from app.file_loading import AgentFileLoader
 from app.icons import app_icon, icon
 from app.outline import OutlineView
 from app.qt_models import SECTIONS, OutlineNode
@@ -74,6 +75,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
 
     closed = Signal()
     current_document_changed = Signal(object)
+    document_opened = Signal(object)  # AgentDocument read from its file and shown
 
     def __init__(
         self,
@@ -97,6 +99,10 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.setObjectName("mainWindow")
 
         self._welcome: WelcomePage | None = None  # built when first shown (not for a file start)
+        self._opening: QLabel | None = None  # shown while the first agent is read
+        self.file_loader = AgentFileLoader(self)
+        self.file_loader.loaded.connect(self._on_file_loaded)
+        self.file_loader.failed.connect(self._on_file_failed)
         self.outline = OutlineView()
         self.page_stack = QStackedWidget()
         self.page_stack.setObjectName("pageStack")
@@ -239,17 +245,33 @@ class MainWindow(FileActions, RunActions, QMainWindow):
             page = WelcomePage()
             page.new_requested.connect(lambda: self.new_agent())
             page.open_requested.connect(self.open_dialog)
-            page.file_requested.connect(self.open_file)
+            page.file_requested.connect(self.open_file_soon)
             page.example_requested.connect(lambda path: self.new_agent(path))
             self.central.insertWidget(0, page)
             self._welcome = page
         return self._welcome
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
-        """Shown with no agent open: the welcome page (built now, not at construction)."""
+        """Shown with no agent open: the welcome page (built now, not at construction), or
+        what is being opened."""
         if not self._documents and self._welcome is None:
-            self._show_welcome()
+            self._show_empty()
         super().showEvent(event)
+
+    def _show_empty(self) -> None:
+        """Nothing open: what is being read, else the welcome page."""
+        if self.file_loader.is_loading():
+            if self._opening is None:
+                self._opening = QLabel()
+                self._opening.setObjectName("openingPage")
+                self._opening.setAlignment(Qt.AlignmentFlag.AlignCenter)
+                self._opening.setEnabled(False)
+                self.central.addWidget(self._opening)
+            names = ", ".join(path.name for path in self.file_loader.loading())
+            self._opening.setText(f"Opening {names}…")
+            self.central.setCurrentWidget(self._opening)
+        else:
+            self._show_welcome()
 
     def _show_welcome(self) -> None:
         self.central.setCurrentWidget(self.welcome)
@@ -440,7 +462,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         if has_documents:
             self.central.setCurrentWidget(self.splitter)
         elif self.isVisible() or self._welcome is not None:
-            self._show_welcome()
+            self._show_empty()
         document = self._current
         for action in (self.save_action, self.save_as_action, self.close_action):
             action.setEnabled(document is not None)
@@ -489,6 +511,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         for tab in self.run_tabs():
             self.remove_run_tab(tab)
         self.close_history_store()
+        self.file_loader.shutdown()
         event.accept()
         self.closed.emit()
 

@@ -44,9 +44,12 @@ class OutlineView(QTreeView):
         self.outline.rowsInserted.connect(self._on_rows_inserted)
 
     def add_document(self, document: AgentDocument) -> None:
-        """Show ``document`` (expanded) and select its row."""
+        """Show ``document`` with its sections and its tools, and select its row."""
         index = self.outline.add_document(document)
-        self.expandRecursively(index)
+        # Only the rows that have children: expanding recursively would ask the model about
+        # every tool row (flags, children) and keep a persistent index for each.
+        self.expand(index)
+        self.expand(self.outline.index_for(document, "tools"))
         self.select(document, "agent")
 
     def remove_document(self, document: AgentDocument) -> None:

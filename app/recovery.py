@@ -21,11 +21,13 @@ from PySide6.QtCore import QObject, QTimer
 
 from app.document import AgentDocument
 from app.errors import reporter
+from app.plain_files import regular_file_bytes
 from app.settings_store import metaagent_home
 
 __all__ = ["AUTOSAVE_SECONDS", "Autosaver", "RecoveryEntry", "RecoveryStore"]
 
 AUTOSAVE_SECONDS = 5.0
+_META_LIMIT = 64 * 1024  # a copy's notes: a few lines of JSON
 
 
 @dataclass(frozen=True)
@@ -56,19 +58,20 @@ class RecoveryEntry:
 
     def diff(self) -> str:
         """A unified diff from the file on disk (or nothing) to the recovery copy."""
-        try:
-            recovered = self.copy.read_text(encoding="utf-8").splitlines(keepends=True)
-        except OSError:
-            recovered = []
-        original: list[str] = []
-        if self.original is not None:
-            try:
-                original = self.original.read_text(encoding="utf-8").splitlines(keepends=True)
-            except OSError:
-                original = []
+        recovered = _lines(self.copy)
+        original = _lines(self.original) if self.original is not None else []
         before = str(self.original) if self.original else "(not saved)"
         text = "".join(difflib.unified_diff(original, recovered, before, "recovery copy"))
         return text or "The recovery copy is identical to the file on disk."
+
+
+def _lines(path: Path) -> list[str]:
+    """The lines of a text file, none when it is not a regular file one can read (a file put
+    in place of the original may be a named pipe: reading it would wait for ever)."""
+    found = regular_file_bytes(path)
+    if found is None:
+        return []
+    return found[1].decode("utf-8", errors="replace").splitlines(keepends=True)
 
 
 def _alive(pid: int) -> bool:
@@ -117,14 +120,17 @@ class RecoveryStore:
 
     def entries(self) -> list[RecoveryEntry]:
         """Every recovery copy, newest first."""
-        found: list[RecoveryEntry] = []
+        entries: list[RecoveryEntry] = []
         if not self.directory.is_dir():
-            return found
+            return entries
         for meta_path in self.directory.glob("*.json"):
             key = meta_path.stem
             copy = self.directory / f"{key}.agent.yaml"
+            found = regular_file_bytes(meta_path, _META_LIMIT)
+            if found is None:
+                continue
             try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                meta = json.loads(found[1])
                 original = meta.get("original")
                 entry = RecoveryEntry(
                     key=key,
@@ -136,9 +142,9 @@ class RecoveryStore:
                 )
             except (OSError, ValueError, TypeError, AttributeError):
                 continue
-            if copy.exists():
-                found.append(entry)
-        return sorted(found, key=lambda e: e.saved_at, reverse=True)
+            if copy.is_file():
+                entries.append(entry)
+        return sorted(entries, key=lambda e: e.saved_at, reverse=True)
 
     def pending(self) -> list[RecoveryEntry]:
         """Copies left by processes that are gone (a crash): the ones to offer."""

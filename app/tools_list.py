@@ -2,19 +2,28 @@
 
 Every action is one undoable command on the document. Names are checked by the agent model
 (MCP-safe, unique); a refused rename leaves the tool as it was and the reporter says why.
-Double-click (or Enter) asks the main window to open the tool's editor tab.
+Double-click (or Enter) asks the main window to open the tool's editor tab. A filter field
+narrows the list to the tools whose name contains what is typed (an agent may have thousands);
+rows keep the agent's order and every action acts on the agent's own positions.
 """
 
 from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListView,
     QToolButton,
     QVBoxLayout,
@@ -45,9 +54,20 @@ class ToolsListWidget(QWidget):
         super().__init__(parent)
         self.document = document
         self.model = ToolsListModel(document, self)
+        self.shown = QSortFilterProxyModel(self)  # the rows the filter lets through
+        self.shown.setSourceModel(self.model)
+        self.shown.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("toolsFilter")
+        self.filter_edit.setPlaceholderText("Filter tools by name")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.textChanged.connect(self.set_filter)
         self.view = QListView()
         self.view.setObjectName("toolsList")
-        self.view.setModel(self.model)
+        self.view.setModel(self.shown)
+        # Every row is one line with one icon: sizing one row sizes them all, so a list of
+        # thousands of tools is laid out without asking the model about each.
+        self.view.setUniformItemSizes(True)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
         self.view.setDefaultDropAction(Qt.DropAction.MoveAction)
@@ -134,6 +154,7 @@ class ToolsListWidget(QWidget):
         layout.addWidget(title)
         layout.addWidget(intro)
         layout.addLayout(buttons)
+        layout.addWidget(self.filter_edit)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.empty_hint)
 
@@ -163,17 +184,36 @@ class ToolsListWidget(QWidget):
     # -- selection --------------------------------------------------------------------------
 
     def selected_row(self) -> int:
-        """The current row, or -1."""
-        index = self.view.currentIndex()
+        """The current tool's position in the agent, or -1."""
+        index = self.shown.mapToSource(self.view.currentIndex())
         return index.row() if index.isValid() else -1
 
     def select_row(self, row: int) -> None:
-        """Make ``row`` current and selected."""
-        index = self.model.index(row, 0)
-        if index.isValid():
-            self.view.selectionModel().setCurrentIndex(
-                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
-            )
+        """Make the tool at position ``row`` of the agent current and selected (shown first
+        when the filter hides it)."""
+        source = self.model.index(row, 0)
+        if not source.isValid():
+            return
+        index = self.shown.mapFromSource(source)
+        if not index.isValid():
+            self.filter_edit.clear()
+            index = self.shown.mapFromSource(source)
+        self.view.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+        )
+        self.view.scrollTo(index)
+
+    def set_filter(self, text: str) -> None:
+        """Show only the tools whose name contains ``text`` (any case); empty shows all."""
+        if self.filter_edit.text() != text:
+            self.filter_edit.setText(text)  # comes back here through textChanged
+            return
+        self.shown.setFilterFixedString(text.strip())
+        self._update_actions()
+
+    def shown_rows(self) -> int:
+        """How many tools the filter lets through."""
+        return self.shown.rowCount()
 
     def select_tool(self, tool: ToolDefinition) -> None:
         """Make ``tool`` the current row (the outline's tool rows show it here)."""
@@ -195,7 +235,11 @@ class ToolsListWidget(QWidget):
             action.setEnabled(has)
         self.up_action.setEnabled(has and row > 0)
         self.down_action.setEnabled(has and row < count - 1)
-        self.empty_hint.setVisible(count == 0)
+        if count == 0:
+            self.empty_hint.setText("No tools yet — add one to start.")
+        elif self.shown.rowCount() == 0:
+            self.empty_hint.setText(f"No tool name contains “{self.filter_edit.text().strip()}”.")
+        self.empty_hint.setVisible(count == 0 or self.shown.rowCount() == 0)
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -229,7 +273,7 @@ class ToolsListWidget(QWidget):
 
     def rename_selected(self) -> None:
         """Start editing the selected tool's name in place."""
-        index = self.view.currentIndex()
+        index = self.view.currentIndex()  # a row of the filtered list
         if index.isValid():
             self.view.edit(index)
 
@@ -243,10 +287,15 @@ class ToolsListWidget(QWidget):
         tool = self.model.tool(row)
         if tool is None:
             return
+        shown_at = self.view.currentIndex().row()
         if self.document.remove_item(("metadata", "tools", row), text=f"Delete tool {tool.name}"):
-            remaining = self.model.rowCount()
+            # The next tool the filter shows, so the filter stays as the person set it.
+            remaining = self.shown.rowCount()
             if remaining:
-                self.select_row(min(row, remaining - 1))
+                self.view.selectionModel().setCurrentIndex(
+                    self.shown.index(min(shown_at, remaining - 1), 0),
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect,
+                )
 
     def move_selected(self, step: int) -> None:
         """Move the selected tool up (-1) or down (+1)."""
@@ -267,6 +316,6 @@ class ToolsListWidget(QWidget):
             self.test_tool.emit(tool)
 
     def _on_activated(self, index: QModelIndex) -> None:
-        tool = self.model.tool(index.row())
+        tool = self.model.tool(self.shown.mapToSource(index).row())
         if tool is not None:
             self.open_tool.emit(tool)

@@ -12,21 +12,25 @@ Failures (unreadable files, failed saves) go to the error reporter, never only t
 
 from __future__ import annotations
 
+import traceback
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from app.document import AgentDocument, blank_agent
 from app.errors import reporter
+from app.file_loading import AgentFileLoader, LoadedAgent, read_agent_file
+from schema_types._errors import AgentFileError
 
 if TYPE_CHECKING:
     from app.dialogs import ConflictAnswer, RecoveryAnswer, SaveAnswer
     from app.recovery import Autosaver, RecoveryEntry, RecoveryStore
     from app.settings_store import SettingsStore
 
-__all__ = ["AGENT_FILE_FILTER", "FileActions"]
+__all__ = ["AGENT_FILE_FILTER", "FileActions", "open_failure_reason"]
 
 AGENT_FILE_FILTER = "Agent files (*.agent.yaml *.yaml *.yml *.json);;All files (*)"
 
@@ -38,6 +42,8 @@ class FileActions:
     recovery: RecoveryStore
     autosaver: Autosaver
     recent_menu: QMenu
+    file_loader: AgentFileLoader
+    document_opened: SignalInstance
 
     if TYPE_CHECKING:
 
@@ -109,25 +115,67 @@ class FileActions:
             return None
         return self.add_document(AgentDocument(agent))
 
-    def open_dialog(self) -> AgentDocument | None:
-        """File / Open…"""
+    def open_dialog(self) -> None:
+        """File / Open…: the file picked is read without freezing the window."""
         path = self.ask_open_path()
-        return self.open_file(path) if path is not None else None
+        if path is not None:
+            self.open_file_soon(path)
 
     def open_file(self, path: Path) -> AgentDocument | None:
-        """Open ``path`` (or bring it forward when it is open already)."""
+        """Open ``path`` now, reading it on this thread (or bring it forward when it is open
+        already); None when it cannot be read (and reported)."""
         path = Path(path).resolve()
-        for document in self.documents():
-            if document.path == path:
-                self._select_document(document)
-                return document
+        document = self._open_document(path)
+        if document is not None:
+            self._select_document(document)
+            return document
         try:
-            document = AgentDocument.load(path)
+            loaded = read_agent_file(path)
         except Exception as exc:
-            reporter().error(f"Could not open {path.name}", detail=str(exc))
+            self._report_open_failure(path, exc)
             return None
-        self.settings.add_recent_file(path)
-        return self.add_document(document)
+        return self._adopt(loaded)
+
+    def open_file_soon(self, path: Path, reading: Future[LoadedAgent] | None = None) -> None:
+        """Open ``path`` without freezing the window: it is read on a worker thread (or by
+        ``reading``, a read started earlier) and shown once read (:attr:`document_opened`); a
+        file that cannot be read is reported."""
+        path = Path(path).resolve()
+        document = self._open_document(path)
+        if document is not None:
+            self._select_document(document)
+        elif self.file_loader.load(path, reading=reading):
+            reporter().info(f"Opening {path.name}…")
+            self._refresh()
+
+    def _open_document(self, path: Path) -> AgentDocument | None:
+        return next((d for d in self.documents() if d.path == path), None)
+
+    def _on_file_loaded(self, loaded: LoadedAgent) -> None:
+        document = self._open_document(loaded.path)
+        if document is not None:  # opened meanwhile by another way
+            self._select_document(document)
+            return
+        document = self._adopt(loaded)
+        count = len(document.agent.tools)
+        reporter().info(f"Opened {loaded.path.name} ({count} tool{'s' if count != 1 else ''})")
+
+    def _on_file_failed(self, path: Path, error: BaseException) -> None:
+        self._report_open_failure(path, error)
+        self._refresh()
+
+    def _adopt(self, loaded: LoadedAgent) -> AgentDocument:
+        document = AgentDocument(loaded.agent, loaded.path, disk_stamp=loaded.disk_stamp)
+        self.settings.add_recent_file(loaded.path)
+        self.add_document(document)
+        self.document_opened.emit(document)
+        return document
+
+    def _report_open_failure(self, path: Path, error: BaseException) -> None:
+        reporter().error(
+            f"Could not open {path.name}: {open_failure_reason(error)}",
+            detail=_failure_detail(path, error),
+        )
 
     def _select_document(self, document: AgentDocument) -> None:
         outline = getattr(self, "outline", None)
@@ -141,7 +189,7 @@ class FileActions:
             action = self.recent_menu.addAction(path.name)
             action.setToolTip(str(path))
             action.setStatusTip(str(path))
-            action.triggered.connect(lambda _c=False, p=path: self.open_file(p))
+            action.triggered.connect(lambda _c=False, p=path: self.open_file_soon(p))
         if not recent:
             self.recent_menu.addAction("No recent files").setEnabled(False)
         else:
@@ -219,22 +267,31 @@ class FileActions:
     # -- tool schemas ----------------------------------------------------------------------
 
     def check_tool_schemas_soon(self, document: AgentDocument) -> None:
-        """Check the tools' parameters schemas of ``document`` once the window has painted.
+        """Say which tools' parameters schemas of ``document`` need fixing, once they are
+        checked.
 
         Agents open even when a schema is unsound (so it can be fixed here, and no recovery copy
-        or saved edit is ever refused); the check loads ``jsonschema``, which the first paint of
-        the window does not wait for.
+        or saved edit is ever refused). The checks run from the event loop in short slices after
+        the agent is shown (:mod:`app.schema_health`); the first complete pass from now on is
+        the one reported.
         """
-        QTimer.singleShot(0, document, lambda: self._check_tool_schemas(document))
+        from app.schema_health import tool_schema_health
 
-    def _check_tool_schemas(self, document: AgentDocument) -> None:
-        if document not in self.documents():
-            return  # closed meanwhile
+        health = tool_schema_health(document)
+
+        def report() -> None:
+            health.pass_finished.disconnect(report)
+            if document in self.documents():  # not closed meanwhile
+                self._report_unsound_tools(document)
+
+        health.pass_finished.connect(report)
+        health.check_soon()
+
+    def _report_unsound_tools(self, document: AgentDocument) -> None:
         from app.schema_health import tool_schema_health
         from schema_types._agent_checks import tool_parameters_problem
 
         health = tool_schema_health(document)
-        health.check_now()
         unsound = health.unsound_tools()
         if not unsound:
             return
@@ -243,10 +300,12 @@ class FileActions:
             for index, tool in enumerate(document.agent.tools)
             for problem in health.problems(tool)
         ]
+        names = ", ".join(tool.name for tool in unsound[:5])
+        if len(unsound) > 5:
+            names += f" and {len(unsound) - 5} more"
         reporter().warning(
-            f"{document.display_name()}: the parameters of "
-            f"{', '.join(tool.name for tool in unsound)} need fixing before the agent can be "
-            f"served — open the tool to see where",
+            f"{document.display_name()}: the parameters of {names} need fixing before the "
+            "agent can be served — open the tool to see where",
             detail="\n".join(f"{p.path}: {p.detail}" for p in located),
         )
 
@@ -274,14 +333,20 @@ class FileActions:
         except Exception as exc:
             reporter().error(f"Could not read the recovery copy of {entry.name}", detail=str(exc))
             return None
-        document: AgentDocument | None = None
-        if entry.original is not None and entry.original.exists():
-            document = self.open_file(entry.original)
-        if document is None:
-            document = self.add_document(AgentDocument(agent))
-            document.mark_dirty()
-        else:
+        original = entry.original.resolve() if entry.original is not None else None
+        document = self._open_document(original) if original is not None else None
+        if document is not None:
             document.replace_agent(agent, dirty=True)
+            self.check_tool_schemas_soon(document)
+        else:
+            # The copy is newer than its file, which is not read; a path that is no longer a
+            # regular file (gone, a named pipe in its place) leaves the agent unsaved.
+            path = original if original is not None and original.is_file() else None
+            document = AgentDocument(agent, path)
+            if path is not None:
+                self.settings.add_recent_file(path)
+            self.add_document(document)
+            document.mark_dirty()
         reporter().info(f"Restored the unsaved changes of {entry.name}")
         return document
 
@@ -291,3 +356,28 @@ def _file_name_for(document: AgentDocument) -> str:
 
     slug = re.sub(r"[^a-z0-9]+", "-", document.agent.metadata.name.lower()).strip("-")
     return f"{slug or 'agent'}.agent.yaml"
+
+
+def open_failure_reason(error: BaseException) -> str:
+    """Why a file could not be opened, in one line: the first problem, located, and how many
+    more there are (the details list them all)."""
+    if not isinstance(error, AgentFileError):
+        return str(error) or type(error).__name__
+    detail = error.detail
+    reason = f"it {detail}" if detail.startswith("is ") else detail
+    if error.path:
+        reason = f"{error.path}: {reason}"
+    if error.line is not None:
+        where = f"line {error.line}" + (f", column {error.column}" if error.column else "")
+        reason = f"{where}: {reason}"
+    more = len(getattr(error, "problems", ())) - 1
+    if more > 0:
+        reason += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return reason
+
+
+def _failure_detail(path: Path, error: BaseException) -> str:
+    if not isinstance(error, AgentFileError):
+        return "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    problems = getattr(error, "problems", None) or [error]
+    return "\n".join(str(problem) for problem in problems) or str(path)

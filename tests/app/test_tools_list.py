@@ -81,7 +81,7 @@ def test_rename_in_place_with_the_keyboard(qtbot, example_path: Path) -> None:
     widget.select_row(0)
 
     widget.rename_action.trigger()
-    editor = widget.view.indexWidget(widget.model.index(0, 0))
+    editor = widget.view.indexWidget(widget.view.currentIndex())
     assert isinstance(editor, QLineEdit)
     editor.selectAll()
     qtbot.keyClicks(editor, "find_flights")
