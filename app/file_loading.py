@@ -12,7 +12,6 @@ device, a file over the size limit: ``schema_types``), so a worker never waits o
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from app.document import DiskStamp
 from schema_types._agent import Agent
 
-__all__ = ["AgentFileLoader", "LoadedAgent", "read_agent_file", "start_reading"]
+__all__ = ["AgentFileLoader", "LoadedAgent", "read_agent_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,19 +54,6 @@ def read_agent_file(path: Path) -> LoadedAgent:
     return LoadedAgent(path, agent, DiskStamp.of(path))
 
 
-def start_reading(paths: Sequence[Path]) -> dict[Path, Future[LoadedAgent]]:
-    """Start reading ``paths`` at once, one after the other on a thread of their own, before
-    there is a window to show them in (the studio's start: the reading overlaps building the
-    window); hand each to :meth:`AgentFileLoader.load`."""
-    resolved = list(dict.fromkeys(Path(path).resolve() for path in paths))
-    if not resolved:
-        return {}
-    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-file-early")
-    reads = {path: executor.submit(read_agent_file, path) for path in resolved}
-    executor.shutdown(wait=False)  # the thread ends after the last read
-    return reads
-
-
 class AgentFileLoader(QObject):
     """Reads agent files on a worker thread, one after the other.
 
@@ -84,18 +70,17 @@ class AgentFileLoader(QObject):
         super().__init__(parent)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-file")
         self._pending: dict[Path, None] = {}  # an ordered set
-        # Emitted on the worker (or at once, for a read done already), always delivered later
+        # Emitted on the worker (or here, for a read that ended at once), always delivered later
         # on the thread this object lives in.
         self._done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
 
-    def load(self, path: Path, *, reading: Future[LoadedAgent] | None = None) -> bool:
-        """Start reading ``path`` (or take over ``reading``, a read of it started earlier by
-        :func:`start_reading`); False when it is being read already."""
+    def load(self, path: Path) -> bool:
+        """Start reading ``path``; False when it is being read already."""
         path = Path(path).resolve()
         if path in self._pending:
             return False
         self._pending[path] = None
-        future = reading if reading is not None else self._executor.submit(read_agent_file, path)
+        future = self._executor.submit(read_agent_file, path)
         future.add_done_callback(lambda done: self._deliver(path, done))
         return True
 

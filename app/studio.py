@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +23,6 @@ from PySide6.QtWidgets import QApplication
 __all__ = ["create_application", "create_main_window", "run_studio"]
 
 if TYPE_CHECKING:
-    from app.file_loading import LoadedAgent
     from app.main_window import MainWindow
 
 
@@ -44,21 +42,18 @@ def create_application() -> QApplication:
     return app
 
 
-def create_main_window(
-    files: Sequence[Path] = (), reads: Mapping[Path, Future[LoadedAgent]] | None = None
-) -> MainWindow:
+def create_main_window(files: Sequence[Path] = ()) -> MainWindow:
     """The main window opening ``files`` (the welcome page when there are none).
 
     The files are read on a worker thread, so the window shows at once, whatever their size;
     each agent appears when it is read (``document_opened``), and one that cannot be read is
-    reported in the status bar. ``reads`` are reads of some of them started already
-    (:func:`app.file_loading.start_reading`).
+    reported in the status bar.
     """
     from app.main_window import MainWindow
 
     window = MainWindow()
     for path in files:
-        window.open_file_soon(path, (reads or {}).get(Path(path).resolve()))
+        window.open_file_soon(path)
     return window
 
 
@@ -82,9 +77,6 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
         on_shown: called with the window right after it is shown (benchmarks, screenshots).
     """
     options = _parse(args)
-    from app.file_loading import start_reading
-
-    reads = start_reading(options.files)  # while the window is built
     create_application()
     import qasync
 
@@ -92,7 +84,7 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
         from app.errors import install_excepthook
 
         install_excepthook(asyncio.get_running_loop())
-        window = create_main_window(options.files, reads)
+        window = create_main_window(options.files)
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def on_closed() -> None:

@@ -13,7 +13,6 @@ Failures (unreadable files, failed saves) go to the error reporter, never only t
 from __future__ import annotations
 
 import traceback
-from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,15 +135,14 @@ class FileActions:
             return None
         return self._adopt(loaded)
 
-    def open_file_soon(self, path: Path, reading: Future[LoadedAgent] | None = None) -> None:
-        """Open ``path`` without freezing the window: it is read on a worker thread (or by
-        ``reading``, a read started earlier) and shown once read (:attr:`document_opened`); a
-        file that cannot be read is reported."""
+    def open_file_soon(self, path: Path) -> None:
+        """Open ``path`` without freezing the window: it is read on a worker thread and shown
+        once read (:attr:`document_opened`); a file that cannot be read is reported."""
         path = Path(path).resolve()
         document = self._open_document(path)
         if document is not None:
             self._select_document(document)
-        elif self.file_loader.load(path, reading=reading):
+        elif self.file_loader.load(path):
             reporter().info(f"Opening {path.name}…")
             self._refresh()
 

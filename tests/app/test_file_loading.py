@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QLabel
 
 from app.document import DiskStamp
-from app.file_loading import start_reading
 from app.main_window import MainWindow
 from app.schema_health import tool_schema_health
 from app.studio import create_main_window
@@ -161,14 +160,12 @@ def test_the_tools_list_filters_4000_tools_and_acts_on_the_agents_positions(
     assert document.agent.tools[399].name == "tool_00399"
 
 
-def test_files_read_before_the_window_exists_open_in_it(qtbot, example_path: Path) -> None:
-    reads = start_reading([example_path])
-
-    window = create_main_window([example_path], reads)
+def test_files_named_at_start_open_after_the_window_shows(qtbot, example_path: Path) -> None:
+    window = create_main_window([example_path])
     window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
     qtbot.addWidget(window)
+    assert window.documents() == []  # read on the worker, never before the window is up
     with qtbot.waitSignal(window.document_opened, timeout=READ_LIMIT_MS):
         window.show()
 
     assert [d.path for d in window.documents()] == [example_path.resolve()]
-    assert QApplication.instance() is not None
