@@ -121,7 +121,7 @@ def _check(data: Mapping[str, Any]) -> list[Problem]:
     nodes = list(subschemas(data, ()))
     for parts, node in nodes:
         own += _node_problems(node, parts)
-    references = reference_problems(data)
+    references = reference_problems(data, [node for _, node in nodes])
     if proves_sound(data):
         return to_problems(own + references)
     from ._schema_meta import meta_problems, value_problems  # jsonschema: only when needed

@@ -19,7 +19,7 @@ Everything here is pure Python over plain dicts (no ``jsonschema``), linear in t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -79,13 +79,24 @@ class _Node:
     edges: list[tuple[int, PathParts | None]] = field(default_factory=list)
 
 
-def reference_problems(schema: Mapping[str, Any]) -> list[Located]:
+def reference_problems(
+    schema: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]] | None = None
+) -> list[Located]:
     """References that cannot be resolved, loops of in-place references, and in-place chains
     deeper than :data:`MAX_NESTING`, each at the path of the ``$ref`` keyword it is about.
 
     Args:
         schema: the parameters schema (a plain JSON Schema dict).
+        nodes: its sub-schemas, when the caller has them: a schema without references and with
+            no more sub-schemas than a chain may be long has nothing to report, and the graph
+            (most of the cost of a tool's check) is not built.
     """
+    if (
+        nodes is not None
+        and len(nodes) <= MAX_NESTING
+        and not any(isinstance(node.get(key), str) for node in nodes for key in _REFERENCES)
+    ):
+        return []
     graph = _Graph(schema)
     problems = graph.unresolved
     loops = graph.loops()
