@@ -2,7 +2,7 @@
 
 The QApplication runs under a qasync event loop, so slots can await (model calls, MCP
 connections) without freezing the window. A bare start shows the welcome page; files given on
-the command line open as agents, read on a worker thread while the window is already up.
+the command line open as agents (large ones read on a worker thread, the window already up).
 Recovery copies left by a crash are offered right after the window is shown. Heavy SDKs (mcp,
 openai, anthropic) are not imported here: pages import them when they need them, after the
 window is up.
@@ -36,6 +36,9 @@ def create_application() -> QApplication:
     app.setOrganizationName("metaagent")
     app.setDesktopFileName("metaagent-studio")
     app.setQuitOnLastWindowClosed(False)  # the loop ends when the main window says it closed
+    from app.collector import collect_on_gui_thread
+
+    collect_on_gui_thread(app)  # never a Qt object freed by another thread's collection
     from app.icons import app_icon
 
     app.setWindowIcon(app_icon())
@@ -45,9 +48,10 @@ def create_application() -> QApplication:
 def create_main_window(files: Sequence[Path] = ()) -> MainWindow:
     """The main window opening ``files`` (the welcome page when there are none).
 
-    The files are read on a worker thread, so the window shows at once, whatever their size;
-    each agent appears when it is read (``document_opened``), and one that cannot be read is
-    reported in the status bar.
+    A small agent is read at once and is in the window's first paint; larger files are read on
+    a worker thread, so the window shows at once whatever their size, and each agent appears
+    when it is read (``document_opened``). One that cannot be read is reported in the status
+    bar.
     """
     from app.main_window import MainWindow
 

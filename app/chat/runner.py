@@ -11,7 +11,6 @@ caller's view (the ``CallToolResult`` an MCP client would receive) is kept.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import sys
 from collections.abc import Callable
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ChatRunner", "ToolTest", "preload_runtime"]
 
-_warming = 0  # preloads in flight; the garbage collector stays off while any runs
-
 
 def _import_all(names: list[str]) -> None:
     for name in names:
@@ -50,26 +47,16 @@ async def preload_runtime(agent: Agent) -> None:
     """Import the provider SDK and the MCP SDK the agent needs in a worker thread.
 
     Importing them takes about a second; done on the loop's thread, the first message of the
-    first tab would freeze the window that long. The garbage collector is off meanwhile: run in
-    the worker thread, it could delete Qt objects there, which Qt forbids.
+    first tab would freeze the window that long. (Garbage is collected on the GUI thread only,
+    :mod:`app.collector`, so the worker never frees a Qt object.)
     """
-    global _warming
     model = (agent.settings.model or "").strip()
     names = ["anthropic" if model.startswith("anthropic") else "openai"]
     if agent.mcp_servers:
         names.append("mcp_export._toolbox")
     missing = [name for name in names if name not in sys.modules]
-    if not missing:
-        return
-    if _warming == 0:
-        gc.disable()
-    _warming += 1
-    try:
+    if missing:
         await asyncio.to_thread(_import_all, missing)
-    finally:
-        _warming -= 1
-        if _warming == 0:
-            gc.enable()
 
 
 @dataclass(frozen=True)

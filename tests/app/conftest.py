@@ -38,6 +38,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.qt_log_ignore(*KNOWN_QT_NOISE))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _collect_on_the_gui_thread(qapp: object) -> Iterator[None]:
+    """Garbage collected on the GUI thread only, as in the studio (``app.collector``): a test's
+    worker thread must not free the Qt objects that earlier tests left to the collector."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.collector import collect_on_gui_thread
+
+    app = QApplication.instance()
+    assert app is not None
+    collector = collect_on_gui_thread(app)
+    yield
+    collector.stop()
+
+
 @pytest.fixture
 def qasync_loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync event loop running on the test's QApplication."""

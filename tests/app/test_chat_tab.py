@@ -12,7 +12,6 @@ Set ``CHAT_TAB_SHOTS=/some/dir`` to save ``chat-tab.png`` and ``caller-view.png`
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -249,15 +248,10 @@ def _served_result(path: Path, arguments: dict[str, Any], mode: str) -> dict[str
         data: dict[str, Any] = result.model_dump(by_alias=True, exclude_none=True, mode="json")
         return data
 
-    # The worker thread must not run the garbage collector: it would delete the test's Qt objects
-    # there ("Timers cannot be stopped from another thread").
-    gc.collect()
-    gc.disable()
-    try:
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, call()).result(timeout=RUN_MS / 1000)
-    finally:
-        gc.enable()
+    # The worker thread never collects garbage (the session's GUI-thread collector, as in the
+    # studio), so it cannot delete the test's Qt objects there.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, call()).result(timeout=RUN_MS / 1000)
 
 
 def _without_timings(data: dict[str, Any]) -> dict[str, Any]:
