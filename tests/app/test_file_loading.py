@@ -19,6 +19,7 @@ from app.document import DiskStamp
 from app.main_window import MainWindow
 from app.schema_health import tool_schema_health
 from app.studio import create_main_window
+from app.window_files import READ_AT_ONCE_BYTES
 from tests.app._windows import studio_window
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="named pipes are POSIX here")
@@ -160,12 +161,19 @@ def test_the_tools_list_filters_4000_tools_and_acts_on_the_agents_positions(
     assert document.agent.tools[399].name == "tool_00399"
 
 
-def test_files_named_at_start_open_after_the_window_shows(qtbot, example_path: Path) -> None:
-    window = create_main_window([example_path])
+def test_a_small_file_named_at_start_is_in_the_first_paint_a_large_one_comes_after(
+    qtbot, tmp_path: Path, example_path: Path
+) -> None:
+    large = tmp_path / "many.agent.yaml"
+    large.write_text(_agent_text(4000), encoding="utf-8")
+    assert example_path.stat().st_size <= READ_AT_ONCE_BYTES < large.stat().st_size
+
+    window = create_main_window([example_path, large])
     window.ask_save = lambda _doc: "discard"  # type: ignore[assignment,method-assign]
     qtbot.addWidget(window)
-    assert window.documents() == []  # read on the worker, never before the window is up
+    assert [d.path for d in window.documents()] == [example_path.resolve()]
+    assert window.file_loader.loading() == [large.resolve()]
     with qtbot.waitSignal(window.document_opened, timeout=READ_LIMIT_MS):
         window.show()
 
-    assert [d.path for d in window.documents()] == [example_path.resolve()]
+    assert [d.path for d in window.documents()] == [example_path.resolve(), large.resolve()]
