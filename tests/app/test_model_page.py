@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from app.pages.model_fields import stop_from_text, stop_to_text
 from app.pages.model_page import ModelPage
 from schema_types._agent_file import load_agent
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.ports import refused_origin
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 
@@ -92,13 +92,6 @@ def retype(qtbot: QtBot, edit: QLineEdit, text: str) -> None:
     else:
         qtbot.keyClick(edit, Qt.Key.Key_Delete)
     edit.editingFinished.emit()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def point_at(document: AgentDocument, base_url: str, model: str = "fake-model") -> None:
@@ -313,11 +306,11 @@ def test_test_connection_against_a_dead_port_shows_the_exact_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
-    base_url = f"http://127.0.0.1:{free_port()}/v1"
-    point_at(page.document, base_url)
-
-    qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=15_000)
+    with refused_origin() as origin:
+        base_url = f"{origin}/v1"
+        point_at(page.document, base_url)
+        qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=15_000)
 
     message = (
         f"Connection failed: nothing answers at {base_url} — is the server running and the base "
@@ -373,11 +366,11 @@ def test_refresh_against_a_dead_port_reports_why(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
-    base_url = f"http://127.0.0.1:{free_port()}/v1"
-    point_at(page.document, base_url)
-
-    qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=10_000)
+    with refused_origin() as origin:
+        base_url = f"{origin}/v1"
+        point_at(page.document, base_url)
+        qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=10_000)
 
     message = f"Could not list the models: nothing answers at {base_url} — check the base URL"
     assert reporter().history[-1].message == message

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -39,6 +38,7 @@ from tests.fakes import (
     text,
     tool_calls,
 )
+from tests.fakes.ports import refused_origin
 
 pytestmark = pytest.mark.anyio
 
@@ -265,13 +265,11 @@ async def test_malformed_tool_input_is_a_protocol_error_naming_the_tool() -> Non
 
 
 async def test_nothing_listening_is_unreachable() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    async with anthropic_provider(url, max_retries=1) as provider:
-        with pytest.raises(ProviderUnreachable, match=f"nothing answers at {url} — is the server"):
-            await collect(provider, ask())
+    with refused_origin() as url:
+        async with anthropic_provider(url, max_retries=1) as provider:
+            expected = f"nothing answers at {url} — is the server"
+            with pytest.raises(ProviderUnreachable, match=expected):
+                await collect(provider, ask())
 
 
 async def test_a_server_that_never_answers_times_out() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from mcp_export.providers import (
 )
 from schema_types._agent import Agent
 from tests.fakes import FakeOpenAIServer, text
+from tests.fakes.ports import refused_origin
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,17 +99,16 @@ def test_ollama_defaults_to_the_local_server_and_needs_no_key() -> None:
 
 @pytest.mark.anyio
 async def test_ollama_not_running_says_so() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-    configured = agent("ollama:llama3.2", ollama={"OLLAMA_BASE_URL": url})
-    provider, model = provider_for_agent(configured, env={})
-    assert isinstance(provider, OpenAIProvider)
-    provider = OpenAIProvider(None, provider.base_url, name=provider.name, max_retries=0)
-    with pytest.raises(ProviderUnreachable) as caught:
-        async for _ in provider.stream(ModelRequest(model, (ChatMessage("user", "x"),))):
-            pass
-    await provider.aclose()
+    with refused_origin() as origin:
+        url = f"{origin}/v1"
+        configured = agent("ollama:llama3.2", ollama={"OLLAMA_BASE_URL": url})
+        provider, model = provider_for_agent(configured, env={})
+        assert isinstance(provider, OpenAIProvider)
+        provider = OpenAIProvider(None, provider.base_url, name=provider.name, max_retries=0)
+        with pytest.raises(ProviderUnreachable) as caught:
+            async for _ in provider.stream(ModelRequest(model, (ChatMessage("user", "x"),))):
+                pass
+        await provider.aclose()
     assert str(caught.value) == f"nothing answers at {url} — is Ollama running?"
 
 

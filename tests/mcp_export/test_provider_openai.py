@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,6 +42,7 @@ from tests.fakes import (
     text,
     tool_calls,
 )
+from tests.fakes.ports import refused_origin
 
 pytestmark = pytest.mark.anyio
 
@@ -78,12 +78,6 @@ async def collect(provider: OpenAIProvider, request: ModelRequest) -> tuple[list
             completions.append(event)
     assert len(completions) == 1
     return deltas, completions[0]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def test_text_streams_as_deltas_then_one_completion_with_usage() -> None:
@@ -308,16 +302,17 @@ async def test_malformed_tool_arguments_are_a_protocol_error_naming_the_tool() -
 
 
 async def test_nothing_listening_is_unreachable_with_a_hint() -> None:
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    async with openai_provider(url, max_retries=1) as provider:
-        with pytest.raises(ProviderUnreachable) as caught:
-            await collect(provider, ask())
-    assert str(caught.value).startswith(
-        f"nothing answers at {url} — is the server running and the base URL right?"
-    )
-    async with openai_provider(url, name="ollama", max_retries=0) as ollama:
-        with pytest.raises(ProviderUnreachable, match=r"— is Ollama running\?$"):
-            await collect(ollama, ask())
+    with refused_origin() as origin:
+        url = f"{origin}/v1"
+        async with openai_provider(url, max_retries=1) as provider:
+            with pytest.raises(ProviderUnreachable) as caught:
+                await collect(provider, ask())
+        assert str(caught.value).startswith(
+            f"nothing answers at {url} — is the server running and the base URL right?"
+        )
+        async with openai_provider(url, name="ollama", max_retries=0) as ollama:
+            with pytest.raises(ProviderUnreachable, match=r"— is Ollama running\?$"):
+                await collect(ollama, ask())
 
 
 async def test_a_server_that_never_answers_times_out() -> None:

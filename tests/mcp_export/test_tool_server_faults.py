@@ -8,7 +8,6 @@ in one of its fault modes (or a command, or an HTTP address, where nothing answe
 from __future__ import annotations
 
 import re
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from mcp_export._tool_outcome import MAX_RESULT_CHARS
 from mcp_export._tool_server_io import STDERR_TAIL_BYTES
 from mcp_export._toolbox import AgentToolbox, probe_server
 from schema_types._agent import McpServerConfig
+from tests.fakes.ports import refused_origin
 from tests.mcp_export.tool_servers import (
     REPO,
     fake_server,
@@ -45,9 +45,8 @@ TIME_CALL = ("time__get_current_time", {"timezone": "UTC"})
 @pytest.fixture
 def refused_url() -> Iterator[str]:
     """An address where the port is taken but nobody listens: connections are refused."""
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        yield f"http://127.0.0.1:{holder.getsockname()[1]}/mcp"
+    with refused_origin() as origin:
+        yield f"{origin}/mcp"
 
 
 @dataclass(frozen=True)
