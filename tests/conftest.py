@@ -1,4 +1,5 @@
-"""Test-wide set-up: Qt offscreen, anyio on asyncio, a private METAAGENT_HOME per test."""
+"""Test-wide set-up: Qt offscreen, anyio on asyncio, a private METAAGENT_HOME per test, and
+Hypothesis settings that do not depend on how busy the machine is."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Hypothesis's per-example deadline and its "too slow" health check time the machine, not the
+# code: on a loaded box a property fails for an example that is fine. The number of examples
+# (``max_examples``) is what each property chooses; how long they take is not tested.
+settings.register_profile("metaagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("metaagent")
 
 
 @pytest.fixture

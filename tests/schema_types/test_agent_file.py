@@ -323,13 +323,13 @@ _JSON_VALUES = st.recursive(
 _TRICKY_TEXT = st.text(alphabet=" \t\n\r\x85\u2028:#'\"-|>{}[]&*!%@`,?ab", max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(_JSON_VALUES)
 def test_dumped_yaml_reads_back_as_the_same_data(value: Any):
     assert parse_yaml(dump_yaml({"value": value}))[0] == {"value": value}
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(_TRICKY_TEXT)
 def test_dumped_yaml_keeps_any_prompt_text_exactly(text: str):
     data = {"prompt": text, "examples": [text]}

@@ -120,7 +120,7 @@ _JSON_DATA = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(_JSON_DATA)
 def test_what_we_write_is_read_back_the_quick_way(data: Any) -> None:
     text = dump_yaml({"value": data})

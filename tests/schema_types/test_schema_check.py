@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from schema_types._arguments import sample_arguments
 from schema_types._errors import SchemaDefinitionError
@@ -176,7 +176,7 @@ def test_ensure_raises_with_every_problem() -> None:
     assert [p.path for p in caught.value.problems] == ["properties.x.type", "required[0]"]
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(parameter_roots)
 def test_the_check_answers_any_schema_shaped_input(data: dict[str, Any]) -> None:
     # The editor runs the check on every edit, so any JSON-Schema-shaped input must be answered.

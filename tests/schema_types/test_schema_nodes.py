@@ -7,7 +7,7 @@ from typing import Any
 
 import pydantic
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schema_types._errors import SchemaDefinitionError
@@ -148,7 +148,7 @@ parameter_roots = _objects(schemas)
 # --- round trip --------------------------------------------------------------------------------
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(schemas)
 def test_any_schema_round_trips_exactly_with_key_order(data: dict[str, Any]) -> None:
     before = json.dumps(data)
@@ -158,7 +158,7 @@ def test_any_schema_round_trips_exactly_with_key_order(data: dict[str, Any]) -> 
     assert json.dumps(data) == before
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200)
 @given(parameter_roots)
 def test_any_parameters_root_round_trips_exactly(data: dict[str, Any]) -> None:
     node = parameters_from_json(data)

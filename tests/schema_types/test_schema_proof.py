@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
@@ -209,7 +209,7 @@ def _with_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[s
 _SCHEMAS = st.recursive(st.fixed_dictionaries({}, optional=_KEYWORDS), _with_children, max_leaves=4)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600)
 @given(_SCHEMAS)
 def test_a_proven_schema_is_one_jsonschema_finds_nothing_in(schema: dict[str, Any]) -> None:
     if proves_sound(schema):

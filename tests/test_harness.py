@@ -1,4 +1,5 @@
-"""The promises the shared fakes make to the tests that use them."""
+"""What the test harness promises the tests: the shared fakes, and settings that hold on a busy
+machine."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import socket
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.fakes.ports import refused_origin
 
@@ -24,3 +26,9 @@ def test_a_refused_origin_keeps_its_port_from_everyone_else_and_refuses_connecti
         # ...and a client is turned away at once rather than left waiting.
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", port), timeout=10).close()
+
+
+def test_hypothesis_properties_are_not_timed() -> None:
+    # A property that chooses only its number of examples inherits this (tests/conftest.py).
+    assert settings().deadline is None
+    assert HealthCheck.too_slow in settings().suppress_health_check
