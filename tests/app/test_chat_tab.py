@@ -322,7 +322,7 @@ def test_a_missing_api_key_shows_what_to_do_and_a_button_to_the_model_settings(
     assert "OPENAI_API_KEY" in notice.message
     assert notice.hint_label is not None and notice.hint_label.text().startswith("What to do: ")
     assert notice.button is not None and notice.button.text() == "Open model settings"
-    with qtbot.waitSignal(tab.open_settings_requested, timeout=1000) as opened:
+    with qtbot.waitSignal(tab.open_settings_requested, timeout=10_000) as opened:
         qtbot.mouseClick(notice.button, Qt.MouseButton.LeftButton)
     assert opened.args == ["model"]
     shot(tab, "chat-error.png")

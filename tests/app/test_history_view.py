@@ -241,7 +241,7 @@ def test_enter_opens_the_transcript_with_messages_and_tool_calls(
     view.select_row(row)
     view.table.setFocus()
     qtbot.keyClick(view.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: view.opened_entry() is not None, timeout=2000)
+    qtbot.waitUntil(lambda: view.opened_entry() is not None, timeout=10_000)
     shown = view.transcript.toPlainText()
     assert "Book a flight to Oslo for 2 passenger(s)." in shown  # the user message
     assert "calls time__get_current_time" in shown
@@ -266,7 +266,7 @@ def test_rerun_emits_the_stored_arguments_and_is_off_for_chats(
     assert not view.rerun_button.isEnabled()
     view.select_row(_find(view, "book_flight", "complete"))
     assert view.rerun_button.isEnabled()
-    with qtbot.waitSignal(view.rerun_requested, timeout=2000) as signal:
+    with qtbot.waitSignal(view.rerun_requested, timeout=10_000) as signal:
         qtbot.mouseClick(view.rerun_button, Qt.MouseButton.LeftButton)
     assert signal.args == ["book_flight", {"destination": "Oslo", "passengers": 2}]
 

@@ -233,7 +233,7 @@ def test_pages_and_tool_tabs_open_from_the_outline(qtbot, example_path: Path) ->
     page = window.page_stack.currentWidget()
     assert isinstance(page, ToolsListWidget)
     assert page.selected_row() == 1
-    with qtbot.waitSignal(page.open_tool, timeout=1000):
+    with qtbot.waitSignal(page.open_tool, timeout=10_000):
         page.open_action.trigger()
     tab = window.tabs.currentWidget()
     assert window.tool_tabs() == [tab] and getattr(tab, "tool", None) is tool
@@ -288,7 +288,7 @@ def test_errors_in_async_slots_reach_the_reporter(qtbot, qasync_loop) -> None:
     with qtbot.capture_exceptions() as captured:
         install_excepthook(qasync_loop)
         button.click()
-        qtbot.waitUntil(lambda: bool(reporter().history), timeout=2000)
+        qtbot.waitUntil(lambda: bool(reporter().history), timeout=10_000)
 
     assert "the model server went away" in reporter().history[-1].message
     assert "RuntimeError" in reporter().history[-1].detail

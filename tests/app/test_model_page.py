@@ -296,7 +296,7 @@ def test_test_connection_reports_the_latency(
         assert server.bodies[0]["model"] == "fake-model"
         assert server.bodies[0]["temperature"] == 0.2  # the agent's own parameters
         assert server.bodies[0]["messages"][-1]["content"] == "Reply with one word: ready"
-        qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=5_000)
+        qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=10_000)
 
 
 def test_test_connection_against_a_dead_port_shows_the_exact_error(
@@ -329,7 +329,7 @@ def test_test_connection_names_a_missing_key(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=5_000)
+    qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=10_000)
 
     assert page.test_result.text() == (
         "✖ Connection failed: OPENAI_API_KEY is not set (env://OPENAI_API_KEY)"

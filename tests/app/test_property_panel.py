@@ -58,7 +58,7 @@ def _node(model: ParameterTreeModel, path: NodePath) -> dict[str, Any]:
 
 def _focus(qtbot: QtBot, widget: QWidget) -> None:
     widget.setFocus(Qt.FocusReason.OtherFocusReason)
-    qtbot.waitUntil(widget.hasFocus, timeout=1000)
+    qtbot.waitUntil(widget.hasFocus, timeout=10_000)
 
 
 def _type(qtbot: QtBot, edit: QLineEdit | QPlainTextEdit, text: str) -> None:
@@ -87,13 +87,13 @@ def _item_editor(editor: ValueListEditor) -> QLineEdit | None:
 
 def _type_in_item_editor(qtbot: QtBot, editor: ValueListEditor, text: str) -> None:
     """Type over the entry whose editor is open and press Enter (Qt commits it queued)."""
-    qtbot.waitUntil(lambda: _item_editor(editor) is not None, timeout=1000)
+    qtbot.waitUntil(lambda: _item_editor(editor) is not None, timeout=10_000)
     line = _item_editor(editor)
     assert line is not None
     line.selectAll()
     qtbot.keyClicks(line, text)
     qtbot.keyClick(line, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: _item_editor(editor) is None, timeout=1000)
+    qtbot.waitUntil(lambda: _item_editor(editor) is None, timeout=10_000)
 
 
 def _edit_row(qtbot: QtBot, editor: ValueListEditor, row: int, text: str) -> None:
@@ -404,9 +404,9 @@ def test_enum_values_are_added_edited_reordered_and_removed_typed_per_node(qtbot
     assert document.undo_stack.count() == 1  # adding and typing the new value: one step
 
     _click(qtbot, enum.add_button)
-    qtbot.waitUntil(lambda: _item_editor(enum) is not None, timeout=1000)
+    qtbot.waitUntil(lambda: _item_editor(enum) is not None, timeout=10_000)
     qtbot.keyClick(_item_editor(enum), Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: _item_editor(enum) is None, timeout=1000)
+    qtbot.waitUntil(lambda: _item_editor(enum) is None, timeout=10_000)
     _edit_row(qtbot, enum, 1, "7")
     assert _node(model, AGE)["enum"] == [5, 7]
 
@@ -479,10 +479,10 @@ def test_minimum_above_maximum_is_flagged_at_both_bounds_until_fixed(qtbot: QtBo
 
 def test_the_tree_flags_the_node_a_moment_after_the_edit(qtbot: QtBot) -> None:
     panel, model, _doc = _panel(qtbot, NAME)
-    with qtbot.waitSignal(model.problems_changed, timeout=2000):
+    with qtbot.waitSignal(model.problems_changed, timeout=10_000):
         _type(qtbot, panel.min_length_edit.edit, "9")
         _type(qtbot, panel.max_length_edit.edit, "3")
-    qtbot.waitUntil(lambda: model.problems_at(NAME) != [], timeout=2000)
+    qtbot.waitUntil(lambda: model.problems_at(NAME) != [], timeout=10_000)
 
     assert model.problems_at(NAME) == ["properties.name.minLength: 9 is greater than maxLength 3"]
     assert panel.problem_at("maxLength") == "9 is greater than maxLength 3"

@@ -157,7 +157,7 @@ def test_tools_whose_parameters_need_fixing_are_marked_until_fixed(
     assert not health.checked  # nothing is checked inside the change or the model set-up
     assert tool_schema_health(document) is health  # one per document, shared by every view
 
-    with qtbot.waitSignals([outline.dataChanged, tools_list.dataChanged], timeout=5000):
+    with qtbot.waitSignals([outline.dataChanged, tools_list.dataChanged], timeout=10_000):
         pass  # the check runs from the event loop and the views hear of its outcome
     assert health.checked
     assert [t.name for t in health.unsound_tools()] == [document.agent.tools[0].name]
@@ -173,12 +173,12 @@ def test_tools_whose_parameters_need_fixing_are_marked_until_fixed(
     assert not health.check_now()  # nothing changed since: same outcome, no signal
 
     # Fixed by an edit: the mark goes; undone: it is back. An edit elsewhere changes nothing.
-    with qtbot.waitSignal(health.changed, timeout=5000):
+    with qtbot.waitSignal(health.changed, timeout=10_000):
         document.set_field(CABIN_DEFAULT, "business", text="Edit default")
     assert health.unsound_tools() == []
     assert _icon_name(outline.data(first, DECORATION)) == "tool"
     assert outline.data(first, TOOLTIP) == document.agent.tools[0].description
-    with qtbot.waitSignal(health.changed, timeout=5000):
+    with qtbot.waitSignal(health.changed, timeout=10_000):
         document.undo_stack.undo()
     assert _icon_name(tools_list.data(tools_list.index(0, 0), DECORATION)) == "warning"
     document.set_field(("metadata", "tools", 1, "description"), "Books.", text="Edit")

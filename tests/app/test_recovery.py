@@ -78,7 +78,7 @@ def test_after_a_crash_the_next_start_restores_the_unsaved_changes(
     assert document.get(CABIN_DEFAULT) == "steerage"  # restored although the schema is unsound
     assert RecoveryStore(metaagent_home).entries() == []  # offered once
     # The unsound default is named, with what to do, once the window is idle.
-    qtbot.waitUntil(lambda: "need fixing" in _status(window), timeout=5000)
+    qtbot.waitUntil(lambda: "need fixing" in _status(window), timeout=10_000)
     assert "the parameters of search_flights need fixing" in _status(window)
     assert window._last_report is not None and window._last_report.detail == CABIN_PROBLEM
     assert window.save()
@@ -110,7 +110,7 @@ def test_a_dirty_agent_is_autosaved_and_a_save_removes_the_copy(
     store = RecoveryStore(metaagent_home)
 
     document.set_field(("metadata", "name"), "Autosaved", text="Edit name")
-    qtbot.waitUntil(lambda: len(store.entries()) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(store.entries()) == 1, timeout=10_000)
     [entry] = store.entries()
     assert entry.pid == os.getpid() and store.pending() == []  # this process is alive
     assert load_agent(entry.copy).metadata.name == "Autosaved"
@@ -131,7 +131,7 @@ def test_an_agent_with_an_unsound_tool_schema_opens_and_says_what_to_fix(
     assert document is not None and window.current_document() is document
     assert document.get(CABIN_DEFAULT) == "steerage"
     assert not document.is_dirty()
-    qtbot.waitUntil(lambda: "need fixing" in _status(window), timeout=5000)
+    qtbot.waitUntil(lambda: "need fixing" in _status(window), timeout=10_000)
     assert _status(window) == (
         "⚠ travel-desk.agent.yaml: the parameters of search_flights need fixing before the agent "
         "can be served — open the tool to see where"
@@ -152,7 +152,7 @@ def test_a_sound_agent_opens_without_a_warning(qtbot, example_path: Path) -> Non
     assert document is not None
 
     health = tool_schema_health(document)
-    with qtbot.waitSignal(health.pass_finished, timeout=5000):
+    with qtbot.waitSignal(health.pass_finished, timeout=10_000):
         pass  # the first pass over the tools, which the window reports on
 
     assert health.checked and "need fixing" not in _status(window)

@@ -44,7 +44,7 @@ def _view(
 
 def _focus(qtbot: QtBot, widget: QWidget) -> None:
     widget.setFocus(Qt.FocusReason.OtherFocusReason)
-    qtbot.waitUntil(widget.hasFocus, timeout=1000)
+    qtbot.waitUntil(widget.hasFocus, timeout=10_000)
 
 
 def _replace_text(qtbot: QtBot, view: SchemaJsonView, text: str) -> None:

@@ -159,7 +159,7 @@ def test_values_the_schema_would_refuse_are_named(qtbot: QtBot) -> None:
     pane, _, _ = make_pane(qtbot)
     pane.check_samples()
     assert pane.samples_problem.isHidden()
-    with qtbot.waitSignal(pane.samples_checked, timeout=2000):
+    with qtbot.waitSignal(pane.samples_checked, timeout=10_000):
         pane.samples.set_value("nights", "0")  # checked once the event loop is idle
     assert not pane.samples_problem.isHidden()
     assert "nights" in pane.samples_problem.text()
@@ -177,7 +177,7 @@ def test_editing_in_the_table_updates_the_preview(qtbot: QtBot) -> None:
     qtbot.keyClicks(editor, "Faro")
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     # The delegate commits on Enter through a queued call.
-    qtbot.waitUntil(lambda: pane.preview.text() == "Faro", timeout=2000)
+    qtbot.waitUntil(lambda: pane.preview.text() == "Faro", timeout=10_000)
 
 
 def test_sample_rows_follow_the_schema_and_keep_what_was_typed(qtbot: QtBot) -> None:

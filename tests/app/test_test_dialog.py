@@ -75,7 +75,7 @@ def open_dialog(
 ) -> TestToolDialog:
     dialog = TestToolDialog(document, tool, store)
     qtbot.addWidget(dialog)
-    with qtbot.waitActive(dialog, timeout=2000):
+    with qtbot.waitActive(dialog, timeout=10_000):
         dialog.show()
         dialog.activateWindow()  # Ctrl+Enter is a window shortcut: the window must be active
     return dialog
@@ -352,7 +352,7 @@ def test_values_last_used_are_remembered_per_tool(
     first = open_dialog(qtbot, document, tool, store)
     first.set_arguments({**VALID_FLIGHT_SEARCH, "cabin": "business"})
     used = first.arguments()
-    with qtbot.waitSignal(first.run_requested, timeout=2000):
+    with qtbot.waitSignal(first.run_requested, timeout=10_000):
         qtbot.mouseClick(first.run_button, Qt.MouseButton.LeftButton)
 
     again = open_dialog(qtbot, travel_desk(example_path), tool, store)
@@ -388,7 +388,7 @@ def test_run_emits_the_request_and_accepts(
     tool = tool_named(document, "search_flights")
     dialog = open_dialog(qtbot, document, tool, settings(tmp_path))
     dialog.set_arguments(VALID_FLIGHT_SEARCH)
-    with qtbot.waitSignal(dialog.run_requested, timeout=2000) as blocker:
+    with qtbot.waitSignal(dialog.run_requested, timeout=10_000) as blocker:
         qtbot.keyClick(
             dialog.form.field("origin"), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
         )

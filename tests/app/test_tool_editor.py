@@ -156,7 +156,7 @@ def test_importing_replaces_the_parameters_in_one_step(qtbot: QtBot) -> None:
 def test_the_test_button_asks_for_a_test_run(qtbot: QtBot) -> None:
     editor = make_editor(qtbot)
 
-    with qtbot.waitSignal(editor.test_requested, timeout=2000) as signal:
+    with qtbot.waitSignal(editor.test_requested, timeout=10_000) as signal:
         editor.test_button.click()
 
     assert signal.args == [editor.tool]
@@ -208,7 +208,7 @@ def test_parameters_the_tree_cannot_show_open_on_the_json_and_its_problems(qtbot
 
     assert builder.model.paths() == [] and builder.model.root_error is not None
     assert builder.side.currentWidget() is builder.json_view
-    qtbot.waitUntil(lambda: builder.json_view.problems.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: builder.json_view.problems.isVisible(), timeout=10_000)
     assert builder.json_view.problem_texts() == [
         "Line 3, column 17: properties: expected object, got integer 3"
     ]

@@ -87,7 +87,7 @@ def test_rename_in_place_with_the_keyboard(qtbot, example_path: Path) -> None:
     qtbot.keyClicks(editor, "find_flights")
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on its next event turn
 
-    qtbot.waitUntil(lambda: _names(widget)[0] == "find_flights", timeout=2000)
+    qtbot.waitUntil(lambda: _names(widget)[0] == "find_flights", timeout=10_000)
 
 
 def test_delete_is_undoable(qtbot, example_path: Path) -> None:
@@ -125,7 +125,7 @@ def test_activating_a_tool_asks_for_its_tab(qtbot, example_path: Path) -> None:
     widget = _widget(qtbot, example_path)
     widget.select_row(2)
 
-    with qtbot.waitSignal(widget.open_tool, timeout=1000) as blocker:
+    with qtbot.waitSignal(widget.open_tool, timeout=10_000) as blocker:
         qtbot.keyClick(widget.view, Qt.Key.Key_Return)
 
     assert blocker.args == [widget.document.agent.tools[2]]
