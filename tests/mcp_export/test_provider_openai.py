@@ -349,8 +349,8 @@ async def test_cancelling_mid_stream_closes_the_connection_promptly() -> None:
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            assert await anyio.to_thread.run_sync(server.wait_for_disconnect, 1, 5.0)
-            assert time.monotonic() - started < 2
+            assert await anyio.to_thread.run_sync(server.wait_for_disconnect, 1, 15.0)
+            assert time.monotonic() - started < 10  # not the 30 s the next chunk is due in
 
 
 async def test_one_provider_serves_concurrent_requests() -> None:
@@ -417,9 +417,9 @@ def test_stopping_the_fake_server_unblocks_hanging_requests_and_joins_its_thread
     assert server.wait_for_requests(1, timeout=5)
     started = time.monotonic()
     server.stop()
-    caller.join(timeout=5)
+    caller.join(timeout=15)
     assert not caller.is_alive()
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # not the client's 30 s timeout
     assert len(failures) == 1  # the hanging request ended with a closed connection
     assert not [t for t in threading.enumerate() if t.name.startswith("fake-model")]
 

