@@ -21,15 +21,8 @@ from mcp_export._tool_server_io import STDERR_TAIL_BYTES
 from mcp_export._toolbox import AgentToolbox, probe_server
 from schema_types._agent import McpServerConfig
 from tests.fakes.ports import refused_origin
-from tests.mcp_export.tool_servers import (
-    REPO,
-    fake_server,
-    make_agent,
-    marked,
-    new_mark,
-    time_server,
-    with_mark,
-)
+from tests.fakes.processes import marked, new_mark, with_mark
+from tests.mcp_export.tool_servers import REPO, fake_server, make_agent, time_server
 
 pytestmark = pytest.mark.anyio
 

@@ -16,16 +16,8 @@ import pytest
 
 from mcp_export._toolbox import AgentToolbox, probe_server, provider_tool_name
 from schema_types._agent import McpServerConfig
-from tests.mcp_export.tool_servers import (
-    REPO,
-    alive,
-    fake_server,
-    make_agent,
-    marked,
-    new_mark,
-    time_server,
-    with_mark,
-)
+from tests.fakes.processes import alive, marked, new_mark, with_mark
+from tests.mcp_export.tool_servers import REPO, fake_server, make_agent, time_server
 
 pytestmark = pytest.mark.anyio
 
