@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["ChatTab", "settings_page_for"]
 
 # Keeps the close-down of tabs that were closed without awaiting ``aclose`` alive until done.
-_closing: set[asyncio.Future[Any]] = set()
+_closing: set[asyncio.Task[None]] = set()
 
 
 def settings_page_for(kind: str) -> str | None:
@@ -97,6 +97,7 @@ class ChatTab(QWidget):
         self._task: asyncio.Task[Any] | None = None
         self._busy = False
         self._closed = False
+        self._close_down: asyncio.Task[None] | None = None
         self._assistant: AssistantBlock | None = None
         self._cards: dict[str, ToolCard] = {}
 
@@ -212,9 +213,31 @@ class ChatTab(QWidget):
             self.runner.cancel()
 
     async def aclose(self) -> None:
-        """End any running turn and release the provider and the tool servers."""
+        """End any running turn and release the provider and the tool servers.
+
+        A tab has one close-down (closing the widget starts it too): every call returns once
+        it has finished, and cancelling a caller does not cut it short.
+        """
+        close_down = self._start_close_down()
+        if close_down is not None:
+            await asyncio.shield(close_down)
+
+    def _start_close_down(self) -> asyncio.Task[None] | None:
+        """The tab's close-down, started on the first call; None without a running loop (then
+        no turn ever ran, so there is nothing to release)."""
         self._closed = True
-        self.runner.cancel()
+        if self._close_down is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return None
+            self.runner.cancel()
+            self._close_down = loop.create_task(self._release())
+            _closing.add(self._close_down)
+            self._close_down.add_done_callback(_closing.discard)
+        return self._close_down
+
+    async def _release(self) -> None:
         task = self._task
         if task is not None and not task.done():
             await asyncio.wait({task}, timeout=5)
@@ -337,12 +360,5 @@ class ChatTab(QWidget):
         return super().eventFilter(watched, event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._closed:
-            try:
-                future = asyncio.ensure_future(self.aclose())
-            except RuntimeError:  # no asyncio loop running (a bare QApplication): nothing to close
-                pass
-            else:
-                _closing.add(future)
-                future.add_done_callback(_closing.discard)
+        self._start_close_down()
         super().closeEvent(event)

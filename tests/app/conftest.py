@@ -2,8 +2,11 @@
 
 ``qasync_loop`` installs a ``qasync.QEventLoop`` as the running asyncio loop for the test, so
 ``@qasync.asyncSlot`` slots and ``asyncio.ensure_future`` work; ``qtbot.waitUntil`` /
-``waitSignal`` spin Qt's loop, which runs the asyncio tasks too. Clean-up cancels what is left
-and closes the loop (forgetting it breaks later tests: "cannot be called from a running loop").
+``waitSignal`` spin Qt's loop, which runs the asyncio tasks too. At the end the tasks still
+running get to finish (a chat tab's close-down, started when pytest-qt closed the tab); what does
+not finish within ``SETTLE_MS`` is cancelled and fails the test, since a task cut off there would
+leave its work (a tool server being stopped) to a closed loop and to later tests. Then the loop
+is closed (forgetting it breaks later tests: "cannot be called from a running loop").
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytestqt.qtbot import QtBot
 
 # Messages the offscreen platform prints on its own; they say nothing about our code.
 KNOWN_QT_NOISE = [
@@ -53,8 +57,12 @@ def _collect_on_the_gui_thread(qapp: object) -> Iterator[None]:
     collector.stop()
 
 
+# How long the tasks a test leaves running get to end on their own before they are cancelled.
+SETTLE_MS = 20_000
+
+
 @pytest.fixture
-def qasync_loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
+def qasync_loop(qapp: object, qtbot: QtBot) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync event loop running on the test's QApplication."""
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -67,14 +75,34 @@ def qasync_loop(qapp: object) -> Iterator[asyncio.AbstractEventLoop]:
     try:
         yield loop
     finally:
-        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-        for task in pending:
-            task.cancel()
-        app.processEvents()
-        app.processEvents()
+        cut_off = _settle(qtbot, loop)
         asyncio.events._set_running_loop(None)
         loop.close()
         asyncio.set_event_loop(None)
+    if cut_off:
+        pytest.fail(
+            f"the test left tasks that did not end within {SETTLE_MS} ms; they were cancelled: "
+            + "; ".join(cut_off)
+            + ". Close what the test opened (aclose) before it ends."
+        )
+
+
+def _running(loop: asyncio.AbstractEventLoop) -> list[asyncio.Task[object]]:
+    return [task for task in asyncio.all_tasks(loop) if not task.done()]
+
+
+def _settle(qtbot: QtBot, loop: asyncio.AbstractEventLoop) -> list[str]:
+    """Spin the loop until the test's tasks have ended; cancel those that do not. Returns what
+    had to be cancelled."""
+    try:
+        qtbot.waitUntil(lambda: not _running(loop), timeout=SETTLE_MS)
+        return []
+    except qtbot.TimeoutError:
+        stuck = _running(loop)
+        for task in stuck:
+            task.cancel()
+        qtbot.waitUntil(lambda: not _running(loop), timeout=SETTLE_MS)
+        return [repr(task.get_coro()) for task in stuck]
 
 
 @pytest.fixture(autouse=True)

@@ -29,6 +29,7 @@ from mcp_export import FinalAnswer, HistoryStore, SessionFailed
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.mcp_clients import time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.processes import marked, new_mark, with_mark
 
 RUN_MS = 30_000  # a first tool call starts mcp-server-time (about a second; more on a busy box)
 TIME_CALL = ("call_1", "t__get_current_time", {"timezone": "UTC"})
@@ -233,6 +234,23 @@ def test_a_follow_up_continues_the_same_conversation(
     assert tab.transcript.assistant_text() == "Oslo is lovely in June.\n\nTake the morning flight."
     assert tab.stats.turns == 2
     assert tab.input.toPlainText() == ""
+
+
+def test_a_closed_tab_has_stopped_its_tool_servers_when_aclose_returns(
+    qtbot: QtBot, model: FakeOpenAIServer, make_tab: Callable[..., ChatTab], tmp_path: Path
+) -> None:
+    mark = new_mark()
+    model.responder = _tool_then_answer()
+    servers = {"t": with_mark(time_server(), mark)}
+    tab = make_tab(
+        write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers=servers)
+    )
+    assert isinstance(run_turn(qtbot, tab, "What time is it?"), FinalAnswer)
+    assert len(marked(mark)) == 1
+    tab.close()  # as closing the tab in the window does: the tab starts its own close-down
+    wait_for(qtbot, tab.aclose())  # and whoever waits for it waits for that one
+    assert marked(mark) == set()
+    assert not tab.submit("Still there?")
 
 
 def _served_result(path: Path, arguments: dict[str, Any], mode: str) -> dict[str, Any]:
