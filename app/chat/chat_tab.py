@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ChatTab", "settings_page_for"]
 
-# Keeps the close-down of tabs that were closed without awaiting ``aclose`` alive until done.
+# The close-downs in progress: asyncio keeps only weak references to tasks, and a closed tab
+# may be gone before its close-down has ended.
 _closing: set[asyncio.Task[None]] = set()
 
 
