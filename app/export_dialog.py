@@ -37,8 +37,10 @@ from PySide6.QtWidgets import (
 from app.pages.page_tasks import PageTasks
 
 if TYPE_CHECKING:
-    from mcp_export import ClientId, ExportEntry, InstallResult, VerifyReport
-    from schema_types import Agent
+    from mcp_export.clients.entry import ClientId, ExportEntry
+    from mcp_export.clients.install import InstallResult
+    from mcp_export.clients.verify_report import VerifyReport
+    from schema_types.agent import Agent
 
 __all__ = ["ExportDialog"]
 
@@ -61,8 +63,9 @@ class ExportDialog(QDialog):
 
     def __init__(self, agent_path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from mcp_export import CLIENTS, build_entry
-        from schema_types import SchemaError, load_agent
+        from mcp_export.clients.entry import CLIENTS, build_entry
+        from schema_types.errors import SchemaError
+        from schema_types.files.agent_file import load_agent
 
         self.agent_path = agent_path
         self.entry: ExportEntry | None = None
@@ -232,7 +235,8 @@ class ExportDialog(QDialog):
             What ``install`` did, or None when nothing was attempted (declined, no file to
             install into) or it failed (the dialog shows why).
         """
-        from mcp_export import CLIENTS, InstallError, install
+        from mcp_export.clients.entry import CLIENTS
+        from mcp_export.clients.install import InstallError, install
 
         entry = self.entry
         if entry is None or CLIENTS[entry.client].servers_key is None:
@@ -284,7 +288,7 @@ class ExportDialog(QDialog):
     # -- reactions ----------------------------------------------------------------------------
 
     def _on_client_changed(self, *_: Any) -> None:
-        from mcp_export import CLIENTS, default_config_path
+        from mcp_export.clients.entry import CLIENTS, default_config_path
 
         client = self.client()
         info = CLIENTS[client]
@@ -315,7 +319,7 @@ class ExportDialog(QDialog):
         self.verify_status.setText("Not verified yet.")
 
     def _on_entry_changed(self, *_: Any) -> None:
-        from mcp_export import CLIENTS, build_entry
+        from mcp_export.clients.entry import CLIENTS, build_entry
 
         if self.agent is None:
             return
@@ -364,7 +368,8 @@ class ExportDialog(QDialog):
             self.verify_finished.emit(self.last_report)
 
     async def _verify(self, client: ClientId, name: str) -> None:
-        from mcp_export import render_report, verify_export
+        from mcp_export.clients.verify import verify_export
+        from mcp_export.clients.verify_report import render_report
 
         # A generous limit: the first start of a server imports the MCP SDK and a provider SDK.
         report = await verify_export(self.agent_path, client, name=name, timeout=45.0)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QApplication, QWidget
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
 
 __all__ = ["main"]
 
@@ -144,9 +144,9 @@ async def run_views(window: MainWindow, camera: Camera) -> None:
     """Test dialog, a finished test run (card open), the caller's view, history and export."""
     from app.chat import ChatTab
     from app.export_dialog import ExportDialog
-    from app.history_view import HistoryView
+    from app.history.view import HistoryView
     from app.test_run import TestToolDialog
-    from mcp_export import FinalAnswer
+    from mcp_export.session.events import FinalAnswer
 
     document = window.current_document()
     assert document is not None

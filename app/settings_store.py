@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from mcp_export import data_dir
+from mcp_export.paths import data_dir
 
 __all__ = ["MAX_RECENT", "SettingsStore", "metaagent_home"]
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication
 __all__ = ["create_application", "create_main_window", "run_studio"]
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
 
 
 def create_application() -> QApplication:
@@ -53,7 +53,7 @@ def create_main_window(files: Sequence[Path] = ()) -> MainWindow:
     when it is read (``document_opened``). One that cannot be read is reported in the status
     bar.
     """
-    from app.main_window import MainWindow
+    from app.window.main_window import MainWindow
 
     window = MainWindow()
     for path in files:

@@ -97,8 +97,8 @@ async def measure(base_url: str) -> dict[str, Any]:
 
     from app.chat import ChatTab
     from app.chat.transcript import AssistantBlock
-    from app.document import AgentDocument
-    from mcp_export import TextDelta
+    from app.document.agent_document import AgentDocument
+    from mcp_export.providers.base import TextDelta
 
     with tempfile.TemporaryDirectory() as folder:
         tab = ChatTab(AgentDocument.load(_write_agent(Path(folder), base_url)), title="bench")

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcp_export._history import HistoryStore  # noqa: E402
+from mcp_export.history.store import HistoryStore  # noqa: E402
 
 
 def _record(store: HistoryStore, calls: int) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcp_export._history import INTERRUPTED, HistoryStore  # noqa: E402
+from mcp_export.history.store import INTERRUPTED, HistoryStore  # noqa: E402
 from tests.fakes._script import Reply, RequestBody, hang, text  # noqa: E402
 from tests.fakes.mcp_clients import write_agent  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402

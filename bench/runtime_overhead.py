@@ -40,11 +40,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _async_model import AsyncModelProcess  # noqa: E402
 
-from mcp_export._history import HistoryStore  # noqa: E402
-from mcp_export._session import ChatSession, run_to_result  # noqa: E402
-from mcp_export._toolbox import AgentToolbox  # noqa: E402
-from mcp_export.providers import OpenAIProvider  # noqa: E402
-from mcp_export.providers._base import (  # noqa: E402
+from mcp_export.history.store import HistoryStore  # noqa: E402
+from mcp_export.providers.base import (  # noqa: E402
     ChatMessage,
     Completion,
     ModelRequest,
@@ -53,7 +50,10 @@ from mcp_export.providers._base import (  # noqa: E402
     ToolCallRequest,
     Usage,
 )
-from schema_types._agent import Agent  # noqa: E402
+from mcp_export.providers.openai_provider import OpenAIProvider  # noqa: E402
+from mcp_export.session.chat import ChatSession, run_to_result  # noqa: E402
+from mcp_export.toolbox.agent_toolbox import AgentToolbox  # noqa: E402
+from schema_types.agent import Agent  # noqa: E402
 
 MODEL_DELAY = 0.2
 TOOL = "fake__echo"

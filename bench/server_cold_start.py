@@ -59,7 +59,7 @@ def _listing(agent_file: Path) -> list[dict[str, Any]]:
     import anyio
     from mcp import Client
 
-    from mcp_export._server import AgentServer, load_served_agents
+    from mcp_export.server.agent_server import AgentServer, load_served_agents
 
     async def fetch() -> list[dict[str, Any]]:
         async with (

@@ -1,4 +1,4 @@
-"""What checking every incoming message (``_server_screen.screen``) costs, against the SDK's parse.
+"""What checking every incoming message (``server.screen.screen``) costs, against the SDK's parse.
 
 Run: ``.venv/bin/python bench/server_screen.py [--seconds 0.3]``. Prints a table; exits 0. Not a
 test: the figures depend on the machine.
@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 
 import mcp_types as types  # noqa: E402
 
-from mcp_export._server_screen import screen  # noqa: E402
+from mcp_export.server.screen import screen  # noqa: E402
 
 
 def _call(arguments: object) -> bytes:

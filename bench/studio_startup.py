@@ -70,7 +70,7 @@ import os, sys, time
 from PySide6.QtCore import QEvent, QObject
 
 import app.studio as studio
-import schema_types._agent_file as agent_file
+import schema_types.files.agent_file as agent_file
 
 marks = {}
 real_load = agent_file.load_agent

@@ -35,9 +35,9 @@ from PySide6.QtGui import QTextCursor  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.document import AgentDocument  # noqa: E402
+from app.document.agent_document import AgentDocument  # noqa: E402
 from app.tool_editor.template_pane import TemplatePane  # noqa: E402
-from schema_types._agent import Agent  # noqa: E402
+from schema_types.agent import Agent  # noqa: E402
 
 GOAL_MS = 8.0
 TEMPLATE_BYTES = 20_000

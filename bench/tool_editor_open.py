@@ -28,9 +28,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.document import AgentDocument  # noqa: E402
+from app.document.agent_document import AgentDocument  # noqa: E402
 from app.tool_editor.editor import ToolEditor  # noqa: E402
-from schema_types._agent import Agent  # noqa: E402
+from schema_types.agent import Agent  # noqa: E402
 
 GOAL_MS = 150.0
 

@@ -137,10 +137,10 @@ async def served_calls(agent: Path, home: Path) -> tuple[float, float]:
 
 async def session_calls(agent_file: Path, startup: float) -> tuple[float, float]:
     """Seconds of the first and the second session run on one toolbox."""
-    from mcp_export._session import ChatSession, run_to_result
-    from mcp_export._toolbox import AgentToolbox
-    from mcp_export.providers import provider_for_agent
-    from schema_types._agent_file import load_agent
+    from mcp_export.providers.factory import provider_for_agent
+    from mcp_export.session.chat import ChatSession, run_to_result
+    from mcp_export.toolbox.agent_toolbox import AgentToolbox
+    from schema_types.files.agent_file import load_agent
 
     os.environ["BENCH_KEY"] = "sk-bench"
     agent = load_agent(agent_file)

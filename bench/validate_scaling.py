@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from _many_tools import write_agent  # noqa: E402
 from _small_tools import write_small_agent  # noqa: E402
 
-from schema_types._limits import MAX_FILE_BYTES  # noqa: E402
+from schema_types.limits import MAX_FILE_BYTES  # noqa: E402
 
 GOAL_TOOLS = 500
 GOAL_SECONDS = 0.5

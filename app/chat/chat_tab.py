@@ -32,11 +32,12 @@ from app.chat.runner import ChatRunner, ToolTest
 from app.chat.stats import StatsStrip
 from app.chat.tool_card import ERROR_COLOR, OK_COLOR, WARNING_COLOR, ToolCard
 from app.chat.transcript import AssistantBlock, NoticeBlock, TranscriptView, UserBlock
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.pages.page_tasks import PageTasks
 
 if TYPE_CHECKING:
-    from mcp_export import FinalAnswer, HistoryStore, SessionEvent, SessionFailed
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed
 
 __all__ = ["ChatTab", "settings_page_for"]
 
@@ -288,10 +289,10 @@ class ChatTab(QWidget):
             self._assistant = None
 
     def _on_event(self, event: SessionEvent) -> None:
-        from mcp_export import (
+        from mcp_export.providers.base import TextDelta
+        from mcp_export.session.events import (
             FinalAnswer,
             SessionFailed,
-            TextDelta,
             ToolCallFinished,
             ToolCallStarted,
             TurnFinished,

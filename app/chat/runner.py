@@ -20,17 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp_export import (
-        AgentToolbox,
-        ChatSession,
-        FinalAnswer,
-        HistoryStore,
-        Provider,
-        SessionEvent,
-        SessionFailed,
-        ToolTestRecord,
-    )
-    from schema_types._agent import Agent
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.providers.base import Provider
+    from mcp_export.server.tool_test import ToolTestRecord
+    from mcp_export.session.chat import ChatSession
+    from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed
+    from mcp_export.toolbox.agent_toolbox import AgentToolbox
+    from schema_types.agent import Agent
 
 __all__ = ["ChatRunner", "ToolTest", "preload_runtime"]
 
@@ -53,7 +49,7 @@ async def preload_runtime(agent: Agent) -> None:
     model = (agent.settings.model or "").strip()
     names = ["anthropic" if model.startswith("anthropic") else "openai"]
     if agent.mcp_servers:
-        names.append("mcp_export._toolbox")
+        names.append("mcp_export.toolbox.agent_toolbox")
     missing = [name for name in names if name not in sys.modules]
     if missing:
         await asyncio.to_thread(_import_all, missing)
@@ -112,7 +108,9 @@ class ChatRunner:
         A configuration problem (no model, no key) ends the turn with a ``SessionFailed`` too,
         so the tab shows every failure the same way.
         """
-        from mcp_export import ExportError, FinalAnswer, SessionFailed, failure_for
+        from mcp_export.errors import ExportError
+        from mcp_export.session.events import FinalAnswer, SessionFailed
+        from mcp_export.session.failure import failure_for
 
         self._in_run = True
         try:
@@ -132,7 +130,7 @@ class ChatRunner:
                     if isinstance(event, FinalAnswer | SessionFailed):
                         outcome = event
             if outcome is None:  # the session promises a last event; never leave the tab hanging
-                from mcp_export import SessionError
+                from mcp_export.errors import SessionError
 
                 outcome = failure_for(SessionError("the session ended without an answer"))
                 on_event(outcome)
@@ -155,13 +153,15 @@ class ChatRunner:
     def _session(self, message: str) -> ChatSession:
         if self.session is not None:
             return self.session
-        from mcp_export import ChatSession, ToolTestRecord, provider_for_agent
+        from mcp_export.providers.factory import provider_for_agent
+        from mcp_export.server.tool_test import ToolTestRecord
+        from mcp_export.session.chat import ChatSession
 
         agent = self._agent()
         if self._provider is None:
             self._provider, self._model = provider_for_agent(agent)
         if self._toolbox is None and agent.mcp_servers:
-            from mcp_export import AgentToolbox  # imports the MCP SDK: only when it is needed
+            from mcp_export.toolbox.agent_toolbox import AgentToolbox
 
             base_dir = self.agent_path.parent if self.agent_path is not None else None
             self._toolbox = AgentToolbox(agent, base_dir=base_dir)
@@ -195,7 +195,8 @@ class ChatRunner:
             self.caller_view = record.finish(outcome)
         elif self.test is not None and self._runs == 0:
             # The call never started (no model): the caller would get the failure as an error.
-            from mcp_export import SessionFailed, caller_result
+            from mcp_export.server.tool_test import caller_result
+            from mcp_export.session.events import SessionFailed
 
             if isinstance(outcome, SessionFailed):
                 self.caller_view = caller_result(

@@ -12,7 +12,7 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
 if TYPE_CHECKING:
-    from mcp_export import SessionEvent
+    from mcp_export.session.events import SessionEvent
 
 __all__ = ["StatsStrip"]
 
@@ -82,7 +82,7 @@ class StatsStrip(QFrame):
 
     def on_event(self, event: SessionEvent) -> None:
         """Count what ``event`` adds."""
-        from mcp_export import SessionStarted, ToolCallStarted, TurnFinished
+        from mcp_export.session.events import SessionStarted, ToolCallStarted, TurnFinished
 
         if isinstance(event, SessionStarted):
             self.model = event.model

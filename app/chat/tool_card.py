@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
-    from mcp_export import ToolCallFinished, ToolCallStarted
+    from mcp_export.session.events import ToolCallFinished, ToolCallStarted
 
 __all__ = ["ERROR_COLOR", "OK_COLOR", "WARNING_COLOR", "CardState", "ToolCard"]
 

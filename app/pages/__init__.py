@@ -1,6 +1,7 @@
 """Settings pages shown for outline nodes, and the field bindings they are built from.
 
-A binding ties one widget to one field path of an :class:`~app.document.AgentDocument`: typing
+A binding ties one widget to one field path of an
+:class:`~app.document.agent_document.AgentDocument`: typing
 sets the field through the document (merged into one undo step per field until editing
 finishes), and the widget re-reads the field whenever the document changes (undo, redo, another
 view), without feeding its own update back as an edit.
@@ -17,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPlainTextEdit, QWidget
 
-from app.document import AgentDocument, FieldPath, merge_id_for
+from app.document.agent_document import AgentDocument, FieldPath, merge_id_for
 
 __all__ = ["ComboBinding", "FieldBinding", "LineEditBinding", "PathSource", "TextEditBinding"]
 

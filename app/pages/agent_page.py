@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.pages import ComboBinding, LineEditBinding, TextEditBinding
 
 __all__ = ["MODES", "AgentPage"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.model_endpoint import KEYRING_SERVICE, ProviderInfo, keyring_entry, setting_of
-from schema_types._errors import SecretError
-from schema_types._secrets import ENV_SCHEME, KEYRING_SCHEME, is_reference
+from schema_types.errors import SecretError
+from schema_types.secrets import ENV_SCHEME, KEYRING_SCHEME, is_reference
 
 __all__ = ["KeyringField", "with_setting"]
 
@@ -147,7 +147,7 @@ class KeyringField(QWidget):
             return self._set(name, text, "Read API key from the environment")
         if text.startswith(KEYRING_SCHEME):
             return self._set(name, text, "Use API key from the keyring")
-        from schema_types._secrets import store_secret_in_keyring
+        from schema_types.secrets import store_secret_in_keyring
 
         entry = keyring_entry(self.document.agent, provider.id)
         try:

@@ -20,8 +20,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from schema_types._agent import Agent
-from schema_types._errors import SecretError
+from schema_types.agent import Agent
+from schema_types.errors import SecretError
 
 __all__ = [
     "KEYRING_SERVICE",
@@ -149,7 +149,7 @@ class _Endpoint:
 
 def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
     """The resolved base URL and key of the agent's provider (references resolved)."""
-    from schema_types._secrets import resolve_secret
+    from schema_types.secrets import resolve_secret
 
     environment = os.environ if env is None else env
     info = provider_info(agent.settings.provider_id)
@@ -282,13 +282,9 @@ async def test_connection(agent: Agent, *, timeout: float = 60.0) -> ConnectionR
     """
     import asyncio
 
-    from mcp_export.providers import (
-        ChatMessage,
-        Completion,
-        ModelRequest,
-        provider_for_agent,
-        resolve_parameters,
-    )
+    from mcp_export.providers.base import ChatMessage, Completion, ModelRequest
+    from mcp_export.providers.factory import provider_for_agent
+    from mcp_export.providers.parameters import resolve_parameters
 
     provider, model = provider_for_agent(agent)
     request = ModelRequest(

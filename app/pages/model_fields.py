@@ -16,7 +16,13 @@ from PySide6.QtCore import QEvent, QObject, QRegularExpression, QSignalBlocker
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
-from app.document import AgentDocument, EditCommand, FieldPath, merge_id_for, validation_message
+from app.document.agent_document import (
+    AgentDocument,
+    EditCommand,
+    FieldPath,
+    merge_id_for,
+    validation_message,
+)
 from app.errors import reporter
 from app.pages import FieldBinding, LineEditBinding, PathSource, TextEditBinding
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages import ComboBinding, LineEditBinding
 from app.pages.keyring_field import KeyringField, with_setting
@@ -366,7 +366,7 @@ class ModelPage(QScrollArea):
 
     def _on_model_typed(self, text: str) -> None:
         path = ("settings", "model")
-        from app.document import merge_id_for
+        from app.document.agent_document import merge_id_for
 
         value = f"{self.provider_id()}:{text.strip()}"
         self.document.set_field(path, value, text="Edit model", merge_id=merge_id_for(path))
@@ -398,7 +398,7 @@ class ModelPage(QScrollArea):
         self.tasks.start("test", self._test_connection(), what="Testing the connection")
 
     async def _test_connection(self) -> None:
-        from mcp_export._errors import ExportError
+        from mcp_export.errors import ExportError
 
         self.test_result.setText("Sending a one-word prompt…")
         started = time.perf_counter()

@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import validation_message
+from app.document.agent_document import validation_message
 from app.pages.model_endpoint import KEYRING_SERVICE
-from schema_types._agent import McpServerConfig
-from schema_types._errors import SecretError
-from schema_types._secrets import looks_secret
+from schema_types.agent import McpServerConfig
+from schema_types.errors import SecretError
+from schema_types.secrets import looks_secret
 
 __all__ = ["SERVER_TYPES", "ServerDialog", "parse_pairs"]
 
@@ -265,7 +265,7 @@ class ServerDialog(QDialog):
         store_secret: Callable[[str, str, str], str] | None,
     ) -> None:
         if store_secret is None:
-            from schema_types._secrets import store_secret_in_keyring
+            from schema_types.secrets import store_secret_in_keyring
 
             store_secret = store_secret_in_keyring
         for section in ("env", "headers"):

@@ -25,11 +25,11 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from app.document import AgentDocument
-from schema_types._agent import Agent, McpToolSetting
+from app.document.agent_document import AgentDocument
+from schema_types.agent import Agent, McpToolSetting
 
 if TYPE_CHECKING:
-    from mcp_export._toolbox import ProbedTool, ProbeResult
+    from mcp_export.toolbox.agent_toolbox import ProbedTool, ProbeResult
 
 __all__ = [
     "ProbeCache",
@@ -110,7 +110,7 @@ def tool_verdicts(agent: Agent, cache: ProbeCache) -> tuple[list[ToolVerdict], l
     if not any(cache.tools(name) for name in agent.mcp_servers):
         return verdicts, unknown
     # Imported only once something was probed (mcp is already loaded then): importing it costs ~1 s.
-    from mcp_export._toolbox import AgentToolbox, ToolSpec, provider_tool_name
+    from mcp_export.toolbox.agent_toolbox import AgentToolbox, ToolSpec, provider_tool_name
 
     toolbox = AgentToolbox(agent)  # builds no connection until a tool is used; none is here
     for server, config in agent.mcp_servers.items():

@@ -2,7 +2,8 @@
 
 Left, the servers with Add / Edit / Remove (each one undoable command). Right, the selected
 server: how it is started, its default ``permissionRequired``, and "Connect", which starts it once
-(``mcp_export._toolbox.probe_server`` on the qasync loop) and lists its tools. Each tool can be
+(``mcp_export.toolbox.agent_toolbox.probe_server`` on the qasync loop) and lists its tools. Each
+tool can be
 marked as needing permission or not and included or not (``mcpServers.<name>.tools.<tool>``,
 undoable). A server that fails to start shows the error and its stderr. Above both, the line a
 person needs before serving: how many tools a served call can actually use, and why the others
@@ -31,13 +32,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.icons import icon
 from app.pages.model_endpoint import agent_slug
 from app.pages.page_tasks import PageTasks
 from app.pages.server_tools import ServerToolsModel, probe_cache, usable_summary
-from schema_types._agent import McpServerConfig
+from schema_types.agent import McpServerConfig
 
 __all__ = ["AskServer", "ServersPage", "describe_transport"]
 
@@ -358,7 +359,7 @@ class ServersPage(QWidget):
         self._show_selected()
 
     async def _connect(self, name: str, config: McpServerConfig) -> None:
-        from mcp_export._toolbox import probe_server
+        from mcp_export.toolbox.agent_toolbox import probe_server
 
         result = await probe_server(config, base_dir=self.document.base_dir, name=name)
         if self.document.agent.mcp_servers.get(name) is not config:

@@ -32,15 +32,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
 from app.test_run.memory import ArgumentMemory
 from app.tool_editor.preview import TemplatePreview
-from schema_types._agent import ToolDefinition
-from schema_types._arguments import apply_defaults, sample_arguments, validate_arguments
-from schema_types._errors import ArgumentsError, Problem, SchemaDefinitionError
-from schema_types._template import render, render_segments
+from schema_types.agent import ToolDefinition
+from schema_types.arguments import apply_defaults, sample_arguments, validate_arguments
+from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
+from schema_types.template.engine import render, render_segments
 
 __all__ = ["TestRequest", "TestToolDialog", "mcp_call_text"]
 

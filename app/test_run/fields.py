@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.tool_editor.value_editors import error_colour, lay_out_with_problem
-from schema_types._json_text import PathParts, format_path
+from schema_types.json_text import PathParts, format_path
 
 __all__ = [
     "ABSENT",

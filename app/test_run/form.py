@@ -1,6 +1,7 @@
 """The test form: a tool's parameters schema turned into nested input widgets.
 
-:func:`build_editor` picks an editor per sub-schema from its typed node (``schema_types._schema``):
+:func:`build_editor` picks an editor per sub-schema from its typed node
+(``schema_types.schema.nodes``):
 a line edit for strings, spin boxes for numbers, a check box for booleans, a combo box for enums,
 date edits for ``date``/``date-time``, a list editor for arrays (each item its own sub-form) and a
 group box for objects. What the form cannot show (``anyOf``/``oneOf``/``$ref``, arrays of arrays,
@@ -37,8 +38,8 @@ from app.test_run.fields import (
 )
 from app.test_run.lists import ArrayEditor
 from app.test_run.pickers import DateEditor, DateTimeEditor, IntegerEditor, NumberEditor
-from schema_types._errors import Problem, SchemaDefinitionError
-from schema_types._schema import (
+from schema_types.errors import Problem, SchemaDefinitionError
+from schema_types.schema.nodes import (
     NODE_CLASSES,
     ArraySchema,
     BooleanSchema,

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.icons import icon
 from app.test_run.fields import ABSENT, FieldEditor, hint_text
-from schema_types._schema import ArraySchema
+from schema_types.schema.nodes import ArraySchema
 
 __all__ = ["ArrayEditor"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
 
 __all__ = ["ArgumentMemory"]

@@ -1,7 +1,8 @@
 """The list of a template's problems, shown under the template editor.
 
-Each row is one :class:`~schema_types._template.Diagnostic` of
-:func:`~schema_types._template.diagnose` with its line and column; clicking (or Enter on) a row
+Each row is one :class:`~schema_types.template.engine.Diagnostic` of
+:func:`~schema_types.template.engine.diagnose` with its line and column; clicking (or Enter on) a
+row
 asks the pane to select that span in the editor (:attr:`DiagnosticsView.jump_requested`). The
 count of errors (warnings aside) is published through :attr:`DiagnosticsView.error_count_changed`
 so the tool tab can show a badge.
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyle, QWidget
 
-from schema_types._template import Diagnostic, Severity
+from schema_types.template.engine import Diagnostic, Severity
 
 __all__ = ["MAX_ROWS", "DiagnosticsView", "line_starts", "location"]
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.icons import icon
 from app.tool_editor.parameter_builder import ParameterBuilder
 from app.tool_editor.parameter_edits import template_path
 from app.tool_editor.template_pane import TemplatePane
 from app.tool_editor.tool_fields import ToolFields
-from schema_types._agent import ToolDefinition
+from schema_types.agent import ToolDefinition
 
 __all__ = ["ToolEditor"]
 

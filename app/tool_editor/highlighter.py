@@ -1,8 +1,9 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
 """Syntax highlighting of prompt templates, driven by the template engine's own tokenizer.
 
-The highlighter never parses templates itself: it asks :func:`schema_types._template.tokenize`
-for the tokens and :func:`schema_types._template.placeholder_kind` what each placeholder names,
+The highlighter never parses templates itself: it asks :func:`schema_types.template.engine.tokenize`
+for the tokens and :func:`schema_types.template.engine.placeholder_kind` what each placeholder
+names,
 so what the editor colours is exactly what the server fills.
 
 Tokenizing is done once per document change, not once per block: Qt calls ``highlightBlock`` for
@@ -33,7 +34,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 
-from schema_types._template import Token, TokenKind, placeholder_kind, tokenize
+from schema_types.template.engine import Token, TokenKind, placeholder_kind, tokenize
 
 __all__ = [
     "HighlightStyle",

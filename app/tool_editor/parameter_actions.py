@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.document import AgentDocument, merge_id_for
+from app.document.agent_document import AgentDocument, merge_id_for
 from app.errors import reporter
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_edits import NodePath
 from app.tool_editor.parameters_command import push_parameters, seal_parameters
-from schema_types._agent import ToolDefinition
-from schema_types._errors import SchemaDefinitionError
-from schema_types._schema import parameters_from_json
+from schema_types.agent import ToolDefinition
+from schema_types.errors import SchemaDefinitionError
+from schema_types.schema.nodes import parameters_from_json
 
 __all__ = ["ParameterActions"]
 

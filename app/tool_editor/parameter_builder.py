@@ -26,15 +26,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.icons import icon
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_import import ImportDialog, ImportedParameters
 from app.tool_editor.schema_json_view import SchemaJsonView
-from schema_types._agent import ToolDefinition
-from schema_types._schema import ArraySchema, ObjectSchema
+from schema_types.agent import ToolDefinition
+from schema_types.schema.nodes import ArraySchema, ObjectSchema
 
 __all__ = ["ParameterBuilder"]
 

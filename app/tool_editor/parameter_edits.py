@@ -8,8 +8,8 @@ push "old dict → new dict" as one undoable command. Key order is kept everywhe
 ``properties`` is the order the tree (and an MCP client) shows.
 
 Validation is not re-implemented here: callers check the result with
-``schema_types._schema.parameters_from_json`` (keyword types) and
-``schema_types._schema_check.check_parameters_schema`` (everything else).
+``schema_types.schema.nodes.parameters_from_json`` (keyword types) and
+``schema_types.schema.check.check_parameters_schema`` (everything else).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from copy import deepcopy
 from typing import Any
 
 from app.naming import numbered_name
-from schema_types._json_text import format_path, json_type_name
-from schema_types._schema_check import MODELLED_KEYWORDS
+from schema_types.json_text import format_path, json_type_name
+from schema_types.schema.check import MODELLED_KEYWORDS
 
 __all__ = [
     "IDENTIFIER",

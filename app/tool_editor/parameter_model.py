@@ -1,7 +1,7 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
 """The parameter tree: a Qt item model over one tool's parameters schema.
 
-Rows are the schema's nodes (``schema_types._schema`` typed nodes, rebuilt whenever the tool's
+Rows are the schema's nodes (``schema_types.schema.nodes`` typed nodes, rebuilt whenever the tool's
 ``parameters`` dict changes): an object shows its properties as children, an array its item
 schema. Columns: name, type, required, description.
 
@@ -35,17 +35,17 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.icons import icon
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_actions import ParameterActions
 from app.tool_editor.parameter_edits import NodePath
 from app.tool_editor.parameter_problems import node_problems
-from schema_types._agent import ToolDefinition
-from schema_types._agent_checks import parse_path
-from schema_types._errors import Problem, SchemaDefinitionError
-from schema_types._schema import ArraySchema, ObjectSchema, RawSchema, parameters_from_json
-from schema_types._schema_check import check_parameters_schema
+from schema_types.agent import ToolDefinition
+from schema_types.agent_checks import parse_path
+from schema_types.errors import Problem, SchemaDefinitionError
+from schema_types.schema.check import check_parameters_schema
+from schema_types.schema.nodes import ArraySchema, ObjectSchema, RawSchema, parameters_from_json
 
 __all__ = ["COLUMNS", "NODE_PATH_ROLE", "PARAMETER_MIME", "ParameterTreeModel", "type_label"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.tool_editor.parameter_edits import NodePath
-from schema_types._schema_check import check_parameters_schema
+from schema_types.schema.check import check_parameters_schema
 
 __all__ = ["keyword_matches", "node_problems"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.tool_editor.parameter_edits import same_json
-from schema_types._agent import ToolDefinition
+from schema_types.agent import ToolDefinition
 
 __all__ = ["ParametersEdit", "push_parameters", "seal_parameters"]
 

@@ -2,7 +2,7 @@
 """The live preview of a prompt template and the "sample values" it is filled with.
 
 The preview text is exactly what the server would send the model: it comes from
-:func:`schema_types._template.render_segments` (the renderer of served calls) with
+:func:`schema_types.template.engine.render_segments` (the renderer of served calls) with
 ``keep_missing=True``, so a placeholder with no value and no default stays visible as ``{param}``.
 Each segment is marked by kind: filled values get a soft background, missing ones a warning
 background, unknown placeholders and brace errors the error colour with a wavy underline.
@@ -23,7 +23,7 @@ from PySide6.QtGui import QColor, QPalette, QSyntaxHighlighter, QTextCharFormat,
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from app.tool_editor.highlighter import HighlightStyle, OffsetMap, is_dark, style_colours
-from schema_types._template import Segment, SegmentKind
+from schema_types.template.engine import Segment, SegmentKind
 
 __all__ = ["PreviewSpan", "TemplatePreview", "segment_formats"]
 

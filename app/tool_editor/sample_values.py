@@ -1,7 +1,7 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
 """The "sample values" the template preview is filled with, as an editable table model.
 
-The values start as :func:`schema_types._arguments.sample_arguments` of the tool's parameters
+The values start as :func:`schema_types.arguments.sample_arguments` of the tool's parameters
 (examples, defaults, enum values, typed placeholders: the same samples the test dialog starts
 from). :class:`SampleValuesModel` lists every leaf parameter path; the person may type another
 value for any of them or leave one out (as if the caller had not sent it), for the preview only:
@@ -27,8 +27,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QPalette
 
 from app.tool_editor.highlighter import HighlightStyle, style_colours
-from schema_types._arguments import sample_arguments
-from schema_types._schema import parameter_paths
+from schema_types.arguments import sample_arguments
+from schema_types.schema.nodes import parameter_paths
 
 __all__ = ["SampleValuesModel", "value_text"]
 

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QCheckBox, QLineEdit
 
 from app.tool_editor.parameter_edits import REMOVE
 from app.tool_editor.value_editors import loads_json
-from schema_types._json_text import json_type_name
-from schema_types._schema_check import MODELLED_KEYWORDS
+from schema_types.json_text import json_type_name
+from schema_types.schema.check import MODELLED_KEYWORDS
 
 __all__ = ["COUNTS", "FORMATS", "MODELLED", "BoundField", "NumberField", "read_number"]
 

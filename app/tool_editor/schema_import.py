@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.tool_editor.value_editors import error_colour, loads_json
-from schema_types._errors import SchemaDefinitionError
-from schema_types._schema import parameters_from_json
-from schema_types._schema_check import check_parameters_schema
+from schema_types.errors import SchemaDefinitionError
+from schema_types.schema.check import check_parameters_schema
+from schema_types.schema.nodes import parameters_from_json
 
 __all__ = [
     "ImportDialog",

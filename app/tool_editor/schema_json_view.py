@@ -33,11 +33,11 @@ from PySide6.QtWidgets import (
 from app.tool_editor.parameter_edits import same_json
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.value_editors import error_colour, loads_json
-from schema_types._agent_checks import parse_path
-from schema_types._agent_yaml import YamlSyntaxError, node_at, parse_yaml
-from schema_types._errors import Problem, SchemaDefinitionError
-from schema_types._schema import parameters_from_json
-from schema_types._schema_check import check_parameters_schema
+from schema_types.agent_checks import parse_path
+from schema_types.errors import Problem, SchemaDefinitionError
+from schema_types.files.agent_yaml import YamlSyntaxError, node_at, parse_yaml
+from schema_types.schema.check import check_parameters_schema
+from schema_types.schema.nodes import parameters_from_json
 
 __all__ = ["JsonProblem", "SchemaJsonView", "check_parameters_text", "dump_parameters"]
 

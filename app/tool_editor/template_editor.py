@@ -33,7 +33,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QTreeView, QWidget
 
 from app.tool_editor.highlighter import TemplateHighlighter, document_text
-from schema_types._schema import parameter_paths
+from schema_types.schema.nodes import parameter_paths
 
 __all__ = ["CompletionEntry", "TemplateEditor", "completion_entries"]
 

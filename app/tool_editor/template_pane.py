@@ -41,16 +41,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument, FieldPath, merge_id_for
+from app.document.agent_document import AgentDocument, FieldPath, merge_id_for
 from app.tool_editor.diagnostics_view import DiagnosticsView
 from app.tool_editor.highlighter import OffsetMap
 from app.tool_editor.preview import TemplatePreview
 from app.tool_editor.sample_values import SampleValuesModel
 from app.tool_editor.template_editor import TemplateEditor, completion_entries
-from schema_types._agent import ToolDefinition
-from schema_types._arguments import validate_arguments
-from schema_types._errors import SchemaDefinitionError, SchemaError
-from schema_types._template import (
+from schema_types.agent import ToolDefinition
+from schema_types.arguments import validate_arguments
+from schema_types.errors import SchemaDefinitionError, SchemaError
+from schema_types.template.engine import (
     Severity,
     TokenKind,
     diagnose,

@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document import AgentDocument, FieldPath
+from app.document.agent_document import AgentDocument, FieldPath
 from app.pages import LineEditBinding, TextEditBinding
 from app.tool_editor.value_editors import error_colour
-from schema_types._agent import ToolDefinition
+from schema_types.agent import ToolDefinition
 
 __all__ = ["ANNOTATION_HINTS", "ToolFields"]
 

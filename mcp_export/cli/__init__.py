@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
-from .._redact import RedactingFilter
+from mcp_export.redact import RedactingFilter
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._terminal import (
+from mcp_export.cli._terminal import (
     EventPrinter,
     add_session_options,
     error,
@@ -22,10 +22,9 @@ from ._terminal import (
 )
 
 if TYPE_CHECKING:
-    from schema_types._agent import Agent
-
-    from .._events import SessionEvent
-    from .._history import HistoryStore
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.session.events import SessionEvent
+    from schema_types.agent import Agent
 
 __all__ = ["add_argument_options", "register", "run"]
 
@@ -65,11 +64,10 @@ def add_argument_options(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``call`` with parsed arguments; returns the exit code."""
-    from schema_types._arguments import validate_arguments
-    from schema_types._errors import ArgumentsError, SchemaDefinitionError
-    from schema_types._template import render
-
-    from ._render import parse_cli_arguments
+    from mcp_export.cli._render import parse_cli_arguments
+    from schema_types.arguments import validate_arguments
+    from schema_types.errors import ArgumentsError, SchemaDefinitionError
+    from schema_types.template.engine import render
 
     path = Path(args.agent_file)
     agent = load_agent_or_report("call", path)
@@ -128,10 +126,10 @@ async def _call(
 ) -> int:
     import time
 
-    from .._errors import ExportError
-    from .._events import FinalAnswer, SessionFailed
-    from .._session import ChatSession
-    from .._session_failure import failure_for
+    from mcp_export.errors import ExportError
+    from mcp_export.session.chat import ChatSession
+    from mcp_export.session.events import FinalAnswer, SessionFailed
+    from mcp_export.session.failure import failure_for
 
     printer = EventPrinter()
     try:
@@ -189,7 +187,7 @@ async def _call(
 def _finish_run(
     history: HistoryStore, run_id: int, outcome: SessionEvent | None, duration_ms: float
 ) -> None:
-    from .._events import FinalAnswer, SessionFailed
+    from mcp_export.session.events import FinalAnswer, SessionFailed
 
     if isinstance(outcome, FinalAnswer):
         history.finish_run(

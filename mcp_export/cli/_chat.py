@@ -19,8 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._redact import redact
-from ._terminal import (
+from mcp_export.cli._terminal import (
     EventPrinter,
     Runtime,
     add_session_options,
@@ -31,12 +30,12 @@ from ._terminal import (
     parse_parameter_overrides,
     parse_parameter_value,
 )
+from mcp_export.redact import redact
 
 if TYPE_CHECKING:
-    from schema_types._agent import Agent
-
-    from .._session import ChatSession
-    from ..providers._base import ChatMessage
+    from mcp_export.providers.base import ChatMessage
+    from mcp_export.session.chat import ChatSession
+    from schema_types.agent import Agent
 
 __all__ = ["register", "run"]
 
@@ -110,7 +109,7 @@ class _Chat:
         self.session = self.new_session(None, ())
 
     def new_session(self, thread_id: str | None, prior: tuple[ChatMessage, ...]) -> ChatSession:
-        from .._session import ChatSession
+        from mcp_export.session.chat import ChatSession
 
         return ChatSession(
             self.agent,
@@ -127,7 +126,7 @@ class _Chat:
 
     async def send(self, message: str) -> bool:
         """Send one message; True when the model answered."""
-        from .._events import FinalAnswer
+        from mcp_export.session.events import FinalAnswer
 
         answered = False
         async for event in self.session.run(message):
@@ -219,9 +218,9 @@ def _resume(runtime: Runtime, path: Path, args: argparse.Namespace) -> tuple[str
 async def _chat(
     agent: Agent, path: Path, overrides: dict[str, object], args: argparse.Namespace
 ) -> int:
-    from .._errors import ExportError
-    from .._session import load_thread_messages
-    from .._session_failure import failure_for
+    from mcp_export.errors import ExportError
+    from mcp_export.session.chat import load_thread_messages
+    from mcp_export.session.failure import failure_for
 
     printer = EventPrinter()
     try:

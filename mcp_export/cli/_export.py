@@ -20,7 +20,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``export`` subcommand."""
-    from mcp_export._client_entry import CLIENT_IDS
+    from mcp_export.clients.entry import CLIENT_IDS
 
     parser = subparsers.add_parser(
         "export",
@@ -66,15 +66,10 @@ def _out(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``export`` with parsed arguments; returns the exit code."""
-    from mcp_export._client_config import (
-        ClientId,
-        InstallError,
-        build_entry,
-        default_config_path,
-        install,
-    )
-    from schema_types._agent_file import load_agent
-    from schema_types._errors import SchemaError
+    from mcp_export.clients.entry import ClientId, build_entry, default_config_path
+    from mcp_export.clients.install import InstallError, install
+    from schema_types.errors import SchemaError
+    from schema_types.files.agent_file import load_agent
 
     client = cast(ClientId, args.client)
     agent_path = Path(args.agent_file)

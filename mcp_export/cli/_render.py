@@ -125,10 +125,10 @@ def _error(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Render one tool's prompt; returns the exit code."""
-    from schema_types._agent_file import load_agent
-    from schema_types._arguments import validate_arguments
-    from schema_types._errors import AgentFileError, ArgumentsError, SchemaDefinitionError
-    from schema_types._template import render
+    from schema_types.arguments import validate_arguments
+    from schema_types.errors import AgentFileError, ArgumentsError, SchemaDefinitionError
+    from schema_types.files.agent_file import load_agent
+    from schema_types.template.engine import render
 
     try:
         agent = load_agent(args.agent_file)

@@ -20,7 +20,7 @@ import logging
 import os
 import sys
 
-from mcp_export._redact import RedactingFilter, remember_environment_references
+from mcp_export.redact import RedactingFilter, remember_environment_references
 
 __all__ = ["register", "run"]
 
@@ -96,15 +96,15 @@ def _refuse(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``serve`` with parsed arguments; returns the exit code."""
     _configure_logging(args.log_level)
-    from mcp_export._errors import ConfigurationError
-    from schema_types._errors import AgentFileError
+    from mcp_export.errors import ConfigurationError
+    from schema_types.errors import AgentFileError
 
     if args.token and args.http is None:
         return _refuse("--token only applies with --http (stdio needs no token)")
     token: str | None = None
     address = None
     if args.http is not None:
-        from mcp_export._server_http import TOKEN_ENV, check_exposure, parse_http_address
+        from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address
 
         token = args.token or os.environ.get(TOKEN_ENV) or None
         try:
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         except ConfigurationError as exc:
             return _refuse(str(exc))
 
-    from mcp_export._server import AgentServer, load_served_agents
+    from mcp_export.server.agent_server import AgentServer, load_served_agents
 
     try:
         agents = load_served_agents(args.agent_files)

@@ -17,15 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._redact import redact
+from mcp_export.redact import redact
 
 if TYPE_CHECKING:
-    from schema_types._agent import Agent
-
-    from .._events import SessionEvent
-    from .._history import HistoryStore
-    from .._toolbox import AgentToolbox
-    from ..providers._base import Provider
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.providers.base import Provider
+    from mcp_export.session.events import SessionEvent
+    from mcp_export.toolbox.agent_toolbox import AgentToolbox
+    from schema_types.agent import Agent
 
 __all__ = [
     "EventPrinter",
@@ -78,8 +77,8 @@ def error(command: str, message: str) -> None:
 
 def load_agent_or_report(command: str, path: Path) -> Agent | None:
     """The agent in ``path``, or None after saying on stderr why it cannot be loaded."""
-    from schema_types._agent_file import load_agent
-    from schema_types._errors import SchemaError
+    from schema_types.errors import SchemaError
+    from schema_types.files.agent_file import load_agent
 
     try:
         return load_agent(path)
@@ -122,8 +121,8 @@ def check_parameters(agent: Agent, overrides: dict[str, Any]) -> None:
     Raises:
         ValueError: a value has the wrong type or range (the message says which).
     """
-    from .._errors import ConfigurationError
-    from ..providers import resolve_parameters
+    from mcp_export.errors import ConfigurationError
+    from mcp_export.providers.parameters import resolve_parameters
 
     try:
         resolve_parameters(agent.settings, overrides)
@@ -176,14 +175,14 @@ def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
     Raises:
         ExportError: no model is configured, or its credentials are missing.
     """
-    from .._errors import HistoryError
-    from .._history import HistoryStore
-    from ..providers import provider_for_agent
+    from mcp_export.errors import HistoryError
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.providers.factory import provider_for_agent
 
     provider, model = provider_for_agent(agent)
     toolbox: AgentToolbox | None = None
     if agent.mcp_servers:
-        from .._toolbox import AgentToolbox
+        from mcp_export.toolbox.agent_toolbox import AgentToolbox
 
         toolbox = AgentToolbox(agent, base_dir=path.resolve().parent)
     store: HistoryStore | None = None
@@ -210,7 +209,7 @@ class EventPrinter:
 
     def handle(self, event: SessionEvent) -> None:
         """Print one event."""
-        from .._events import (
+        from mcp_export.session.events import (
             FinalAnswer,
             SessionFailed,
             TextDelta,

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from schema_types._agent import Agent
+    from schema_types.agent import Agent
 
 __all__ = ["register", "run", "warnings_for"]
 
@@ -47,8 +47,8 @@ def warnings_for(agent: Agent) -> list[str]:
     Returns:
         Messages that start with the JSON path they are about.
     """
-    from schema_types._secrets import find_literal_secrets
-    from schema_types._template import diagnose
+    from schema_types.secrets import find_literal_secrets
+    from schema_types.template.engine import diagnose
 
     found = [str(problem) for problem in find_literal_secrets(agent)]
     for index, tool in enumerate(agent.tools):
@@ -61,8 +61,8 @@ def warnings_for(agent: Agent) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every file; returns the exit code."""
-    from schema_types._agent_file import load_agent
-    from schema_types._errors import AgentFileError
+    from schema_types.errors import AgentFileError
+    from schema_types.files.agent_file import load_agent
 
     failed = False
     for file in args.files:

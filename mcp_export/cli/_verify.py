@@ -17,7 +17,7 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``verify`` subcommand."""
-    from mcp_export._client_entry import CLIENT_IDS
+    from mcp_export.clients.entry import CLIENT_IDS
 
     parser = subparsers.add_parser(
         "verify",
@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``verify`` with parsed arguments; returns the exit code."""
     import anyio
 
-    from mcp_export._client_entry import ClientId
-    from mcp_export._verify import render_report, verify_export
+    from mcp_export.clients.entry import ClientId
+    from mcp_export.clients.verify import render_report, verify_export
 
     if args.timeout <= 0:
         sys.stderr.write("metaagent verify: --timeout must be more than 0 seconds\n")

@@ -42,7 +42,7 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._wire import PREVIEW_BYTES, BodyTap, describe_body, error_detail
+from mcp_export.providers._wire import PREVIEW_BYTES, BodyTap, describe_body, error_detail
 
 if TYPE_CHECKING:
     import aiohttp

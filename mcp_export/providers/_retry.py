@@ -18,13 +18,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .._errors import (
+from mcp_export.errors import (
     ProviderAuthError,
     ProviderError,
     ProviderRateLimited,
     ProviderServerError,
 )
-from .._redact import redact
+from mcp_export.redact import redact
 
 __all__ = [
     "Failure",

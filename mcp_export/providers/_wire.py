@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 
-from .._redact import redact
+from mcp_export.redact import redact
 
 __all__ = [
     "MAX_ANSWER_BYTES",

@@ -7,9 +7,9 @@ from typing import Any
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.tool_editor.parameter_model import ParameterTreeModel
-from schema_types._agent import Agent
+from schema_types.agent import Agent
 
 
 def one_tool_model(params: dict[str, Any]) -> tuple[ParameterTreeModel, AgentDocument]:

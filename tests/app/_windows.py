@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 
 
 def studio_window(qtbot: QtBot, *, autosave_seconds: float | None = None) -> MainWindow:

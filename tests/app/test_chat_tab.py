@@ -24,8 +24,9 @@ from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
 from app.chat.transcript import AssistantBlock, NoticeBlock, UserBlock
-from app.document import AgentDocument
-from mcp_export import FinalAnswer, HistoryStore, SessionFailed
+from app.document.agent_document import AgentDocument
+from mcp_export.history.store import HistoryStore
+from mcp_export.session.events import FinalAnswer, SessionFailed
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.mcp_clients import time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -257,7 +258,7 @@ def _served_result(path: Path, arguments: dict[str, Any], mode: str) -> dict[str
     """What ``metaagent serve`` returns for ``book_flight(arguments)``, as wire JSON."""
     from mcp import Client
 
-    from mcp_export._server import AgentServer, load_served_agents
+    from mcp_export.server.agent_server import AgentServer, load_served_agents
 
     async def call() -> dict[str, Any]:
         served = AgentServer(load_served_agents([path]), history=False)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from PySide6.QtGui import QUndoCommand
 
-from app.document import AgentDocument, merge_id_for
+from app.document.agent_document import AgentDocument, merge_id_for
 from app.errors import reporter
-from schema_types._agent_file import load_agent
+from schema_types.files.agent_file import load_agent
 
 
 def test_edits_undo_and_redo_through_the_document(qapp, example_path: Path) -> None:

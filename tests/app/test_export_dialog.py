@@ -16,8 +16,9 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from app.export_dialog import ExportDialog
-from mcp_export import CLIENTS, ClientId, VerifyReport, build_entry, snippet
-from schema_types import load_agent
+from mcp_export.clients.entry import CLIENTS, ClientId, build_entry, snippet
+from mcp_export.clients.verify_report import VerifyReport
+from schema_types.files.agent_file import load_agent
 
 OTHERS = {
     "time": {"command": "uvx", "args": ["mcp-server-time"]},
@@ -85,7 +86,7 @@ def test_copy_puts_the_snippet_on_the_clipboard(dialog: ExportDialog, qtbot: QtB
 
 
 def test_the_config_path_starts_at_the_clients_default(dialog: ExportDialog) -> None:
-    from mcp_export import default_config_path
+    from mcp_export.clients.entry import default_config_path
 
     dialog.set_client("claude-desktop")
     assert dialog.config_edit.text() == str(default_config_path("claude-desktop"))

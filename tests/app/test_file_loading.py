@@ -15,11 +15,11 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel
 
-from app.document import DiskStamp
-from app.main_window import MainWindow
-from app.schema_health import tool_schema_health
+from app.document.agent_document import DiskStamp
+from app.document.schema_health import tool_schema_health
 from app.studio import create_main_window
-from app.window_files import READ_AT_ONCE_BYTES
+from app.window.files import READ_AT_ONCE_BYTES
+from app.window.main_window import MainWindow
 from tests.app._windows import studio_window
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="named pipes are POSIX here")
@@ -144,7 +144,7 @@ def test_the_tools_list_filters_4000_tools_and_acts_on_the_agents_positions(
     document = window.open_file(path)
     assert document is not None
     tools = window.show_page(document, "tools")
-    from app.tools_list import ToolsListWidget
+    from app.pages.tools_list import ToolsListWidget
 
     assert isinstance(tools, ToolsListWidget)
     qtbot.keyClicks(tools.filter_edit, "tool_00399")

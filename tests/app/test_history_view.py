@@ -19,7 +19,7 @@ from mcp import Client
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.history_model import (
+from app.history.model import (
     ALL,
     COLUMNS,
     HistoryFilterModel,
@@ -27,9 +27,9 @@ from app.history_model import (
     format_duration,
     load_history,
 )
-from app.history_view import HistoryView, transcript_html
-from mcp_export import HistoryStore
-from mcp_export._server import AgentServer, load_served_agents
+from app.history.view import HistoryView, transcript_html
+from mcp_export.history.store import HistoryStore
+from mcp_export.server.agent_server import AgentServer, load_served_agents
 from tests.fakes._script import status, text, tool_calls
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer

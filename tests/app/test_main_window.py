@@ -10,10 +10,10 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from app.errors import install_excepthook, reporter
-from app.main_window import MainWindow
 from app.pages.agent_page import AgentPage
-from app.tools_list import ToolsListWidget
-from schema_types._agent_file import load_agent
+from app.pages.tools_list import ToolsListWidget
+from app.window.main_window import MainWindow
+from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
 
 

@@ -17,11 +17,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.model_fields import stop_from_text, stop_to_text
 from app.pages.model_page import ModelPage
-from schema_types._agent_file import load_agent
+from schema_types.files.agent_file import load_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.ports import refused_origin
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.tool_editor.parameter_edits import REMOVE, same_json
 from app.tool_editor.parameter_model import NODE_PATH_ROLE, ParameterTreeModel
-from schema_types._agent import Agent, ToolDefinition
-from schema_types._schema import parameters_from_json, schema_to_json
+from schema_types.agent import Agent, ToolDefinition
+from schema_types.schema.nodes import parameters_from_json, schema_to_json
 
 pytestmark = pytest.mark.usefixtures("qapp")  # models use timers; no widgets are made
 

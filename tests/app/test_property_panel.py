@@ -9,7 +9,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractButton, QLineEdit, QPlainTextEdit, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.tool_editor.parameter_edits import NodePath
 from app.tool_editor.parameter_model import ParameterTreeModel

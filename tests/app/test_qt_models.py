@@ -8,11 +8,11 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtTest import QAbstractItemModelTester
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
+from app.document.qt_models import KIND_ROLE, OutlineModel, ToolsListModel
+from app.document.schema_health import tool_schema_health
 from app.errors import reporter
 from app.icons import icon
-from app.qt_models import KIND_ROLE, OutlineModel, ToolsListModel
-from app.schema_health import tool_schema_health
 
 DISPLAY = Qt.ItemDataRole.DisplayRole
 DECORATION = Qt.ItemDataRole.DecorationRole

@@ -11,10 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.main_window import MainWindow
-from app.recovery import RecoveryStore
-from app.schema_health import tool_schema_health
-from schema_types._agent_file import load_agent
+from app.document.recovery import RecoveryStore
+from app.document.schema_health import tool_schema_health
+from app.window.main_window import MainWindow
+from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
 
 CABIN_DEFAULT = ("metadata", "tools", 0, "parameters", "properties", "cabin", "default")
@@ -29,7 +29,7 @@ CRASHING_STUDIO = f"""
 import os, sys
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
-from app.main_window import MainWindow
+from app.window.main_window import MainWindow
 
 app = QApplication(sys.argv[:1])
 window = MainWindow()

@@ -16,7 +16,7 @@ from app.tool_editor.schema_import import (
     import_parameters,
     infer_schema,
 )
-from schema_types._schema_check import check_parameters_schema
+from schema_types.schema.check import check_parameters_schema
 
 WAIT = 2000  # ms: the dialog reads the text 200 ms after the last keystroke
 

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_json_view import SchemaJsonView, check_parameters_text, dump_parameters

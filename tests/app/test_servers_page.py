@@ -13,14 +13,14 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.model_page import ModelPage
 from app.pages.server_dialog import ServerDialog, parse_pairs
 from app.pages.server_tools import ServerToolsModel, probe_cache
 from app.pages.servers_page import ServersPage
-from schema_types._agent import McpServerConfig
-from schema_types._agent_file import load_agent
+from schema_types.agent import McpServerConfig
+from schema_types.files.agent_file import load_agent
 
 TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")
 CONNECT_TIMEOUT_MS = 30_000

@@ -9,11 +9,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.tool_editor.highlighter import HighlightStyle, OffsetMap
 from app.tool_editor.template_editor import TemplateEditor, completion_entries
 from app.tool_editor.template_pane import TemplatePane, count_placeholders, rename_in_template
-from schema_types._agent import Agent, ToolDefinition
+from schema_types.agent import Agent, ToolDefinition
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",

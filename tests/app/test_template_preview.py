@@ -11,13 +11,13 @@ from PySide6.QtGui import QTextCharFormat
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.tool_editor.preview import TemplatePreview
 from app.tool_editor.sample_values import SampleValuesModel
 from app.tool_editor.template_pane import TemplatePane
-from schema_types._agent import Agent, ToolDefinition
-from schema_types._arguments import sample_arguments
-from schema_types._template import render, render_segments
+from schema_types.agent import Agent, ToolDefinition
+from schema_types.arguments import sample_arguments
+from schema_types.template.engine import render, render_segments
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",

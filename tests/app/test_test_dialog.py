@@ -26,14 +26,14 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
 from app.test_run import TestRequest, TestToolDialog
 from app.test_run.fields import FieldEditor
 from app.test_run.lists import ArrayEditor
-from schema_types._agent import Agent, ToolDefinition
-from schema_types._arguments import validate_arguments
-from schema_types._template import render
+from schema_types.agent import Agent, ToolDefinition
+from schema_types.arguments import validate_arguments
+from schema_types.template.engine import render
 
 VALID_FLIGHT_SEARCH: dict[str, Any] = {
     "origin": "LHR",

@@ -8,11 +8,11 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.document import AgentDocument
-from app.main_window import MainWindow
+from app.document.agent_document import AgentDocument
 from app.tool_editor.editor import ToolEditor
 from app.tool_editor.schema_import import import_parameters
-from schema_types._agent import Agent
+from app.window.main_window import MainWindow
+from schema_types.agent import Agent
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",

@@ -7,9 +7,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
-from app.document import AgentDocument
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
-from app.tools_list import ToolsListWidget, unique_tool_name
+from app.pages.tools_list import ToolsListWidget, unique_tool_name
 
 
 def _widget(qtbot, path: Path | None = None) -> ToolsListWidget:

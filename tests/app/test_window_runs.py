@@ -16,12 +16,12 @@ from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
 from app.export_dialog import ExportDialog
-from app.history_view import HistoryView
-from app.main_window import MainWindow
+from app.history.view import HistoryView
+from app.pages.tools_list import ToolsListWidget
 from app.test_run import TestToolDialog
 from app.tool_editor.editor import ToolEditor
-from app.tools_list import ToolsListWidget
-from mcp_export import FinalAnswer
+from app.window.main_window import MainWindow
+from mcp_export.session.events import FinalAnswer
 from tests.app._windows import studio_window
 from tests.fakes._script import text
 from tests.fakes.mcp_clients import write_agent

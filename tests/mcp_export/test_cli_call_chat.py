@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from mcp_export._history import HistoryStore
+from mcp_export.history.store import HistoryStore
 from tests.fakes._script import Reply, RequestBody, status, text, tool_calls
 from tests.fakes.openai_server import FakeOpenAIServer
 

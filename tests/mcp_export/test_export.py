@@ -18,18 +18,10 @@ from typing import Any
 
 import pytest
 
-from mcp_export._client_config import (
-    CLIENTS,
-    ExportEntry,
-    InstallError,
-    build_entry,
-    default_config_path,
-    install,
-    snippet,
-    strip_jsonc,
-)
-from mcp_export._errors import ExportError
-from schema_types._agent import Agent
+from mcp_export.clients.entry import CLIENTS, ExportEntry, build_entry, default_config_path, snippet
+from mcp_export.clients.install import InstallError, install, strip_jsonc
+from mcp_export.errors import ExportError
+from schema_types.agent import Agent
 
 SECRET = "sk-test-SECRET-0123456789"
 PYTHON = os.path.abspath(sys.executable)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_export._errors import HistoryError
-from mcp_export._history import (
+from mcp_export.errors import HistoryError
+from mcp_export.history.store import (
     INTERRUPTED,
     SCHEMA_VERSION,
     HistoryStore,
@@ -206,7 +206,7 @@ def test_pending_rows_of_a_process_that_ended_are_marked_interrupted(tmp_path: P
         """
         import sys
         from pathlib import Path
-        from mcp_export._history import HistoryStore
+        from mcp_export.history.store import HistoryStore
         store = HistoryStore(Path(sys.argv[1]))
         thread = store.create_thread(agent_path=None, agent_name="a", title="t", kind="served")
         store.add_message(thread, "user", "question")
@@ -254,7 +254,7 @@ def test_two_processes_and_threads_write_at_the_same_time(tmp_path: Path) -> Non
     writer = """
         import sys
         from pathlib import Path
-        from mcp_export._history import HistoryStore
+        from mcp_export.history.store import HistoryStore
         with HistoryStore(Path(sys.argv[1])) as store:
             print("ready", flush=True)
             sys.stdin.readline()  # "go": start together with the other writers

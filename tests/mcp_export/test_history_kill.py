@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_export._history import INTERRUPTED, HistoryStore
+from mcp_export.history.store import INTERRUPTED, HistoryStore
 from tests.fakes._script import Reply, RequestBody, hang, text
 from tests.fakes.mcp_clients import REPO, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -102,7 +102,7 @@ def test_kill_9_of_the_server_with_calls_in_flight_keeps_every_recorded_run(
 _KILLED_WRITER = """
     import os, signal, sys
     from pathlib import Path
-    from mcp_export._history import HistoryStore
+    from mcp_export.history.store import HistoryStore
     store = HistoryStore(Path(sys.argv[1]), write_behind=True)
     for n in range(200):
         thread, run = store.start_call(

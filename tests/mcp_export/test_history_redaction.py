@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_export._history import HistoryStore
-from mcp_export._redact import REDACTED, remember_secret
+from mcp_export.history.store import HistoryStore
+from mcp_export.redact import REDACTED, remember_secret
 
 BEARER = "sk-proj-" + "Q7x" * 12
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_export._history import HistoryStore
+from mcp_export.history.store import HistoryStore
 
 
 def record_call(store: HistoryStore, index: int) -> tuple[str, int, int]:
@@ -89,7 +89,7 @@ def test_a_write_naming_a_gone_row_is_skipped_and_the_others_land(
     kept = store.create_thread(agent_path=None, agent_name="A", title="kept", kind="served")
     store.add_message("no-such-thread", "user", "lost")  # the thread was deleted meanwhile
     store.add_message(kept, "user", "kept")
-    with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+    with caplog.at_level(logging.WARNING, logger="mcp_export.history.writer"):
         assert [m.content for m in store.messages(kept)] == ["kept"]
     assert any("skipped" in r.getMessage() for r in caplog.records)
     # The store goes on recording.
@@ -109,7 +109,7 @@ def test_a_database_that_cannot_be_written_stops_the_recording_without_raising(
     damage.execute("DROP TABLE runs")  # as if the file were replaced by something else
     damage.commit()
     damage.close()
-    with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+    with caplog.at_level(logging.WARNING, logger="mcp_export.history.writer"):
         store.start_run(
             thread_id=thread, tool_name="t", arguments={}, filled_prompt="p", caller="c"
         )
@@ -121,7 +121,7 @@ def test_a_database_that_cannot_be_written_stops_the_recording_without_raising(
     store.add_message(thread, "user", "after the failure")
     store.flush()
     assert store.messages(thread) == []
-    with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+    with caplog.at_level(logging.WARNING, logger="mcp_export.history.writer"):
         store.close()
     assert "2 writes were not yet in" in caplog.records[-1].getMessage()
 
@@ -151,7 +151,7 @@ def test_writes_left_when_a_locked_database_closes_are_applied_at_the_next_open(
         for _thread, run, pending in calls:
             store.update_message(pending, content="done", status="complete")
             store.finish_run(run, answer="done")
-        with caplog.at_level(logging.WARNING, logger="mcp_export._history_writer"):
+        with caplog.at_level(logging.WARNING, logger="mcp_export.history.writer"):
             store.close()
     finally:
         blocker.execute("ROLLBACK")

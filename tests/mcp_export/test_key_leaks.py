@@ -30,7 +30,7 @@ import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from mcp_export._history import HistoryStore
+from mcp_export.history.store import HistoryStore
 from tests.fakes._script import Reply, status, text
 from tests.fakes._server import FakeModelServer
 from tests.fakes.anthropic_server import FakeAnthropicServer

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from mcp_export._errors import ConfigurationError
-from mcp_export.providers import PARAMETER_KEYS, resolve_parameters
-from schema_types._agent import AgentSettings
+from mcp_export.errors import ConfigurationError
+from mcp_export.providers.parameters import PARAMETER_KEYS, resolve_parameters
+from schema_types.agent import AgentSettings
 
 
 def test_only_the_settings_that_are_set_become_parameters() -> None:

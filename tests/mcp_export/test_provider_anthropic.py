@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._errors import (
+from mcp_export.errors import (
     ProviderAuthError,
     ProviderProtocolError,
     ProviderRateLimited,
@@ -19,8 +19,8 @@ from mcp_export._errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers import (
-    AnthropicProvider,
+from mcp_export.providers.anthropic_provider import AnthropicProvider
+from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,

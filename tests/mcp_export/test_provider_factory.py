@@ -10,22 +10,14 @@ from typing import Any
 
 import pytest
 
-from mcp_export._errors import ConfigurationError, CredentialsMissing, ProviderUnreachable
-from mcp_export._redact import REDACTED, redact
-from mcp_export.providers import (
-    AnthropicProvider,
-    ChatMessage,
-    Completion,
-    ModelRequest,
-    OpenAIProvider,
-    SamplingProvider,
-    SamplingRequest,
-    SamplingRequired,
-    SamplingResponse,
-    credentials_available,
-    provider_for_agent,
-)
-from schema_types._agent import Agent
+from mcp_export.errors import ConfigurationError, CredentialsMissing, ProviderUnreachable
+from mcp_export.providers.anthropic_provider import AnthropicProvider
+from mcp_export.providers.base import ChatMessage, Completion, ModelRequest
+from mcp_export.providers.factory import SamplingRequired, credentials_available, provider_for_agent
+from mcp_export.providers.openai_provider import OpenAIProvider
+from mcp_export.providers.sampling import SamplingProvider, SamplingRequest, SamplingResponse
+from mcp_export.redact import REDACTED, redact
+from schema_types.agent import Agent
 from tests.fakes import FakeOpenAIServer, text
 from tests.fakes.ports import refused_origin
 

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._errors import (
+from mcp_export.errors import (
     ProviderAuthError,
     ProviderError,
     ProviderProtocolError,
@@ -27,13 +27,9 @@ from mcp_export._errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers import (
-    AnthropicProvider,
-    ChatMessage,
-    ModelRequest,
-    OpenAIProvider,
-    Provider,
-)
+from mcp_export.providers.anthropic_provider import AnthropicProvider
+from mcp_export.providers.base import ChatMessage, ModelRequest, Provider
+from mcp_export.providers.openai_provider import OpenAIProvider
 from tests.fakes._script import (
     Reply,
     events,

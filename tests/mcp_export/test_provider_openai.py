@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._errors import (
+from mcp_export.errors import (
     ProviderAuthError,
     ProviderError,
     ProviderProtocolError,
@@ -22,16 +22,16 @@ from mcp_export._errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers import (
+from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
-    OpenAIProvider,
     TextDelta,
     ToolCallRequest,
     ToolSchema,
     Usage,
 )
+from mcp_export.providers.openai_provider import OpenAIProvider
 from tests.fakes import (
     FakeOpenAIServer,
     cut_off,

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_export._errors import ProviderError, ProviderProtocolError, ProviderRateLimited
-from mcp_export.providers import (
+from mcp_export.errors import ProviderError, ProviderProtocolError, ProviderRateLimited
+from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
+    TextDelta,
+    ToolCallRequest,
+    ToolSchema,
+    Usage,
+)
+from mcp_export.providers.sampling import (
     SamplingProvider,
     SamplingRequest,
     SamplingResponse,
     SamplingTurn,
-    TextDelta,
     TextPart,
-    ToolCallRequest,
     ToolResultPart,
-    ToolSchema,
     ToolUsePart,
-    Usage,
 )
 
 pytestmark = pytest.mark.anyio

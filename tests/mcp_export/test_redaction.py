@@ -18,28 +18,9 @@ from urllib.parse import quote
 
 import pytest
 
-from mcp_export._errors import ProviderAuthError
-from mcp_export._events import (
-    FinalAnswer,
-    SessionEvent,
-    SessionFailed,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-)
-from mcp_export._redact import (
-    REDACTED,
-    RedactingFilter,
-    redact,
-    redact_json,
-    remember_resolved,
-    remember_secret,
-)
-from mcp_export._server_result import answer_result, error_result
-from mcp_export._session import ChatSession
-from mcp_export._session_failure import failure_for
 from mcp_export.cli._terminal import EventPrinter
-from mcp_export.providers._base import (
+from mcp_export.errors import ProviderAuthError
+from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
@@ -47,7 +28,26 @@ from mcp_export.providers._base import (
     ToolCallRequest,
     Usage,
 )
-from schema_types._agent import Agent
+from mcp_export.redact import (
+    REDACTED,
+    RedactingFilter,
+    redact,
+    redact_json,
+    remember_resolved,
+    remember_secret,
+)
+from mcp_export.server.result import answer_result, error_result
+from mcp_export.session.chat import ChatSession
+from mcp_export.session.events import (
+    FinalAnswer,
+    SessionEvent,
+    SessionFailed,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from mcp_export.session.failure import failure_for
+from schema_types.agent import Agent
 
 pytestmark = pytest.mark.anyio
 

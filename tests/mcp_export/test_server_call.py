@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_export._server import AgentServer, load_served_agents
+from mcp_export.server.agent_server import AgentServer, load_served_agents
 from tests.fakes._script import (
     Reply,
     RequestBody,

@@ -13,8 +13,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_export._history import HistoryStore
-from mcp_export._server import AgentServer, load_served_agents
+from mcp_export.history.store import HistoryStore
+from mcp_export.server.agent_server import AgentServer, load_served_agents
 from tests.fakes._script import Reply, RequestBody, status, text
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer

@@ -21,8 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_export._server import AgentServer, load_served_agents
-from mcp_export._server_http import (
+from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.server.http import (
     HttpAddress,
     HttpAddressError,
     check_exposure,

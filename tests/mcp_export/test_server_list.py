@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_export._server import AgentServer, load_served_agents
-from mcp_export._server_tools import OUTPUT_SCHEMA, ToolNameClash, derive_annotations
-from mcp_export._toolbox import ToolSpec
-from schema_types._agent import Agent
+from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.server.tools import OUTPUT_SCHEMA, ToolNameClash, derive_annotations
+from mcp_export.toolbox.agent_toolbox import ToolSpec
+from schema_types.agent import Agent
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 
 pytestmark = pytest.mark.anyio

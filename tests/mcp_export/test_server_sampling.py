@@ -16,8 +16,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_export._history import HistoryStore
-from mcp_export._server import AgentServer, load_served_agents
+from mcp_export.history.store import HistoryStore
+from mcp_export.server.agent_server import AgentServer, load_served_agents
 from tests.fakes.mcp_clients import (
     ProgressLog,
     ScriptedSampling,

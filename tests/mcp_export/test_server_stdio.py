@@ -22,8 +22,8 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 
-from mcp_export._history import HistoryStore
-from mcp_export._server_stdio import StdinLines
+from mcp_export.history.store import HistoryStore
+from mcp_export.server.stdio import StdinLines
 from tests.fakes._script import text
 from tests.fakes.mcp_clients import (
     ScriptedSampling,

@@ -17,13 +17,24 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._errors import (
+from mcp_export.errors import (
     ProviderProtocolError,
     ProviderServerError,
     SessionTimeout,
     TurnLimitExceeded,
 )
-from mcp_export._events import (
+from mcp_export.history.store import HistoryStore
+from mcp_export.providers.base import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    ProviderEvent,
+    ToolCallRequest,
+    Usage,
+)
+from mcp_export.providers.factory import provider_for_agent
+from mcp_export.session.chat import ChatSession, load_thread_messages, run_to_result
+from mcp_export.session.events import (
     FinalAnswer,
     SessionEvent,
     SessionFailed,
@@ -33,18 +44,8 @@ from mcp_export._events import (
     ToolCallStarted,
     TurnFinished,
 )
-from mcp_export._history import HistoryStore
-from mcp_export._session import ChatSession, collect_result, load_thread_messages, run_to_result
-from mcp_export.providers import provider_for_agent
-from mcp_export.providers._base import (
-    ChatMessage,
-    Completion,
-    ModelRequest,
-    ProviderEvent,
-    ToolCallRequest,
-    Usage,
-)
-from schema_types._agent import Agent
+from mcp_export.session.result import collect_result
+from schema_types.agent import Agent
 from tests.fakes import _script as script
 from tests.fakes.openai_server import FakeOpenAIServer
 

@@ -16,13 +16,13 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._errors import TurnLimitExceeded
-from mcp_export._events import FinalAnswer, SessionEvent, SessionFailed, ToolCallFinished
-from mcp_export._history import HistoryStore
-from mcp_export._session import ChatSession, load_thread_messages, run_to_result
-from mcp_export._toolbox import AgentToolbox
-from mcp_export.providers import provider_for_agent
-from schema_types._agent import Agent
+from mcp_export.errors import TurnLimitExceeded
+from mcp_export.history.store import HistoryStore
+from mcp_export.providers.factory import provider_for_agent
+from mcp_export.session.chat import ChatSession, load_thread_messages, run_to_result
+from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed, ToolCallFinished
+from mcp_export.toolbox.agent_toolbox import AgentToolbox
+from schema_types.agent import Agent
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.openai_server import FakeOpenAIServer
 

@@ -16,10 +16,10 @@ from typing import Any, Literal
 import anyio
 import pytest
 
-from mcp_export._tool_outcome import MAX_RESULT_CHARS
-from mcp_export._tool_server_io import STDERR_TAIL_BYTES
-from mcp_export._toolbox import AgentToolbox, probe_server
-from schema_types._agent import McpServerConfig
+from mcp_export.toolbox.agent_toolbox import AgentToolbox, probe_server
+from mcp_export.toolbox.outcome import MAX_RESULT_CHARS
+from mcp_export.toolbox.server_io import STDERR_TAIL_BYTES
+from schema_types.agent import McpServerConfig
 from tests.fakes.ports import refused_origin
 from tests.fakes.processes import marked, new_mark, with_mark
 from tests.mcp_export.tool_servers import REPO, fake_server, make_agent, time_server

@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_export._toolbox import AgentToolbox, probe_server, provider_tool_name
-from schema_types._agent import McpServerConfig
+from mcp_export.toolbox.agent_toolbox import AgentToolbox, probe_server, provider_tool_name
+from schema_types.agent import McpServerConfig
 from tests.fakes.processes import alive, marked, new_mark, with_mark
 from tests.mcp_export.tool_servers import REPO, fake_server, make_agent, time_server
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_export._client_config import build_entry
-from mcp_export._verify import (
+from mcp_export.clients.entry import build_entry
+from mcp_export.clients.verify import (
     Check,
     VerifiedTool,
     VerifyReport,
@@ -23,8 +23,8 @@ from mcp_export._verify import (
     render_report,
     verify_export,
 )
-from mcp_export._verify_checks import tool_problems
-from schema_types._agent import Agent, ToolDefinition
+from mcp_export.clients.verify_checks import tool_problems
+from schema_types.agent import Agent, ToolDefinition
 
 SECRET = "sk-test-SECRET-verify-42"
 TIMEOUT = 60.0

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from schema_types._agent import Agent
+from schema_types.agent import Agent
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,11 +13,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schema_types._agent import Agent, AgentMetadata, AgentSettings, ToolDefinition
-from schema_types._agent_file import dump_agent_yaml, load_agent, save_agent
-from schema_types._agent_yaml import parse_yaml
-from schema_types._errors import AgentFileError
-from schema_types._yaml_dump import dump_yaml
+from schema_types.agent import Agent, AgentMetadata, AgentSettings, ToolDefinition
+from schema_types.errors import AgentFileError
+from schema_types.files._yaml_dump import dump_yaml
+from schema_types.files.agent_file import dump_agent_yaml, load_agent, save_agent
+from schema_types.files.agent_yaml import parse_yaml
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "resources" / "examples").glob("*.agent.yaml"))
 

@@ -10,10 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schema_types import _agent_yaml, _yaml_loaders
-from schema_types._agent_yaml import MAX_VALUES, YamlSyntaxError, parse_yaml, parse_yaml_data
-from schema_types._limits import MAX_NESTING
-from schema_types._yaml_dump import dump_yaml
+from schema_types.files import _yaml_loaders
+from schema_types.files import agent_yaml as _agent_yaml
+from schema_types.files._yaml_dump import dump_yaml
+from schema_types.files.agent_yaml import MAX_VALUES, YamlSyntaxError, parse_yaml, parse_yaml_data
+from schema_types.limits import MAX_NESTING
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.yaml"))
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from schema_types import _arguments
-from schema_types._arguments import (
+from schema_types import arguments as _arguments
+from schema_types.arguments import (
     apply_defaults,
     sample_arguments,
     sample_value,
     validate_arguments,
 )
-from schema_types._errors import ArgumentsError, SchemaDefinitionError
-from schema_types._json_text import format_path
+from schema_types.errors import ArgumentsError, SchemaDefinitionError
+from schema_types.json_text import format_path
 
 BOOKING: dict[str, Any] = {
     "type": "object",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from schema_types._agent import Agent
-from schema_types._agent_file import load_agent
-from schema_types._arguments import sample_arguments, validate_arguments
-from schema_types._schema_check import check_parameters_schema
-from schema_types._secrets import find_literal_secrets, is_reference
-from schema_types._template import diagnose, render_segments
+from schema_types.agent import Agent
+from schema_types.arguments import sample_arguments, validate_arguments
+from schema_types.files.agent_file import load_agent
+from schema_types.schema.check import check_parameters_schema
+from schema_types.secrets import find_literal_secrets, is_reference
+from schema_types.template.engine import diagnose, render_segments
 
 EXAMPLES_DIR = Path(__file__).parents[2] / "resources" / "examples"
 EXAMPLES = sorted(EXAMPLES_DIR.glob("*.agent.yaml"))

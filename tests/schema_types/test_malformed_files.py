@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from schema_types._agent_checks import tool_schema_problems
-from schema_types._agent_file import MAX_NESTING, AgentContentError, load_agent
-from schema_types._errors import AgentFileError
-from schema_types._secrets import find_literal_secrets
+from schema_types.agent_checks import tool_schema_problems
+from schema_types.errors import AgentFileError
+from schema_types.files.agent_file import MAX_NESTING, AgentContentError, load_agent
+from schema_types.secrets import find_literal_secrets
 
 TOOL = (
     "metadata:\n  tools:\n    - name: search\n      parameters:\n        type: object\n"

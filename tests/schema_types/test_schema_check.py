@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from schema_types._arguments import sample_arguments
-from schema_types._errors import SchemaDefinitionError
-from schema_types._schema import parameters_from_json
-from schema_types._schema_check import check_parameters_schema, ensure_parameters_schema
+from schema_types.arguments import sample_arguments
+from schema_types.errors import SchemaDefinitionError
+from schema_types.schema.check import check_parameters_schema, ensure_parameters_schema
+from schema_types.schema.nodes import parameters_from_json
 from tests.schema_types.test_schema_nodes import parameter_roots
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schema_types._errors import SchemaDefinitionError
-from schema_types._schema import (
+from schema_types.errors import SchemaDefinitionError
+from schema_types.schema.nodes import (
     ArraySchema,
     BooleanSchema,
     IntegerSchema,

@@ -1,6 +1,6 @@
 """The quick proof of soundness never says yes where ``jsonschema`` would find a problem.
 
-``_schema_proof`` stands in for the meta-schema check and the value checks on the schemas it can
+``schema._proof`` stands in for the meta-schema check and the value checks on the schemas it can
 judge, so it is held to them: every keyword the meta-schema constrains and every keyword
 ``jsonschema`` validates is one it knows, and on many generated schemas, right and wrong, a yes
 from it means ``jsonschema`` finds nothing. The bundled examples take the quick way.
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
-from schema_types._agent_file import load_agent
-from schema_types._schema_meta import meta_problems, value_problems
-from schema_types._schema_proof import META_KEYWORDS, VALUE_KEYWORDS, proves_sound
-from schema_types._schema_refs import subschemas
+from schema_types.files.agent_file import load_agent
+from schema_types.schema._meta import meta_problems, value_problems
+from schema_types.schema._proof import META_KEYWORDS, VALUE_KEYWORDS, proves_sound
+from schema_types.schema._refs import subschemas
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "resources" / "examples").glob("*.agent.yaml"))
 

@@ -13,9 +13,9 @@ import keyring.backend
 import keyring.errors
 import pytest
 
-from schema_types._agent import Agent, McpServerConfig
-from schema_types._errors import SecretError
-from schema_types._secrets import (
+from schema_types.agent import Agent, McpServerConfig
+from schema_types.errors import SecretError
+from schema_types.secrets import (
     find_literal_secrets,
     is_reference,
     looks_secret,

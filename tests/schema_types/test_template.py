@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schema_types._template import (
+from schema_types.template.engine import (
     Diagnostic,
     Segment,
     Severity,

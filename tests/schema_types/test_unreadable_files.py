@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from schema_types._agent_file import MAX_FILE_BYTES, load_agent
-from schema_types._errors import AgentFileError
+from schema_types.errors import AgentFileError
+from schema_types.files.agent_file import MAX_FILE_BYTES, load_agent
 
 ROOT = Path(__file__).parents[2]
 ADVICE = "save the agent as a *.agent.yaml file and give that file's path"
@@ -116,7 +116,7 @@ def test_saving_over_a_named_pipe_replaces_it_without_waiting_for_a_writer(
     os.mkfifo(pipe)
     script = textwrap.dedent(
         f"""
-        from schema_types._agent_file import load_agent, save_agent
+        from schema_types.files.agent_file import load_agent, save_agent
         save_agent(load_agent({str(source)!r}), {str(pipe)!r})
         """
     )

@@ -1,0 +1,177 @@
+"""Which tools of an open agent have a parameters schema that needs fixing, kept current as the
+agent is edited.
+
+An agent opens in the studio even when a tool's parameters schema is unsound (so it can be fixed
+here); serving, validating and exporting refuse it. :class:`ToolSchemaHealth` is what the outline
+and the tools list read to mark those tools, and what the window reads to say so once the agent
+is open. The problems are ``check_parameters_schema``'s, the rule the server applies.
+
+The checks run from the event loop, a moment after the last edit, never inside a change, and in
+slices of a few milliseconds with the events in between, so an agent of thousands of tools is
+checked while the window stays responsive. Edits replace the containers they change and leave
+the others as they are, so a tool whose ``parameters`` is the very object checked before is not
+checked again: an edit elsewhere in the agent costs one identity test per tool. A changed
+schema whose content was seen before (undo, redo) reuses that outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+if TYPE_CHECKING:
+    from app.document.agent_document import AgentDocument
+    from schema_types.agent import ToolDefinition
+    from schema_types.errors import Problem
+
+__all__ = ["CHECK_DELAY_MS", "SLICE_MS", "ToolSchemaHealth", "tool_schema_health"]
+
+# After an edit, the check waits this long for the next one (typing a parameter's description
+# should not start a pass per keystroke).
+CHECK_DELAY_MS = 200
+# The longest a pass keeps the event loop before it lets the events waiting in.
+SLICE_MS = 12
+
+_Problems = tuple["Problem", ...]
+
+
+class ToolSchemaHealth(QObject):
+    """The parameters-schema problems of each tool of one document (a child of the document).
+
+    Signals:
+        changed: emitted after a pass whose outcome differs from the one before.
+        pass_finished: emitted after every complete pass over the tools (after ``changed``).
+    """
+
+    changed = Signal()
+    pass_finished = Signal()
+
+    def __init__(self, document: AgentDocument) -> None:
+        super().__init__(document)
+        self._document = document
+        # id(tool) → (the parameters object checked, its JSON, its problems); the object is kept
+        # so that its id cannot be reused while the entry lives.
+        self._seen: dict[int, tuple[object, str, _Problems]] = {}
+        self._by_text: dict[str, _Problems] = {}  # schema JSON → its problems
+        self._by_tool: dict[int, _Problems] = {}  # id(tool) → its problems, sound tools left out
+        self._checked = False
+        self._pass: _Pass | None = None
+        self._delay = QTimer(self)
+        self._delay.setSingleShot(True)
+        self._delay.setInterval(CHECK_DELAY_MS)
+        self._delay.timeout.connect(self._start_pass)
+        self._slices = QTimer(self)
+        self._slices.setSingleShot(True)
+        self._slices.setInterval(0)
+        self._slices.timeout.connect(self._run_slice)
+        document.changed.connect(self.check_soon)
+        self._delay.start()
+
+    @property
+    def checked(self) -> bool:
+        """Whether the tools have been checked at least once."""
+        return self._checked
+
+    def problems(self, tool: ToolDefinition) -> tuple[Problem, ...]:
+        """What is wrong with ``tool``'s parameters as of the last pass (``()`` when sound or
+        not checked yet); paths are relative to the parameters schema."""
+        return self._by_tool.get(id(tool), ())
+
+    def unsound_tools(self) -> list[ToolDefinition]:
+        """The tools whose parameters need fixing, in the agent's order."""
+        return [tool for tool in self._document.agent.tools if self.problems(tool)]
+
+    def check_soon(self) -> None:
+        """Start a pass after :data:`CHECK_DELAY_MS` without a further call (a pass under way is
+        dropped: the agent it was reading has changed)."""
+        self._pass = None
+        self._slices.stop()
+        self._delay.start()
+
+    def check_now(self) -> bool:
+        """Check every tool now, in one go; returns whether the outcome changed, after emitting
+        :attr:`changed` if it did."""
+        self._delay.stop()
+        self._slices.stop()
+        run = _Pass(self._document.agent.tools)
+        while run.step(self._problems_of, deadline=None):
+            pass
+        self._pass = None
+        return self._finish(run)
+
+    def _start_pass(self) -> None:
+        self._pass = _Pass(self._document.agent.tools)
+        self._run_slice()
+
+    def _run_slice(self) -> None:
+        run = self._pass
+        if run is None:
+            return
+        if run.step(self._problems_of, deadline=time.perf_counter() + SLICE_MS / 1000):
+            self._slices.start()  # the rest after the events that came in meanwhile
+            return
+        self._pass = None
+        self._finish(run)
+
+    def _problems_of(self, tool: ToolDefinition) -> _Problems:
+        parameters = tool.parameters
+        seen = self._seen.get(id(tool))
+        if seen is not None and seen[0] is parameters:
+            return seen[2]
+        from schema_types.schema.check import check_parameters_schema
+
+        text = json.dumps(parameters, sort_keys=True, default=repr)
+        found = self._by_text.get(text)
+        if found is None:
+            found = self._by_text[text] = tuple(check_parameters_schema(parameters))
+        self._seen[id(tool)] = (parameters, text, found)
+        return found
+
+    def _finish(self, run: _Pass) -> bool:
+        alive = {id(tool) for tool in run.tools}
+        self._seen = {key: value for key, value in self._seen.items() if key in alive}
+        # Only the schemas the agent holds now.
+        self._by_text = {text: found for _, text, found in self._seen.values()}
+        differs = run.found != self._by_tool or not self._checked
+        self._by_tool, self._checked = run.found, True
+        if differs:
+            self.changed.emit()
+        self.pass_finished.emit()
+        return differs
+
+
+class _Pass:
+    """One pass over the tools the agent had when it started."""
+
+    def __init__(self, tools: list[ToolDefinition]) -> None:
+        self.tools = list(tools)
+        self.next = 0
+        self.found: dict[int, _Problems] = {}
+
+    def step(
+        self, problems_of: Callable[[ToolDefinition], _Problems], *, deadline: float | None
+    ) -> bool:
+        """Check tools until ``deadline`` (all of them when None); True while some are left."""
+        tools, count = self.tools, len(self.tools)
+        while self.next < count:
+            tool = tools[self.next]
+            self.next += 1
+            found = problems_of(tool)
+            if found:
+                self.found[id(tool)] = found
+            if deadline is not None and self.next % 16 == 0 and time.perf_counter() > deadline:
+                break
+        return self.next < count
+
+
+def tool_schema_health(document: AgentDocument) -> ToolSchemaHealth:
+    """The :class:`ToolSchemaHealth` of ``document``, created (and its first pass scheduled)
+    on first use."""
+    health = document.findChild(ToolSchemaHealth, "", Qt.FindChildOption.FindDirectChildrenOnly)
+    if isinstance(health, ToolSchemaHealth):
+        return health
+    return ToolSchemaHealth(document)

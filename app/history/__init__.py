@@ -1,0 +1,1 @@
+"""The history view: rows from the history store, filters and transcripts."""

@@ -1,0 +1,374 @@
+"""The history view of one agent: its chats, tool tests and served calls, and their transcripts.
+
+A table (``HistoryTableModel`` behind ``HistoryFilterModel``) filtered by tool, status and text;
+opening a row (double-click or Enter) shows its whole conversation read-only in the side pane; a
+selected tool run can be run again with the same arguments (:attr:`HistoryView.rerun_requested`,
+which the main window answers by opening the test dialog or a chat tab). The store is shared with
+``metaagent serve``, so Refresh shows calls served since the view was opened.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.errors import reporter
+from app.history.model import (
+    ALL,
+    COLUMNS,
+    ERROR_COLOR,
+    HistoryEntry,
+    HistoryFilterModel,
+    HistoryTableModel,
+    format_duration,
+    load_history,
+    local_time,
+)
+
+if TYPE_CHECKING:
+    from mcp_export.history.schema import StoredMessage
+    from mcp_export.history.store import HistoryStore
+
+__all__ = ["HistoryView", "transcript_html"]
+
+_STATUSES = ("complete", "error", "pending")
+_NO_TRANSCRIPT = "Open a row (double-click or Enter) to read its conversation here."
+
+
+class HistoryView(QWidget):
+    """Chats and runs of one agent, from the history store, with a read-only transcript pane.
+
+    Args:
+        agent_name: the agent's name (finds its threads while it has no file).
+        agent_path: the agent file, or None for an unsaved agent.
+        store: the history store (not closed by the view).
+        parent: the parent widget.
+
+    Signals:
+        rerun_requested(tool, arguments): run ``tool`` again with these stored arguments.
+    """
+
+    rerun_requested = Signal(str, dict)
+
+    def __init__(
+        self,
+        agent_name: str,
+        agent_path: Path | None,
+        store: HistoryStore,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.agent_name = agent_name
+        self.agent_path = agent_path
+        self.store = store
+        self.model = HistoryTableModel(self)
+        self.proxy = HistoryFilterModel(self)
+        self.proxy.setSourceModel(self.model)
+        self._opened: HistoryEntry | None = None
+        self._build()
+        self.refresh()
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.tool_combo = QComboBox()
+        self.tool_combo.setAccessibleName("Tool filter")
+        self.tool_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.status_combo = QComboBox()
+        self.status_combo.setAccessibleName("Status filter")
+        self.status_combo.addItem("All statuses", ALL)
+        for status in _STATUSES:
+            self.status_combo.addItem(status, status)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by text…")
+        self.search.setClearButtonEnabled(True)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Read the history again (calls served meanwhile appear)")
+        self.rerun_button = QPushButton("Re-run")
+        self.rerun_button.setToolTip("Run the selected tool again with the same arguments")
+        self.rerun_button.setEnabled(False)
+
+        filters = QHBoxLayout()
+        filters.addWidget(QLabel("Tool:"))
+        filters.addWidget(self.tool_combo)
+        filters.addWidget(QLabel("Status:"))
+        filters.addWidget(self.status_combo)
+        filters.addWidget(self.search, 1)
+        filters.addWidget(self.refresh_button)
+        filters.addWidget(self.rerun_button)
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(COLUMNS.index("Started"), Qt.SortOrder.DescendingOrder)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COLUMNS.index("Title"), QHeaderView.ResizeMode.Stretch)
+        self.empty_label = QLabel()
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.empty_label)
+
+        self.transcript = QTextBrowser()
+        self.transcript.setReadOnly(True)
+        self.transcript.setOpenLinks(False)
+        self.transcript.setAccessibleName("Transcript")
+        self.transcript.setPlaceholderText(_NO_TRANSCRIPT)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(QLabel("Transcript (read only)"))
+        side_layout.addWidget(self.transcript)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.stack)
+        splitter.addWidget(side)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setChildrenCollapsible(False)
+
+        title = QLabel(f"<b>History of {html.escape(self.agent_name)}</b>")
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addLayout(filters)
+        layout.addWidget(splitter, 1)
+
+        self.tool_combo.currentIndexChanged.connect(self._on_filters_changed)
+        self.status_combo.currentIndexChanged.connect(self._on_filters_changed)
+        self.search.textChanged.connect(self._on_filters_changed)
+        self.refresh_button.clicked.connect(self.refresh)
+        self.rerun_button.clicked.connect(self.rerun_selected)
+        self.table.activated.connect(self._on_row_activated)
+        self.table.selectionModel().currentRowChanged.connect(self._on_selection_changed)
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Read the agent's history again; filters and the open transcript are kept."""
+        from mcp_export.errors import HistoryError
+
+        try:
+            entries = load_history(self.store, self.agent_name, self.agent_path)
+        except HistoryError as exc:
+            reporter().error(f"Could not read the history: {exc}")
+            entries = []
+        self.model.set_entries(entries)
+        self._fill_tool_combo()
+        if self._opened is not None:
+            # Show the newest state of the open conversation (a pending run may have finished).
+            same = [e for e in entries if _same(e, self._opened)]
+            self._show_transcript(same[0] if same else None)
+        self._update_state()
+
+    def set_tool_filter(self, tool: str) -> None:
+        """Show only ``tool``'s runs (``""``: all)."""
+        index = self.tool_combo.findData(tool)
+        self.tool_combo.setCurrentIndex(max(index, 0))
+
+    def set_status_filter(self, status: str) -> None:
+        """Show only rows with ``status`` (``complete``, ``error``, ``pending``; ``""``: all)."""
+        index = self.status_combo.findData(status)
+        self.status_combo.setCurrentIndex(max(index, 0))
+
+    def visible_entries(self) -> list[HistoryEntry]:
+        """The rows the table shows, top to bottom."""
+        return [self.proxy.entry(row) for row in range(self.proxy.rowCount())]
+
+    def selected_entry(self) -> HistoryEntry | None:
+        """The entry of the current row, if any."""
+        index = self.table.currentIndex()
+        return self.proxy.entry(index.row()) if index.isValid() else None
+
+    def select_row(self, row: int) -> None:
+        """Make visible row ``row`` current (it is not opened)."""
+        self.table.selectRow(row)
+        self.table.setCurrentIndex(self.proxy.index(row, 0))
+
+    def open_entry(self, row: int) -> None:
+        """Show the transcript of visible row ``row``."""
+        self.select_row(row)
+        self._show_transcript(self.proxy.entry(row))
+
+    def opened_entry(self) -> HistoryEntry | None:
+        """The entry whose transcript is shown."""
+        return self._opened
+
+    def rerun_selected(self) -> None:
+        """Emit :attr:`rerun_requested` for the selected run (nothing for a chat)."""
+        entry = self.selected_entry()
+        if entry is None or entry.run is None:
+            return
+        self.rerun_requested.emit(entry.run.tool_name, dict(entry.run.arguments))
+
+    # -- reactions ----------------------------------------------------------------------------
+
+    def _fill_tool_combo(self) -> None:
+        chosen = self.tool_combo.currentData()
+        self.tool_combo.blockSignals(True)
+        try:
+            self.tool_combo.clear()
+            self.tool_combo.addItem("All tools", ALL)
+            for tool in self.model.tools():
+                self.tool_combo.addItem(tool, tool)
+            index = self.tool_combo.findData(chosen) if isinstance(chosen, str) else 0
+            self.tool_combo.setCurrentIndex(max(index, 0))
+        finally:
+            self.tool_combo.blockSignals(False)
+        self.proxy.set_tool(str(self.tool_combo.currentData() or ALL))
+
+    def _on_filters_changed(self, *_: Any) -> None:
+        self.proxy.set_tool(str(self.tool_combo.currentData() or ALL))
+        self.proxy.set_status(str(self.status_combo.currentData() or ALL))
+        self.proxy.set_text(self.search.text())
+        self._update_state()
+
+    def _on_row_activated(self, index: QModelIndex | QPersistentModelIndex) -> None:
+        if index.isValid():
+            self._show_transcript(self.proxy.entry(index.row()))
+
+    def _on_selection_changed(self, *_: Any) -> None:
+        entry = self.selected_entry()
+        self.rerun_button.setEnabled(entry is not None and entry.run is not None)
+
+    def _show_transcript(self, entry: HistoryEntry | None) -> None:
+        from mcp_export.errors import HistoryError
+
+        self._opened = entry
+        if entry is None:
+            self.transcript.clear()
+            return
+        try:
+            messages = self.store.messages(entry.thread_id) if entry.thread_id else []
+        except HistoryError as exc:
+            reporter().error(f"Could not read the conversation: {exc}")
+            messages = []
+        self.transcript.setHtml(transcript_html(entry, messages))
+
+    def _update_state(self) -> None:
+        if self.model.rowCount() == 0:
+            self.empty_label.setText(
+                f"No history for {self.agent_name} yet.\n\nChats, tool tests and calls served "
+                "with `metaagent serve` appear here once they have run. Press Refresh to look "
+                "again."
+            )
+            self.stack.setCurrentWidget(self.empty_label)
+        elif self.proxy.rowCount() == 0:
+            self.empty_label.setText(
+                "Nothing matches the filters.\n\nChoose “All tools” and “All statuses”, or clear "
+                "the text filter."
+            )
+            self.stack.setCurrentWidget(self.empty_label)
+        else:
+            self.stack.setCurrentWidget(self.table)
+        self._on_selection_changed()
+
+
+# -- the transcript (pure: tested without widgets) ---------------------------------------------
+
+_ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System prompt"}
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{html.escape(text, quote=False)}</pre>"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _error(text: str) -> str:
+    return f'<p style="color:{ERROR_COLOR.name()}"><b>Error:</b> {html.escape(text)}</p>'
+
+
+def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
+    """The entry as read-only rich text: a header, then every message of its thread.
+
+    User and assistant text, each tool call with its arguments, each tool result (errors in red),
+    failed or unfinished model requests; a run shows its arguments first and, when its thread is
+    gone, its answer or error.
+    """
+    parts = [f"<h3>{html.escape(entry.title or entry.tool or 'Conversation')}</h3>"]
+    facts = [entry.kind, entry.status, local_time(entry.started)]
+    if entry.duration_ms is not None:
+        facts.append(format_duration(entry.duration_ms))
+    if entry.tokens_in is not None or entry.tokens_out is not None:
+        facts.append(f"tokens {entry.tokens_in or 0} in / {entry.tokens_out or 0} out")
+    if entry.caller:
+        facts.append(f"called by {entry.caller}")
+    parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")
+    run = entry.run
+    if run is not None:
+        parts.append(f"<p><b>Tool {html.escape(run.tool_name)}</b>, arguments:</p>")
+        parts.append(_pre(_json(run.arguments)))
+    for message in messages:
+        parts.append(_message_html(message))
+    if run is not None and not messages:
+        if run.answer:
+            parts.append("<p><b>Answer</b></p>" + _pre(run.answer))
+        if run.error:
+            parts.append(_error(run.error))
+    elif run is not None and run.status == "error" and run.error:
+        parts.append(_error(f"the run failed: {run.error}"))
+    return "\n".join(parts)
+
+
+def _message_html(message: StoredMessage) -> str:
+    if message.role == "tool":
+        title = f"Tool result · {message.name or message.tool_call_id or '?'}"
+        if message.is_error:
+            return (
+                f'<p style="color:{ERROR_COLOR.name()}"><b>{html.escape(title)} (error)</b></p>'
+                + _pre(message.content)
+            )
+        return f"<p><b>{html.escape(title)}</b></p>" + _pre(message.content)
+    title = _ROLE_TITLES.get(message.role, message.role.title())
+    parts = [f"<p><b>{html.escape(title)}</b></p>"]
+    if message.content:
+        parts.append(_pre(message.content))
+    for call in message.tool_calls or []:
+        name = str(call.get("name", "?"))
+        arguments = call.get("arguments", {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                pass  # shown as the text it is
+        parts.append(f"<p>→ calls <b>{html.escape(name)}</b> with:</p>" + _pre(_json(arguments)))
+    if message.status == "error":
+        parts.append(_error(message.error or "the model request failed"))
+    elif message.status == "pending":
+        parts.append("<p><i>(no answer yet: still running, or the process ended)</i></p>")
+    return "".join(parts)
+
+
+def _same(a: HistoryEntry, b: HistoryEntry) -> bool:
+    if a.run is not None or b.run is not None:
+        return a.run is not None and b.run is not None and a.run.id == b.run.id
+    return a.thread_id == b.thread_id

@@ -1,0 +1,23 @@
+"""The tab that edits one tool: the main window builds tool tabs through :func:`create_tool_tab`.
+
+A tool tab provides ``document``, ``tool`` (the ``ToolDefinition`` it edits, tracked by
+identity), the ``title_changed(str)`` and ``tool_removed()`` signals, and ``test_requested``
+(Ctrl+Enter) — :class:`~app.tool_editor.editor.ToolEditor` is the one in use.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QWidget
+
+from app.document.agent_document import AgentDocument
+from app.tool_editor.editor import ToolEditor
+from schema_types.agent import ToolDefinition
+
+__all__ = ["create_tool_tab"]
+
+
+def create_tool_tab(
+    document: AgentDocument, tool: ToolDefinition, parent: QWidget | None = None
+) -> QWidget:
+    """The widget the main window shows in a tab for ``tool``."""
+    return ToolEditor(document, tool, parent)

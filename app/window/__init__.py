@@ -1,0 +1,1 @@
+"""The main window: outline, tabs, menus, file handling, welcome page, dialogs."""

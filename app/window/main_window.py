@@ -1,0 +1,592 @@
+"""The studio's main window: outline on the left, tabs on the right, status bar below.
+
+Several agents can be open at once; each is one top-level row of the outline. The first tab
+shows the settings page of the outline's current row (Agent, Model, MCP servers, Tools); tool
+editors (and later chat tabs) open as further tabs. With nothing open the window shows the
+welcome page. File handling (open, save with conflict detection, close prompts, recovery) is in
+:class:`~app.window.files.FileActions`'s methods mixed in here.
+
+Pages are built through :attr:`MainWindow.page_factories` (``"agent"``, ``"model"``,
+``"servers"``, ``"tools"`` → ``Callable[[AgentDocument], QWidget]``), so other modules add or
+replace pages without touching the window.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QIcon,
+    QKeyEvent,
+    QKeySequence,
+    QShowEvent,
+    QUndoGroup,
+)
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QPlainTextEdit,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QTextEdit,
+    QToolButton,
+    QWidget,
+)
+
+from app.document.agent_document import AgentDocument
+from app.document.file_loading import AgentFileLoader
+from app.document.qt_models import SECTIONS, OutlineNode
+from app.document.recovery import AUTOSAVE_SECONDS, Autosaver, RecoveryStore
+from app.errors import Report, reporter
+from app.icons import app_icon, icon
+from app.settings_store import SettingsStore
+from app.window.files import FileActions
+from app.window.outline import OutlineView
+from app.window.runs import RunActions
+from schema_types.agent import ToolDefinition
+
+if TYPE_CHECKING:
+    from app.window.welcome import WelcomePage
+
+__all__ = ["APP_NAME", "MainWindow", "PageFactory"]
+
+APP_NAME = "Meta Agent Studio"
+PageFactory = Callable[[AgentDocument], QWidget]
+
+
+class MainWindow(FileActions, RunActions, QMainWindow):
+    """The one studio window.
+
+    Attributes:
+        page_factories: builds the page for an outline section of a document.
+        ask_save / ask_conflict / ask_recovery / ask_open_path / ask_save_path: the questions
+            the window asks (see :mod:`app.window.files`); tests replace them.
+    """
+
+    closed = Signal()
+    current_document_changed = Signal(object)
+    document_opened = Signal(object)  # AgentDocument read from its file and shown
+
+    def __init__(
+        self,
+        settings: SettingsStore | None = None,
+        recovery: RecoveryStore | None = None,
+        *,
+        autosave_seconds: float = AUTOSAVE_SECONDS,
+    ) -> None:
+        super().__init__()
+        self.settings = settings or SettingsStore()
+        self.recovery = recovery or RecoveryStore(self.settings.home)
+        self.autosaver = Autosaver(self.recovery, interval_seconds=autosave_seconds, parent=self)
+        self.undo_group = QUndoGroup(self)
+        self._documents: list[AgentDocument] = []
+        self._current: AgentDocument | None = None
+        self._pages: dict[tuple[int, str], QWidget] = {}
+        self._tool_tabs: list[QWidget] = []
+        self._last_report: Report | None = None
+        self.page_factories: dict[str, PageFactory] = _default_page_factories(self)
+        self.setWindowIcon(app_icon())
+        self.setObjectName("mainWindow")
+
+        self._welcome: WelcomePage | None = None  # built when first shown (not for a file start)
+        self._opening: QLabel | None = None  # shown while the first agent is read
+        self.file_loader = AgentFileLoader(self)
+        self.file_loader.loaded.connect(self._on_file_loaded)
+        self.file_loader.failed.connect(self._on_file_failed)
+        self.outline = OutlineView()
+        self.page_stack = QStackedWidget()
+        self.page_stack.setObjectName("pageStack")
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("tabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.addTab(self.page_stack, "")
+        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.outline)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        self.central = QStackedWidget()
+        self.central.addWidget(self.splitter)
+        self.setCentralWidget(self.central)
+
+        self._init_runs()
+        self._build_menus()
+        self._build_status_bar()
+        self.outline.node_selected.connect(self._on_node_selected)
+        self.outline.tool_activated.connect(self.open_tool_tab)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.tabs.tabCloseRequested.connect(self._close_tab)
+        reporter().reported.connect(self._on_report)
+        self._restore_window_state()
+        self._refresh()
+
+    # -- menus and status bar --------------------------------------------------------------
+
+    def _action(
+        self,
+        text: str,
+        slot: Callable[[], object],
+        shortcut: object = None,
+        *,
+        icon_name: str = "",
+        tip: str = "",
+    ) -> QAction:
+        action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))  # type: ignore[call-overload]
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_menu = QMenu("&New agent", self)
+        self.new_menu.setIcon(icon("new"))
+        self.new_blank_action = self._action(
+            "&Blank agent", lambda: self.new_agent(), QKeySequence.StandardKey.New, icon_name="new"
+        )
+        self.new_menu.addAction(self.new_blank_action)
+        self.new_menu.addSeparator()
+        self.new_menu.aboutToShow.connect(self._fill_new_menu)
+        file_menu.addMenu(self.new_menu)
+        self.open_action = self._action(
+            "&Open…", self.open_dialog, QKeySequence.StandardKey.Open, icon_name="open"
+        )
+        file_menu.addAction(self.open_action)
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        self.save_action = self._action(
+            "&Save", lambda: self.save(), QKeySequence.StandardKey.Save, icon_name="save"
+        )
+        self.save_as_action = self._action(
+            "Save &As…", lambda: self.save_as(), QKeySequence.StandardKey.SaveAs
+        )
+        self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.close_action = self._action(
+            "&Close agent",
+            lambda: self.close_document(),
+            QKeySequence.StandardKey.Close,
+            icon_name="close",
+        )
+        self.close_action.setShortcut(QKeySequence("Ctrl+W"))
+        self.close_tab_action = self._action("Close &tab", self._close_current_tab, "Ctrl+F4")
+        for action in (
+            self.save_action,
+            self.save_as_action,
+            self.close_action,
+            self.close_tab_action,
+        ):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        file_menu.addAction(self.quit_action)
+
+        edit_menu = bar.addMenu("&Edit")
+        self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
+        self.undo_action.setIcon(icon("undo"))
+        self.redo_action = self.undo_group.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.redo_action.setIcon(icon("redo"))
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+
+        self._build_agent_menu(bar)
+        help_menu = bar.addMenu("&Help")
+        self.help_action = self._action(
+            "&About Meta Agent Studio",
+            self.show_about,
+            QKeySequence.StandardKey.HelpContents,
+            icon_name="help",
+        )
+        self.help_action.setShortcut(QKeySequence("F1"))
+        help_menu.addAction(self.help_action)
+
+    def _fill_new_menu(self) -> None:
+        """The bundled examples under File ▸ New agent (read when the menu first opens)."""
+        if len(self.new_menu.actions()) > 2:
+            return
+        from app.window.welcome import bundled_examples, example_title
+
+        for path in bundled_examples():
+            name, _description = example_title(path)
+            self.new_menu.addAction(
+                self._action(
+                    f"From example: {name}", _bind(self.new_agent, path), icon_name="example"
+                )
+            )
+
+    @property
+    def welcome(self) -> WelcomePage:
+        """The page shown with no agent open; built the first time it is needed, so a start
+        with a file does not read the examples for it."""
+        if self._welcome is None:
+            from app.window.welcome import WelcomePage
+
+            page = WelcomePage()
+            page.new_requested.connect(lambda: self.new_agent())
+            page.open_requested.connect(self.open_dialog)
+            page.file_requested.connect(self.open_file_soon)
+            page.example_requested.connect(lambda path: self.new_agent(path))
+            self.central.insertWidget(0, page)
+            self._welcome = page
+        return self._welcome
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
+        """Shown with no agent open: the welcome page (built now, not at construction), or
+        what is being opened."""
+        if not self._documents and self._welcome is None:
+            self._show_empty()
+        super().showEvent(event)
+
+    def _show_empty(self) -> None:
+        """Nothing open: what is being read, else the welcome page."""
+        if self.file_loader.is_loading():
+            if self._opening is None:
+                self._opening = QLabel()
+                self._opening.setObjectName("openingPage")
+                self._opening.setAlignment(Qt.AlignmentFlag.AlignCenter)
+                self._opening.setEnabled(False)
+                self.central.addWidget(self._opening)
+            names = ", ".join(path.name for path in self.file_loader.loading())
+            self._opening.setText(f"Opening {names}…")
+            self.central.setCurrentWidget(self._opening)
+        else:
+            self._show_welcome()
+
+    def _show_welcome(self) -> None:
+        self.central.setCurrentWidget(self.welcome)
+        self.welcome.set_recent_files(self.settings.recent_files())
+
+    def _build_status_bar(self) -> None:
+        status = self.statusBar()
+        self.details_button = QToolButton()
+        self.details_button.setText("Details…")
+        self.details_button.setToolTip("Show the details of the last error")
+        self.details_button.setAutoRaise(True)
+        self.details_button.hide()
+        self.details_button.clicked.connect(self._show_report_details)
+        status.addPermanentWidget(self.details_button)
+
+    def _on_report(self, report: Report) -> None:
+        self._last_report = report
+        prefix = {"info": "", "warning": "⚠ ", "error": "✖ "}[report.level]
+        timeout = 0 if report.level == "error" else 10_000
+        self.statusBar().showMessage(prefix + report.message, timeout)
+        self.details_button.setVisible(bool(report.detail))
+
+    def _show_report_details(self) -> None:
+        if self._last_report is not None:
+            from app.window.dialogs import show_report_details
+
+            show_report_details(self, self._last_report)
+
+    def show_about(self) -> None:
+        """Help / About (F1), without blocking."""
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(self)
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setIconPixmap(app_icon().pixmap(64, 64))
+        box.setText(f"<h3>{APP_NAME}</h3>")
+        box.setInformativeText(
+            "Author Tools agents and serve them over MCP.<br><br>"
+            "Open an agent, pick Agent, Model, MCP servers or Tools in the outline, double-click "
+            "a tool to edit it. Serve it headless with <tt>metaagent serve AGENT_FILE</tt>."
+        )
+        box.open()
+
+    # -- documents -------------------------------------------------------------------------
+
+    def documents(self) -> list[AgentDocument]:
+        """The open documents, in outline order."""
+        return list(self._documents)
+
+    def current_document(self) -> AgentDocument | None:
+        """The document the File and Edit menus act on."""
+        return self._current
+
+    def add_document(self, document: AgentDocument) -> AgentDocument:
+        """Show ``document`` in the outline and make it current."""
+        document.setParent(self)
+        self._documents.append(document)
+        self.undo_group.addStack(document.undo_stack)
+        self.autosaver.track(document)
+        document.dirty_changed.connect(lambda _dirty: self._refresh())
+        document.path_changed.connect(self._refresh)
+        document.changed.connect(self._refresh_titles)
+        self.outline.add_document(document)
+        self._set_current(document)
+        self.check_tool_schemas_soon(document)
+        return document
+
+    def remove_document(self, document: AgentDocument) -> None:
+        """Drop ``document`` and everything shown for it (no questions asked)."""
+        for tab in [t for t in self._tool_tabs if getattr(t, "document", None) is document]:
+            self._remove_tool_tab(tab)
+        self._remove_run_tabs_of(document)
+        for key in [k for k in self._pages if k[0] == id(document)]:
+            page = self._pages.pop(key)
+            self.page_stack.removeWidget(page)
+            page.deleteLater()
+        self.outline.remove_document(document)
+        self.undo_group.removeStack(document.undo_stack)
+        self.autosaver.forget(document)
+        self._documents.remove(document)
+        if self._current is document:
+            self._current = None
+            if self._documents:
+                self.outline.select(self._documents[-1], "agent")
+        document.deleteLater()
+        self._refresh()
+
+    def _set_current(self, document: AgentDocument | None) -> None:
+        if document is self._current:
+            return
+        self._current = document
+        self.undo_group.setActiveStack(document.undo_stack if document else None)  # type: ignore[arg-type]
+        self._refresh()
+        self.current_document_changed.emit(document)
+
+    # -- pages and tabs --------------------------------------------------------------------
+
+    def show_page(self, document: AgentDocument, kind: str) -> QWidget:
+        """Show (building it once) ``document``'s page for ``kind`` in the first tab."""
+        key = (id(document), kind)
+        page = self._pages.get(key)
+        if page is None:
+            factory = self.page_factories.get(kind)
+            page = factory(document) if factory is not None else _placeholder(kind)
+            self._pages[key] = page
+            self.page_stack.addWidget(page)
+        self.page_stack.setCurrentWidget(page)
+        self.outline.select(document, kind)
+        self.tabs.setCurrentIndex(0)
+        self._refresh_titles()
+        return page
+
+    def page(self, document: AgentDocument, kind: str) -> QWidget | None:
+        """The page already built for ``document``'s ``kind``, if any."""
+        return self._pages.get((id(document), kind))
+
+    def _on_node_selected(self, node: OutlineNode) -> None:
+        self._set_current(node.document)
+        kind = "agent" if node.kind == "document" else "tools" if node.kind == "tool" else node.kind
+        page = self.show_page(node.document, kind)
+        select_tool = getattr(page, "select_tool", None)
+        if node.tool is not None and callable(select_tool):
+            select_tool(node.tool)
+
+    def open_tool_tab(self, document: AgentDocument, tool: ToolDefinition) -> QWidget:
+        """Open (or bring forward) the editor tab of ``tool``."""
+        for tab in self._tool_tabs:
+            if getattr(tab, "document", None) is document and getattr(tab, "tool", None) is tool:
+                self.tabs.setCurrentWidget(tab)
+                return tab
+        from app.tool_editor.tab import create_tool_tab  # the editor's modules load on first use
+
+        tab = create_tool_tab(document, tool)
+        self.watch_text_fields(tab)
+        self._tool_tabs.append(tab)
+        index = self.tabs.addTab(tab, icon("tool"), tool.name)
+        self.tabs.setTabToolTip(index, f"{tool.name} — {document.display_name()}")
+        title_changed = getattr(tab, "title_changed", None)
+        if title_changed is not None:
+            title_changed.connect(lambda title, t=tab: self._retitle_tab(t, title))
+        test_requested = getattr(tab, "test_requested", None)
+        if test_requested is not None:
+            test_requested.connect(lambda tool, d=document: self.open_test_dialog(d, tool))
+        tool_removed = getattr(tab, "tool_removed", None)
+        if tool_removed is not None:
+            tool_removed.connect(lambda t=tab: self._remove_tool_tab(t))
+        self.tabs.setCurrentWidget(tab)
+        return tab
+
+    def tool_tabs(self) -> list[QWidget]:
+        """The open tool tabs."""
+        return list(self._tool_tabs)
+
+    def _retitle_tab(self, tab: QWidget, title: str) -> None:
+        index = self.tabs.indexOf(tab)
+        if index >= 0:
+            self.tabs.setTabText(index, title)
+
+    def _remove_tool_tab(self, tab: QWidget) -> None:
+        if tab in self._tool_tabs:
+            self._tool_tabs.remove(tab)
+            self.tabs.removeTab(self.tabs.indexOf(tab))
+            tab.deleteLater()
+
+    def _close_tab(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if widget in self._tool_tabs:
+            self._remove_tool_tab(widget)
+        elif widget is not None:
+            self.remove_run_tab(widget)
+
+    def _close_current_tab(self) -> None:
+        self._close_tab(self.tabs.currentIndex())
+
+    def _on_tab_changed(self, index: int) -> None:
+        document = getattr(self.tabs.widget(index), "document", None)
+        if isinstance(document, AgentDocument) and index != 0:
+            self._set_current(document)
+        elif index == 0:
+            node = self.outline.current_node()
+            if node is not None:
+                self._set_current(node.document)
+
+    # -- titles ----------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        has_documents = bool(self._documents)
+        if has_documents:
+            self.central.setCurrentWidget(self.splitter)
+        elif self.isVisible() or self._welcome is not None:
+            self._show_empty()
+        document = self._current
+        for action in (self.save_action, self.save_as_action, self.close_action):
+            action.setEnabled(document is not None)
+        self._update_agent_actions(document is not None)
+        self._refresh_titles()
+
+    def _refresh_titles(self) -> None:
+        document = self._current
+        if document is None:
+            self.setWindowTitle(APP_NAME)
+            self.setWindowModified(False)
+        else:
+            self.setWindowTitle(f"{document.display_name()}[*] — {APP_NAME}")
+            self.setWindowModified(document.is_dirty())
+        node = self.outline.current_node()
+        if node is not None:
+            kind = "tools" if node.kind == "tool" else node.kind
+            label = next((label for k, label, _ in SECTIONS if k == kind), "Agent")
+            self.tabs.setTabText(0, f"{node.document.agent.metadata.name} · {label}")
+            self.tabs.setTabIcon(0, icon(next((i for k, _, i in SECTIONS if k == kind), "agent")))
+
+    # -- window state ----------------------------------------------------------------------
+
+    def _restore_window_state(self) -> None:
+        geometry = self.settings.window_geometry()
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1200, 780)
+        sizes = self.settings.splitter_sizes("main")
+        self.splitter.setSizes(sizes if sizes and len(sizes) == 2 else [280, 920])
+
+    def save_window_state(self) -> None:
+        """Remember geometry and splitter sizes for the next start."""
+        self.settings.set_window_geometry(self.saveGeometry())
+        self.settings.set_splitter_sizes("main", self.splitter.sizes())
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        """Ask about unsaved changes of every agent; Cancel keeps the window open."""
+        for document in list(self._documents):
+            if not self.confirm_close(document):
+                event.ignore()
+                return
+        self.save_window_state()
+        for document in list(self._documents):
+            self.autosaver.forget(document)
+        self.autosaver.timer.stop()
+        for tab in self.run_tabs():
+            self.remove_run_tab(tab)
+        self.close_history_store()
+        self.file_loader.shutdown()
+        event.accept()
+        self.closed.emit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        """Undo/redo keys in a text field act on the agent's undo stack, not the field's own.
+
+        The field claims the key (ShortcutOverride) so it gets the key press, which then runs
+        the window's undo or redo: the same path whether or not the window is active.
+        """
+        if isinstance(event, QKeyEvent) and event.type() in (
+            QEvent.Type.ShortcutOverride,
+            QEvent.Type.KeyPress,
+        ):
+            undo = event.matches(QKeySequence.StandardKey.Undo)
+            redo = event.matches(QKeySequence.StandardKey.Redo) or (
+                event.key() == Qt.Key.Key_Y
+                and event.modifiers() == Qt.KeyboardModifier.ControlModifier
+            )
+            if undo or redo:
+                event.accept()
+                if event.type() == QEvent.Type.KeyPress:
+                    (self.undo_action if undo else self.redo_action).trigger()
+                return True
+        return super().eventFilter(watched, event)
+
+    def watch_text_fields(self, root: QWidget) -> None:
+        """Route undo keys in ``root``'s text fields to the document's undo stack."""
+        for field in root.findChildren(QWidget):
+            if isinstance(field, QLineEdit | QPlainTextEdit | QTextEdit):
+                field.installEventFilter(self)
+                if isinstance(field, QPlainTextEdit | QTextEdit):
+                    field.setUndoRedoEnabled(False)
+
+
+def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
+    def agent_page(document: AgentDocument) -> QWidget:
+        from app.pages.agent_page import AgentPage
+
+        page = AgentPage(document)
+        window.watch_text_fields(page)
+        return page
+
+    def tools_page(document: AgentDocument) -> QWidget:
+        from app.pages.tools_list import ToolsListWidget
+
+        page = ToolsListWidget(document)
+        page.open_tool.connect(lambda tool: window.open_tool_tab(document, tool))
+        page.test_tool.connect(lambda tool: window.open_test_dialog(document, tool))
+        return page
+
+    def optional(module: str, class_name: str, kind: str) -> PageFactory:
+        def build(document: AgentDocument) -> QWidget:
+            if importlib.util.find_spec(module) is None:
+                return _placeholder(kind)
+            page: QWidget = getattr(importlib.import_module(module), class_name)(document)
+            window.watch_text_fields(page)
+            return page
+
+        return build
+
+    return {
+        "agent": agent_page,
+        "model": optional("app.pages.model_page", "ModelPage", "model"),
+        "servers": optional("app.pages.servers_page", "ServersPage", "servers"),
+        "tools": tools_page,
+    }
+
+
+def _bind(function: Callable[[Path], object], path: Path) -> Callable[[], object]:
+    return lambda: function(path)
+
+
+def _placeholder(kind: str) -> QWidget:
+    label = next((label for k, label, _ in SECTIONS if k == kind), kind)
+    widget = QLabel(f"The {label} page is not available in this build.")
+    widget.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    widget.setEnabled(False)
+    return widget

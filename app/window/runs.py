@@ -1,0 +1,243 @@
+"""The main window's "Agent" menu: test a tool, chat with the agent, history, export.
+
+Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.files.FileActions`.
+A
+test run goes tool editor (Ctrl+Enter) or tools list → :class:`~app.test_run.dialog.TestToolDialog`
+→ a new :class:`~app.chat.chat_tab.ChatTab` that submits the filled prompt at once; a chat tab's
+"open settings" button shows the agent's model or MCP servers page; a history tab re-runs a past
+test through the dialog again, pre-filled. These tabs (chat and history) are "run tabs": closable,
+and closed with their agent. The history store is opened once, on first use, and shared.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMenuBar, QMessageBox, QTabWidget, QWidget
+
+from app.document.agent_document import AgentDocument
+from app.errors import reporter
+from app.icons import icon
+from schema_types.agent import ToolDefinition
+
+if TYPE_CHECKING:
+    from mcp_export.history.store import HistoryStore
+
+__all__ = ["RunActions"]
+
+
+class RunActions:
+    """Test dialogs, chat tabs, history tabs and the export dialog of the current agent."""
+
+    tabs: QTabWidget  # provided by MainWindow, like the methods below
+
+    if TYPE_CHECKING:
+
+        def current_document(self) -> AgentDocument | None: ...
+        def show_page(self, document: AgentDocument, kind: str) -> QWidget: ...
+        def save(self, document: AgentDocument | None = None) -> bool: ...
+
+    _run_tabs: list[QWidget]
+    _history_store: HistoryStore | None
+
+    def _init_runs(self) -> None:
+        self._run_tabs = []
+        self._history_store = None
+
+    def _build_agent_menu(self, bar: QMenuBar) -> QMenu:
+        window: Any = self
+        menu = bar.addMenu("&Agent")
+        self.test_action = QAction(icon("tool"), "&Test tool…", window)
+        self.test_action.setShortcut(QKeySequence("Ctrl+Return"))
+        self.test_action.setToolTip("Fill in the arguments of the current tool and run it")
+        self.test_action.triggered.connect(self._on_test_current_tool)
+        self.chat_action = QAction(icon("agent"), "&Chat with agent", window)
+        self.chat_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        self.chat_action.triggered.connect(lambda: self._with_document(self.open_chat_tab))
+        self.history_action = QAction("&History", window)
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.triggered.connect(lambda: self._with_document(self.open_history_tab))
+        self.export_action = QAction(icon("save"), "&Export to an MCP client…", window)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.triggered.connect(lambda: self._with_document(self.open_export_dialog))
+        for action in (self.test_action, self.chat_action, self.history_action):
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.export_action)
+        return menu
+
+    def _update_agent_actions(self, has_document: bool) -> None:
+        for action in (self.test_action, self.chat_action, self.history_action, self.export_action):
+            action.setEnabled(has_document)
+
+    def _with_document(self, function: Callable[[AgentDocument], object]) -> None:
+        document = self.current_document()
+        if document is not None:
+            function(document)
+
+    # -- the store -------------------------------------------------------------------------
+
+    def history_store(self) -> HistoryStore | None:
+        """The shared history store (None, reported, when it cannot be opened)."""
+        if self._history_store is None:
+            from mcp_export.errors import HistoryError
+            from mcp_export.history.store import HistoryStore
+
+            try:
+                self._history_store = HistoryStore()
+            except HistoryError as exc:
+                reporter().warning(f"History is off: {exc}")
+                return None
+        return self._history_store
+
+    def close_history_store(self) -> None:
+        """Close the store (the window is closing)."""
+        store, self._history_store = self._history_store, None
+        if store is not None:
+            store.close()
+
+    # -- tabs ------------------------------------------------------------------------------
+
+    def run_tabs(self) -> list[QWidget]:
+        """The open chat and history tabs."""
+        return list(self._run_tabs)
+
+    def _add_run_tab(self, tab: QWidget, title: str, icon_name: str, tip: str) -> None:
+        self._run_tabs.append(tab)
+        index = self.tabs.addTab(tab, icon(icon_name), title)
+        self.tabs.setTabToolTip(index, tip)
+        self.tabs.setCurrentWidget(tab)
+
+    def remove_run_tab(self, tab: QWidget) -> None:
+        """Close a chat or history tab (a running chat is stopped)."""
+        if tab not in self._run_tabs:
+            return
+        self._run_tabs.remove(tab)
+        self.tabs.removeTab(self.tabs.indexOf(tab))
+        tab.close()
+        tab.deleteLater()
+
+    def _remove_run_tabs_of(self, document: AgentDocument) -> None:
+        for tab in [t for t in self._run_tabs if getattr(t, "document", None) is document]:
+            self.remove_run_tab(tab)
+
+    # -- test runs -------------------------------------------------------------------------
+
+    def _on_test_current_tool(self) -> None:
+        widget = self.tabs.currentWidget()
+        document = getattr(widget, "document", None) or self.current_document()
+        tool = getattr(widget, "tool", None)
+        if not isinstance(document, AgentDocument):
+            return
+        if not isinstance(tool, ToolDefinition):
+            tool = document.agent.tools[0] if document.agent.tools else None
+        if tool is None:
+            reporter().warning("This agent has no tools to test yet: add one first.")
+            return
+        self.open_test_dialog(document, tool)
+
+    def open_test_dialog(
+        self,
+        document: AgentDocument,
+        tool: ToolDefinition,
+        arguments: dict[str, Any] | None = None,
+    ) -> QWidget:
+        """Show the Test dialog for ``tool`` (pre-filled with ``arguments`` when given)."""
+        from app.test_run.dialog import TestToolDialog
+
+        window: Any = self
+        dialog = TestToolDialog(document, tool, window.settings, window)
+        if arguments is not None:
+            dialog.set_arguments(arguments)
+        dialog.run_requested.connect(
+            lambda request: self.open_chat_tab(
+                document,
+                tool_name=request.tool_name,
+                arguments=request.arguments,
+                prompt=request.prompt,
+            )
+        )
+        dialog.setModal(True)
+        dialog.show()
+        return dialog
+
+    def open_chat_tab(
+        self,
+        document: AgentDocument,
+        *,
+        tool_name: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        prompt: str | None = None,
+    ) -> QWidget:
+        """A new chat tab: a tool test (submits ``prompt`` at once) or a plain chat."""
+        from app.chat.chat_tab import ChatTab
+
+        name = document.agent.metadata.name
+        title = f"{tool_name} · {time.strftime('%H:%M')}" if tool_name else f"Chat · {name}"
+        tab = ChatTab(
+            document,
+            title=title,
+            tool_name=tool_name,
+            arguments=arguments,
+            history=self.history_store(),
+        )
+        tab.open_settings_requested.connect(lambda kind: self.show_page(document, kind))
+        tip = f"Test run of {tool_name}" if tool_name else f"Chat with {name}"
+        self._add_run_tab(tab, title, "tool" if tool_name else "agent", tip)
+        if tool_name is not None and prompt is not None:
+            tab.start_test(prompt)
+        return tab
+
+    # -- history and export ----------------------------------------------------------------
+
+    def open_history_tab(self, document: AgentDocument) -> QWidget | None:
+        """The agent's history (chats, test runs and served calls), in a tab."""
+        for tab in self._run_tabs:
+            if getattr(tab, "document", None) is document and tab.objectName() == "historyTab":
+                refresh = getattr(tab, "refresh", None)
+                if callable(refresh):
+                    refresh()
+                self.tabs.setCurrentWidget(tab)
+                return tab
+        store = self.history_store()
+        if store is None:
+            return None
+        from app.history.view import HistoryView
+
+        view = HistoryView(document.agent.metadata.name, document.path, store)
+        view.setObjectName("historyTab")
+        view.document = document  # type: ignore[attr-defined]  # closes with its agent
+
+        def rerun(tool_name: str, arguments: dict[str, Any]) -> None:
+            tool = document.agent.metadata.tool(tool_name)
+            if tool is None:
+                reporter().warning(f"The agent has no tool {tool_name} any more.")
+                return
+            self.open_test_dialog(document, tool, arguments)
+
+        view.rerun_requested.connect(rerun)
+        name = document.agent.metadata.name
+        self._add_run_tab(view, f"History · {name}", "agent", f"History of {name}")
+        return view
+
+    def open_export_dialog(self, document: AgentDocument) -> QWidget | None:
+        """The export dialog; the agent is saved first (clients launch the file on disk)."""
+        window: Any = self
+        if document.path is None or document.is_dirty():
+            answer = QMessageBox.question(
+                window,
+                "Export",
+                "MCP clients start the agent from its file. Save it first?",
+                QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel,
+            )
+            if answer != QMessageBox.StandardButton.Save or not self.save(document):
+                return None
+        assert document.path is not None
+        from app.export_dialog import ExportDialog
+
+        dialog = ExportDialog(document.path, window)
+        dialog.show()
+        return dialog

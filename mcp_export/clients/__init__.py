@@ -1,0 +1,1 @@
+"""MCP client configs: the entry for each client, install into its file, verify."""

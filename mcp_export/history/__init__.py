@@ -1,0 +1,1 @@
+"""The history store (SQLite): schema, rows, the write-behind writer and its log."""

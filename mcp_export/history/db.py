@@ -1,0 +1,102 @@
+"""The history store's SQLite connection: how it is opened, shared, and how its errors read.
+
+- The studio and a served server may write at the same time, from two processes: WAL journal
+  (readers never block the writer), ``busy_timeout`` 5 s (a writer waits for the other instead of
+  failing), every write one autocommitted statement or one ``BEGIN IMMEDIATE`` transaction.
+- ``synchronous=NORMAL``: in WAL mode a commit then costs no fsync, so a write takes well under a
+  millisecond and can run inline on the event loop. A power cut may lose the last commits, never
+  corrupt the file; for a history that is the right trade.
+- One connection per store, guarded by a lock, so tasks and threads of one process can share it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from mcp_export.errors import HistoryError
+from mcp_export.history.schema import migrate
+
+__all__ = ["HistoryDatabase"]
+
+_T = TypeVar("_T")
+_BUSY_TIMEOUT_MS = 5000
+
+
+class HistoryDatabase:
+    """One connection to the history file, set up and migrated, shared under a lock.
+
+    Raises:
+        HistoryError: the file cannot be opened or is not a history database this code knows.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn: sqlite3.Connection | None = sqlite3.connect(
+                self.path,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,  # autocommit: each write is its own transaction
+                check_same_thread=False,  # shared by threads, guarded by self._lock
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise self.error("open", exc) from exc
+        try:
+            with self.connection("open") as conn:
+                conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+            self.transaction("set up", lambda conn: migrate(conn, self.path))
+        except HistoryError:
+            self.close()
+            raise
+
+    def error(self, what: str, exc: BaseException) -> HistoryError:
+        """A ``HistoryError`` saying that ``what`` failed on this file, and what to do."""
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            hint = "another process kept it locked for more than 5 s; try again"
+        elif "not a database" in text or "malformed" in text:
+            hint = "the file is damaged: move it away and a new one is created"
+        elif "readonly" in text or isinstance(exc, PermissionError):
+            hint = "check that the file and its directory are writable"
+        else:
+            hint = "check the file and its directory, or set METAAGENT_HOME to another directory"
+        return HistoryError(f"cannot {what} the history database {self.path}: {text}; {hint}")
+
+    @contextmanager
+    def connection(self, what: str) -> Iterator[sqlite3.Connection]:
+        """The connection, held alone; SQLite errors come out as ``HistoryError`` about ``what``."""
+        with self._lock:
+            if self._conn is None:
+                raise HistoryError(f"the history store {self.path} is closed")
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise self.error(what, exc) from exc
+
+    def transaction(self, what: str, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``body`` in one write transaction (taken at once, so two writers queue)."""
+        with self.connection(what) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = body(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,247 @@
+"""The one place history rows are written, and who wrote them.
+
+Every write of the store — made at once, applied later by the background writer, or replayed
+from a write log after a crash — is a :class:`Write` built by :func:`new_write`, which cleans its
+values (:func:`clean`), and is applied by :func:`apply_write`. Cleaning passes every free text
+through :func:`~mcp_export.redact.redact` and every JSON column through
+:func:`~mcp_export.redact.redact_json` before the text reaches the database or a log file, so a
+resolved secret that a provider echoed into an error cannot be stored by any caller. Columns that
+identify or key a row (ids, agent path, status, role …) are left as they are: a redaction there
+would break the lookups that join rows.
+
+Each row also records its writer (pid and, where the system tells, the process start time), so
+that a later process can tell rows left ``pending`` by a writer that is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_export.history.schema import INTERRUPTED
+from mcp_export.redact import redact, redact_json
+
+__all__ = [
+    "ROW_ID_TABLES",
+    "Write",
+    "apply_write",
+    "insert_row",
+    "mark_interrupted",
+    "new_write",
+    "process_start_marker",
+    "reserve_ids",
+    "update_row",
+    "writer_alive",
+]
+
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+ROW_ID_TABLES = ("messages", "runs")
+"""Tables whose rows have integer ids (``threads`` ids are uuids made by the caller)."""
+_JSON_COLUMNS = {"messages": frozenset({"tool_calls"}), "runs": frozenset({"arguments"})}
+_KEY_COLUMNS = frozenset(
+    [
+        "id",
+        "thread_id",
+        "agent_path",
+        "kind",
+        "status",
+        "role",
+        "tool_name",
+        "tool_call_id",
+        "writer_start",
+    ]
+)
+_COLUMN = re.compile(r"[a-z_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One insert (``row`` None) or one update of row ``row``, with cleaned values."""
+
+    table: str
+    values: dict[str, Any]
+    row: int | None = None
+
+    def line(self) -> bytes:
+        """The write as one line of a write log."""
+        return _compact([self.table, self.row, self.values]).encode() + b"\n"
+
+    @classmethod
+    def from_line(cls, line: bytes) -> Write:
+        """A write read back from a write-log line.
+
+        Raises:
+            ValueError: the line is not a write (cut off by a crash, or damaged).
+        """
+        table, row, values = json.loads(line)
+        if table not in ("threads", *ROW_ID_TABLES) or not isinstance(values, dict):
+            raise ValueError(f"not a history write: {line[:80]!r}")
+        if not all(_COLUMN.fullmatch(key) for key in values):  # they become SQL column names
+            raise ValueError(f"not column names: {sorted(values)!r}")
+        if row is not None and not isinstance(row, int):
+            raise ValueError(f"not a row id: {row!r}")
+        return cls(table, values, row)
+
+
+def new_write(table: str, values: Mapping[str, Any], row: int | None = None) -> Write:
+    """A write of ``values`` as :func:`clean` leaves them (free text redacted, JSON encoded)."""
+    return Write(table, clean(table, values), row)
+
+
+def clean(table: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` of a ``table`` row as stored: free text redacted, JSON redacted and encoded."""
+    json_columns = _JSON_COLUMNS.get(table, frozenset())
+    cleaned: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in json_columns and value is not None:
+            value = _compact(redact_json(value))
+        elif isinstance(value, str) and key not in _KEY_COLUMNS:
+            value = redact(value)
+        cleaned[key] = value
+    return cleaned
+
+
+def insert_row(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> int:
+    """Insert one row; returns its rowid.
+
+    A row whose id is already there is left alone (a write log replayed a second time).
+    """
+    columns, marks = ", ".join(values), ", ".join("?" * len(values))
+    keep = " ON CONFLICT (id) DO NOTHING" if "id" in values else ""
+    cursor = conn.execute(
+        f"INSERT INTO {table} ({columns}) VALUES ({marks}){keep}", tuple(values.values())
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def update_row(conn: sqlite3.Connection, table: str, row_id: int, given: dict[str, Any]) -> bool:
+    """Set the ``given`` columns of one row; False when there is no such row."""
+    assignments = ", ".join(f"{key} = ?" for key in given)
+    cursor = conn.execute(
+        f"UPDATE {table} SET {assignments} WHERE id = ?", (*given.values(), row_id)
+    )
+    return cursor.rowcount > 0
+
+
+def apply_write(conn: sqlite3.Connection, write: Write) -> str | None:
+    """Apply one write inside the caller's transaction; the reason when it was skipped.
+
+    A write is skipped when it names a row that is gone (its thread was deleted meanwhile): the
+    failed statement alone is undone, the transaction goes on.
+
+    Raises:
+        sqlite3.Error: the database cannot be written (not a fault of this write).
+    """
+    try:
+        if write.row is None:
+            insert_row(conn, write.table, write.values)
+        elif not update_row(conn, write.table, write.row, write.values):
+            return f"no row {write.row} in {write.table} to update"
+    except sqlite3.IntegrityError as exc:
+        return f"{write.table}: {exc}"
+    return None
+
+
+def reserve_ids(conn: sqlite3.Connection, table: str, count: int) -> int:
+    """Reserve ``count`` row ids of ``table`` for this caller; returns the first.
+
+    The ids are taken from AUTOINCREMENT's sequence, so no other writer — this process or
+    another, inserting with ids of its own reserving or with SQLite's — can get them.
+    """
+    found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+    top = conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
+    first = max(found[0] if found else 0, top) + 1
+    if found:
+        conn.execute(
+            "UPDATE sqlite_sequence SET seq = ? WHERE name = ?", (first + count - 1, table)
+        )
+    else:
+        conn.execute(
+            "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, first + count - 1)
+        )
+    return int(first)
+
+
+# --- who wrote a row ---------------------------------------------------------------------------
+
+
+def process_start_marker(pid: int) -> str | None:
+    """When process ``pid`` started, as the system says (Linux), to tell a reused pid apart.
+
+    None where the system does not say; the pid alone is then the writer's identity.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Fields after the command name (which may hold spaces or parentheses): state is the first,
+    # starttime the 20th.
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 and fields[0] != "Z" else None
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":  # pragma: no cover - os.kill(pid, 0) would send CTRL_C there
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        kernel32.CloseHandle(handle)
+        return code.value == 259  # STILL_ACTIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def writer_alive(pid: int, start: str | None) -> bool:
+    """Whether the process that wrote a row (pid and start marker) still runs."""
+    if not _pid_alive(pid):
+        return False
+    if start is None:
+        return True
+    current = process_start_marker(pid)
+    # A zombie, or the pid now belongs to another process: the writer is gone.
+    return current == start
+
+
+def mark_interrupted(conn: sqlite3.Connection) -> int:
+    """Mark ``pending`` rows whose writer is gone as ``error`` with :data:`INTERRUPTED`.
+
+    Returns:
+        How many rows were marked.
+    """
+    writers = conn.execute(
+        "SELECT DISTINCT writer_pid, writer_start FROM messages WHERE status = 'pending' "
+        "UNION SELECT DISTINCT writer_pid, writer_start FROM runs WHERE status = 'pending'"
+    ).fetchall()
+    now, marked = time.time(), 0
+    for pid, start in writers:
+        if writer_alive(pid, start):
+            continue
+        for table, stamp in (("messages", "updated_at"), ("runs", "finished_at")):
+            marked += conn.execute(
+                f"UPDATE {table} SET status = 'error', error = ?, {stamp} = ? "
+                "WHERE status = 'pending' AND writer_pid = ? AND writer_start IS ?",
+                (INTERRUPTED, now, pid, start),
+            ).rowcount
+    return marked

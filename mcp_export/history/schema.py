@@ -1,0 +1,257 @@
+"""The history database's tables, their migrations, and the records read from them.
+
+Three tables: ``threads`` (one conversation: a chat tab, a tool test, a served or CLI call),
+``messages`` (its messages, with ``pending``/``complete``/``error`` status and token counts) and
+``runs`` (one tool call of the agent: arguments, filled prompt, answer or error, duration, tokens,
+caller). ``PRAGMA user_version`` holds the schema version; triggers keep ``threads.updated_at``
+current whoever writes, from whichever process.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from mcp_export.errors import HistoryError
+
+__all__ = [
+    "INTERRUPTED",
+    "SCHEMA_VERSION",
+    "MessageStatus",
+    "RunRecord",
+    "StoredMessage",
+    "ThreadKind",
+    "ThreadRecord",
+    "dicts",
+    "message_record",
+    "migrate",
+    "run_record",
+    "thread_record",
+]
+
+ThreadKind = Literal["chat", "tool-test", "served", "call"]
+MessageStatus = Literal["pending", "complete", "error"]
+_T = TypeVar("_T")
+
+SCHEMA_VERSION = 1
+INTERRUPTED = "interrupted: the process ended before the answer was complete"
+"""The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    id           TEXT PRIMARY KEY,
+    agent_path   TEXT,
+    agent_name   TEXT NOT NULL,
+    title        TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    updated_at   REAL NOT NULL,
+    writer_pid   INTEGER NOT NULL,
+    writer_start TEXT
+);
+CREATE INDEX IF NOT EXISTS threads_by_agent ON threads (agent_path, kind, updated_at);
+CREATE INDEX IF NOT EXISTS threads_by_time ON threads (updated_at);
+
+CREATE TABLE IF NOT EXISTS messages (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id    TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+    role         TEXT NOT NULL,
+    content      TEXT NOT NULL DEFAULT '',
+    status       TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'error')),
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    name         TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0,
+    tokens_in    INTEGER,
+    tokens_out   INTEGER,
+    error        TEXT,
+    created_at   REAL NOT NULL,
+    updated_at   REAL NOT NULL,
+    writer_pid   INTEGER NOT NULL,
+    writer_start TEXT
+);
+CREATE INDEX IF NOT EXISTS messages_by_thread ON messages (thread_id, id);
+CREATE INDEX IF NOT EXISTS messages_pending ON messages (status) WHERE status = 'pending';
+
+CREATE TABLE IF NOT EXISTS runs (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id     TEXT REFERENCES threads (id) ON DELETE SET NULL,
+    tool_name     TEXT NOT NULL,
+    arguments     TEXT NOT NULL,
+    filled_prompt TEXT NOT NULL,
+    caller        TEXT NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'error')),
+    answer        TEXT,
+    error         TEXT,
+    duration_ms   REAL,
+    tokens_in     INTEGER,
+    tokens_out    INTEGER,
+    tool_calls    INTEGER,
+    started_at    REAL NOT NULL,
+    finished_at   REAL,
+    writer_pid    INTEGER NOT NULL,
+    writer_start  TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_tool ON runs (tool_name, id);
+CREATE INDEX IF NOT EXISTS runs_by_thread ON runs (thread_id);
+CREATE INDEX IF NOT EXISTS runs_pending ON runs (status) WHERE status = 'pending';
+
+CREATE TRIGGER IF NOT EXISTS thread_touched_by_message AFTER INSERT ON messages BEGIN
+    UPDATE threads SET updated_at = NEW.created_at WHERE id = NEW.thread_id;
+END;
+CREATE TRIGGER IF NOT EXISTS thread_touched_by_run AFTER INSERT ON runs BEGIN
+    UPDATE threads SET updated_at = NEW.started_at WHERE id = NEW.thread_id;
+END;
+"""
+
+# Future schema changes: {version reached: script}, applied in order by ``migrate``.
+_MIGRATIONS: dict[int, str] = {}
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Create or upgrade the schema of the database at ``path`` (inside a transaction).
+
+    Raises:
+        HistoryError: the database has a newer schema than this program knows.
+    """
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise HistoryError(
+            f"the history database {path} has schema version {version}, newer than this "
+            f"program knows ({SCHEMA_VERSION}): update Meta Agent Studio, or set "
+            "METAAGENT_HOME to another directory"
+        )
+    # Statement by statement: executescript would commit the open transaction first.
+    if version == 0:
+        for statement in _statements(_SCHEMA):
+            conn.execute(statement)
+    for target in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+        for statement in _statements(_MIGRATIONS[target]):
+            conn.execute(statement)
+    if version != SCHEMA_VERSION:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The SQL statements of ``script`` (a trigger body's semicolons do not end a statement)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending.strip()
+            pending = ""
+
+
+# --- records -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThreadRecord:
+    """One conversation: a chat, a tool test, a served or CLI call."""
+
+    id: str
+    agent_path: str | None
+    agent_name: str
+    title: str
+    kind: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int = 0
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """One message of a thread. ``tool_calls`` is the list given when it was written."""
+
+    id: int
+    thread_id: str
+    role: str
+    content: str
+    status: MessageStatus
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    name: str | None
+    is_error: bool
+    tokens_in: int | None
+    tokens_out: int | None
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One call of one of the agent's tools, with the agent of its thread."""
+
+    id: int
+    thread_id: str | None
+    tool_name: str
+    arguments: dict[str, Any]
+    filled_prompt: str
+    caller: str
+    status: MessageStatus
+    answer: str | None
+    error: str | None
+    duration_ms: float | None
+    tokens_in: int | None
+    tokens_out: int | None
+    tool_calls: int | None
+    started_at: datetime
+    finished_at: datetime | None
+    agent_path: str | None
+    agent_name: str | None
+
+
+def _time(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _record(cls: type[_T], row: dict[str, Any], **converted: Any) -> _T:
+    """``cls`` from a row: its own fields, with ``converted`` values replacing raw ones."""
+    names = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    return cls(**{name: converted.get(name, row.get(name)) for name in names})
+
+
+def thread_record(row: dict[str, Any]) -> ThreadRecord:
+    """A ``threads`` row (with its ``message_count``) as a record."""
+    return _record(
+        ThreadRecord,
+        row,
+        created_at=_time(row["created_at"]),
+        updated_at=_time(row["updated_at"]),
+    )
+
+
+def message_record(row: dict[str, Any]) -> StoredMessage:
+    """A ``messages`` row as a record."""
+    return _record(
+        StoredMessage,
+        row,
+        tool_calls=json.loads(row["tool_calls"]) if row["tool_calls"] else None,
+        is_error=bool(row["is_error"]),
+        created_at=_time(row["created_at"]),
+        updated_at=_time(row["updated_at"]),
+    )
+
+
+def run_record(row: dict[str, Any]) -> RunRecord:
+    """A ``runs`` row (with its thread's agent) as a record."""
+    return _record(
+        RunRecord,
+        row,
+        arguments=json.loads(row["arguments"]),
+        started_at=_time(row["started_at"]),
+        finished_at=_time(row["finished_at"]) if row["finished_at"] else None,
+    )
+
+
+def dicts(cursor: sqlite3.Cursor) -> Iterator[dict[str, Any]]:
+    """The rows of ``cursor`` as dicts keyed by column name."""
+    names = [d[0] for d in cursor.description]
+    for row in cursor:
+        yield dict(zip(names, row, strict=True))

@@ -1,0 +1,411 @@
+"""The history store: every chat and every served call, in one SQLite database.
+
+The tables and records are in ``history/schema.py``; every row is written, and its text
+redacted, by ``history/rows.py``.
+
+Why it is built this way:
+
+- Two processes may write at once (the studio, a served server): the connection and its settings
+  are in ``history/db.py``.
+- A served server opens its store with ``write_behind=True``: each write goes to a log file and a
+  queue, and a background thread applies the queue, a batch per transaction
+  (``history/writer.py``), so dozens of concurrent calls do not each wait for their commits on
+  the event loop. Reads wait for the queue first. What a process logged and could not apply
+  before it ended (a crash, ``kill -9``, a close with a backlog) is applied by the next store that
+  opens the database (``history/write_log.py``).
+- A crash leaves ``pending`` rows behind. Each row records its writer (pid and, where the system
+  tells, the process start time); opening the store marks pending rows of writers that are gone as
+  ``error`` with :data:`INTERRUPTED`, so the trail never claims an answer is still coming.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mcp_export.errors import HistoryError
+from mcp_export.history.db import HistoryDatabase
+from mcp_export.history.rows import (
+    insert_row,
+    mark_interrupted,
+    new_write,
+    process_start_marker,
+    update_row,
+    writer_alive,
+)
+from mcp_export.history.schema import (
+    INTERRUPTED,
+    SCHEMA_VERSION,
+    MessageStatus,
+    RunRecord,
+    StoredMessage,
+    ThreadKind,
+    ThreadRecord,
+    dicts,
+    message_record,
+    run_record,
+    thread_record,
+)
+from mcp_export.history.write_log import Replayed, replay_logs
+from mcp_export.history.writer import WriteBehind
+from mcp_export.paths import data_dir
+
+__all__ = [
+    "INTERRUPTED",
+    "SCHEMA_VERSION",
+    "HistoryStore",
+    "MessageStatus",
+    "RunRecord",
+    "StoredMessage",
+    "ThreadKind",
+    "ThreadRecord",
+    "default_history_path",
+    "process_start_marker",
+    "writer_alive",
+]
+
+
+def default_history_path() -> Path:
+    """``history.sqlite3`` in the data directory (``$METAAGENT_HOME`` or the platform's)."""
+    return data_dir() / "history.sqlite3"
+
+
+class HistoryStore:
+    """The history database (threads, messages, runs); safe across tasks, threads and processes.
+
+    Args:
+        path: The database file; default ``default_history_path()``. Its directory is created.
+        write_behind: Log and queue writes for a background thread (see ``WriteBehind``): the
+            write methods return at once with the ids of the rows they insert; when the database
+            refuses a write, that is logged once and the later writes stay in the write log for
+            the next open, instead of raising.
+
+    Attributes:
+        replayed: What this open applied from the write logs of processes that ended before
+            their writes were in the database (``applied``, and why any were ``skipped``).
+        stale_marked: How many ``pending`` rows of ended processes this open marked as
+            interrupted.
+
+    Raises:
+        HistoryError: The file cannot be opened or is not a history database of a version this
+            code knows; the message names the path and what to do.
+    """
+
+    def __init__(self, path: Path | None = None, *, write_behind: bool = False) -> None:
+        self.path = Path(path) if path is not None else default_history_path()
+        self._db = HistoryDatabase(self.path)
+        self._pid = os.getpid()
+        self._start = process_start_marker(self._pid)
+        self._behind: WriteBehind | None = None
+        try:
+            # Logged writes of ended processes first: a run they finished is then not marked.
+            self.replayed: Replayed = replay_logs(
+                self.path, self._db.transaction, self._pid, self._start
+            )
+            self.stale_marked: int = self._db.transaction("check", mark_interrupted)
+            if write_behind:
+                self._behind = WriteBehind(self._db, self._pid, self._start)
+        except HistoryError:
+            self._db.close()
+            raise
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def create_thread(
+        self, *, agent_path: str | None, agent_name: str, title: str, kind: ThreadKind
+    ) -> str:
+        """Start a thread; returns its id (a uuid4 hex string)."""
+        thread_id, now = uuid.uuid4().hex, time.time()
+        self._insert(
+            "threads",
+            id=thread_id,
+            agent_path=agent_path,
+            agent_name=agent_name,
+            title=title,
+            kind=kind,
+            created_at=now,
+            updated_at=now,
+        )
+        return thread_id
+
+    def add_message(
+        self,
+        thread_id: str,
+        role: str,
+        content: str,
+        *,
+        status: MessageStatus = "complete",
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        is_error: bool = False,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+    ) -> int:
+        """Append a message to a thread; returns its id.
+
+        Raises:
+            HistoryError: No such thread, or the database cannot be written.
+        """
+        now = time.time()
+        try:
+            return self._insert(
+                "messages",
+                thread_id=thread_id,
+                role=role,
+                content=content,
+                status=status,
+                tool_calls=tool_calls,
+                tool_call_id=tool_call_id,
+                name=name,
+                is_error=int(is_error),
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                created_at=now,
+                updated_at=now,
+            )
+        except HistoryError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise HistoryError(f"no thread {thread_id!r} in {self.path}") from exc
+            raise
+
+    def update_message(
+        self,
+        message_id: int,
+        *,
+        content: str | None = None,
+        status: MessageStatus | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Change the given fields of a message (None leaves a field as it is)."""
+        changes: dict[str, Any] = {
+            "content": content,
+            "status": status,
+            "tool_calls": tool_calls,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "error": error,
+        }
+        self._update("messages", message_id, changes | {"updated_at": time.time()})
+
+    def start_run(
+        self,
+        *,
+        thread_id: str | None,
+        tool_name: str,
+        arguments: dict[str, Any],
+        filled_prompt: str,
+        caller: str,
+    ) -> int:
+        """Record the start of a tool run (status ``pending``); returns its id."""
+        return self._insert(
+            "runs",
+            thread_id=thread_id,
+            tool_name=tool_name,
+            arguments=arguments,
+            filled_prompt=filled_prompt,
+            caller=caller,
+            status="pending",
+            started_at=time.time(),
+        )
+
+    def start_call(
+        self,
+        *,
+        thread_id: str | None,
+        agent_path: str | None,
+        agent_name: str,
+        title: str,
+        kind: ThreadKind,
+        tool_name: str,
+        arguments: dict[str, Any],
+        filled_prompt: str,
+        caller: str,
+    ) -> tuple[str, int]:
+        """Record the start of one tool call; returns its thread id and run id.
+
+        The thread is new unless ``thread_id`` continues one; the run row starts ``pending``.
+        """
+        if thread_id is None:
+            thread_id = self.create_thread(
+                agent_path=agent_path, agent_name=agent_name, title=title, kind=kind
+            )
+        run_id = self.start_run(
+            thread_id=thread_id,
+            tool_name=tool_name,
+            arguments=arguments,
+            filled_prompt=filled_prompt,
+            caller=caller,
+        )
+        return thread_id, run_id
+
+    def finish_run(
+        self,
+        run_id: int,
+        *,
+        answer: str | None = None,
+        error: str | None = None,
+        duration_ms: float = 0.0,
+        tokens_in: int = 0,
+        tokens_out: int = 0,
+        tool_calls: int = 0,
+    ) -> None:
+        """Record how a run ended: ``complete`` with its answer, or ``error`` with ``error``."""
+        self._update(
+            "runs",
+            run_id,
+            {
+                "status": "error" if error is not None else "complete",
+                "answer": answer,
+                "error": error,
+                "duration_ms": duration_ms,
+                "tokens_in": tokens_in,
+                "tokens_out": tokens_out,
+                "tool_calls": tool_calls,
+                "finished_at": time.time(),
+            },
+        )
+
+    def _insert(self, table: str, **values: Any) -> int:
+        """Insert one row stamped with this process as its writer; returns its id.
+
+        The id of a ``messages`` or ``runs`` row; 0 for a thread (its id is the caller's).
+        """
+        values |= {"writer_pid": self._pid, "writer_start": self._start}
+        if self._behind is not None:
+            return self._behind.insert(table, values)
+        write = new_write(table, values)
+        with self._db.connection("write") as conn:
+            row_id = insert_row(conn, write.table, write.values)
+        return row_id if table != "threads" else 0
+
+    def _update(self, table: str, row_id: int, changes: dict[str, Any]) -> None:
+        given = {key: value for key, value in changes.items() if value is not None}
+        if self._behind is not None:
+            self._behind.update(table, row_id, given)
+            return
+        write = new_write(table, given, row_id)
+        with self._db.connection("write") as conn:
+            if not update_row(conn, table, row_id, write.values):
+                raise HistoryError(f"no row {row_id} in {table} of {self.path}")
+
+    def flush(self) -> None:
+        """Wait until every queued write is in the database (at once without write-behind).
+
+        Raises:
+            HistoryError: the background writer did not catch up within 10 s.
+        """
+        if self._behind is not None:
+            self._behind.flush()
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread and its messages (its runs stay, detached)."""
+        self.flush()
+        with self._db.connection("write") as conn:
+            conn.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def messages(self, thread_id: str) -> list[StoredMessage]:
+        """The messages of a thread, in the order they were added."""
+        self.flush()
+        with self._db.connection("read") as conn:
+            rows = conn.execute(
+                "SELECT * FROM messages WHERE thread_id = ? ORDER BY created_at, id", (thread_id,)
+            )
+            return [message_record(row) for row in dicts(rows)]
+
+    def runs(
+        self,
+        *,
+        agent_path: str | None = None,
+        tool_name: str | None = None,
+        status: MessageStatus | None = None,
+        limit: int = 500,
+    ) -> list[RunRecord]:
+        """Runs, newest first, optionally only an agent's, a tool's or those with a status."""
+        self.flush()
+        filters, values = _filters(
+            ("threads.agent_path", agent_path),
+            ("runs.tool_name", tool_name),
+            ("runs.status", status),
+        )
+        with self._db.connection("read") as conn:
+            rows = conn.execute(
+                "SELECT runs.*, threads.agent_path AS agent_path, threads.agent_name AS agent_name "
+                f"FROM runs LEFT JOIN threads ON threads.id = runs.thread_id {filters} "
+                "ORDER BY runs.id DESC LIMIT ?",
+                (*values, limit),
+            )
+            return [run_record(row) for row in dicts(rows)]
+
+    def threads(
+        self, *, agent_path: str | None = None, kind: ThreadKind | None = None, limit: int = 500
+    ) -> list[ThreadRecord]:
+        """Threads, most recently active first."""
+        self.flush()
+        filters, values = _filters(("agent_path", agent_path), ("kind", kind))
+        with self._db.connection("read") as conn:
+            rows = conn.execute(
+                "SELECT *, (SELECT count(*) FROM messages WHERE thread_id = threads.id) "
+                f"AS message_count FROM threads {filters} "
+                "ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+                (*values, limit),
+            )
+            return [thread_record(row) for row in dicts(rows)]
+
+    def thread(self, thread_id: str) -> ThreadRecord | None:
+        """One thread, or None."""
+        self.flush()
+        with self._db.connection("read") as conn:
+            rows = conn.execute(
+                "SELECT *, (SELECT count(*) FROM messages WHERE thread_id = threads.id) "
+                "AS message_count FROM threads WHERE id = ?",
+                (thread_id,),
+            )
+            found = [thread_record(row) for row in dicts(rows)]
+        return found[0] if found else None
+
+    def latest_thread(
+        self, *, agent_path: str | None = None, kind: ThreadKind | None = None
+    ) -> ThreadRecord | None:
+        """The most recently active thread (of an agent, of a kind), or None."""
+        found = self.threads(agent_path=agent_path, kind=kind, limit=1)
+        return found[0] if found else None
+
+    def close(self) -> None:
+        """Apply the queued writes, then close the database (idempotent).
+
+        With write-behind, the queue is applied for up to 5 s; what is left then stays in the
+        write log, which the next store to open the database applies (a warning says where).
+        """
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            behind.close()
+        self._db.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _filters(*pairs: tuple[str, Any]) -> tuple[str, list[Any]]:
+    given = [(column, value) for column, value in pairs if value is not None]
+    if not given:
+        return "", []
+    return "WHERE " + " AND ".join(f"{c} = ?" for c, _ in given), [v for _, v in given]

@@ -1,0 +1,568 @@
+"""The Anthropic provider: the Messages API through the official ``anthropic`` SDK.
+
+The SDK is imported on first use. The conversation is translated properly (a peer system drops
+tool turns here): system messages go to ``system=``; an assistant's tool calls become ``tool_use``
+blocks; tool results become ``tool_result`` blocks in user messages (consecutive results share one
+message, ``is_error`` carried) — the same grouping MCP sampling uses
+(``providers.sampling.to_turns``).
+
+Streaming: ``text_delta`` pieces are yielded as they come; a ``tool_use`` block's input arrives as
+``input_json_delta`` pieces, joined and parsed when the stream is done. Usage comes from
+``message_start`` (input) and ``message_delta`` (output). A stream without ``message_delta`` /
+``message_stop`` was cut off; one without a single event is described as what it was (an HTML
+page, a JSON body, nothing), as is a 2xx HTML page at once.
+
+The SDK decodes the stream; its bytes pass a ``BodyTap`` on the way (one event at most
+``MAX_EVENT_BYTES``, the body ``MAX_ANSWER_BYTES``). Redirects are not followed: the SDK's client
+would follow them with the ``x-api-key`` header to wherever they point. Texts that come from the
+server (error bodies, error events) are redacted before they become part of a message.
+
+Parameters: ``max_tokens`` is required by the API (``DEFAULT_MAX_TOKENS`` when unset);
+``stop`` → ``stop_sequences``; ``temperature``/``top_p`` go in the request body directly (the
+SDK's signature no longer lists them; models that accept them still do); a ``json_schema``
+``response_format`` → ``output_config.format``; ``tool_choice`` ``auto``/``required``/``none``/a
+tool name → ``auto``/``any``/``none``/``tool``. ``seed``, the penalties and ``json_object`` have no
+Anthropic equivalent and are left out.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_export.errors import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderProtocolError,
+    ProviderRateLimited,
+    ProviderServerError,
+    ProviderTimeout,
+    ProviderUnreachable,
+)
+from mcp_export.providers._retry import (
+    Failure,
+    RetryPolicy,
+    close_quietly,
+    open_with_retries,
+    status_failure,
+)
+from mcp_export.providers._wire import (
+    PREVIEW_BYTES,
+    AnswerTooLarge,
+    BodyTap,
+    describe_body,
+    error_detail,
+)
+from mcp_export.providers.base import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    ProviderEvent,
+    TextDelta,
+    ToolCallRequest,
+    ToolSchema,
+    Usage,
+)
+from mcp_export.providers.sampling import (
+    DEFAULT_MAX_TOKENS,
+    SamplingTurn,
+    TextPart,
+    ToolResultPart,
+    ToolUsePart,
+    to_turns,
+)
+from mcp_export.redact import redact, remember_secret
+
+if TYPE_CHECKING:
+    import httpx2
+    from anthropic import APIStatusError, AsyncAnthropic, AsyncStream
+    from anthropic.types import RawMessageStreamEvent
+
+__all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"]
+
+logger = logging.getLogger(__name__)
+
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+
+_TOOL_CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+# Error events inside a 200 stream carry only the error type.
+_STREAM_ERRORS: dict[str, type[ProviderError]] = {
+    "overloaded_error": ProviderServerError,
+    "api_error": ProviderServerError,
+    "rate_limit_error": ProviderRateLimited,
+    "authentication_error": ProviderAuthError,
+    "permission_error": ProviderAuthError,
+}
+
+
+class AnthropicProvider:
+    """A ``Provider`` for the Anthropic Messages API.
+
+    Args:
+        api_key: the key; None lets the SDK find credentials itself (environment, profiles).
+        base_url: the endpoint origin; None for Anthropic itself.
+        name: the provider id used in messages.
+        max_retries: retries on 429, 5xx/529 and refused connections before giving up.
+        timeout: seconds to wait for the response to start, and between stream events.
+        retry_delay: the first backoff in seconds (doubles per retry); ``retry-after`` wins.
+        key_name: the setting that holds the key, named in the 401 message.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None = None,
+        *,
+        name: str = "anthropic",
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        retry_delay: float = 0.5,
+        key_name: str = "ANTHROPIC_API_KEY",
+    ) -> None:
+        remember_secret(api_key)
+        self._api_key = api_key
+        self._base_url = base_url.rstrip("/") if base_url else None
+        self._name = name
+        self._timeout = timeout
+        self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
+        self._key_name = key_name
+        self._client: AsyncAnthropic | None = None
+
+    @property
+    def name(self) -> str:
+        """The provider id (``anthropic``)."""
+        return self._name
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint requests go to."""
+        return self._base_url or ANTHROPIC_DEFAULT_URL
+
+    def _client_now(self) -> AsyncAnthropic:
+        if self._client is None:
+            from anthropic import AsyncAnthropic, DefaultAioHttpClient
+
+            self._client = AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                max_retries=0,  # our own bounded loop: see providers/_retry.py
+                timeout=self._timeout,
+                # the SDK's aiohttp transport: see the OpenAI provider (this SDK's maps a refused
+                # connection to a connect error, as it should)
+                http_client=DefaultAioHttpClient(timeout=self._timeout, follow_redirects=False),
+            )
+        return self._client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream one Messages API request: text deltas, then one ``Completion``.
+
+        Raises:
+            ProviderUnreachable, ProviderAuthError, ProviderRateLimited, ProviderServerError,
+            ProviderTimeout, ProviderProtocolError, ProviderError: as for ``OpenAIProvider``.
+        """
+        client = self._client_now()
+        arguments = self.request_arguments(request)
+
+        async def attempt() -> AsyncStream[RawMessageStreamEvent]:
+            # One dict of keyword arguments defeats the SDK's overloads: say what comes back.
+            opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**arguments)
+            return opened
+
+        stream = await open_with_retries(
+            attempt, lambda exc: self._translate(exc, request.model), self._policy
+        )
+        try:
+            await self._refuse_html(stream.response)
+            tap = _tap(stream.response)
+            assembly = _Assembly()
+            async with aclosing(self._events(stream)) as events:
+                async for event in events:
+                    text = assembly.add(event)
+                    if text:
+                        yield TextDelta(text)
+                    if assembly.stopped:  # whatever follows message_stop, the answer is complete
+                        break
+            if assembly.events == 0:
+                described = describe_body(
+                    tap.preview,
+                    stream.response.headers.get("content-type", ""),
+                    complete=tap.complete_preview,
+                )
+                raise ProviderProtocolError(
+                    f"{self.base_url} answered {stream.response.status_code} with {described}, "
+                    f"not a Messages API stream: {_BASE_URL_HINT}"
+                )
+            yield assembly.completion()
+        finally:
+            await close_quietly(stream.close)
+
+    async def _refuse_html(self, response: httpx2.Response) -> None:
+        """Raise at once when a 2xx answer is an HTML page (a proxy or a web page, not the API)."""
+        if "html" not in response.headers.get("content-type", "").lower():
+            return
+        preview = bytearray()
+        async for chunk in response.aiter_bytes():
+            preview += chunk
+            if len(preview) >= PREVIEW_BYTES:
+                break
+        described = describe_body(bytes(preview[:PREVIEW_BYTES]), "text/html")
+        raise ProviderProtocolError(
+            f"{self.base_url} answered {response.status_code} with {described}, not a Messages "
+            f"API stream: {_BASE_URL_HINT}"
+        )
+
+    async def _events(
+        self, stream: AsyncStream[RawMessageStreamEvent]
+    ) -> AsyncGenerator[RawMessageStreamEvent, None]:
+        import anthropic
+        import httpx2
+
+        iterator = stream.__aiter__()
+        while True:
+            try:
+                event = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            except AnswerTooLarge as exc:
+                raise ProviderProtocolError(
+                    f"Anthropic: {exc} — no answer is that large; check the server at "
+                    f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
+                ) from exc
+            except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
+                raise ProviderTimeout(
+                    f"Anthropic stopped sending for {self._timeout:g} s in the middle of the "
+                    f"answer ({self.base_url})"
+                ) from exc
+            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+                raise ProviderProtocolError(
+                    f"the stream from {self.base_url} broke off before the answer was complete"
+                ) from exc
+            except anthropic.APIStatusError as exc:  # an ``error`` event inside the stream
+                kind = _STREAM_ERRORS.get(str(exc.type), ProviderError)
+                raise kind(
+                    f"Anthropic reported an error in the middle of the answer: "
+                    f"{redact(exc.api_message or exc.message)}"
+                ) from exc
+            except UnicodeDecodeError as exc:
+                raise ProviderProtocolError(
+                    f"Anthropic sent bytes that are not UTF-8 in its stream ({exc.reason}); "
+                    f"check that {self.base_url} speaks the Messages API"
+                ) from exc
+            except ValueError as exc:  # json.JSONDecodeError from the SSE decoder
+                raise ProviderProtocolError(
+                    f"Anthropic sent a stream event that is not valid JSON ({exc}); check that "
+                    f"{self.base_url} speaks the Messages API"
+                ) from exc
+            yield event
+
+    def request_arguments(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for ``request``."""
+        system, messages = to_anthropic_messages(request.messages)
+        parameters = request.parameters
+        arguments: dict[str, Any] = {
+            "model": request.model,
+            "messages": messages,
+            "max_tokens": int(parameters.get("max_tokens") or DEFAULT_MAX_TOKENS),
+            "stream": True,
+        }
+        if system:
+            arguments["system"] = system
+        if request.tools:
+            arguments["tools"] = to_anthropic_tools(request.tools)
+            choice = parameters.get("tool_choice")
+            if choice is not None:
+                arguments["tool_choice"] = _tool_choice(choice)
+        if "stop" in parameters:
+            arguments["stop_sequences"] = list(parameters["stop"])
+        extra = {key: parameters[key] for key in ("temperature", "top_p") if key in parameters}
+        if extra:
+            arguments["extra_body"] = extra
+        output_format = _output_format(parameters.get("response_format"))
+        if output_format is not None:
+            arguments["output_config"] = {"format": output_format}
+        dropped = [k for k in ("seed", "presence_penalty", "frequency_penalty") if k in parameters]
+        if dropped:
+            logger.debug("Anthropic has no %s: left out", ", ".join(dropped))
+        return arguments
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connections."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _translate(self, exc: Exception, model: str) -> Failure | None:
+        import anthropic
+
+        if isinstance(exc, anthropic.APITimeoutError):
+            return Failure(
+                ProviderTimeout(
+                    f"Anthropic did not answer within {self._timeout:g} s ({self.base_url})"
+                )
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            if _closed_after_connecting(exc):
+                return Failure(
+                    ProviderUnreachable(
+                        f"the connection to {self.base_url} was closed before any answer — is "
+                        "the server running, and is the base URL an http(s) API address?"
+                    ),
+                    retryable=True,
+                )
+            hint = "is the server running and the base URL right?"
+            if self._base_url is None:
+                hint = "check the network connection"
+            return Failure(
+                ProviderUnreachable(f"nothing answers at {self.base_url} — {hint}"), retryable=True
+            )
+        if isinstance(exc, TypeError) and "authentication" in str(exc):
+            # The SDK found no credentials anywhere (api_key=None and nothing in the environment).
+            return Failure(ProviderAuthError(f"no Anthropic credentials: set {self._key_name}"))
+        if not isinstance(exc, anthropic.APIStatusError):
+            return None
+        return status_failure(
+            "Anthropic",
+            exc.status_code,
+            _status_detail(exc),
+            exc.response.headers,
+            key_name=self._key_name,
+            model=model,
+            url=self.base_url,
+        )
+
+
+_BASE_URL_HINT = (
+    "check the base URL — it should be the origin that /v1/messages is appended to, such as "
+    "https://api.anthropic.com"
+)
+
+
+def _closed_after_connecting(exc: BaseException) -> bool:
+    """Whether a connection error is a connection closed or reset before any answer (rather than
+    one that could not be made): the transport names both a connect error."""
+    import aiohttp
+
+    seen: BaseException | None = exc
+    for _ in range(10):  # the SDK, httpx and aiohttp each wrap the error once
+        if seen is None or isinstance(seen, aiohttp.ClientConnectorError):
+            return False
+        if isinstance(seen, aiohttp.ServerDisconnectedError | ConnectionResetError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _status_detail(exc: APIStatusError) -> str:
+    """What an error status's body says (its ``error.message``, an HTML page in a few words)."""
+    import httpx2
+
+    try:
+        raw = exc.response.content
+    except httpx2.ResponseNotRead:
+        return exc.api_message or exc.message
+    return error_detail(raw, exc.status_code)
+
+
+@functools.cache
+def _tapped_stream_class() -> type[Any]:
+    """The body wrapper ``_tap`` puts in place (made once: httpx2 is imported with the SDK)."""
+    import httpx2
+
+    class TappedStream(httpx2.AsyncByteStream):
+        """A response body that passes its bytes through a ``BodyTap`` on their way."""
+
+        def __init__(self, inner: httpx2.AsyncByteStream, tap: BodyTap) -> None:
+            self._inner = inner
+            self._tap = tap
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self._inner:
+                self._tap.feed(chunk)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return TappedStream
+
+
+def _tap(response: httpx2.Response) -> BodyTap:
+    """Put a ``BodyTap`` between ``response``'s body and its reader (the SDK's SSE decoder).
+
+    ``Response.stream`` is the public seat of a response's body in httpx; the SDK gives no other
+    hook into the bytes it decodes.
+    """
+    tap = BodyTap()
+    response.stream = _tapped_stream_class()(response.stream, tap)
+    return tap
+
+
+# --- mapping ------------------------------------------------------------------------------------
+
+
+def to_anthropic_messages(
+    messages: Sequence[ChatMessage],
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(system, messages)`` for the Messages API.
+
+    A turn that is a single text is sent as a plain string; other turns as block lists.
+    """
+    system, turns = to_turns(messages)
+    return system, [_message(turn) for turn in turns]
+
+
+def _message(turn: SamplingTurn) -> dict[str, Any]:
+    if len(turn.parts) == 1 and isinstance(turn.parts[0], TextPart):
+        return {"role": turn.role, "content": turn.parts[0].text}
+    blocks: list[dict[str, Any]] = []
+    for part in turn.parts:
+        if isinstance(part, TextPart):
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolUsePart):
+            blocks.append(
+                {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
+            )
+        else:
+            blocks.append(_tool_result(part))
+    return {"role": turn.role, "content": blocks}
+
+
+def _tool_result(part: ToolResultPart) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": part.tool_use_id,
+        "content": part.content,
+    }
+    if part.is_error:
+        block["is_error"] = True
+    return block
+
+
+def to_anthropic_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
+    """Messages API ``tools``."""
+    return [
+        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+        for t in tools
+    ]
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, str):
+        return _TOOL_CHOICES.get(choice) or {"type": "tool", "name": choice}
+    return choice
+
+
+def _output_format(response_format: Any) -> dict[str, Any] | None:
+    if not isinstance(response_format, dict) or response_format.get("type") != "json_schema":
+        return None
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else response_format.get("schema")
+    if not isinstance(schema, dict):
+        return None
+    return {"type": "json_schema", "schema": schema}
+
+
+@dataclass
+class _Block:
+    kind: str
+    text: list[str] = field(default_factory=lambda: list[str]())
+    id: str = ""
+    name: str = ""
+    start_input: Any = None
+
+
+@dataclass
+class _Assembly:
+    """The answer being assembled from stream events."""
+
+    blocks: dict[int, _Block] = field(default_factory=lambda: dict[int, _Block]())
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str | None = None
+    stopped: bool = False
+    events: int = 0
+
+    def add(self, event: RawMessageStreamEvent) -> str:
+        """Take in an event; return its text (``""`` when it carries none)."""
+        self.events += 1
+        if event.type == "message_start":
+            usage = event.message.usage
+            self.input_tokens = _input_tokens(usage)
+            self.output_tokens = usage.output_tokens or 0
+        elif event.type == "content_block_start":
+            block = event.content_block
+            if block.type == "text":
+                self.blocks[event.index] = _Block("text", [block.text] if block.text else [])
+                return block.text
+            if block.type == "tool_use":
+                self.blocks[event.index] = _Block(
+                    "tool_use", id=block.id, name=block.name, start_input=block.input
+                )
+        elif event.type == "content_block_delta":
+            current = self.blocks.get(event.index)
+            delta = event.delta
+            if current is not None and delta.type == "text_delta":
+                current.text.append(delta.text)
+                return delta.text
+            if current is not None and delta.type == "input_json_delta":
+                current.text.append(delta.partial_json)
+        elif event.type == "message_delta":
+            self.stop_reason = event.delta.stop_reason
+            self.output_tokens = event.usage.output_tokens or self.output_tokens
+            if event.usage.input_tokens:
+                self.input_tokens = _input_tokens(event.usage)
+        elif event.type == "message_stop":
+            self.stopped = True
+        return ""
+
+    def completion(self) -> Completion:
+        """The finished answer.
+
+        Raises:
+            ProviderProtocolError: the stream never finished, or a tool input is not a JSON
+                object.
+        """
+        if self.stop_reason is None and not self.stopped:
+            raise ProviderProtocolError(
+                "the Anthropic stream was cut off before the answer finished (no message_delta)"
+            )
+        text: list[str] = []
+        calls: list[ToolCallRequest] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block.kind == "text":
+                text.extend(block.text)
+            else:
+                calls.append(_parsed_call(block, self.stop_reason))
+        message = ChatMessage("assistant", "".join(text), tool_calls=tuple(calls))
+        return Completion(message, Usage(self.input_tokens, self.output_tokens), self.stop_reason)
+
+
+def _input_tokens(usage: Any) -> int:
+    # Cached prompt tokens are billed input too.
+    return sum(
+        getattr(usage, name, None) or 0
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+
+
+def _parsed_call(block: _Block, stop_reason: str | None) -> ToolCallRequest:
+    raw = "".join(block.text).strip()
+    try:
+        arguments = json.loads(raw) if raw else (block.start_input or {})
+    except ValueError as exc:
+        hint = " (the answer hit max_tokens)" if stop_reason == "max_tokens" else ""
+        raise ProviderProtocolError(
+            f"the model sent malformed input for tool {block.name!r}{hint}: {exc}"
+        ) from exc
+    if not isinstance(arguments, dict):
+        raise ProviderProtocolError(
+            f"the model sent input for tool {block.name!r} that is not a JSON object: "
+            f"{redact(raw[:200])}"
+        )
+    return ToolCallRequest(block.id, block.name, arguments)

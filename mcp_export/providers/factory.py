@@ -1,0 +1,236 @@
+"""Which provider an agent uses, built from ``settings.model`` and the agent's ``providers``.
+
+``settings.model`` is ``provider:model``. Known providers::
+
+    openai:gpt-4.1-mini          OpenAI               key OPENAI_API_KEY (required)
+    anthropic:claude-sonnet-4-5  Anthropic            key ANTHROPIC_API_KEY (required)
+    ollama:llama3.2              http://localhost:11434/v1, no key
+    lmstudio:qwen2.5-7b          http://localhost:1234/v1, no key
+    openrouter:openai/gpt-4o     https://openrouter.ai/api/v1, key OPENROUTER_API_KEY (required)
+    vllm:… / litellm:…           OpenAI-compatible; needs a base URL (VLLM_BASE_URL…), key optional
+    sampling                     the calling MCP client's model (``SamplingRequired``)
+
+Each setting is looked up in ``agent.providers[provider id]`` by its names in order (for
+OpenAI-compatible servers the provider's own name, then the ``OPENAI_…`` one, so
+``providers: {ollama: {OPENAI_BASE_URL: …}}`` works); a value there may be a reference
+(``env://NAME``, ``keyring://service/name``). When the agent says nothing, the process environment
+variable of the provider's own name is used (``OPENAI_API_KEY`` for openai, ``OLLAMA_BASE_URL`` for
+ollama — never another provider's key, which would send it to the wrong server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mcp_export.errors import ConfigurationError, CredentialsMissing
+from mcp_export.providers.anthropic_provider import AnthropicProvider
+from mcp_export.providers.base import Provider
+from mcp_export.providers.openai_provider import OpenAIProvider
+from mcp_export.providers.sampling import Sampler, SamplingProvider
+from mcp_export.redact import remember_secret
+from schema_types.agent import Agent
+from schema_types.errors import SecretError
+
+__all__ = [
+    "KNOWN_PROVIDERS",
+    "SamplingRequired",
+    "credentials_available",
+    "provider_for_agent",
+]
+
+
+class SamplingRequired(ConfigurationError):
+    """The agent's model is ``sampling``: only the calling MCP client can answer.
+
+    The served server catches this and plugs a ``SamplingProvider`` in; elsewhere (the studio's
+    chat, the CLI) the message says what to configure instead.
+    """
+
+
+@dataclass(frozen=True)
+class _Kind:
+    sdk: str  # "openai" or "anthropic"
+    key_names: tuple[str, ...]
+    url_names: tuple[str, ...]
+    default_url: str | None = None
+    key_required: bool = False
+
+
+def _compatible(prefix: str, default_url: str | None, key_required: bool = False) -> _Kind:
+    return _Kind(
+        "openai",
+        (f"{prefix}_API_KEY", "OPENAI_API_KEY"),
+        (f"{prefix}_BASE_URL", "OPENAI_BASE_URL"),
+        default_url,
+        key_required,
+    )
+
+
+_KINDS: dict[str, _Kind] = {
+    "openai": _Kind("openai", ("OPENAI_API_KEY",), ("OPENAI_BASE_URL",), key_required=True),
+    "anthropic": _Kind(
+        "anthropic", ("ANTHROPIC_API_KEY",), ("ANTHROPIC_BASE_URL",), key_required=True
+    ),
+    "ollama": _compatible("OLLAMA", "http://localhost:11434/v1"),
+    "lmstudio": _compatible("LMSTUDIO", "http://localhost:1234/v1"),
+    "openrouter": _compatible("OPENROUTER", "https://openrouter.ai/api/v1", key_required=True),
+    "vllm": _compatible("VLLM", None),
+    "litellm": _compatible("LITELLM", None),
+}
+
+KNOWN_PROVIDERS = (*_KINDS, "sampling")
+"""The provider ids ``settings.model`` may start with."""
+
+_EXAMPLE = "openai:gpt-4.1-mini"
+ENV_SCHEME = "env://"
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    provider_id: str
+    model: str
+    kind: _Kind
+    api_key: str | None
+    key_name: str
+    base_url: str | None
+
+
+def provider_for_agent(
+    agent: Agent,
+    *,
+    env: Mapping[str, str] | None = None,
+    sampler: Sampler | None = None,
+    sampling_tools: bool = False,
+) -> tuple[Provider, str]:
+    """The provider and model name the agent's settings call for.
+
+    Args:
+        agent: the agent.
+        env: the environment for ``env://`` references and fallbacks (default ``os.environ``).
+        sampler: when given and the model is ``sampling``, a ``SamplingProvider`` on it is
+            returned instead of raising ``SamplingRequired``.
+        sampling_tools: whether that sampler's client can sample with tools.
+
+    Returns:
+        ``(provider, model name)``, e.g. ``(OpenAIProvider, "gpt-4.1-mini")``.
+
+    Raises:
+        SamplingRequired: the model is ``sampling`` and no sampler was given.
+        CredentialsMissing: a required key is not set; the message names the setting and where
+            it was looked for (``OPENAI_API_KEY is not set (env://OPENAI_API_KEY)``).
+        ConfigurationError: no model, an unknown provider, or a base URL is missing.
+    """
+    if agent.settings.model == "sampling" and sampler is not None:
+        return SamplingProvider(sampler, supports_tools=sampling_tools), "sampling"
+    resolved = _resolve(agent, env)
+    provider: Provider
+    if resolved.kind.sdk == "anthropic":
+        provider = AnthropicProvider(
+            resolved.api_key,
+            resolved.base_url,
+            name=resolved.provider_id,
+            key_name=resolved.key_name,
+        )
+    else:
+        provider = OpenAIProvider(
+            resolved.api_key,
+            resolved.base_url,
+            name=resolved.provider_id,
+            key_name=resolved.key_name,
+        )
+    return provider, resolved.model
+
+
+def credentials_available(agent: Agent, *, env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``provider_for_agent`` would succeed without a sampler (nothing is connected).
+
+    False for ``sampling`` agents and for any missing model, key or base URL.
+    """
+    try:
+        _resolve(agent, env)
+    except ConfigurationError:
+        return False
+    return True
+
+
+def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
+    model_setting = (agent.settings.model or "").strip()
+    if not model_setting:
+        raise ConfigurationError(f"the agent has no model: set settings.model, e.g. {_EXAMPLE}")
+    if model_setting == "sampling":
+        raise SamplingRequired(
+            "the agent's model is 'sampling': only an MCP client that offers sampling can answer; "
+            f"to run it here, set settings.model to a provider model, e.g. {_EXAMPLE}"
+        )
+    provider_id, _, model = model_setting.partition(":")
+    kind = _KINDS.get(provider_id)
+    if not model or kind is None:
+        known = ", ".join(KNOWN_PROVIDERS)
+        raise ConfigurationError(
+            f"settings.model {model_setting!r} does not name a known provider: write "
+            f"provider:model with a provider among {known}, e.g. {_EXAMPLE}"
+        )
+    values = agent.providers.get(provider_id, {})
+    environment = env if env is not None else _os_environ()
+    api_key, key_name = _lookup(kind.key_names, values, environment)
+    # Whatever its source (a reference, a literal, the process environment), the key is now
+    # known to every sink's redaction before it is ever sent.
+    remember_secret(api_key)
+    if api_key is None and kind.key_required:
+        name = kind.key_names[0]
+        raise CredentialsMissing(f"{name} is not set ({ENV_SCHEME}{name})")
+    base_url, _ = _lookup(kind.url_names, values, environment)
+    base_url = base_url or kind.default_url
+    if kind.sdk == "openai" and base_url is None and provider_id != "openai":
+        raise ConfigurationError(
+            f"{provider_id} needs a base URL: set providers.{provider_id}."
+            f"{kind.url_names[0]} (e.g. http://localhost:8000/v1)"
+        )
+    return _Resolved(provider_id, model, kind, api_key, key_name, base_url)
+
+
+def _lookup(
+    names: tuple[str, ...],
+    values: Mapping[str, str],
+    environment: Mapping[str, str],
+) -> tuple[str | None, str]:
+    """The first setting found: ``(value, its name)``; ``(None, first name)`` when none is.
+
+    Raises:
+        CredentialsMissing: a setting in the agent refers to something that is not there.
+    """
+    for name in names:
+        raw = values.get(name)
+        if raw is None or raw == "":
+            continue
+        try:
+            found = _resolve_reference(raw, name, environment)
+        except SecretError as exc:
+            raise CredentialsMissing(str(exc)) from exc
+        return found, name
+    own = environment.get(names[0])
+    return (own or None), names[0]
+
+
+def _resolve_reference(value: str, key_name: str, environment: Mapping[str, str]) -> str:
+    variable = value[len(ENV_SCHEME) :] if value.startswith(ENV_SCHEME) else ""
+    if not variable:  # keyring://, a plain value, or a malformed env:// (it says so)
+        # Imported here: schema_types.secrets pulls in jsonschema (~1 s on first import).
+        from schema_types.secrets import resolve_secret
+
+        return resolve_secret(value, key_name=key_name)
+    # env:// is read from the given environment (tests, a caller's own), with the message
+    # resolve_secret gives for os.environ.
+    found = environment.get(variable)
+    if found:
+        return found
+    needed = f", needed for {key_name}" if key_name != variable else ""
+    state = "is set but empty" if found == "" else "is not set"
+    raise SecretError(f"{variable} {state} ({ENV_SCHEME}{variable}){needed}")
+
+
+def _os_environ() -> Mapping[str, str]:
+    import os
+
+    return os.environ

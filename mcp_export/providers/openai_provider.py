@@ -1,0 +1,489 @@
+"""The OpenAI-compatible provider: OpenAI, Ollama, vLLM, LM Studio, LiteLLM, OpenRouter.
+
+Streams Chat Completions over HTTP with aiohttp (``providers/_openai_http.py``, which says why not
+through
+the ``openai`` SDK's client, measured, and what of the SDK's behaviour it keeps), imported on first
+use (a served agent that never calls a model does not pay for it). Text arrives as
+``delta.content`` pieces; tool calls as ``delta.tool_calls`` entries keyed by ``index`` whose
+arguments JSON comes in pieces, assembled here and parsed once the stream finished.
+``stream_options.include_usage`` asks for the usage chunk. A stream that ends without a
+``finish_reason`` failed, and the message says how: a body with no event at all (an HTML page, a
+JSON body, nothing) is described as what it is, events without a single choice as an answer with
+no choices, the rest as cut off.
+
+Texts that come from the server (error bodies, error events, a chunk's JSON) are redacted before
+they become part of a message: a server may repeat the request's key.
+
+Parameters: ``max_tokens`` is sent as ``max_tokens`` to any base URL (what Ollama, vLLM and older
+servers understand) and as ``max_completion_tokens`` to OpenAI itself (its reasoning models refuse
+``max_tokens``). ``tool_choice`` is sent only with tools; a tool name becomes a function choice.
+
+Stop reasons use the Anthropic vocabulary shared by every provider: ``end_turn``, ``tool_use``,
+``max_tokens``, ``stop_sequence`` (anything else is passed as the server said it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_export.errors import (
+    ProviderError,
+    ProviderProtocolError,
+    ProviderServerError,
+    ProviderTimeout,
+    ProviderUnreachable,
+)
+from mcp_export.providers._retry import Failure, RetryPolicy, open_with_retries, status_failure
+from mcp_export.providers._wire import AnswerTooLarge
+from mcp_export.providers.base import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    ProviderEvent,
+    TextDelta,
+    ToolCallRequest,
+    ToolSchema,
+    Usage,
+)
+from mcp_export.redact import redact, remember_secret
+
+if TYPE_CHECKING:
+    from mcp_export.providers._openai_http import ChatCompletionsHTTP, StreamSeen
+
+__all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
+
+logger = logging.getLogger(__name__)
+
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+_FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_END = object()
+"""What ``_next_chunk`` returns after the last chunk."""
+_PASSED_AS_IS = ("temperature", "top_p", "seed", "presence_penalty", "frequency_penalty")
+
+
+class OpenAIProvider:
+    """A ``Provider`` for anything that speaks the Chat Completions API.
+
+    Args:
+        api_key: the key; None for keyless local servers (Ollama, LM Studio…).
+        base_url: the endpoint (``http://localhost:11434/v1``); None for OpenAI itself.
+        name: the provider id used in messages (``openai``, ``ollama``, ``openrouter``…).
+        max_retries: retries on 429, 5xx and refused connections before giving up.
+        timeout: seconds to wait for the response to start, and between stream chunks.
+        retry_delay: the first backoff in seconds (doubles per retry); a ``retry-after`` header
+            wins.
+        key_name: the setting that holds the key, named in the 401 message.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None = None,
+        *,
+        name: str = "openai",
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        retry_delay: float = 0.5,
+        key_name: str = "OPENAI_API_KEY",
+    ) -> None:
+        remember_secret(api_key)
+        self._api_key = api_key
+        self._base_url = base_url.rstrip("/") if base_url else None
+        self._name = name
+        self._timeout = timeout
+        self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
+        self._key_name = key_name
+        self._http: ChatCompletionsHTTP | None = None
+
+    @property
+    def name(self) -> str:
+        """The provider id (``openai``, ``ollama``…)."""
+        return self._name
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint requests go to."""
+        return self._base_url or OPENAI_DEFAULT_URL
+
+    def _http_now(self) -> ChatCompletionsHTTP:
+        if self._http is None:
+            from mcp_export.providers._openai_http import ChatCompletionsHTTP
+
+            self._http = ChatCompletionsHTTP(self.base_url, self._api_key, timeout=self._timeout)
+        return self._http
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream one Chat Completions request: text deltas, then one ``Completion``.
+
+        Raises:
+            ProviderUnreachable: nothing answers at the base URL (after retries).
+            ProviderAuthError: the key was refused (401/403).
+            ProviderRateLimited: still 429 after retries.
+            ProviderServerError: still 5xx after retries, or an error event mid-stream.
+            ProviderTimeout: no answer within the timeout.
+            ProviderProtocolError: a malformed or cut-off stream, or bad tool arguments.
+            ProviderError: any other refusal (unknown model, bad request…).
+        """
+        from mcp_export.providers._openai_http import StreamSeen
+
+        http = self._http_now()
+        body = self.request_arguments(request)
+        response = await open_with_retries(
+            lambda: http.open(body), lambda exc: self._translate(exc, request.model), self._policy
+        )
+        seen = StreamSeen()
+        events = http.events(response, seen)
+        try:
+            assembly = _Assembly()
+            while (chunk := await self._next_chunk(events)) is not _END:
+                for text in assembly.add(chunk):
+                    yield TextDelta(text)
+            yield assembly.completion(self._label, seen, self.base_url)
+        finally:
+            await events.aclose()  # a stream left early closes its connection at once
+
+    async def _next_chunk(self, events: AsyncGenerator[object, None]) -> object:
+        """The next chunk of the stream, ``_END`` after the last; failures translated."""
+        import aiohttp
+
+        from mcp_export.providers._openai_http import StreamCutMidEvent, StreamErrorEvent
+
+        try:
+            return await events.__anext__()
+        except StopAsyncIteration:
+            return _END
+        except TimeoutError as exc:  # aiohttp's read timeouts are TimeoutErrors too
+            raise ProviderTimeout(
+                f"{self._label} stopped sending for {self._timeout:g} s in the middle of "
+                f"the answer ({self.base_url})"
+            ) from exc
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            raise ProviderProtocolError(
+                f"the stream from {self.base_url} broke off before the answer was complete"
+            ) from exc
+        except StreamErrorEvent as exc:
+            raise ProviderServerError(
+                f"{self._label} reported an error in the middle of the answer: "
+                f"{redact(exc.message)}"
+            ) from exc
+        except StreamCutMidEvent as exc:
+            raise ProviderProtocolError(
+                f"the {self._label} stream ended in the middle of an event, before the answer "
+                "was complete"
+            ) from exc
+        except AnswerTooLarge as exc:
+            raise ProviderProtocolError(
+                f"{self._label}: {exc} — no answer is that large; check the server at "
+                f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise ProviderProtocolError(
+                f"{self._label} sent bytes that are not UTF-8 in its stream ({exc.reason}); "
+                f"check that {self.base_url} speaks the Chat Completions API"
+            ) from exc
+        except ValueError as exc:  # not JSON
+            raise ProviderProtocolError(
+                f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
+                f"that {self.base_url} speaks the Chat Completions API"
+            ) from exc
+
+    def request_arguments(self, request: ModelRequest) -> dict[str, Any]:
+        """The request body (``chat.completions.create``'s keyword arguments) for ``request``."""
+        arguments: dict[str, Any] = {
+            "model": request.model,
+            "messages": to_openai_messages(request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            arguments["tools"] = to_openai_tools(request.tools)
+        parameters = request.parameters
+        for key in _PASSED_AS_IS:
+            if key in parameters:
+                arguments[key] = parameters[key]
+        if "max_tokens" in parameters:
+            field_name = "max_tokens" if self._base_url else "max_completion_tokens"
+            arguments[field_name] = parameters["max_tokens"]
+        if "stop" in parameters:
+            arguments["stop"] = list(parameters["stop"])
+        if "response_format" in parameters:
+            arguments["response_format"] = parameters["response_format"]
+        choice = parameters.get("tool_choice")
+        if request.tools and choice is not None:
+            arguments["tool_choice"] = _tool_choice(choice)
+        return arguments
+
+    async def aclose(self) -> None:
+        """Close the HTTP session and its connections."""
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
+
+    # --- errors ---------------------------------------------------------------------------------
+
+    @property
+    def _label(self) -> str:
+        return {"openai": "OpenAI", "ollama": "Ollama"}.get(self._name, self._name)
+
+    def _unreachable(self) -> str:
+        if self._name == "ollama":
+            hint = "is Ollama running?"
+        elif self._base_url is None:
+            hint = "check the network connection"
+        else:
+            hint = "is the server running and the base URL right?"
+        return f"nothing answers at {self.base_url} — {hint}"
+
+    def _translate(self, exc: Exception, model: str) -> Failure | None:
+        import aiohttp
+
+        from mcp_export.providers._openai_http import NotAStream, StatusError
+
+        if isinstance(exc, NotAStream):
+            return Failure(
+                ProviderProtocolError(
+                    f"{self.base_url} answered {exc.code} with {exc.description}, not a Chat "
+                    f"Completions stream: {_BASE_URL_HINT}"
+                )
+            )
+        if isinstance(exc, StatusError):
+            return status_failure(
+                self._label,
+                exc.code,
+                exc.detail,
+                exc.headers,
+                key_name=self._key_name,
+                model=model,
+                url=self.base_url,
+            )
+        if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts included
+            return Failure(
+                ProviderTimeout(
+                    f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
+                )
+            )
+        if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
+            return Failure(
+                ProviderError(
+                    f"the base URL {self.base_url} is not an http:// or https:// address (for "
+                    "example http://localhost:11434/v1); check it"
+                )
+            )
+        if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
+            return Failure(ProviderUnreachable(self._unreachable()), retryable=True)
+        if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
+            # Connected, then closed or reset before a status line: a server that is going
+            # down, or something at the address that is not an HTTP API.
+            return Failure(
+                ProviderUnreachable(
+                    f"the connection to {self.base_url} was closed before any answer — is the "
+                    "server running, and is the base URL an http(s) API address?"
+                ),
+                retryable=True,
+            )
+        if isinstance(exc, aiohttp.ClientError):  # e.g. an error body that broke off
+            message = f"{self._label} sent a malformed response: {redact(str(exc))}"
+            return Failure(ProviderProtocolError(message))
+        return None
+
+
+# --- mapping ------------------------------------------------------------------------------------
+
+
+def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Chat Completions ``messages`` for a conversation.
+
+    A failed tool's result is prefixed ``Error: `` (the API has no error flag) so the model can
+    tell a failure from a result.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            content = f"Error: {message.content}" if message.is_error else message.content
+            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+        elif message.role == "assistant" and message.tool_calls:
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.content or None,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                "arguments": json.dumps(call.arguments, ensure_ascii=False),
+                            },
+                        }
+                        for call in message.tool_calls
+                    ],
+                }
+            )
+        else:
+            out.append({"role": message.role, "content": message.content})
+    return out
+
+
+def to_openai_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
+    """Chat Completions ``tools`` (function tools)."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.input_schema),
+            },
+        }
+        for tool in tools
+    ]
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        return {"type": "function", "function": {"name": choice}}
+    return choice
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=lambda: list[str]())
+
+
+@dataclass
+class _Assembly:
+    """The answer being assembled from stream chunks."""
+
+    text: list[str] = field(default_factory=lambda: list[str]())
+    calls: dict[int, _PartialCall] = field(default_factory=lambda: dict[int, _PartialCall]())
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    choices_seen: bool = False
+
+    def add(self, chunk: object) -> list[str]:
+        """Take in a chunk (its decoded JSON); return its text pieces.
+
+        Raises:
+            ProviderProtocolError: the chunk is not shaped like a ``chat.completion.chunk``.
+        """
+        if not isinstance(chunk, dict):
+            raise ProviderProtocolError(
+                f"a stream chunk is not a JSON object: {redact(f'{chunk!r:.200}')}"
+            )
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = Usage(_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
+        pieces: list[str] = []
+        for choice in _entries(chunk, "choices"):
+            self.choices_seen = True
+            delta = choice.get("delta")
+            delta = delta if isinstance(delta, dict) else {}
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                pieces.append(content)
+            for position, entry in enumerate(_entries(delta, "tool_calls")):
+                index = entry.get("index")
+                call = self.calls.setdefault(
+                    index if isinstance(index, int) else position, _PartialCall()
+                )
+                if isinstance(entry.get("id"), str) and entry["id"]:
+                    call.id = entry["id"]
+                function = entry.get("function")
+                if isinstance(function, dict):
+                    if isinstance(function.get("name"), str):
+                        call.name += function["name"]
+                    if isinstance(function.get("arguments"), str):
+                        call.arguments.append(function["arguments"])
+            finish_reason = choice.get("finish_reason")
+            if isinstance(finish_reason, str) and finish_reason:
+                self.finish_reason = finish_reason
+        self.text.extend(pieces)
+        return pieces
+
+    def completion(self, label: str, seen: StreamSeen, url: str) -> Completion:
+        """The finished answer.
+
+        Args:
+            label: the provider's name in messages.
+            seen: what the read of the stream saw (for the message of a stream without answer).
+            url: the base URL, named in messages.
+
+        Raises:
+            ProviderProtocolError: the stream never finished (the message says what came
+                instead), or tool arguments are not a JSON object.
+        """
+        if self.finish_reason is None:
+            raise ProviderProtocolError(_unfinished(label, seen, url, self.choices_seen))
+        calls = tuple(
+            _parsed_call(self.calls[index], index, self.finish_reason)
+            for index in sorted(self.calls)
+        )
+        reason = _FINISH_REASONS.get(self.finish_reason, self.finish_reason)
+        message = ChatMessage("assistant", "".join(self.text), tool_calls=calls)
+        return Completion(message, self.usage, reason)
+
+
+_BASE_URL_HINT = (
+    "check the base URL — it should be the API root that /chat/completions is appended to, "
+    "such as http://localhost:11434/v1 or https://api.openai.com/v1"
+)
+
+
+def _unfinished(label: str, seen: StreamSeen, url: str, choices_seen: bool) -> str:
+    """Why a stream that ended without a ``finish_reason`` gave no answer, in words."""
+    if seen.events == 0 and not seen.done:
+        return (
+            f"{url} answered 200 with {seen.body()}, not a Chat Completions stream: "
+            f"{_BASE_URL_HINT}"
+        )
+    if not choices_seen:
+        return (
+            f"the {label} stream ended with no choices ({seen.events} event"
+            f"{'s' if seen.events != 1 else ''}, none with an answer): the server gave no "
+            "answer; check the model name and the server's log"
+        )
+    if seen.done:
+        return (
+            f"the {label} stream ended ([DONE]) without a finish_reason: the answer is incomplete"
+        )
+    return f"the {label} stream was cut off before the answer finished (no finish_reason)"
+
+
+def _entries(parent: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The objects in ``parent[key]`` (a list); raises on any other shape."""
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ProviderProtocolError(f"a stream chunk's {key!r} is not a list of objects")
+    return value
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) else 0
+
+
+def _parsed_call(call: _PartialCall, index: int, finish_reason: str) -> ToolCallRequest:
+    raw = "".join(call.arguments).strip()
+    name = call.name or f"#{index}"
+    try:
+        arguments = json.loads(raw) if raw else {}
+    except ValueError as exc:
+        hint = " (the answer hit max_tokens)" if finish_reason == "length" else ""
+        raise ProviderProtocolError(
+            f"the model sent malformed arguments for tool {name!r}{hint}: {exc}"
+        ) from exc
+    if not isinstance(arguments, dict):
+        raise ProviderProtocolError(
+            f"the model sent arguments for tool {name!r} that are not a JSON object: "
+            f"{redact(raw[:200])}"
+        )
+    return ToolCallRequest(call.id or f"call_{index}", name, arguments)

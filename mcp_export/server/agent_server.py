@@ -1,0 +1,301 @@
+"""The served MCP server: one or more agent files behind the SDK's low-level ``Server``.
+
+``AgentServer`` turns loaded agents into an MCP server whose tools are data (the agents' tool
+definitions), answering both protocol eras the SDK speaks (2025-11-25 with its ``initialize``
+handshake, 2026-07-28 without). What each part does:
+
+- ``server.tools``: the tool list (names, schemas, annotations) and name clashes;
+- ``server.call``: one ``tools/call`` (arguments → prompt → chat session → result);
+- ``server.model``: which model answers (the agent's provider, or the client's by sampling);
+- ``server.sampling``: MCP sampling in both eras, behind the provider interface;
+- ``server.http``: streamable HTTP with an optional bearer token;
+- ``server.stdio`` and ``server.screen``: stdio, and the check every incoming message passes
+  on either transport before the SDK parses it.
+
+Start-up is kept as cheap as a bare SDK server's: loading the agents and building the tool list
+touch no provider SDK, no JSON-Schema validator and no tool server. Those are created on the first
+call that needs them, then shared by all calls of the same agent (the agent's toolbox, its
+provider); every call gets its own chat session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_export.server.runtime import AgentRuntime, CallPolicy
+from mcp_export.server.tools import ServedAgent, ServedTool, build_catalogue
+
+if TYPE_CHECKING:
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.server.http import HttpAddress
+
+__all__ = ["AgentServer", "ServedAgent", "load_served_agents"]
+
+logger = logging.getLogger(__name__)
+
+
+def load_served_agents(paths: Sequence[str | Path]) -> list[ServedAgent]:
+    """Load agent files for serving.
+
+    Raises:
+        AgentFileError: a file cannot be read or is not a valid agent (the message says where).
+    """
+    from schema_types.files.agent_file import load_agent
+
+    served: list[ServedAgent] = []
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        served.append(ServedAgent(load_agent(path), path))
+    return served
+
+
+def _server_identity(agents: Sequence[ServedAgent]) -> tuple[str, str, str | None]:
+    """serverInfo name and version, and the instructions, from the agents' metadata."""
+    metas = [s.agent.metadata for s in agents]
+    if len(metas) == 1:
+        meta = metas[0]
+        return meta.name, meta.version, meta.description or None
+    name = " + ".join(m.name for m in metas)
+    versions = {m.version for m in metas}
+    version = metas[0].version if len(versions) == 1 else "+".join(m.version for m in metas)
+    parts = [f"{m.name}: {m.description}" for m in metas if m.description]
+    return name, version, "\n\n".join(parts) or None
+
+
+class _LazyRequestStateBoundary:
+    """The SDK's ``RequestStateBoundary``, built on the first ``tools/call``.
+
+    It seals the conversation a 2026-07-28 sampling round trip carries in ``requestState``
+    (AES-GCM under a key made at start-up of this process), and rejects a state the server did
+    not mint. Building it loads ``cryptography``, so that waits until a call needs it.
+    """
+
+    def __init__(self, audience: str) -> None:
+        self._audience = audience
+        self._boundary: Any = None
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        if self._boundary is None:
+            from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
+            self._boundary = RequestStateBoundary(
+                RequestStateSecurity.ephemeral(), default_audience=self._audience
+            )
+        result: HandlerResult = await self._boundary(ctx, call_next)
+        return result
+
+
+NOT_INITIALIZED = (
+    "Session not initialized: send an initialize request first (protocol 2025-11-25), or carry "
+    "the protocol version in params._meta of every request (2026-07-28)"
+)
+
+
+async def _explain_not_initialized(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Say why a request before ``initialize`` is refused, and what to send instead.
+
+    The SDK refuses such a request (anything but ``initialize`` and ``ping`` on a 2025-11-25
+    connection) with the error a malformed request gets, "Invalid request parameters", kept
+    for compatibility with its earlier versions; that sends a client looking at its arguments.
+    """
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        if (
+            exc.error.code == types.INVALID_PARAMS
+            and exc.error.message == "Invalid request parameters"
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            and ctx.session.client_params is None
+        ):
+            raise MCPError(code=types.INVALID_REQUEST, message=NOT_INITIALIZED) from exc
+        raise
+
+
+def _tracing_installed() -> bool:
+    """Whether OpenTelemetry tracing is set up in this process (a tracer provider installed, as
+    ``opentelemetry-instrument`` or ``OTEL_PYTHON_TRACER_PROVIDER`` does)."""
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
+def _without_tracing(middleware: list[Any]) -> list[Any]:
+    """The SDK's middleware without its OpenTelemetry span per message.
+
+    The SDK puts it on every server (a no-op until a tracer provider is installed) and says to
+    drop it from the list to opt out. Without a provider its span bookkeeping was ~6 % of the
+    event loop's time with 64 calls at once (bench/server_concurrency.py); with one installed
+    it stays.
+    """
+    try:
+        from mcp.server._otel import OpenTelemetryMiddleware
+    except ImportError:  # pragma: no cover - moved in a later SDK: keep the middleware as is
+        return middleware
+    return [m for m in middleware if not isinstance(m, OpenTelemetryMiddleware)]
+
+
+class AgentServer:
+    """An MCP server serving the tools of one or more agents.
+
+    Use it as an async context manager (or call ``aclose``) so the agents' tool servers and
+    model connections are closed at the end.
+
+    Args:
+        agents: the agents to serve, in order (their tools are listed in that order).
+        prefix: serve every tool as ``<agent-slug>__<tool>`` (see ``server.tools``).
+        sampling: allow the client's model through MCP sampling when an agent's own provider
+            has no credentials (``--no-sampling`` turns this off).
+        history: record every call in this history store; True: the default store in
+            METAAGENT_HOME (opened on the first call); False/None: no history.
+
+    Raises:
+        ToolNameClash: two agents define the same tool name and ``prefix`` is false.
+        ConfigurationError: a tool cannot be served as written.
+    """
+
+    def __init__(
+        self,
+        agents: Sequence[ServedAgent],
+        *,
+        prefix: bool = False,
+        sampling: bool = True,
+        history: HistoryStore | bool | None = True,
+    ) -> None:
+        if not agents:
+            raise ValueError("serve at least one agent")
+        self.agents = list(agents)
+        self.catalogue: dict[str, ServedTool] = build_catalogue(self.agents, prefix=prefix)
+        self.policy = CallPolicy(sampling=sampling, history=history)
+        self._runtimes = {id(s): AgentRuntime(s, self.policy) for s in self.agents}
+        name, version, instructions = _server_identity(self.agents)
+        self.server: Server[Any] = Server(
+            name,
+            version=version,
+            instructions=instructions,
+            on_call_tool=self._on_call_tool,
+        )
+        # Registered this way (not on_list_tools=) because it answers wire JSON, not a model.
+        self.server.add_request_handler(
+            "tools/list", types.PaginatedRequestParams, self._on_list_tools
+        )
+        if not _tracing_installed():
+            self.server.middleware = _without_tracing(self.server.middleware)
+        self.server.middleware.append(_explain_not_initialized)
+        self.server.middleware.append(_LazyRequestStateBoundary(name))
+        self._listing_cache: dict[str, Any] | None = None
+
+    def initialization_options(self) -> Any:
+        """The ``initialize`` answer's options (tool list changes are announced)."""
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    def runtime(self, tool: ServedTool) -> AgentRuntime:
+        """The shared per-agent state (toolbox, provider) behind ``tool``."""
+        return self._runtimes[id(tool.owner)]
+
+    # --- handlers -------------------------------------------------------------------------------
+
+    async def _on_list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> dict[str, Any]:
+        cached = self._listing_cache
+        if cached is None:
+            # Wire JSON, not models: the SDK checks the result against the protocol version's
+            # schema anyway, and skipping a model round trip keeps the first listing quick.
+            tools = [
+                tool.listing(self.runtime(tool).inner_tools) for tool in self.catalogue.values()
+            ]
+            # The fields ListToolsResult would add (2026-07-28 requires them; 2025-11-25 drops
+            # them): not cacheable, as the list changes once inner tools are known.
+            cached = self._listing_cache = {
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "tools": tools,
+                "resultType": "complete",
+            }
+        return cached
+
+    async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        tool = self.catalogue.get(params.name)
+        if tool is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        from mcp_export.server.call import run_call
+
+        runtime = self.runtime(tool)
+        known = runtime.inner_tools
+        result = await run_call(ctx, tool, runtime, params)
+        if runtime.inner_tools != known:
+            await self._tools_changed(ctx)
+        return result
+
+    async def _tools_changed(self, ctx: ServerRequestContext[Any]) -> None:
+        """The agent's inner tools became known: derived annotations may differ now."""
+        self._listing_cache = None
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return  # 2026-07-28 announces changes only on subscriptions/listen streams
+        try:
+            await ctx.session.send_tool_list_changed()
+        except Exception:  # a notification that cannot be sent must not fail the call
+            logger.debug("could not announce the tool list change", exc_info=True)
+
+    # --- running --------------------------------------------------------------------------------
+
+    async def run_stdio(self) -> None:
+        """Serve over stdin/stdout until the client closes stdin (or stops reading stdout)."""
+        from mcp_export.server.stdio import robust_stdio_server
+
+        try:
+            async with robust_stdio_server() as (read_stream, write_stream):
+                await self.server.run(read_stream, write_stream, self.initialization_options())
+        except* BrokenPipeError:  # nobody reads the answers any more: an end, not a crash
+            logger.warning("the client closed the server's stdout; stopping")
+
+    async def run_http(
+        self,
+        address: HttpAddress,
+        *,
+        token: str | None,
+        log_level: str = "warning",
+        on_ready: Callable[[str], None] | None = None,
+    ) -> None:
+        """Serve over streamable HTTP until cancelled (see ``server.http.serve_http``)."""
+        from mcp_export.server.http import serve_http
+
+        await serve_http(self.server, address, token=token, log_level=log_level, on_ready=on_ready)
+
+    async def aclose(self) -> None:
+        """Close every agent's tool servers, model connections and the history store."""
+        with anyio.CancelScope(shield=True):
+            for runtime in self._runtimes.values():
+                await runtime.aclose()
+            await self.policy.aclose()
+
+    async def __aenter__(self) -> AgentServer:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,134 @@
+"""One served ``tools/call``: arguments → prompt → a fresh chat session → the result.
+
+The steps, each ending the call with an ``isError`` result when it refuses:
+
+1. split off ``conversation_id`` (conversation tools), validate the rest against the tool's
+   parameters with defaults applied (every bad field listed, one per line);
+2. fill the prompt template;
+3. find the conversation to continue (an unknown id is refused, never silently replaced);
+4. choose the model (``server.model``);
+5. run a fresh ``ChatSession`` (its own id; the agent's toolbox and provider are shared), turning
+   its events into progress notifications when the caller sent a progress token;
+6. answer text + ``structuredContent``, or the failure with what to do.
+
+Every call is recorded in the history store (``server.history``) unless history is off.
+A cancelled call cancels its session, which aborts the model request and the inner tool calls;
+the cancellation then propagates, as the SDK expects.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from mcp_export.server.model import NoModel, choose_model
+from mcp_export.server.result import (
+    error_result,
+)
+from mcp_export.server.round_trip import run_round_trip
+from mcp_export.server.steps import ServedRequest, drive, finish, new_session
+from mcp_export.server.tools import CONVERSATION_ID, ServedTool
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from mcp_export.providers.base import ChatMessage
+    from mcp_export.server.runtime import AgentRuntime
+
+__all__ = ["run_call"]
+
+logger = logging.getLogger(__name__)
+
+
+def _argument_problems(
+    tool: ServedTool, raw: Mapping[str, Any] | None
+) -> tuple[dict[str, Any] | None, str | None, list[str]]:
+    """Validated arguments (defaults applied), the conversation id, and the problems found."""
+    from schema_types.arguments import validate_arguments
+    from schema_types.errors import ArgumentsError, Problem
+
+    arguments = dict(raw or {})
+    problems: list[Problem] = []
+    conversation: str | None = None
+    if tool.conversation and CONVERSATION_ID in arguments:
+        value = arguments.pop(CONVERSATION_ID)
+        if isinstance(value, str) and value.strip():
+            conversation = value.strip()
+        elif value is not None:
+            problems.append(
+                Problem(CONVERSATION_ID, "must be the conversationId string of an earlier answer")
+            )
+    try:
+        arguments = validate_arguments(tool.definition.parameters, arguments)
+    except ArgumentsError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        problems.sort(key=lambda p: p.path)
+        return None, None, [str(p) for p in problems]
+    return arguments, conversation, []
+
+
+def _render(tool: ServedTool, arguments: Mapping[str, Any]) -> str:
+    from schema_types.template.engine import render
+
+    definition = tool.definition
+    return render(
+        definition.prompt,
+        arguments,
+        definition.parameters,
+        tool_name=definition.name,
+        tool_description=definition.description,
+    )
+
+
+async def run_call(
+    ctx: ServerRequestContext[Any],
+    tool: ServedTool,
+    runtime: AgentRuntime,
+    params: types.CallToolRequestParams,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """Answer one ``tools/call`` of ``tool`` (see the module docstring)."""
+    from schema_types.errors import SchemaDefinitionError
+
+    try:
+        arguments, conversation, problems = _argument_problems(tool, params.arguments)
+    except SchemaDefinitionError as exc:
+        return error_result(
+            f"{tool.name} cannot be called: its parameters schema in {tool.owner.path} is not "
+            f"valid JSON Schema ({exc}); fix the agent file"
+        )
+    if arguments is None:
+        lines = "\n".join(problems)
+        return error_result(f"Invalid arguments for {tool.name}:\n{lines}")
+    prompt = _render(tool, arguments)
+    history = runtime.policy.history
+    prior: list[ChatMessage] = []
+    if conversation is not None:
+        found = history.conversation(conversation, tool)
+        if isinstance(found, str):
+            return error_result(found)
+        prior = found
+    try:
+        choice = choose_model(
+            runtime.agent, ctx, runtime.configured_provider, allow_sampling=runtime.policy.sampling
+        )
+    except NoModel as exc:
+        return error_result(f"{tool.name} cannot run: {exc}")
+    request = ServedRequest(ctx, tool, runtime, arguments, prompt, conversation, prior, choice)
+    if choice.sampling == "round-trip":
+        return await run_round_trip(request, params)
+    record = history.start(ctx, tool, prompt, arguments, conversation)
+    session = new_session(request, record.thread_id, history.store)
+    try:
+        outcome = await drive(ctx, session, prompt)
+    except BaseException:
+        record.cancelled()  # synchronous: runs even while the call is being cancelled
+        raise
+    finally:
+        await runtime.note_inner_tools()
+    return finish(
+        tool, record, outcome, record.thread_id, unavailable=runtime.unavailable_servers()
+    )

@@ -1,0 +1,402 @@
+"""stdio for the served agent: the SDK's transport, fed by a reader that survives bad input.
+
+The SDK's ``stdio_server`` reads stdin with an unbounded ``readline`` and drops a line that is not
+a JSON-RPC message without a word (logged at debug level). That leaves two weaknesses for a server
+a client may feed anything: one endless line grows memory without bound, and a client whose
+malformed request is dropped waits for an answer that never comes.
+
+``robust_stdio_server`` keeps the SDK's transport (its stdout writer and the claim that points fd 1
+at stderr while serving, so stray output of this process or its children never reaches the
+wire) and gives it ``StdinLines`` as stdin, which:
+
+- reads stdin in chunks and splits lines itself, discarding a line longer than
+  ``MAX_LINE_BYTES`` (the rest of it is skipped up to the next newline, never held in memory);
+- checks each line with ``server.screen.screen`` before the SDK sees it and answers what it
+  must refuse, as JSON-RPC 2.0 says: ``-32700 Parse error`` (id null) for a line that is not
+  JSON or too long, ``-32600 Invalid Request`` (with the request's id when it has a readable
+  one) for JSON that is not an MCP message, nested too deeply, or a request whose id is not a
+  string or an integer. A malformed notification or response is not answered, and blank lines
+  are ignored. Every refusal is logged on stderr.
+
+Valid lines reach the SDK unchanged, so every later request is served as usual.
+
+Without threads: when stdin and stdout are pipes (as an MCP client starts a server) both are
+served by the event loop itself. The SDK's transport reads in a worker thread and hands every
+message it writes to a worker thread twice (write, flush); with 64 calls at once those hand-overs
+and the interpreter-lock switches they cause were ~8 % of the loop's time
+(bench/server_concurrency.py). ``StdinLines`` reads a pipe through ``connect_read_pipe`` (pausing
+it while 4 MiB wait unread, so a flood is held back by the pipe as before) and falls back to a
+thread for anything else (a file, ``/dev/null``, a closed stdin, Windows); ``WireOut`` writes
+through ``connect_write_pipe``, waiting only while the pipe is full. End of input, whatever stdin
+is, ends the server. ``WireOut`` also makes the same claim the SDK makes: the
+wire keeps a private duplicate of fd 1, and fd 1 itself points at stderr while serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import os
+import selectors
+import stat
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any, BinaryIO, cast
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+from mcp_export.server.screen import screen
+
+__all__ = ["MAX_LINE_BYTES", "StdinLines", "WireOut", "robust_stdio_server"]
+
+logger = logging.getLogger(__name__)
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest message line accepted (images in tool results can make honest lines long)."""
+
+_CHUNK = 256 * 1024
+_PREVIEW = 80
+_HELD = 4 * 1024 * 1024
+"""Unread stdin bytes at which the pipe is paused (the client then waits on a full pipe)."""
+_DRAIN_AT_EXIT = 5.0
+
+
+def _is_pipe(fd: int, *, writing: bool = False) -> bool:
+    """Whether the event loop can serve ``fd``: a pipe, a socket (read side only), or a character
+    device its selector can wait on (a terminal; not ``/dev/null``, which epoll refuses); never
+    on Windows.
+
+    A socket is not served for writing: the loop's write transport takes a readable socket for
+    one its peer closed, and a socket as stdout is usually stdin too (inetd style), readable
+    whenever a request arrives.
+    """
+    if sys.platform == "win32":  # pragma: no cover - the proactor loop's pipes differ
+        return False
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    if stat.S_ISFIFO(mode) or (stat.S_ISSOCK(mode) and not writing):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    # The loop registers the descriptor in a later callback, where a refusal escapes every
+    # handler and leaves the reader waiting forever: ask a selector of the same kind first.
+    try:
+        with selectors.DefaultSelector() as probe:
+            probe.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+class _PipeIn(asyncio.Protocol):
+    """Chunks of a read pipe as the loop receives them."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._held = 0
+        self._ready = asyncio.Event()
+        self._ended = False
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._held += len(data)
+        if self._held > _HELD and not self._paused and self._transport is not None:
+            self._transport.pause_reading()
+            self._paused = True
+        self._ready.set()
+
+    def eof_received(self) -> bool:
+        self._ended = True
+        self._ready.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._ended = True
+        self._ready.set()
+
+    async def read(self) -> bytes:
+        """The next chunk; empty at the end of input."""
+        while not self._chunks:
+            if self._ended:
+                return b""
+            self._ready.clear()
+            await self._ready.wait()
+        chunk = self._chunks.popleft()
+        self._held -= len(chunk)
+        if self._paused and self._held <= _HELD // 2 and self._transport is not None:
+            self._transport.resume_reading()
+            self._paused = False
+        return chunk
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
+class WireOut(asyncio.Protocol):
+    """The wire's stdout for the SDK's writer task: ``write`` and ``flush`` without threads.
+
+    Made by ``WireOut.claim`` (see the module doc); ``flush`` waits only while the pipe is full,
+    and raises ``BrokenPipeError`` once the client has closed it.
+    """
+
+    def __init__(self) -> None:
+        self._transport: asyncio.WriteTransport | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self.closed = asyncio.Event()
+        """Set once the pipe is closed (after what was buffered is written) or broken."""
+        self._lost: BaseException | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.WriteTransport, transport)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = exc or BrokenPipeError("the client closed stdout")
+        self._writable.set()
+        self.closed.set()
+
+    async def write(self, text: str) -> int:
+        if self._lost is not None or self._transport is None:
+            raise BrokenPipeError("the client closed stdout") from self._lost
+        self._transport.write(text.encode("utf-8"))
+        return len(text)
+
+    async def flush(self) -> None:
+        await self._writable.wait()
+        if self._lost is not None:
+            raise BrokenPipeError("the client closed stdout") from self._lost
+
+    @classmethod
+    @asynccontextmanager
+    async def claim(cls) -> AsyncIterator[WireOut | None]:
+        """Serve fd 1 through the loop while fd 1 itself points at stderr; None when the loop
+        cannot serve fd 1 (the SDK's own writer then serves it, with the same claim)."""
+        if not _is_pipe(1, writing=True):
+            yield None
+            return
+        sys.stdout.flush()
+        wire = os.dup(1)  # not inherited by children (os.dup's default)
+        try:
+            os.dup2(2, 1)  # stray output of this process and its children misses the wire
+        except OSError:
+            os.close(wire)
+            yield None
+            return
+        loop = asyncio.get_running_loop()
+        pipe = os.fdopen(os.dup(wire), "wb", buffering=0)
+        try:
+            transport, out = await loop.connect_write_pipe(cls, pipe)
+        except (OSError, ValueError):
+            pipe.close()
+            os.dup2(wire, 1)
+            os.close(wire)
+            yield None
+            return
+        try:
+            yield out
+        finally:
+            transport.close()  # after what is still buffered is written
+            with anyio.move_on_after(_DRAIN_AT_EXIT, shield=True):
+                await out.closed.wait()
+            with suppress(OSError):
+                os.dup2(wire, 1)
+                os.set_blocking(1, True)
+            os.close(wire)
+
+
+def _preview(data: bytes) -> str:
+    text = data[:_PREVIEW].decode("utf-8", errors="replace")
+    return text + ("…" if len(data) > _PREVIEW else "")
+
+
+def _error(request_id: types.RequestId | None, code: int, message: str) -> SessionMessage:
+    return SessionMessage(
+        types.JSONRPCError(
+            jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+        )
+    )
+
+
+class StdinLines:
+    """An async iterator of the valid message lines of a binary stream (see the module doc).
+
+    Args:
+        stream: where messages arrive (``sys.stdin.buffer``).
+        max_line: the longest line accepted, in bytes.
+    """
+
+    def __init__(self, stream: BinaryIO, *, max_line: int = MAX_LINE_BYTES) -> None:
+        self._stream = stream
+        self._max_line = max_line
+        self._buffer = bytearray()
+        self._skipping = False  # inside an over-long line: drop bytes up to the next newline
+        self._eof = False
+        self._replies: list[SessionMessage] = []
+        self._reply_stream: Any = None
+        self._attached = anyio.Event()
+        self._pipe: _PipeIn | None = None
+        self._pipe_tried = False
+        self._fd: int | None = None
+        self.refused = 0
+        """How many lines were refused so far."""
+
+    def attach(self, write_stream: Any) -> None:
+        """Where refusals are answered: the transport's write stream (a clone is kept)."""
+        self._reply_stream = write_stream.clone()
+        self._attached.set()
+
+    async def aclose(self) -> None:
+        """Stop answering refusals (lets the transport's writer finish)."""
+        stream, self._reply_stream = self._reply_stream, None
+        self._attached.set()
+        if self._pipe is not None:
+            self._pipe.close()
+            self._pipe = None
+            with suppress(OSError):  # the loop made it non-blocking; give it back as it was
+                os.set_blocking(cast(int, self._fd), True)
+        if stream is not None:
+            await stream.aclose()
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await self._next_raw_line()
+            if line is None:
+                await self.aclose()
+                raise StopAsyncIteration
+            accepted = await self._check(line)
+            if accepted is not None:
+                return accepted
+
+    async def _read(self) -> bytes:
+        if not self._pipe_tried:
+            self._pipe_tried = True
+            self._pipe = await self._open_pipe()
+        if self._pipe is not None:
+            return await self._pipe.read()
+        read1 = getattr(self._stream, "read1", None) or self._stream.read
+        data: bytes = await anyio.to_thread.run_sync(read1, _CHUNK, abandon_on_cancel=True)
+        return data
+
+    async def _open_pipe(self) -> _PipeIn | None:
+        """Read the stream through the event loop when it is a pipe (see the module doc)."""
+        try:
+            fd = self._stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+        if not _is_pipe(fd):
+            return None
+        pipe = os.fdopen(os.dup(fd), "rb", buffering=0)  # the transport closes its own copy
+        try:
+            _, reader = await asyncio.get_running_loop().connect_read_pipe(_PipeIn, pipe)
+        except (OSError, ValueError):
+            pipe.close()
+            return None
+        self._fd = fd
+        return reader
+
+    async def _next_raw_line(self) -> bytes | None:
+        """The next complete line without its newline; None at end of input."""
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                if self._skipping:
+                    self._skipping = False
+                    continue
+                return line
+            if self._eof:
+                if self._buffer and not self._skipping:
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line
+                return None
+            if len(self._buffer) > self._max_line and not self._skipping:
+                await self._refuse(
+                    None,
+                    types.PARSE_ERROR,
+                    f"Parse error: message line longer than {self._max_line} bytes",
+                    f"a line longer than {self._max_line} bytes "
+                    f"(starting {_preview(bytes(self._buffer[:_PREVIEW]))!r})",
+                )
+                self._skipping = True
+            if self._skipping:
+                self._buffer.clear()
+            chunk = await self._read()
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
+
+    async def _check(self, raw: bytes) -> str | None:
+        """The line as text when it is a valid message, else None (after answering it)."""
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            return None
+        refusal = screen(raw)
+        if refusal is None:
+            return raw.decode("utf-8")  # the screen parsed it: valid UTF-8
+        if refusal.answer:
+            await self._refuse(
+                refusal.request_id, refusal.code, refusal.message, f"{_preview(raw)!r}"
+            )
+        else:  # JSON-RPC answers no notification and no response, even a malformed one
+            logger.warning("ignored input on stdin (%s): %r", refusal.message, _preview(raw))
+            self.refused += 1
+        return None
+
+    async def _refuse(
+        self, request_id: types.RequestId | None, code: int, message: str, what: str
+    ) -> None:
+        self.refused += 1
+        logger.warning("refused input on stdin (%s): %s", message, what)
+        await self._attached.wait()
+        stream = self._reply_stream
+        if stream is None:
+            return
+        try:
+            await stream.send(_error(request_id, code, message))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.debug("could not answer a refused line: the transport is closing")
+
+
+@asynccontextmanager
+async def robust_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's stdio transport over this process's stdin/stdout, with ``StdinLines`` as stdin.
+
+    Yields the (read stream, write stream) pair ``Server.run`` takes.
+    """
+    # Python leaves sys.stdin None when fd 0 was closed at start-up: input that has ended.
+    lines = StdinLines(sys.stdin.buffer if sys.stdin is not None else io.BytesIO())
+    async with (
+        WireOut.claim() as out,
+        stdio_server(stdin=cast(Any, lines), stdout=cast(Any, out)) as (read_stream, write_stream),
+    ):
+        lines.attach(write_stream)
+        try:
+            yield read_stream, write_stream
+        finally:
+            await lines.aclose()

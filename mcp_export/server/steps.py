@@ -1,0 +1,163 @@
+"""The steps of a served call that a direct call and a sampling round trip share: the checked
+request, its fresh chat session, driving that session with progress, and the recorded result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from mcp_export.server.history import CallRecord
+from mcp_export.server.model import ModelChoice
+from mcp_export.server.result import (
+    answer_result,
+    error_result,
+    failure_result,
+    progress_message,
+    structured_answer,
+)
+from mcp_export.server.tools import ServedTool
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.providers.base import ChatMessage, Provider
+    from mcp_export.server.runtime import AgentRuntime
+    from mcp_export.session.chat import ChatSession
+    from mcp_export.session.events import FinalAnswer, SessionFailed
+
+__all__ = ["ServedRequest", "drive", "finish", "new_session"]
+
+
+@dataclass(frozen=True)
+class ServedRequest:
+    """One call, checked and ready to run."""
+
+    ctx: ServerRequestContext[Any]
+    tool: ServedTool
+    runtime: AgentRuntime
+    arguments: dict[str, Any]
+    prompt: str
+    conversation: str | None
+    prior: list[ChatMessage]
+    choice: ModelChoice
+
+
+def new_session(
+    request: ServedRequest,
+    thread_id: str | None,
+    history: HistoryStore | None,
+    *,
+    provider: Provider | None = None,
+    toolbox: Any = None,
+) -> ChatSession:
+    """A fresh chat session for one call, on the chosen model.
+
+    Args:
+        request: the call.
+        thread_id: the history thread the session writes into.
+        history: the store, or None (not recorded).
+        provider: use this provider instead of the chosen one (round-trip sampling).
+        toolbox: use this toolbox instead of the agent's (round-trip replay).
+    """
+    from mcp_export.session.chat import ChatSession
+
+    choice, runtime = request.choice, request.runtime
+    if toolbox is None:
+        toolbox = runtime.toolbox()
+    if provider is None:
+        provider = choice.provider
+    if provider is None:
+        from mcp_export.providers.sampling import SamplingProvider
+        from mcp_export.server.sampling import SessionSampler
+
+        provider = SamplingProvider(
+            SessionSampler(request.ctx), supports_tools=choice.sampling_tools
+        )
+    if choice.sampling is not None and not choice.sampling_tools:
+        toolbox = None  # the client's model cannot call tools: offer none
+    return ChatSession(
+        runtime.agent,
+        provider=provider,
+        model=choice.model,
+        toolbox=toolbox,
+        history=history,
+        thread_id=thread_id,
+        thread_kind="served",
+        prior_messages=request.prior,
+        agent_path=str(request.tool.owner.path),
+    )
+
+
+async def drive(
+    ctx: ServerRequestContext[Any],
+    session: ChatSession | Any,
+    prompt: str,
+    *,
+    news: Callable[[Any], bool] | None = None,
+) -> FinalAnswer | SessionFailed:
+    """Run one turn of ``session``, reporting progress; the final event.
+
+    Args:
+        ctx: the call's context (progress goes to the caller's token, if it sent one).
+        session: the chat session.
+        prompt: the user message.
+        news: which events are worth a progress notification (default: all).
+    """
+    from mcp_export.session.events import FinalAnswer, SessionFailed
+
+    step = 0
+    async with aclosing(session.run(prompt)) as events:
+        async for event in events:
+            if isinstance(event, FinalAnswer | SessionFailed):
+                return event
+            # A no-op when the caller sent no progress token.
+            if news is None or news(event):
+                message = progress_message(event)
+                if message is not None:
+                    step += 1
+                    await ctx.session.report_progress(step, None, message)
+    from mcp_export.errors import SessionError
+    from mcp_export.session.failure import failure_for
+
+    return failure_for(SessionError("the session ended without an answer"))
+
+
+def finish(
+    tool: ServedTool,
+    record: CallRecord,
+    outcome: FinalAnswer | SessionFailed,
+    thread_id: str | None,
+    *,
+    duration_ms: float | None = None,
+    unavailable: Mapping[str, str] | None = None,
+) -> types.CallToolResult:
+    """The call's result (recorded in history): the answer, or the failure with what to do.
+
+    ``unavailable`` names the agent's tool servers that could not be used, with why: the answer's
+    ``unavailableServers``, and a line of a failure's text.
+    """
+    from mcp_export.session.events import SessionFailed
+
+    if isinstance(outcome, SessionFailed):
+        record.failed(outcome.message)
+        return failure_result(tool.name, outcome, unavailable=unavailable)
+    if not outcome.text.strip():
+        message = "the model answered with an empty message"
+        record.failed(message)
+        return error_result(
+            f"{tool.name} failed: {message}\nWhat to do: try again, or make the prompt ask for "
+            "a written answer"
+        )
+    elapsed = outcome.duration_ms if duration_ms is None else duration_ms
+    conversation = thread_id if tool.conversation else None
+    structured = structured_answer(
+        outcome, duration_ms=elapsed, conversation_id=conversation, unavailable=unavailable
+    )
+    record.succeeded(outcome, thread_id)
+    return answer_result(structured)

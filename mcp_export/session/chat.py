@@ -1,0 +1,459 @@
+"""The chat session: model → tool calls → results → model, until the model answers.
+
+One ``ChatSession`` is one conversation with its own id and message list; ``run(message)`` plays
+one user turn and yields ``SessionEvent``s (see ``session.events``). Every consumer (the studio's
+chat
+tab, the served MCP server, the CLI) drives the same loop.
+
+How a run is shaped, and why:
+
+- The loop runs in its own asyncio task and hands events to the consumer through a queue. The
+  consumer may do anything between events (render, await its own I/O) without the loop's
+  timeout or cancel scope ever reaching into its code, and cancelling the consumer cancels the
+  loop task, which aborts the model stream and the tool calls in flight.
+- The whole run sits in one anyio cancel scope with the wall-clock deadline; ``cancel()`` cancels
+  that scope. Both end the run with a ``SessionFailed`` event, never a hang and never an
+  exception: the iterator does not raise ``ExportError``.
+- The tool calls of one model turn run concurrently; their results are appended in call order.
+- Nothing is shared between sessions except what the caller passes in (provider, toolbox,
+  history store), and those are safe to share.
+- Every event is a sink's text (the chat tab, the CLI, served results and progress): what the
+  model and the tools say passes ``redact`` before it is emitted, so no resolved secret is shown.
+  A tool's result is redacted before the model sees it too (the model's provider is outside);
+  the arguments the model gave are shown (and recorded) redacted but reach the tool as they
+  are. What the session writes into the history is redacted as well. The answer's trailing run
+  of key characters is held back until the next space (``_DeltaRedactor``), so a key split
+  across stream deltas is still caught.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+
+from mcp_export.errors import ExportError, ProviderProtocolError, SessionError, SessionTimeout
+from mcp_export.providers.base import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    Provider,
+    TextDelta,
+    ToolCallRequest,
+    ToolSchema,
+    Usage,
+)
+from mcp_export.redact import redact, redact_json
+from mcp_export.session.events import (
+    FinalAnswer,
+    SessionEvent,
+    SessionFailed,
+    SessionStarted,
+    ToolCallFinished,
+    ToolCallRecord,
+    ToolCallStarted,
+    TurnFinished,
+)
+from mcp_export.session.failure import failure_for, turn_limit_error
+from mcp_export.session.record import SessionRecorder, load_thread_messages, repair_tool_results
+from mcp_export.session.result import SessionResult, aclose_stream, collect_result
+
+if TYPE_CHECKING:
+    from mcp_export.history.store import HistoryStore, ThreadKind
+    from schema_types.agent import Agent
+
+__all__ = [
+    "ChatSession",
+    "SessionToolbox",
+    "load_thread_messages",
+    "run_to_result",
+]
+
+logger = logging.getLogger(__name__)
+
+_Emit = Callable[[SessionEvent | None], None]
+
+_HOLD_LIMIT = 4096
+"""The most answer text held back by ``_DeltaRedactor``: a secret is far shorter, and a longer
+run (minified JSON, a long URL) still streams."""
+_KEY_CHARACTERS = "".join(chr(code) for code in range(0x21, 0x7F))
+"""Printable ASCII without the space: what keys are made of."""
+
+
+class _DeltaRedactor:
+    """Emits a stream's text deltas redacted, holding back the run of printable ASCII characters
+    at the end of what arrived (keys are made of those): a key is redacted whole however the
+    stream split it. Words are released at the next space; text in other scripts at once.
+    """
+
+    def __init__(self, emit: _Emit) -> None:
+        self._emit = emit
+        self._held = ""
+
+    def add(self, text: str) -> None:
+        held = self._held + text
+        start = len(held.rstrip(_KEY_CHARACTERS))
+        if len(held) - start > _HOLD_LIMIT:
+            start = len(held)
+        self._held = held[start:]
+        if start:
+            self._emit(TextDelta(redact(held[:start])))
+
+    def flush(self) -> None:
+        if self._held:
+            held, self._held = self._held, ""
+            self._emit(TextDelta(redact(held)))
+
+
+def _redacted(message: ChatMessage) -> ChatMessage:
+    """``message`` as the history records it: text and tool arguments redacted."""
+    calls = tuple(
+        replace(call, arguments=redact_json(call.arguments)) for call in message.tool_calls
+    )
+    return replace(message, content=redact(message.content), tool_calls=calls)
+
+
+class _OfferedTool(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+
+class _ToolOutcome(Protocol):
+    @property
+    def text(self) -> str: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def refused(self) -> bool: ...
+    @property
+    def duration_ms(self) -> float: ...
+
+
+class SessionToolbox(Protocol):
+    """What a session needs of its tools: ``AgentToolbox`` is the implementation."""
+
+    async def allowed_tools(self) -> Sequence[_OfferedTool]:
+        """The tools the model may be offered (namespaced ``server__tool``)."""
+        ...
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None,  # noqa: ASYNC109 - the toolbox bounds each call itself
+    ) -> _ToolOutcome:
+        """Run one tool; a refused, failing or timed-out tool comes back as an error outcome."""
+        ...
+
+
+@dataclass
+class _RunState:
+    """What one run has accumulated so far."""
+
+    started: float
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
+
+
+class ChatSession:
+    """One conversation of an agent with its model, using the agent's allowed tools.
+
+    Args:
+        agent: the agent (system prompt, settings, tool permission).
+        provider: the model backend; may be shared between sessions.
+        model: the model name to ask the provider for.
+        toolbox: the agent's MCP tools; may be shared between sessions. None: no tools.
+        history: where to record the conversation. None: not recorded.
+        thread_id: continue this history thread (else a thread is created on the first message).
+        thread_kind: the kind of a created thread (``chat``, ``call``, ``served``…).
+        prior_messages: the conversation so far (system messages in it are ignored: the agent's
+            system prompt comes first).
+        parameters: model parameter overrides (snake_case), over the agent's settings.
+        timeout: wall-clock limit of one run in seconds (default ``settings.timeoutSeconds``).
+        max_turns: model requests per run (default ``settings.maxChatTurns``).
+        agent_path: the agent file, recorded with a created history thread.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        provider: Provider,
+        model: str,
+        toolbox: SessionToolbox | None = None,
+        history: HistoryStore | None = None,
+        thread_id: str | None = None,
+        thread_kind: ThreadKind = "chat",
+        prior_messages: Sequence[ChatMessage] = (),
+        parameters: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        max_turns: int | None = None,
+        agent_path: str | None = None,
+    ) -> None:
+        self.id = uuid.uuid4().hex
+        self.agent = agent
+        self.provider = provider
+        self.model = model
+        self.toolbox = toolbox
+        self.overrides: dict[str, Any] = dict(parameters or {})
+        self.timeout = agent.settings.timeout_seconds if timeout is None else timeout
+        self.max_turns = agent.settings.max_chat_turns if max_turns is None else max_turns
+        self.messages: list[ChatMessage] = []
+        if agent.system_prompt:
+            self.messages.append(ChatMessage("system", agent.system_prompt))
+        self.messages.extend(m for m in prior_messages if m.role != "system")
+        self._recorder = SessionRecorder(
+            history,
+            thread_id=thread_id,
+            thread_kind=thread_kind,
+            agent_name=agent.metadata.name,
+            agent_path=agent_path,
+        )
+        self._running = False
+        self._scope: anyio.CancelScope | None = None
+        self._cancel_requested = False
+
+    @property
+    def thread_id(self) -> str | None:
+        """The history thread of this conversation (None until recorded, or without history)."""
+        return self._recorder.thread_id
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Override a model parameter (snake_case) for the next runs; ``None`` clears a default."""
+        self.overrides[name] = value
+
+    def set_system_prompt(self, text: str) -> None:
+        """Replace the system prompt of this conversation (not of the agent)."""
+        if self.messages and self.messages[0].role == "system":
+            del self.messages[0]
+        if text:
+            self.messages.insert(0, ChatMessage("system", text))
+
+    def clear(self) -> None:
+        """Forget the conversation but keep the system prompt (the history thread is left as is)."""
+        del self.messages[1 if self.messages and self.messages[0].role == "system" else 0 :]
+
+    def cancel(self) -> None:
+        """Stop the run in progress: it ends with ``SessionFailed(kind="cancelled")``."""
+        self._cancel_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def run(self, user_message: str) -> AsyncGenerator[SessionEvent, None]:
+        """Play one user turn, yielding events until a ``FinalAnswer`` or a ``SessionFailed``.
+
+        Call again on the same session for the next turn of the conversation. Close the iterator
+        (``contextlib.aclosing``) when leaving it early: that aborts the run.
+
+        Raises:
+            RuntimeError: a run of this session is already in progress.
+        """
+        if self._running:
+            raise RuntimeError("this session is already running a turn; wait for it to finish")
+        self._running = True
+        self._cancel_requested = False
+        queue: asyncio.Queue[SessionEvent | None] = asyncio.Queue()
+        task = asyncio.get_running_loop().create_task(self._drive(user_message, queue.put_nowait))
+        # However the loop task ends (even cancelled by someone else), the consumer stops waiting.
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    return
+                yield event
+        finally:
+            self._running = False
+            if not task.done():
+                task.cancel()
+                # Let the abort reach the model stream and the tool calls before returning;
+                # bounded, and given up if the consumer is cancelled again meanwhile.
+                try:
+                    await asyncio.wait({task}, timeout=5)
+                except asyncio.CancelledError:
+                    raise
+                finally:
+                    if task.done() and not task.cancelled():
+                        task.exception()  # seen, so asyncio does not log it as lost
+
+    async def _drive(self, user_message: str, emit: _Emit) -> None:
+        state = _RunState(started=time.perf_counter())
+        answer: str | None = None
+        failure: SessionFailed | None = None
+        scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
+        self._scope = scope
+        if self._cancel_requested:
+            scope.cancel()
+        try:
+            with scope:
+                answer = await self._turns(user_message, emit, state)
+        except ExportError as exc:
+            failure = failure_for(exc)
+        except asyncio.CancelledError:
+            # The consumer went away: leave an honest trail, then let the cancellation through.
+            self._recorder.failed("cancelled")
+            repair_tool_results(self.messages, "the run was cancelled")
+            raise
+        except Exception as exc:  # top of the loop task: anything else is a bug, reported
+            logger.exception("chat session %s failed", self.id)
+            failure = failure_for(SessionError(f"the session failed unexpectedly: {exc!r}"))
+        finally:
+            self._scope = None
+        if answer is None and (failure is None or scope.cancel_called):
+            # The scope ended the run (a provider may turn the cancellation into its own error).
+            if self._cancel_requested:
+                failure = failure_for(SessionError("the run was cancelled"), kind="cancelled")
+            else:
+                failure = failure_for(
+                    SessionTimeout(f"no answer within the {self.timeout:g} s time limit")
+                )
+        if failure is not None:
+            self._recorder.failed(failure.message)
+            repair_tool_results(self.messages, failure.message)
+            emit(failure)
+        else:
+            emit(
+                FinalAnswer(
+                    redact(answer or ""),
+                    Usage(state.input_tokens, state.output_tokens),
+                    (time.perf_counter() - state.started) * 1000,
+                    state.turns,
+                    tuple(state.calls),
+                )
+            )
+        emit(None)
+
+    async def _turns(self, user_message: str, emit: _Emit, state: _RunState) -> str:
+        from mcp_export.providers.parameters import resolve_parameters
+
+        self.messages.append(ChatMessage("user", user_message))
+        self._recorder.user_message(redact(user_message))
+        emit(SessionStarted(self.id, self._recorder.thread_id, self.model))
+        tools = await self._offered_tools()
+        parameters = resolve_parameters(self.agent.settings, self.overrides)
+        for turn in range(1, self.max_turns + 1):
+            state.turns = turn
+            self._recorder.model_turn_started()
+            request = ModelRequest(self.model, tuple(self.messages), tools, parameters)
+            completion = await self._model_turn(request, emit)
+            message, usage = completion.message, completion.usage
+            state.input_tokens += usage.input_tokens
+            state.output_tokens += usage.output_tokens
+            self.messages.append(message)
+            self._recorder.model_turn_finished(_redacted(message), usage)
+            emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
+            if not message.tool_calls:
+                return message.content
+            if turn == self.max_turns:
+                break  # the model wants more, but it would not be asked again: do not run them
+            await self._run_tools(message.tool_calls, emit, state)
+        raise turn_limit_error(self.max_turns)
+
+    async def _offered_tools(self) -> tuple[ToolSchema, ...]:
+        if self.toolbox is None:
+            return ()
+        return tuple(
+            ToolSchema(spec.name, spec.description, spec.input_schema)
+            for spec in await self.toolbox.allowed_tools()
+        )
+
+    async def _model_turn(self, request: ModelRequest, emit: _Emit) -> Completion:
+        completion: Completion | None = None
+        deltas = _DeltaRedactor(emit)
+        stream = self.provider.stream(request)
+        try:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    if event.text:
+                        deltas.add(event.text)
+                else:
+                    completion = event
+        finally:
+            await aclose_stream(stream)  # a cancelled run must close the HTTP stream now, not at GC
+        deltas.flush()
+        if completion is None:
+            raise ProviderProtocolError(
+                f"the {self.provider.name} stream ended without a complete answer; "
+                "check that the endpoint speaks the provider's API"
+            )
+        return completion
+
+    async def _run_tools(
+        self, calls: Sequence[ToolCallRequest], emit: _Emit, state: _RunState
+    ) -> None:
+        for call in calls:
+            emit(ToolCallStarted(call.id, call.name, redact_json(call.arguments)))
+        records: list[ToolCallRecord | None] = [None] * len(calls)
+        if len(calls) == 1:
+            records[0] = await self._call_tool(calls[0], emit)
+        else:
+
+            async def one(index: int) -> None:
+                records[index] = await self._call_tool(calls[index], emit)
+
+            async with anyio.create_task_group() as group:
+                for index in range(len(calls)):
+                    group.start_soon(one, index)
+        for call, record in zip(calls, records, strict=True):
+            assert record is not None
+            result = ChatMessage(
+                "tool",
+                record.result,
+                tool_call_id=call.id,
+                name=call.name,
+                is_error=record.is_error,
+            )
+            self.messages.append(result)
+            self._recorder.tool_result(result)
+            state.calls.append(record)
+
+    async def _call_tool(self, call: ToolCallRequest, emit: _Emit) -> ToolCallRecord:
+        started = time.perf_counter()
+        refused = False
+        if self.toolbox is None:
+            text, is_error, refused = (
+                f"no tool named {call.name!r}: this agent has no tools",
+                True,
+                True,
+            )
+            duration = 0.0
+        else:
+            scope = self._scope
+            remaining = (scope.deadline - anyio.current_time()) if scope is not None else None
+            try:
+                outcome = await self.toolbox.call(call.name, call.arguments, timeout=remaining)
+            except ExportError as exc:  # a tool server failure is a result the model can react to
+                text, is_error = str(exc), True
+                duration = (time.perf_counter() - started) * 1000
+            else:
+                text, is_error, refused = outcome.text, outcome.is_error, outcome.refused
+                duration = outcome.duration_ms or (time.perf_counter() - started) * 1000
+        finished = ToolCallFinished(
+            call.id,
+            call.name,
+            redact_json(call.arguments),
+            redact(text),
+            is_error,
+            refused,
+            duration,
+        )
+        emit(finished)
+        return finished.record()
+
+
+async def run_to_result(session: ChatSession, user_message: str) -> SessionResult:
+    """Run one user turn of ``session``; its answer and trace (never raises ``ExportError``)."""
+    return await collect_result(session.run(user_message))

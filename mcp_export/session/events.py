@@ -1,0 +1,159 @@
+"""What a chat session tells its consumers: one event type per thing that happens.
+
+A session's ``run`` yields, in order::
+
+    SessionStarted
+    ( TextDelta* TurnFinished [ToolCallStarted+ ToolCallFinished+] )+    one per model request
+    FinalAnswer | SessionFailed                                          exactly one, always last
+
+The studio's chat tab renders them, the served MCP server turns them into progress notifications
+and the structured result, the CLI prints them. They are plain frozen dataclasses: cheap to make,
+safe to hand to another task or thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_export.errors import ExportError
+from mcp_export.providers.base import TextDelta, Usage
+
+__all__ = [
+    "FailureKind",
+    "FinalAnswer",
+    "SessionEvent",
+    "SessionFailed",
+    "SessionStarted",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallRecord",
+    "ToolCallStarted",
+    "TurnFinished",
+]
+
+FailureKind = Literal[
+    "turn-limit",
+    "timeout",
+    "provider",
+    "configuration",
+    "tool-server",
+    "cancelled",
+    "internal",
+]
+
+
+@dataclass(frozen=True)
+class SessionStarted:
+    """A user turn began: the session, its history thread (None without history) and the model."""
+
+    session_id: str
+    thread_id: str | None
+    model: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The model asked for a tool; the call is about to run (calls of one turn run concurrently)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One finished inner tool call, as kept in a ``FinalAnswer`` trace.
+
+    ``refused`` means the tool is outside the agent's allowed set and was never run; ``is_error``
+    is then true too and ``result`` says why.
+    """
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str
+    is_error: bool
+    refused: bool
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    """A tool call ended (successfully, with a tool error, or refused)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str
+    is_error: bool
+    refused: bool
+    duration_ms: float
+
+    def record(self) -> ToolCallRecord:
+        """The same facts as a trace record."""
+        return ToolCallRecord(
+            self.call_id,
+            self.name,
+            self.arguments,
+            self.result,
+            self.is_error,
+            self.refused,
+            self.duration_ms,
+        )
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    """One model request finished (``turn`` counts from 1), with its token usage."""
+
+    turn: int
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """The model answered without asking for more tools: the end of a successful run.
+
+    ``usage`` and ``turns`` are totals over the run; ``tool_calls`` the trace in the order the
+    model asked for them.
+    """
+
+    text: str
+    usage: Usage
+    duration_ms: float
+    turns: int
+    tool_calls: tuple[ToolCallRecord, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class SessionFailed:
+    """The run ended without an answer.
+
+    Attributes:
+        error: what went wrong (an ``ExportError`` subclass: ``TurnLimitExceeded``,
+            ``SessionTimeout``, a ``ProviderError``…).
+        kind: a short machine-readable category (see ``FailureKind``).
+        hint: what the person can do about it, one sentence.
+    """
+
+    error: ExportError
+    kind: FailureKind
+    hint: str
+
+    @property
+    def message(self) -> str:
+        """The error message as a person reads it."""
+        return str(self.error)
+
+
+SessionEvent = (
+    SessionStarted
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | TurnFinished
+    | FinalAnswer
+    | SessionFailed
+)

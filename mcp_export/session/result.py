@@ -1,0 +1,110 @@
+"""The outcome of a chat run for callers that do not render events as they come.
+
+``run_to_result(session, message)`` plays one user turn and returns a ``SessionResult``: the
+answer (or the failure), the inner tool calls, token usage, duration and turns. The served MCP
+server's structured result and ``metaagent call`` are built on it; the chat tab renders the events
+instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_export.errors import ExportError, SessionError
+from mcp_export.providers.base import Usage
+from mcp_export.session.events import (
+    FinalAnswer,
+    SessionEvent,
+    SessionFailed,
+    SessionStarted,
+    ToolCallFinished,
+    ToolCallRecord,
+    TurnFinished,
+)
+from mcp_export.session.failure import failure_for
+
+__all__ = ["SessionResult", "aclose_stream", "collect_result"]
+
+
+async def aclose_stream(stream: AsyncIterator[Any]) -> None:
+    """Close an async iterator now if it can be closed (async generators can)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """The outcome of one run, for callers that do not render events as they come.
+
+    ``answer`` is empty and ``error``/``failure`` are set when the run failed.
+    """
+
+    answer: str
+    tool_calls: tuple[ToolCallRecord, ...]
+    usage: Usage
+    duration_ms: float
+    turns: int
+    error: ExportError | None = None
+    failure: SessionFailed | None = None
+    session_id: str | None = None
+    thread_id: str | None = None
+
+
+async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
+    """Drain a run's events into a ``SessionResult`` (closing the iterator in any case)."""
+    session_id: str | None = None
+    thread_id: str | None = None
+    calls: list[ToolCallRecord] = []
+    turns = 0
+    input_tokens = output_tokens = 0
+    started = time.perf_counter()
+    try:
+        async for event in events:
+            if isinstance(event, SessionStarted):
+                session_id, thread_id = event.session_id, event.thread_id
+            elif isinstance(event, ToolCallFinished):
+                calls.append(event.record())
+            elif isinstance(event, TurnFinished):
+                turns = event.turn
+                input_tokens += event.input_tokens
+                output_tokens += event.output_tokens
+            elif isinstance(event, FinalAnswer):
+                return SessionResult(
+                    event.text,
+                    event.tool_calls,
+                    event.usage,
+                    event.duration_ms,
+                    event.turns,
+                    session_id=session_id,
+                    thread_id=thread_id,
+                )
+            elif isinstance(event, SessionFailed):
+                return SessionResult(
+                    "",
+                    tuple(calls),
+                    Usage(input_tokens, output_tokens),
+                    (time.perf_counter() - started) * 1000,
+                    turns,
+                    error=event.error,
+                    failure=event,
+                    session_id=session_id,
+                    thread_id=thread_id,
+                )
+    finally:
+        await aclose_stream(events)
+    error = SessionError("the session ended without an answer or an error")
+    return SessionResult(
+        "",
+        tuple(calls),
+        Usage(input_tokens, output_tokens),
+        (time.perf_counter() - started) * 1000,
+        turns,
+        error=error,
+        failure=failure_for(error),
+        session_id=session_id,
+        thread_id=thread_id,
+    )

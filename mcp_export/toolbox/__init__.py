@@ -1,0 +1,1 @@
+"""The agent's own MCP tool servers: connections, tool lists, permission, calls."""

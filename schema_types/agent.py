@@ -1,0 +1,210 @@
+"""The agent model: an agent file's content as pydantic objects.
+
+Laid out like the agent files of the seed design (tsagent), so agents move between the two::
+
+    metadata: {name, version, description, mode, tools: [ToolDefinition…]}
+    settings: {model, maxChatTurns, maxOutputTokens, temperature, topP, toolPermission, …}
+    systemPrompt: str
+    providers: {provider id: {KEY: value or reference}}
+    mcpServers: {server name: McpServerConfig}
+
+Every model keeps keys it does not know (``extra="allow"``) so files written by other tools survive
+a load/save round trip. Python names are snake_case; the file uses camelCase (aliases). Dumps use
+``exclude_unset`` so a key absent from the file stays absent when saved.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "Agent",
+    "AgentMetadata",
+    "AgentMode",
+    "AgentSettings",
+    "McpServerConfig",
+    "McpToolSetting",
+    "ToolDefinition",
+    "ToolPermission",
+]
+
+# MCP tool names: 1–128 characters of letters, digits, underscore, hyphen and dot.
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+AgentMode = Literal["interactive", "autonomous", "tools"]
+ToolPermission = Literal["never", "tool", "always"]
+ServerType = Literal["stdio", "streamable-http", "sse"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        validate_assignment=True,
+    )
+
+    def to_data(self) -> dict[str, Any]:
+        """The plain-JSON form as written to a file (aliases, unset fields left out)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def _empty_parameters() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+class ToolDefinition(_Model):
+    """One MCP tool the agent exposes: a name, a description, parameters and a prompt template.
+
+    ``parameters`` is the plain JSON Schema object exactly as authored (served as ``inputSchema``);
+    the typed nodes of ``schema_types.schema.nodes`` are a view over it for the editor.
+    """
+
+    name: str
+    description: str = ""
+    title: str | None = None
+    parameters: dict[str, Any] = Field(default_factory=_empty_parameters)
+    prompt: str = ""
+    annotations: dict[str, Any] | None = None
+    conversation: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not TOOL_NAME_PATTERN.match(value):
+            raise ValueError(
+                f"tool name {value!r} is not valid for MCP: use 1 to 128 letters, digits, "
+                "'_', '-' or '.'"
+            )
+        return value
+
+
+class AgentMetadata(_Model):
+    """``metadata``: who the agent is (served as MCP serverInfo and instructions) and its tools."""
+
+    name: str = "Untitled agent"
+    version: str = "1.0.0"
+    description: str = ""
+    mode: AgentMode = "tools"
+    tools: list[ToolDefinition] = Field(default_factory=lambda: list[ToolDefinition]())
+
+    @model_validator(mode="after")
+    def _unique_tool_names(self) -> AgentMetadata:
+        seen: set[str] = set()
+        for tool in self.tools:
+            if tool.name in seen:
+                raise ValueError(f"two tools are named {tool.name!r}: tool names must be unique")
+            seen.add(tool.name)
+        return self
+
+    def tool(self, name: str) -> ToolDefinition | None:
+        """The tool called ``name``, or None."""
+        return next((t for t in self.tools if t.name == name), None)
+
+
+class AgentSettings(_Model):
+    """``settings``: the model and its parameters, loop bounds and the tool permission policy.
+
+    ``model`` is ``provider:model`` (``openai:gpt-4.1-mini``, ``ollama:llama3.2``,
+    ``anthropic:claude-sonnet-4-5``) or ``sampling`` (the calling MCP client's model).
+    """
+
+    model: str | None = None
+    max_chat_turns: int = Field(default=10, ge=1, le=1000)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    stop: list[str] | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_format: dict[str, Any] | str | None = None
+    tool_choice: str | None = None
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    tool_permission: ToolPermission = "tool"
+
+    @property
+    def provider_id(self) -> str | None:
+        """The provider part of ``model`` (``openai`` in ``openai:gpt-4.1``), or None."""
+        if not self.model:
+            return None
+        return self.model.split(":", 1)[0] if ":" in self.model else self.model
+
+    @property
+    def model_name(self) -> str | None:
+        """The model part of ``model`` (``gpt-4.1`` in ``openai:gpt-4.1``), or None."""
+        if not self.model or ":" not in self.model:
+            return None
+        return self.model.split(":", 1)[1]
+
+
+class McpToolSetting(_Model):
+    """Per-tool setting of an MCP server the agent uses."""
+
+    permission_required: bool | None = None
+    include: bool = True
+
+
+class McpServerConfig(_Model):
+    """An MCP server the agent itself uses (stdio, streamable HTTP or SSE)."""
+
+    type: ServerType = "stdio"
+    command: str | None = None
+    args: list[str] = Field(default_factory=lambda: list[str]())
+    env: dict[str, str] = Field(default_factory=lambda: dict[str, str]())
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=lambda: dict[str, str]())
+    startup_timeout_seconds: float | None = Field(default=None, gt=0, le=600)
+    """How long the server may take to start and list its tools; None: the runtime's default."""
+    server_tool_defaults: McpToolSetting = Field(default_factory=McpToolSetting)
+    tools: dict[str, McpToolSetting] = Field(default_factory=lambda: dict[str, McpToolSetting]())
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> McpServerConfig:
+        if self.type == "stdio" and not self.command:
+            raise ValueError("a stdio server needs a 'command'")
+        if self.type != "stdio" and not self.url:
+            raise ValueError(f"a {self.type} server needs a 'url'")
+        return self
+
+    def permission_required(self, tool_name: str) -> bool:
+        """Whether calling ``tool_name`` needs a person's permission.
+
+        The tool's own setting wins, else the server default; with neither the tool counts as
+        permission-required (the safe default).
+        """
+        own = self.tools.get(tool_name)
+        if own is not None and own.permission_required is not None:
+            return own.permission_required
+        default = self.server_tool_defaults.permission_required
+        return True if default is None else default
+
+    def included(self, tool_name: str) -> bool:
+        """Whether ``tool_name`` is offered to the model at all."""
+        own = self.tools.get(tool_name)
+        return True if own is None else own.include
+
+
+class Agent(_Model):
+    """A whole agent file."""
+
+    metadata: AgentMetadata = Field(default_factory=AgentMetadata)
+    settings: AgentSettings = Field(default_factory=AgentSettings)
+    system_prompt: str = ""
+    providers: dict[str, dict[str, str]] = Field(
+        default_factory=lambda: dict[str, dict[str, str]]()
+    )
+    mcp_servers: dict[str, McpServerConfig] = Field(
+        default_factory=lambda: dict[str, McpServerConfig]()
+    )
+
+    @property
+    def tools(self) -> list[ToolDefinition]:
+        """The tool definitions (``metadata.tools``)."""
+        return self.metadata.tools

@@ -1,0 +1,1 @@
+"""Agent files on disk: reading (YAML, JSON, the tsagent form) and atomic saves."""

@@ -1,0 +1,1 @@
+"""JSON-Schema parameter types: the node models, the checks of a tool's schema."""

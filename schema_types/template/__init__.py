@@ -1,0 +1,1 @@
+"""The prompt-template language: its tokenizer and the engine that fills it."""
