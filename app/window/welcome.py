@@ -22,7 +22,7 @@ from app.icons import app_icon, icon
 
 __all__ = ["EXAMPLES_DIR", "WelcomePage", "bundled_examples", "example_title"]
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "resources" / "examples"
 _PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
