@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from mcp_export.providers.kinds import PROVIDER_KINDS
+
 if TYPE_CHECKING:  # the CLI registry imports this module: keep pydantic out of its start-up
     from schema_types.agent import Agent
 
@@ -215,12 +217,8 @@ def referenced_env_names(agent: Agent) -> tuple[str, ...]:
 
 def _provider_fallback_names(agent: Agent) -> list[str]:
     """Required provider settings the agent leaves to the process environment."""
-    # The provider table is the providers package's own (one rule for where a key comes from);
-    # it has no public accessor yet, hence the private import.
-    from mcp_export.providers.factory import _KINDS
-
     provider_id = agent.settings.provider_id or ""
-    kind = _KINDS.get(provider_id)
+    kind = PROVIDER_KINDS.get(provider_id)
     if kind is None or not agent.settings.model_name:
         return []
     given = agent.providers.get(provider_id, {})

@@ -44,9 +44,9 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
+from mcp_export.providers._endpoint import HTTPEndpoint
 from mcp_export.providers._retry import (
     Failure,
-    RetryPolicy,
     close_quietly,
     open_with_retries,
     status_failure,
@@ -76,7 +76,7 @@ from mcp_export.providers.sampling import (
     ToolUsePart,
     to_turns,
 )
-from mcp_export.redact import redact, remember_secret
+from mcp_export.redact import redact
 
 if TYPE_CHECKING:
     import httpx2
@@ -100,48 +100,18 @@ _STREAM_ERRORS: dict[str, type[ProviderError]] = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPEndpoint):
     """A ``Provider`` for the Anthropic Messages API.
 
-    Args:
-        api_key: the key; None lets the SDK find credentials itself (environment, profiles).
-        base_url: the endpoint origin; None for Anthropic itself.
-        name: the provider id used in messages.
-        max_retries: retries on 429, 5xx/529 and refused connections before giving up.
-        timeout: seconds to wait for the response to start, and between stream events.
-        retry_delay: the first backoff in seconds (doubles per retry); ``retry-after`` wins.
-        key_name: the setting that holds the key, named in the 401 message.
+    Takes ``HTTPEndpoint``'s arguments; ``api_key`` None lets the SDK find credentials itself
+    (environment, profiles), ``base_url`` is the endpoint origin (None for Anthropic itself), and
+    5xx includes 529 among the retried statuses.
     """
 
-    def __init__(
-        self,
-        api_key: str | None,
-        base_url: str | None = None,
-        *,
-        name: str = "anthropic",
-        max_retries: int = 2,
-        timeout: float = 60.0,
-        retry_delay: float = 0.5,
-        key_name: str = "ANTHROPIC_API_KEY",
-    ) -> None:
-        remember_secret(api_key)
-        self._api_key = api_key
-        self._base_url = base_url.rstrip("/") if base_url else None
-        self._name = name
-        self._timeout = timeout
-        self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
-        self._key_name = key_name
-        self._client: AsyncAnthropic | None = None
-
-    @property
-    def name(self) -> str:
-        """The provider id (``anthropic``)."""
-        return self._name
-
-    @property
-    def base_url(self) -> str:
-        """The endpoint requests go to."""
-        return self._base_url or ANTHROPIC_DEFAULT_URL
+    DEFAULT_URL = ANTHROPIC_DEFAULT_URL
+    DEFAULT_NAME = "anthropic"
+    DEFAULT_KEY_NAME = "ANTHROPIC_API_KEY"
+    _client: AsyncAnthropic | None = None
 
     def _client_now(self) -> AsyncAnthropic:
         if self._client is None:

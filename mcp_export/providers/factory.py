@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from mcp_export.errors import ConfigurationError, CredentialsMissing
 from mcp_export.providers.anthropic_provider import AnthropicProvider
 from mcp_export.providers.base import Provider
+from mcp_export.providers.kinds import KNOWN_PROVIDERS, PROVIDER_KINDS, ProviderKind
 from mcp_export.providers.openai_provider import OpenAIProvider
 from mcp_export.providers.sampling import Sampler, SamplingProvider
 from mcp_export.redact import remember_secret
@@ -33,7 +34,6 @@ from schema_types.agent import Agent
 from schema_types.errors import SecretError
 
 __all__ = [
-    "KNOWN_PROVIDERS",
     "SamplingRequired",
     "credentials_available",
     "provider_for_agent",
@@ -48,40 +48,6 @@ class SamplingRequired(ConfigurationError):
     """
 
 
-@dataclass(frozen=True)
-class _Kind:
-    sdk: str  # "openai" or "anthropic"
-    key_names: tuple[str, ...]
-    url_names: tuple[str, ...]
-    default_url: str | None = None
-    key_required: bool = False
-
-
-def _compatible(prefix: str, default_url: str | None, key_required: bool = False) -> _Kind:
-    return _Kind(
-        "openai",
-        (f"{prefix}_API_KEY", "OPENAI_API_KEY"),
-        (f"{prefix}_BASE_URL", "OPENAI_BASE_URL"),
-        default_url,
-        key_required,
-    )
-
-
-_KINDS: dict[str, _Kind] = {
-    "openai": _Kind("openai", ("OPENAI_API_KEY",), ("OPENAI_BASE_URL",), key_required=True),
-    "anthropic": _Kind(
-        "anthropic", ("ANTHROPIC_API_KEY",), ("ANTHROPIC_BASE_URL",), key_required=True
-    ),
-    "ollama": _compatible("OLLAMA", "http://localhost:11434/v1"),
-    "lmstudio": _compatible("LMSTUDIO", "http://localhost:1234/v1"),
-    "openrouter": _compatible("OPENROUTER", "https://openrouter.ai/api/v1", key_required=True),
-    "vllm": _compatible("VLLM", None),
-    "litellm": _compatible("LITELLM", None),
-}
-
-KNOWN_PROVIDERS = (*_KINDS, "sampling")
-"""The provider ids ``settings.model`` may start with."""
-
 _EXAMPLE = "openai:gpt-4.1-mini"
 ENV_SCHEME = "env://"
 
@@ -90,7 +56,7 @@ ENV_SCHEME = "env://"
 class _Resolved:
     provider_id: str
     model: str
-    kind: _Kind
+    kind: ProviderKind
     api_key: str | None
     key_name: str
     base_url: str | None
@@ -124,21 +90,10 @@ def provider_for_agent(
     if agent.settings.model == "sampling" and sampler is not None:
         return SamplingProvider(sampler, supports_tools=sampling_tools), "sampling"
     resolved = _resolve(agent, env)
-    provider: Provider
-    if resolved.kind.sdk == "anthropic":
-        provider = AnthropicProvider(
-            resolved.api_key,
-            resolved.base_url,
-            name=resolved.provider_id,
-            key_name=resolved.key_name,
-        )
-    else:
-        provider = OpenAIProvider(
-            resolved.api_key,
-            resolved.base_url,
-            name=resolved.provider_id,
-            key_name=resolved.key_name,
-        )
+    kind = AnthropicProvider if resolved.kind.sdk == "anthropic" else OpenAIProvider
+    provider: Provider = kind(
+        resolved.api_key, resolved.base_url, name=resolved.provider_id, key_name=resolved.key_name
+    )
     return provider, resolved.model
 
 
@@ -164,7 +119,7 @@ def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
             f"to run it here, set settings.model to a provider model, e.g. {_EXAMPLE}"
         )
     provider_id, _, model = model_setting.partition(":")
-    kind = _KINDS.get(provider_id)
+    kind = PROVIDER_KINDS.get(provider_id)
     if not model or kind is None:
         known = ", ".join(KNOWN_PROVIDERS)
         raise ConfigurationError(

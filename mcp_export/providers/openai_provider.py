@@ -37,7 +37,8 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers._retry import Failure, RetryPolicy, open_with_retries, status_failure
+from mcp_export.providers._endpoint import HTTPEndpoint
+from mcp_export.providers._retry import Failure, open_with_retries, status_failure
 from mcp_export.providers._wire import AnswerTooLarge
 from mcp_export.providers.base import (
     ChatMessage,
@@ -49,7 +50,7 @@ from mcp_export.providers.base import (
     ToolSchema,
     Usage,
 )
-from mcp_export.redact import redact, remember_secret
+from mcp_export.redact import redact
 
 if TYPE_CHECKING:
     from mcp_export.providers._openai_http import ChatCompletionsHTTP, StreamSeen
@@ -66,49 +67,18 @@ _END = object()
 _PASSED_AS_IS = ("temperature", "top_p", "seed", "presence_penalty", "frequency_penalty")
 
 
-class OpenAIProvider:
+class OpenAIProvider(HTTPEndpoint):
     """A ``Provider`` for anything that speaks the Chat Completions API.
 
-    Args:
-        api_key: the key; None for keyless local servers (Ollama, LM Studio…).
-        base_url: the endpoint (``http://localhost:11434/v1``); None for OpenAI itself.
-        name: the provider id used in messages (``openai``, ``ollama``, ``openrouter``…).
-        max_retries: retries on 429, 5xx and refused connections before giving up.
-        timeout: seconds to wait for the response to start, and between stream chunks.
-        retry_delay: the first backoff in seconds (doubles per retry); a ``retry-after`` header
-            wins.
-        key_name: the setting that holds the key, named in the 401 message.
+    Takes ``HTTPEndpoint``'s arguments; ``api_key`` is None for keyless local servers (Ollama,
+    LM Studio…), ``base_url`` None for OpenAI itself, ``name`` the provider id used in messages
+    (``openai``, ``ollama``, ``openrouter``…).
     """
 
-    def __init__(
-        self,
-        api_key: str | None,
-        base_url: str | None = None,
-        *,
-        name: str = "openai",
-        max_retries: int = 2,
-        timeout: float = 60.0,
-        retry_delay: float = 0.5,
-        key_name: str = "OPENAI_API_KEY",
-    ) -> None:
-        remember_secret(api_key)
-        self._api_key = api_key
-        self._base_url = base_url.rstrip("/") if base_url else None
-        self._name = name
-        self._timeout = timeout
-        self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
-        self._key_name = key_name
-        self._http: ChatCompletionsHTTP | None = None
-
-    @property
-    def name(self) -> str:
-        """The provider id (``openai``, ``ollama``…)."""
-        return self._name
-
-    @property
-    def base_url(self) -> str:
-        """The endpoint requests go to."""
-        return self._base_url or OPENAI_DEFAULT_URL
+    DEFAULT_URL = OPENAI_DEFAULT_URL
+    DEFAULT_NAME = "openai"
+    DEFAULT_KEY_NAME = "OPENAI_API_KEY"
+    _http: ChatCompletionsHTTP | None = None
 
     def _http_now(self) -> ChatCompletionsHTTP:
         if self._http is None:

@@ -1,0 +1,59 @@
+"""What the providers that call a model over HTTP share: the endpoint, its key and the retries."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from mcp_export.providers._retry import RetryPolicy
+from mcp_export.redact import remember_secret
+
+__all__ = ["HTTPEndpoint"]
+
+
+class HTTPEndpoint:
+    """The settings of one model endpoint; the OpenAI and Anthropic providers build on it.
+
+    Args:
+        api_key: the key (redacted from every sink from now on); None when there is none.
+        base_url: the endpoint; None for the provider's own (``DEFAULT_URL``).
+        name: the provider id used in messages; None for ``DEFAULT_NAME``.
+        max_retries: retries on 429, 5xx and refused connections before giving up.
+        timeout: seconds to wait for the response to start, and between stream chunks.
+        retry_delay: the first backoff in seconds (doubles per retry); a ``retry-after`` header
+            wins.
+        key_name: the setting that holds the key, named in the 401 message; None for
+            ``DEFAULT_KEY_NAME``.
+    """
+
+    DEFAULT_URL: ClassVar[str]
+    DEFAULT_NAME: ClassVar[str]
+    DEFAULT_KEY_NAME: ClassVar[str]
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None = None,
+        *,
+        name: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        retry_delay: float = 0.5,
+        key_name: str | None = None,
+    ) -> None:
+        remember_secret(api_key)
+        self._api_key = api_key
+        self._base_url = base_url.rstrip("/") if base_url else None
+        self._name = name if name is not None else self.DEFAULT_NAME
+        self._timeout = timeout
+        self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
+        self._key_name = key_name if key_name is not None else self.DEFAULT_KEY_NAME
+
+    @property
+    def name(self) -> str:
+        """The provider id (``openai``, ``ollama``, ``anthropic``…)."""
+        return self._name
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint requests go to."""
+        return self._base_url or self.DEFAULT_URL
