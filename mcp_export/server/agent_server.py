@@ -23,11 +23,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
+from anyio.abc import AsyncResource
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
@@ -152,7 +152,7 @@ def _without_tracing(middleware: list[Any]) -> list[Any]:
     return [m for m in middleware if not isinstance(m, OpenTelemetryMiddleware)]
 
 
-class AgentServer:
+class AgentServer(AsyncResource):
     """An MCP server serving the tools of one or more agents.
 
     Use it as an async context manager (or call ``aclose``) so the agents' tool servers and
@@ -288,14 +288,3 @@ class AgentServer:
             for runtime in self._runtimes.values():
                 await runtime.aclose()
             await self.policy.aclose()
-
-    async def __aenter__(self) -> AgentServer:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

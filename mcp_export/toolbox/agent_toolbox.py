@@ -37,11 +37,11 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import anyio
 import mcp_types as types
+from anyio.abc import AsyncResource
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
@@ -150,7 +150,7 @@ def _may_offer_any(config: McpServerConfig, policy: str) -> bool:
     return any(s.include and s.permission_required is False for s in config.tools.values())
 
 
-class AgentToolbox:
+class AgentToolbox(AsyncResource):
     """The MCP servers of one agent, shared by its sessions.
 
     Args:
@@ -409,14 +409,3 @@ class AgentToolbox:
             async with anyio.create_task_group() as group:
                 for connection in self._connections.values():
                     group.start_soon(connection.aclose)
-
-    async def __aenter__(self) -> AgentToolbox:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

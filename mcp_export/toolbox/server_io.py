@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, TextIO
 
 import anyio
 import httpx2
+from anyio.abc import AsyncResource
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 from pydantic import ValidationError
@@ -111,7 +111,7 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class WatchedReadStream:
+class WatchedReadStream(AsyncResource):
     """A read stream that reports when it ends: the server exited or the connection broke."""
 
     def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
@@ -140,14 +140,3 @@ class WatchedReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> WatchedReadStream:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
