@@ -1,9 +1,10 @@
 """``metaagent`` subcommands that need no GUI (``python -m mcp_export`` runs them too).
 
 Each subcommand lives in its own module exposing ``register(subparsers)``; the module sets
-``func=`` on its parser to a callable ``(args) -> int`` (the exit code). Modules are imported only
-when listed here, and heavy imports (the mcp SDK, provider SDKs) happen inside the command
-functions so ``metaagent validate`` stays instant.
+``func=`` on its parser to a callable ``(args) -> int`` (the exit code). Dispatch imports only the
+module of the command being run (all of them only for the top-level help or an unknown command),
+so each command module imports what its command needs at its top and ``metaagent validate`` never
+loads the mcp SDK or a provider.
 
 Output rule: results go to stdout, diagnostics and logs to stderr (for ``serve``, stdout is the
 MCP protocol). Log records reach stderr through a handler with a ``RedactingFilter``: a logged
@@ -39,14 +40,14 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every available subcommand registered."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with ``command``'s subcommand registered, or every one when None."""
     parser = argparse.ArgumentParser(
         prog="metaagent",
         description="Meta Agent Studio: author Tools agents and serve them over MCP.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if command is None else (f"_{command}",):
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:
@@ -73,8 +74,10 @@ def _log_to_stderr() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns its exit code (2 for usage errors)."""
     _log_to_stderr()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = arguments[0] if arguments and f"_{arguments[0]}" in COMMANDS else None
+    parser = build_parser(command)
+    args = parser.parse_args(arguments)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)

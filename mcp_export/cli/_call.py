@@ -9,17 +9,26 @@ command line, agent file or arguments.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcp_export.cli._render import parse_cli_arguments
+from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.cli._terminal import (
     EventPrinter,
     add_session_options,
-    error,
-    load_agent_or_report,
     open_runtime,
     parse_parameter_overrides,
 )
+from mcp_export.errors import ExportError
+from mcp_export.session.chat import ChatSession
+from mcp_export.session.events import FinalAnswer, SessionFailed
+from mcp_export.session.failure import failure_for
+from schema_types.arguments import validate_arguments
+from schema_types.errors import ArgumentsError, SchemaDefinitionError
+from schema_types.template.engine import render
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -64,11 +73,6 @@ def add_argument_options(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``call`` with parsed arguments; returns the exit code."""
-    from mcp_export.cli._render import parse_cli_arguments
-    from schema_types.arguments import validate_arguments
-    from schema_types.errors import ArgumentsError, SchemaDefinitionError
-    from schema_types.template.engine import render
-
     path = Path(args.agent_file)
     agent = load_agent_or_report("call", path)
     if agent is None:
@@ -109,8 +113,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_async(main: Any) -> int:
-    import asyncio
-
     result: int = asyncio.run(main)
     return result
 
@@ -124,13 +126,6 @@ async def _call(
     overrides: dict[str, Any],
     args: argparse.Namespace,
 ) -> int:
-    import time
-
-    from mcp_export.errors import ExportError
-    from mcp_export.session.chat import ChatSession
-    from mcp_export.session.events import FinalAnswer, SessionFailed
-    from mcp_export.session.failure import failure_for
-
     printer = EventPrinter()
     try:
         runtime = open_runtime(agent, path, history=not args.no_history)
@@ -187,8 +182,6 @@ async def _call(
 def _finish_run(
     history: HistoryStore, run_id: int, outcome: SessionEvent | None, duration_ms: float
 ) -> None:
-    from mcp_export.session.events import FinalAnswer, SessionFailed
-
     if isinstance(outcome, FinalAnswer):
         history.finish_run(
             run_id,

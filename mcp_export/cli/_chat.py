@@ -19,22 +19,26 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcp_export.cli._report import load_agent_or_report
 from mcp_export.cli._terminal import (
     EventPrinter,
     Runtime,
     add_session_options,
     check_parameters,
-    load_agent_or_report,
     open_runtime,
     parameter_name,
     parse_parameter_overrides,
     parse_parameter_value,
 )
+from mcp_export.errors import ExportError
 from mcp_export.redact import redact
+from mcp_export.session.chat import ChatSession
+from mcp_export.session.events import FinalAnswer
+from mcp_export.session.failure import failure_for
+from mcp_export.session.record import load_thread_messages
 
 if TYPE_CHECKING:
     from mcp_export.providers.base import ChatMessage
-    from mcp_export.session.chat import ChatSession
     from schema_types.agent import Agent
 
 __all__ = ["register", "run"]
@@ -109,8 +113,6 @@ class _Chat:
         self.session = self.new_session(None, ())
 
     def new_session(self, thread_id: str | None, prior: tuple[ChatMessage, ...]) -> ChatSession:
-        from mcp_export.session.chat import ChatSession
-
         return ChatSession(
             self.agent,
             provider=self.runtime.provider,
@@ -126,8 +128,6 @@ class _Chat:
 
     async def send(self, message: str) -> bool:
         """Send one message; True when the model answered."""
-        from mcp_export.session.events import FinalAnswer
-
         answered = False
         async for event in self.session.run(message):
             self.printer.handle(event)
@@ -218,10 +218,6 @@ def _resume(runtime: Runtime, path: Path, args: argparse.Namespace) -> tuple[str
 async def _chat(
     agent: Agent, path: Path, overrides: dict[str, object], args: argparse.Namespace
 ) -> int:
-    from mcp_export.errors import ExportError
-    from mcp_export.session.chat import load_thread_messages
-    from mcp_export.session.failure import failure_for
-
     printer = EventPrinter()
     try:
         runtime = open_runtime(agent, path, history=not args.no_history)

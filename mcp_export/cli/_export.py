@@ -15,13 +15,15 @@ import sys
 from pathlib import Path
 from typing import cast
 
+from mcp_export.cli._report import load_agent_or_report
+from mcp_export.clients.entry import CLIENT_IDS, ClientId, build_entry, default_config_path
+from mcp_export.clients.install import InstallError, install
+
 __all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``export`` subcommand."""
-    from mcp_export.clients.entry import CLIENT_IDS
-
     parser = subparsers.add_parser(
         "export",
         help="print or install the MCP client config that serves an agent",
@@ -66,17 +68,10 @@ def _out(text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``export`` with parsed arguments; returns the exit code."""
-    from mcp_export.clients.entry import ClientId, build_entry, default_config_path
-    from mcp_export.clients.install import InstallError, install
-    from schema_types.errors import SchemaError
-    from schema_types.files.agent_file import load_agent
-
     client = cast(ClientId, args.client)
     agent_path = Path(args.agent_file)
-    try:
-        agent = load_agent(agent_path)
-    except (SchemaError, OSError) as exc:
-        _err(f"metaagent export: {exc}")
+    agent = load_agent_or_report("export", agent_path)
+    if agent is None:
         return 1
     try:
         entry = build_entry(agent_path, agent, client, name=args.name)

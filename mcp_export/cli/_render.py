@@ -18,6 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp_export.cli._report import error, load_agent_or_report
+from schema_types.arguments import validate_arguments
+from schema_types.errors import ArgumentsError, SchemaDefinitionError
+from schema_types.template.engine import render
+
 __all__ = ["parse_cli_arguments", "register", "run"]
 
 
@@ -118,41 +123,29 @@ def _json_object(json_text: str) -> dict[str, Any]:
     return loaded
 
 
-def _error(message: str) -> None:
-    sys.stderr.write(f"metaagent render: {message}\n")
-    sys.stderr.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     """Render one tool's prompt; returns the exit code."""
-    from schema_types.arguments import validate_arguments
-    from schema_types.errors import AgentFileError, ArgumentsError, SchemaDefinitionError
-    from schema_types.files.agent_file import load_agent
-    from schema_types.template.engine import render
-
-    try:
-        agent = load_agent(args.agent_file)
-    except AgentFileError as exc:
-        _error(str(exc))
+    agent = load_agent_or_report("render", Path(args.agent_file))
+    if agent is None:
         return 1
     tool = agent.metadata.tool(args.tool)
     if tool is None:
         names = ", ".join(t.name for t in agent.tools) or "none"
-        _error(f"{args.agent_file} has no tool {args.tool!r}; its tools: {names}")
+        error("render", f"{args.agent_file} has no tool {args.tool!r}; its tools: {names}")
         return 2
     try:
         arguments = parse_cli_arguments(args.arg, args.json)
     except ValueError as exc:
-        _error(str(exc))
+        error("render", str(exc))
         return 2
     try:
         filled = validate_arguments(tool.parameters, arguments)
     except ArgumentsError as exc:
         lines = "".join(f"  {problem}\n" for problem in exc.problems)
-        _error(f"invalid arguments for {tool.name}:\n{lines}".rstrip("\n"))
+        error("render", f"invalid arguments for {tool.name}:\n{lines}".rstrip("\n"))
         return 2
     except SchemaDefinitionError as exc:
-        _error(f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
+        error("render", f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
         return 1
     prompt = render(
         tool.prompt,

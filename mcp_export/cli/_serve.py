@@ -20,7 +20,13 @@ import logging
 import os
 import sys
 
+import anyio
+
+from mcp_export.errors import ConfigurationError
 from mcp_export.redact import RedactingFilter, remember_environment_references
+from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address
+from schema_types.errors import AgentFileError
 
 __all__ = ["register", "run"]
 
@@ -96,24 +102,18 @@ def _refuse(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``serve`` with parsed arguments; returns the exit code."""
     _configure_logging(args.log_level)
-    from mcp_export.errors import ConfigurationError
-    from schema_types.errors import AgentFileError
 
     if args.token and args.http is None:
         return _refuse("--token only applies with --http (stdio needs no token)")
     token: str | None = None
     address = None
     if args.http is not None:
-        from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address
-
         token = args.token or os.environ.get(TOKEN_ENV) or None
         try:
             address = parse_http_address(args.http)
             check_exposure(address, token)
         except ConfigurationError as exc:
             return _refuse(str(exc))
-
-    from mcp_export.server.agent_server import AgentServer, load_served_agents
 
     try:
         agents = load_served_agents(args.agent_files)
@@ -129,8 +129,6 @@ def run(args: argparse.Namespace) -> int:
         return _refuse(str(exc))
     for served in agents:
         remember_environment_references(served.agent)
-
-    import anyio
 
     async def main() -> None:
         async with server:

@@ -1,9 +1,9 @@
-"""What the terminal commands (``call``, ``chat``) share: loading the agent, ``--set`` and
-``/set`` parsing, opening the runtime, and printing session events.
+"""What the terminal commands (``call``, ``chat``) share: ``--set`` and ``/set`` parsing, opening
+the runtime, and printing session events.
 
-Output rule: answer text goes to stdout; tool calls, failures and notices go to stderr. Every
-text written passes ``redact`` first (``error``, ``EventPrinter``): the terminal is a sink like the
-history and the served results.
+Output rule: answer text goes to stdout; tool calls, failures and notices go to stderr. Every text
+written passes ``redact`` first (``cli._report.error``, ``EventPrinter``): the terminal is a sink
+like the history and the served results.
 """
 
 from __future__ import annotations
@@ -17,10 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mcp_export.cli._report import error
+from mcp_export.errors import ConfigurationError, HistoryError
+from mcp_export.history.store import HistoryStore
+from mcp_export.providers.factory import provider_for_agent
+from mcp_export.providers.parameters import resolve_parameters
 from mcp_export.redact import redact
+from mcp_export.session.events import (
+    FinalAnswer,
+    SessionFailed,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 
 if TYPE_CHECKING:
-    from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import Provider
     from mcp_export.session.events import SessionEvent
     from mcp_export.toolbox.agent_toolbox import AgentToolbox
@@ -31,8 +42,6 @@ __all__ = [
     "Runtime",
     "add_session_options",
     "check_parameters",
-    "error",
-    "load_agent_or_report",
     "open_runtime",
     "parameter_name",
     "parse_parameter_overrides",
@@ -69,26 +78,6 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def error(command: str, message: str) -> None:
-    """Say ``metaagent COMMAND: MESSAGE`` on stderr (redacted)."""
-    sys.stderr.write(redact(f"metaagent {command}: {message}\n"))
-    sys.stderr.flush()
-
-
-def load_agent_or_report(command: str, path: Path) -> Agent | None:
-    """The agent in ``path``, or None after saying on stderr why it cannot be loaded."""
-    from schema_types.errors import SchemaError
-    from schema_types.files.agent_file import load_agent
-
-    try:
-        return load_agent(path)
-    except SchemaError as exc:
-        error(command, str(exc))
-    except OSError as exc:
-        error(command, f"cannot read {path}: {exc.strerror or exc}")
-    return None
-
-
 def _json_or_text(text: str) -> Any:
     try:
         return json.loads(text)
@@ -121,9 +110,6 @@ def check_parameters(agent: Agent, overrides: dict[str, Any]) -> None:
     Raises:
         ValueError: a value has the wrong type or range (the message says which).
     """
-    from mcp_export.errors import ConfigurationError
-    from mcp_export.providers.parameters import resolve_parameters
-
     try:
         resolve_parameters(agent.settings, overrides)
     except ConfigurationError as exc:
@@ -175,13 +161,11 @@ def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
     Raises:
         ExportError: no model is configured, or its credentials are missing.
     """
-    from mcp_export.errors import HistoryError
-    from mcp_export.history.store import HistoryStore
-    from mcp_export.providers.factory import provider_for_agent
-
     provider, model = provider_for_agent(agent)
     toolbox: AgentToolbox | None = None
     if agent.mcp_servers:
+        # Here, not at the top: the toolbox loads the mcp SDK, which an agent without
+        # tool servers never needs.
         from mcp_export.toolbox.agent_toolbox import AgentToolbox
 
         toolbox = AgentToolbox(agent, base_dir=path.resolve().parent)
@@ -209,14 +193,6 @@ class EventPrinter:
 
     def handle(self, event: SessionEvent) -> None:
         """Print one event."""
-        from mcp_export.session.events import (
-            FinalAnswer,
-            SessionFailed,
-            TextDelta,
-            ToolCallFinished,
-            ToolCallStarted,
-        )
-
         if isinstance(event, TextDelta):
             self.out.write(redact(event.text))
             self.out.flush()

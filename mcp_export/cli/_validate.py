@@ -13,6 +13,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from schema_types.errors import AgentFileError
+from schema_types.files.agent_file import load_agent
+from schema_types.secrets import find_literal_secrets
+from schema_types.template.engine import diagnose
+
 if TYPE_CHECKING:
     from schema_types.agent import Agent
 
@@ -47,9 +52,6 @@ def warnings_for(agent: Agent) -> list[str]:
     Returns:
         Messages that start with the JSON path they are about.
     """
-    from schema_types.secrets import find_literal_secrets
-    from schema_types.template.engine import diagnose
-
     found = [str(problem) for problem in find_literal_secrets(agent)]
     for index, tool in enumerate(agent.tools):
         found += [
@@ -61,9 +63,6 @@ def warnings_for(agent: Agent) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every file; returns the exit code."""
-    from schema_types.errors import AgentFileError
-    from schema_types.files.agent_file import load_agent
-
     failed = False
     for file in args.files:
         try:

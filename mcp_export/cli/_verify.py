@@ -12,13 +12,16 @@ import sys
 from pathlib import Path
 from typing import cast
 
+import anyio
+
+from mcp_export.clients.entry import CLIENT_IDS, ClientId
+from mcp_export.clients.verify import render_report, verify_export
+
 __all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``verify`` subcommand."""
-    from mcp_export.clients.entry import CLIENT_IDS
-
     parser = subparsers.add_parser(
         "verify",
         help="launch the exported server as a client would, and check what it sees",
@@ -47,11 +50,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Run ``verify`` with parsed arguments; returns the exit code."""
-    import anyio
-
-    from mcp_export.clients.entry import ClientId
-    from mcp_export.clients.verify import render_report, verify_export
-
     if args.timeout <= 0:
         sys.stderr.write("metaagent verify: --timeout must be more than 0 seconds\n")
         return 2

@@ -61,7 +61,7 @@ from mcp_export.session.events import (
     TurnFinished,
 )
 from mcp_export.session.failure import failure_for, turn_limit_error
-from mcp_export.session.record import SessionRecorder, load_thread_messages, repair_tool_results
+from mcp_export.session.record import SessionRecorder, repair_tool_results
 from mcp_export.session.result import SessionResult, aclose_stream, collect_result
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ChatSession",
     "SessionToolbox",
-    "load_thread_messages",
     "run_to_result",
 ]
 

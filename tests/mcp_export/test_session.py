@@ -33,7 +33,7 @@ from mcp_export.providers.base import (
     Usage,
 )
 from mcp_export.providers.factory import provider_for_agent
-from mcp_export.session.chat import ChatSession, load_thread_messages, run_to_result
+from mcp_export.session.chat import ChatSession, run_to_result
 from mcp_export.session.events import (
     FinalAnswer,
     SessionEvent,
@@ -44,6 +44,7 @@ from mcp_export.session.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from mcp_export.session.record import load_thread_messages
 from mcp_export.session.result import collect_result
 from schema_types.agent import Agent
 from tests.fakes import _script as script

@@ -19,8 +19,9 @@ import pytest
 from mcp_export.errors import TurnLimitExceeded
 from mcp_export.history.store import HistoryStore
 from mcp_export.providers.factory import provider_for_agent
-from mcp_export.session.chat import ChatSession, load_thread_messages, run_to_result
+from mcp_export.session.chat import ChatSession, run_to_result
 from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed, ToolCallFinished
+from mcp_export.session.record import load_thread_messages
 from mcp_export.toolbox.agent_toolbox import AgentToolbox
 from schema_types.agent import Agent
 from tests.fakes._script import Reply, RequestBody, text, tool_calls

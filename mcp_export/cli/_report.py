@@ -1,0 +1,34 @@
+"""How a command says what went wrong, and loads the agent file it was given.
+
+Messages go to stderr as ``metaagent COMMAND: MESSAGE``, redacted: a message may quote what a
+provider or a tool server said, and that may repeat a key.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mcp_export.redact import redact
+from schema_types.agent import Agent
+from schema_types.errors import SchemaError
+from schema_types.files.agent_file import load_agent
+
+__all__ = ["error", "load_agent_or_report"]
+
+
+def error(command: str, message: str) -> None:
+    """Say ``metaagent COMMAND: MESSAGE`` on stderr (redacted)."""
+    sys.stderr.write(redact(f"metaagent {command}: {message}\n"))
+    sys.stderr.flush()
+
+
+def load_agent_or_report(command: str, path: Path) -> Agent | None:
+    """The agent in ``path``, or None after saying on stderr why it cannot be loaded."""
+    try:
+        return load_agent(path)
+    except SchemaError as exc:
+        error(command, str(exc))
+    except OSError as exc:
+        error(command, f"cannot read {path}: {exc.strerror or exc}")
+    return None
