@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from mcp_export.clients.entry import CLIENTS, ExportEntry
 from mcp_export.errors import ExportError
+from schema_types.files.atomic_write import write_atomically
 
 __all__ = ["InstallError", "InstallResult", "install", "strip_jsonc"]
 
@@ -239,36 +239,9 @@ def _write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file in the same folder, fsync, then rename over the target."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise InstallError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    temp = Path(temp_name)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)  # a private config (0600) stays private
-        os.replace(temp, path)
+        write_atomically(path, data)  # a private config (0600) stays private
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         raise InstallError(f"cannot write {path}: {exc.strerror or exc}; it is unchanged") from exc
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable on POSIX; Windows cannot open directories, nor needs to.
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
