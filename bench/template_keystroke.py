@@ -36,6 +36,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.document.agent_document import AgentDocument  # noqa: E402
+from app.document.tool_ref import ToolRef  # noqa: E402
 from app.tool_editor.template_pane import TemplatePane  # noqa: E402
 from schema_types.agent import Agent  # noqa: E402
 
@@ -174,7 +175,7 @@ def main() -> int:
     document = AgentDocument(agent)
     tool = document.agent.metadata.tools[0]
     start = time.perf_counter()
-    pane = TemplatePane(document, lambda: tool)
+    pane = TemplatePane(ToolRef.of(document, tool))
     pane.resize(1400, 900)
     pane.show()
     app.processEvents()

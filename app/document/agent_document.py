@@ -1,34 +1,41 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
 """An open agent: the one ``Agent`` model, its file, its undo stack and its dirty state.
 
-Views never keep copies of the agent: they read ``document.agent`` and re-read on
-:attr:`AgentDocument.changed`. Every edit goes through the document as an undoable command:
+Views never keep copies of the agent: they read ``document.agent`` and re-read the part they show
+when :attr:`AgentDocument.changed_at` names a path that touches it (:func:`touches`). Every edit
+goes through the document as an undoable command:
 
 - :meth:`AgentDocument.set_field` sets one value by path, e.g. ``("settings", "temperature")``,
   ``("metadata", "tools", 2, "description")``, ``("mcp_servers", "time")``. Edits with the same
   ``merge_id`` on the same path merge into one command, so typing is undone as a whole.
-- :meth:`AgentDocument.insert_item`, :meth:`remove_item`, :meth:`move_item` edit lists and dicts
-  (add/remove/move a tool, add/remove a server).
-- :meth:`AgentDocument.push` takes any other ``QUndoCommand``; :meth:`macro` groups several edits.
+  :meth:`AgentDocument.unset_field` puts a model field back to its default and out of the file.
+- :meth:`AgentDocument.insert_item`, :meth:`remove_item`, :meth:`move_item` and
+  :meth:`rename_key` edit lists and dicts (add/remove/move a tool, add/remove a server);
+  :meth:`macro` groups several edits into one undo step.
 
 An edit the agent model refuses (pydantic ``validate_assignment``, model validators such as unique
 tool names) leaves the model and the undo stack unchanged and is reported through
 :mod:`app.errors`; the edit methods return False then.
 
-Edits keep object identity: only the containers on the edited path are copied, so a view may track
-a ``ToolDefinition`` by identity across edits, undo and redo (but a :meth:`reload` replaces all).
+The agent is never changed in place. An edit builds a new agent: the models and containers on the
+edited path are copied (``model_copy``, then a validated assignment of the changed child), every
+other object is shared with the agent before. Each command keeps the agent before and after it,
+so undo and redo put back exactly those objects, fields-set and unknown keys included: a save
+after an undo writes what it wrote before. Since an object is never changed once it is in an
+agent, a view may follow a ``ToolDefinition`` by identity through changes of the tools list (an
+object still there is unchanged); an edit inside a tool replaces that tool's object, and its
+notice names the tool's index.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from PySide6.QtCore import QObject, Signal
@@ -37,6 +44,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from app.document.plain_files import regular_file_bytes
 from app.errors import reporter
 from schema_types.agent import Agent
+from schema_types.files.agent_file import load_agent, save_agent
 
 __all__ = [
     "AgentDocument",
@@ -45,12 +53,17 @@ __all__ = [
     "FieldPath",
     "blank_agent",
     "merge_id_for",
+    "touches",
     "validation_message",
 ]
 
 FieldPath = tuple[str | int, ...]
 
+# (the parent on the edited path, the last key) → the new parent; never changes its input.
+_Op = Callable[[Any, str | int], Any]
+
 _MISSING: Any = object()
+_REFUSED = (ValidationError, ValueError, TypeError, KeyError, IndexError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,14 @@ def merge_id_for(path: FieldPath) -> int:
     return zlib.crc32(repr(tuple(path)).encode()) & 0x3FFFFFFF
 
 
+def touches(changed: FieldPath, watched: FieldPath) -> bool:
+    """Whether a change notice for ``changed`` may change the value at ``watched``: one path
+    is the other or lies inside it (a new tools list may hold a new tool 2, a new tool 2 is a
+    new tools list)."""
+    common = min(len(changed), len(watched))
+    return changed[:common] == watched[:common]
+
+
 def validation_message(exc: Exception) -> str:
     """A one-line, person-readable form of a pydantic error (or any exception)."""
     if isinstance(exc, ValidationError):
@@ -90,132 +111,30 @@ def validation_message(exc: Exception) -> str:
     return str(exc)
 
 
-def _raw_get(model: BaseModel, name: str) -> Any:
-    if name in type(model).model_fields:
-        return model.__dict__[name]
-    extra = model.__pydantic_extra__ or {}
-    return extra.get(name, _MISSING)
+def same_value(a: Any, b: Any) -> bool:
+    """Equal, dict key order included (a reorder is a real edit: files keep key order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(same_value, a, b))
+    return bool(a == b)
 
 
-def _raw_set(model: BaseModel, name: str, value: Any) -> None:
-    """Set without validation (undo/redo restore states that were already validated)."""
-    if name in type(model).model_fields:
-        model.__dict__[name] = value
-        return
-    extra = model.__pydantic_extra__
-    if extra is None:
-        extra = {}
-        object.__setattr__(model, "__pydantic_extra__", extra)
-    if value is _MISSING:
-        extra.pop(name, None)
-    else:
-        extra[name] = value
-
-
-_FieldsSets = list[tuple[BaseModel, frozenset[str]]]
-
-
-def _snapshot(models: list[BaseModel]) -> _FieldsSets:
-    return [(m, frozenset(m.model_fields_set)) for m in models]
-
-
-def _restore(snapshot: _FieldsSets) -> None:
-    for model, fields_set in snapshot:
-        object.__setattr__(model, "__pydantic_fields_set__", set(fields_set))
-
-
-@dataclass
-class _Change:
-    """One applied change of one model field (the deepest model on the path)."""
-
-    model: BaseModel
-    name: str
-    old: Any
-    new: Any
-    before: _FieldsSets
-    after: _FieldsSets
-
-    def undo(self) -> None:
-        _raw_set(self.model, self.name, self.old)
-        _restore(self.before)
-
-    def redo(self) -> None:
-        _raw_set(self.model, self.name, self.new)
-        _restore(self.after)
-
-
-class EditCommand(QUndoCommand):
-    """An undoable change made through the document (already applied when pushed)."""
-
-    def __init__(
-        self,
-        document: AgentDocument,
-        change: _Change,
-        path: FieldPath,
-        text: str,
-        merge_id: int = -1,
-    ) -> None:
-        super().__init__(text)
-        self._document = document
-        self._change = change
-        self.path = path
-        self._merge_id = merge_id
-        self._applied = True
-        self.sealed = False
-
-    def id(self) -> int:
-        return self._merge_id
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, EditCommand) or other.path != self.path or self.sealed:
-            return False
-        if other._change.model is not self._change.model or other._change.name != self._change.name:
-            return False
-        self._change.new = other._change.new
-        self._change.after = other._change.after
-        if self._change.new == self._change.old:
-            # Typed back to where it was: restore "unset" too, so the file does not gain a key.
-            _restore(self._change.before)
-            self.setObsolete(True)
-        return True
-
-    def redo(self) -> None:
-        if self._applied:
-            self._applied = False
+def _value_at(root: Any, path: FieldPath) -> Any:
+    value = root
+    for key in path:
+        if isinstance(value, BaseModel):
+            value = getattr(value, str(key), _MISSING)
+        elif isinstance(value, dict | list):
+            try:
+                value = value[key]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                return _MISSING
         else:
-            self._change.redo()
-        self._document.changed.emit()
-
-    def undo(self) -> None:
-        self._change.undo()
-        self._document.changed.emit()
-
-
-class _Notifying(QUndoCommand):
-    """Wraps a command pushed from outside so the document emits changed after it."""
-
-    def __init__(self, document: AgentDocument, inner: QUndoCommand) -> None:
-        super().__init__(inner.text())
-        self._document = document
-        self.inner = inner
-
-    def id(self) -> int:
-        return self.inner.id()
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, _Notifying) or not self.inner.mergeWith(other.inner):
-            return False
-        self.setText(self.inner.text())
-        self.setObsolete(self.inner.isObsolete())
-        return True
-
-    def redo(self) -> None:
-        self.inner.redo()
-        self._document.changed.emit()
-
-    def undo(self) -> None:
-        self.inner.undo()
-        self._document.changed.emit()
+            return _MISSING
+        if value is _MISSING:
+            return _MISSING
+    return value
 
 
 def _copy_container(value: Any) -> Any:
@@ -226,6 +145,92 @@ def _copy_container(value: Any) -> Any:
     raise TypeError(f"cannot edit inside a {type(value).__name__}")
 
 
+def _with_child(parent: Any, key: str | int, child: Any) -> Any:
+    """A copy of ``parent`` whose ``key`` holds ``child``; a model copy validates the assignment,
+    so its own rules (unique tool names…) see the change and the field counts as set."""
+    if isinstance(parent, BaseModel):
+        copy = parent.model_copy()
+        setattr(copy, str(key), child)
+        return copy
+    copy = _copy_container(parent)
+    copy[key] = child
+    return copy
+
+
+def _rebuilt(value: Any, path: FieldPath, op: _Op) -> Any:
+    """``value`` with ``op`` applied at ``path``: new objects along the path, the rest shared."""
+    key = path[0]
+    if len(path) == 1:
+        return op(value, key)
+    child = getattr(value, str(key)) if isinstance(value, BaseModel) else value[key]
+    return _with_child(value, key, _rebuilt(child, path[1:], op))
+
+
+def _in_container(change: Callable[[Any, str | int], None]) -> _Op:
+    """An op that runs ``change`` on a copy of the list or dict at the end of the path."""
+
+    def op(parent: Any, key: str | int) -> Any:
+        if isinstance(parent, BaseModel):
+            raise TypeError(f"{key!r} is not a list or a dict")
+        copy = _copy_container(parent)
+        change(copy, key)
+        return copy
+
+    return op
+
+
+def _unset(parent: Any, key: str | int) -> Any:
+    """A copy of the model ``parent`` with field ``key`` at its default and not set."""
+    if not isinstance(parent, BaseModel):
+        raise TypeError(f"{key!r} is not a model field")
+    name, kind = str(key), type(parent)
+    values = {field: getattr(parent, field) for field in kind.model_fields if field != name}
+    return kind.model_construct(
+        parent.model_fields_set - {name}, **values, **(parent.model_extra or {})
+    )
+
+
+class EditCommand(QUndoCommand):
+    """One undoable change made through the document: the agent before and after it."""
+
+    def __init__(
+        self,
+        document: AgentDocument,
+        before: Agent,
+        after: Agent,
+        path: FieldPath,
+        text: str,
+        merge_id: int = -1,
+    ) -> None:
+        super().__init__(text)
+        self._document = document
+        self._before = before
+        self._after = after
+        self.path = path
+        self._merge_id = merge_id
+        self.sealed = False
+
+    def id(self) -> int:
+        return self._merge_id
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, EditCommand) or other.path != self.path or self.sealed:
+            return False
+        self._after = other._after
+        if same_value(_value_at(self._after, self.path), _value_at(self._before, self.path)):
+            # Typed back to where it was: the agent before, "unset" fields and all, so the file
+            # does not gain a key; the stack drops the obsolete command without an undo.
+            self._document._show(self._before, self.path)
+            self.setObsolete(True)
+        return True
+
+    def redo(self) -> None:
+        self._document._show(self._after, self.path)
+
+    def undo(self) -> None:
+        self._document._show(self._before, self.path)
+
+
 class AgentDocument(QObject):
     """One open agent file (or a new agent not saved yet).
 
@@ -234,9 +239,15 @@ class AgentDocument(QObject):
         path: the file, or None for a new agent.
         undo_stack: the agent's undo history.
         disk_stamp: the file as it was at load/save, to detect changes made by others.
+
+    Signals:
+        changed_at(FieldPath): the value at that path is new (an edit, its undo or redo, a
+            reload with ``()``); values elsewhere are the same objects as before.
+        dirty_changed(bool): the document became dirty or clean.
+        path_changed: the document was saved under another file.
     """
 
-    changed = Signal()
+    changed_at = Signal(object)
     dirty_changed = Signal(bool)
     path_changed = Signal()
 
@@ -276,8 +287,6 @@ class AgentDocument(QObject):
         Tools whose parameters schema is unsound do not stop it: the window checks them after
         it is shown (``check_tool_schemas_soon``) and says what to fix.
         """
-        from schema_types.files.agent_file import load_agent
-
         path = Path(path).resolve()
         return cls(load_agent(path, check_schemas=False), path, parent)
 
@@ -288,8 +297,6 @@ class AgentDocument(QObject):
             ValueError: no path given for a new agent.
             OSError / SchemaError: the file could not be written.
         """
-        from schema_types.files.agent_file import save_agent
-
         target = Path(path).resolve() if path is not None else self.path
         if target is None:
             raise ValueError("this agent has no file yet: use Save As")
@@ -318,8 +325,6 @@ class AgentDocument(QObject):
 
     def reload(self) -> None:
         """Replace the agent by the file's content; the undo history is dropped."""
-        from schema_types.files.agent_file import load_agent
-
         if self.path is None:
             raise ValueError("this agent has no file to reload from")
         agent = load_agent(self.path, check_schemas=False)
@@ -328,11 +333,10 @@ class AgentDocument(QObject):
 
     def replace_agent(self, agent: Agent, *, dirty: bool) -> None:
         """Swap in another agent (reload, recovery restore); clears the undo history."""
-        self.agent = agent
         self.undo_stack.clear()
         self._forced_dirty = dirty
         self._emit_dirty()
-        self.changed.emit()
+        self._show(agent, ())
 
     def display_name(self) -> str:
         """The file name, or the agent's name for an agent not saved yet."""
@@ -386,21 +390,31 @@ class AgentDocument(QObject):
             merge_id: commands with the same id (not -1) on the same path merge (typing).
 
         Returns:
-            True when applied (or nothing to change); False when the model refused the value —
-            the refusal is reported through the error reporter and nothing changes.
+            True when applied (or nothing to change: equal, dict key order included); False
+            when the model refused the value — the refusal is reported through the error
+            reporter and nothing changes.
         """
         if not path:
             raise ValueError("set_field needs a path")
-        try:
-            if self.get(path) == value:
-                return True
-        except (AttributeError, KeyError, IndexError, TypeError):
-            pass
+        if same_value(_value_at(self.agent, path), value):
+            return True
+        return self._edit(path, path, _set_op(value), text=text, merge_id=merge_id)
 
-        def put(container: Any, key: str | int) -> None:
-            container[key] = value
+    def unset_field(self, path: FieldPath, *, text: str, merge_id: int = -1) -> bool:
+        """Put the model field at ``path`` back to its default *and* out of the file.
 
-        return self._edit(path, put, text=text, merge_id=merge_id, leaf_value=value)
+        Setting None would leave ``key: null`` in the file; unset, the key disappears, as it was
+        before anyone typed. The edit merges with typing in the same field like ``set_field``.
+
+        Returns:
+            False when the agent refused (reported).
+        """
+        owner = _value_at(self.agent, path[:-1])
+        name = str(path[-1])
+        unset = isinstance(owner, BaseModel) and name not in owner.model_fields_set
+        if unset and getattr(owner, name, None) is None:
+            return True
+        return self._edit(path, path, _unset, text=text, merge_id=merge_id)
 
     def insert_item(self, path: FieldPath, value: Any, *, text: str) -> bool:
         """Insert ``value`` into a list at ``path[-1]`` (an index), or a dict under a new key."""
@@ -413,7 +427,7 @@ class AgentDocument(QObject):
             else:
                 container[key] = value
 
-        return self._edit(path, insert, text=text)
+        return self._edit(path, path[:-1], _in_container(insert), text=text)
 
     def remove_item(self, path: FieldPath, *, text: str) -> bool:
         """Remove the list item or dict entry at ``path``."""
@@ -421,7 +435,7 @@ class AgentDocument(QObject):
         def remove(container: Any, key: str | int) -> None:
             del container[key]
 
-        return self._edit(path, remove, text=text)
+        return self._edit(path, path[:-1], _in_container(remove), text=text)
 
     def move_item(self, path: FieldPath, to_index: int, *, text: str) -> bool:
         """Move the list item at ``path`` to ``to_index`` (its index after the move)."""
@@ -430,7 +444,7 @@ class AgentDocument(QObject):
             item = container.pop(int(key))
             container.insert(to_index, item)
 
-        return self._edit(path, move, text=text)
+        return self._edit(path, path[:-1], _in_container(move), text=text)
 
     def rename_key(self, path: FieldPath, new_key: str, *, text: str) -> bool:
         """Rename the dict entry at ``path`` keeping its position (e.g. an MCP server)."""
@@ -442,19 +456,7 @@ class AgentDocument(QObject):
             container.clear()
             container.update(items)
 
-        return self._edit(path, rename, text=text)
-
-    def replace_agent_part(self, path: FieldPath, value: Any, *, text: str) -> bool:
-        """Replace a whole part (a tool, a server, the parameters dict) as one command."""
-        return self.set_field(path, value, text=text)
-
-    def push(self, command: QUndoCommand) -> None:
-        """Push any other undoable command (it is run now); views get :attr:`changed` after its
-        redo and undo. Its ``id``/``mergeWith`` work as usual."""
-        if isinstance(command, EditCommand):
-            self.undo_stack.push(command)
-        else:
-            self.undo_stack.push(_Notifying(self, command))
+        return self._edit(path, path[:-1], _in_container(rename), text=text)
 
     def seal(self) -> None:
         """End the current typing run: the next edit of the same field is a new undo step.
@@ -476,82 +478,34 @@ class AgentDocument(QObject):
 
     def validate_field(self, path: FieldPath, value: Any) -> str | None:
         """Why ``value`` would be refused at ``path`` (None when it is fine); changes nothing."""
-
-        def put(container: Any, key: str | int) -> None:
-            container[key] = value
-
         try:
-            change = self._apply(path, put, leaf_value=value)
-        except (ValidationError, ValueError, TypeError, KeyError, IndexError) as exc:
+            _rebuilt(self.agent, path, _set_op(value))
+        except _REFUSED as exc:
             return validation_message(exc)
-        change.undo()
         return None
 
     def _edit(
-        self,
-        path: FieldPath,
-        op: Callable[[Any, str | int], None],
-        *,
-        text: str,
-        merge_id: int = -1,
-        leaf_value: Any = _MISSING,
+        self, path: FieldPath, notice: FieldPath, op: _Op, *, text: str, merge_id: int = -1
     ) -> bool:
         try:
-            change = self._apply(path, op, leaf_value=leaf_value)
-        except (ValidationError, ValueError, TypeError, KeyError, IndexError) as exc:
+            after = _rebuilt(self.agent, path, op)
+        except _REFUSED as exc:
             reporter().warning(f"{text}: not changed — {validation_message(exc)}")
             return False
-        self.undo_stack.push(EditCommand(self, change, path, text, merge_id))
+        self.undo_stack.push(EditCommand(self, self.agent, after, notice, text, merge_id))
         return True
 
-    def _apply(
-        self, path: FieldPath, op: Callable[[Any, str | int], None], *, leaf_value: Any
-    ) -> _Change:
-        """Apply ``op`` at ``path`` and validate; on failure restore everything and raise."""
-        # Walk the path, remembering each model and the field it was left by.
-        chain: list[tuple[BaseModel, str, int]] = []  # (model, field name, position in path)
-        value: Any = self.agent
-        for position, key in enumerate(path[:-1]):
-            if isinstance(value, BaseModel):
-                chain.append((value, str(key), position))
-                value = getattr(value, str(key))
-            else:
-                value = value[key]
-        last = path[-1]
-        if isinstance(value, BaseModel):
-            model, name, sub = value, str(last), cast(FieldPath, ())
-        else:
-            model, name, start = chain[-1]
-            chain.pop()
-            sub = path[start + 1 :]
-        ancestors = [m for m, _, _ in chain]
-        before = _snapshot([model, *ancestors])
-        old = _raw_get(model, name)
-        if sub:
-            new = _copy_container(old)
-            container = new
-            for key in sub[:-1]:
-                inner = _copy_container(container[key])
-                container[key] = inner
-                container = inner
-            op(container, sub[-1])
-        elif leaf_value is not _MISSING:
-            new = leaf_value
-        else:
-            raise TypeError(f"{name!r} is not a list or a dict")
-        try:
-            setattr(model, name, new)
-            # Model validators of the ancestors (unique tool names…) see the change too; the
-            # re-assignment also marks the ancestors "set", so a file dump keeps the edit.
-            for ancestor, field_name, _ in reversed(chain):
-                setattr(ancestor, field_name, getattr(ancestor, field_name))
-        except (ValidationError, ValueError, TypeError):
-            _raw_set(model, name, old)
-            _restore(before)
-            raise
-        return _Change(
-            model, name, old, _raw_get(model, name), before, _snapshot([model, *ancestors])
-        )
+    def _show(self, agent: Agent, path: FieldPath) -> None:
+        """Make ``agent`` the document's agent and say where it differs (the commands' step)."""
+        self.agent = agent
+        self.changed_at.emit(path)
+
+
+def _set_op(value: Any) -> _Op:
+    def op(parent: Any, key: str | int) -> Any:
+        return _with_child(parent, key, value)
+
+    return op
 
 
 def blank_agent() -> Agent:
@@ -569,8 +523,3 @@ def blank_agent() -> Agent:
             "systemPrompt": "",
         }
     )
-
-
-def file_fingerprint(path: Path) -> str:
-    """A short stable id for a path (used to name recovery copies)."""
-    return hashlib.sha1(os.fsencode(str(path))).hexdigest()[:12]

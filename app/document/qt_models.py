@@ -1,10 +1,11 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
 """Qt item models over open agents: the outline tree and the tools list.
 
-Both read the documents' agents live and hold no copies of their data: they only cache which
-objects sit in which row, so they can tell views exactly which rows were inserted, removed or
-moved when a document reports :attr:`~app.document.agent_document.AgentDocument.changed`. Edits
-made through
+Both read the documents' agents live and hold no copies of their data: they only keep which tool
+object sits in which row. A change notice inside one tool (``("metadata", "tools", i, …)``)
+updates row ``i``; a notice for the tools list (a tool added, removed or moved) is matched against
+the rows by object identity — objects in an agent never change, so a tool still there is the same
+object — to tell views exactly which rows were inserted, removed or moved. Edits made through
 them (renaming a tool, dragging it elsewhere) go through the document as undoable commands.
 
 They are tested without any widget (``tests/app/test_qt_models.py``).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from PySide6.QtCore import (
@@ -28,8 +30,9 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont, QIcon
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from app.document.schema_health import tool_schema_health
+from app.document.tool_ref import changed_tool_index, changes_tools_list
 from app.icons import icon
 from schema_types.agent import ToolDefinition
 
@@ -109,8 +112,6 @@ def sync_rows(
             old.insert(target, entry)
             end_move()
             return
-    from difflib import SequenceMatcher
-
     opcodes = SequenceMatcher(a=old_mid, b=new_mid, autojunk=False).get_opcodes()
     for tag, i1, i2, j1, j2 in reversed(opcodes):
         i1, i2, j1, j2 = i1 + first, i2 + first, j1 + first, j2 + first
@@ -185,14 +186,25 @@ class OutlineModel(QAbstractItemModel):
         self._roots.append(root)
         self.endInsertRows()
 
-        def refresh(*_args: object) -> None:
-            self._on_document_changed(root)
+        def on_changed_at(path: FieldPath) -> None:
+            self._on_changed_at(root, path)
+
+        def on_file_changed(*_args: object) -> None:
+            self._emit_rows(root, [])
+
+        def on_health_changed() -> None:
+            self._emit_rows(root, [], tools=True)
 
         health = tool_schema_health(document)
-        signals = (document.changed, document.dirty_changed, document.path_changed, health.changed)
-        for signal in signals:
-            signal.connect(refresh)
-        self._slots[id(root)] = [(signal, refresh) for signal in signals]
+        slots: list[tuple[Any, Callable[..., None]]] = [
+            (document.changed_at, on_changed_at),
+            (document.dirty_changed, on_file_changed),
+            (document.path_changed, on_file_changed),
+            (health.changed, on_health_changed),
+        ]
+        for signal, slot in slots:
+            signal.connect(slot)
+        self._slots[id(root)] = slots
         return self.index(row, 0)
 
     def remove_document(self, document: AgentDocument) -> None:
@@ -235,12 +247,33 @@ class OutlineModel(QAbstractItemModel):
         node = index.internalPointer()
         return node if isinstance(node, OutlineNode) else None
 
-    def _on_document_changed(self, root: OutlineNode) -> None:
+    def _on_changed_at(self, root: OutlineNode, path: FieldPath) -> None:
         if root not in self._roots:
             return
-        root_index = self.index(self._roots.index(root), 0)
         tools_node = root.children[3]
-        tools_index = self.index(3, 0, root_index)
+        tools = root.document.agent.tools
+        sections = [
+            kind
+            for kind, watched in (
+                ("agent", ("metadata", "name")),
+                ("model", ("settings", "model")),
+                ("servers", ("mcp_servers",)),
+            )
+            if touches(path, watched)
+        ]
+        row = changed_tool_index(path)
+        if row is not None:
+            tools_node.children[row].tool = tools[row]
+            self._emit_rows(root, sections, tool_rows=(row, row))
+        elif changes_tools_list(path):
+            self._sync_tools(root)
+            self._emit_rows(root, [*sections, "tools"])
+        elif sections:
+            self._emit_rows(root, sections)
+
+    def _sync_tools(self, root: OutlineNode) -> None:
+        tools_node = root.children[3]
+        tools_index = self.index(3, 0, self.index(self._roots.index(root), 0))
 
         def begin_move(first: int, last: int, destination: int) -> bool:
             return self.beginMoveRows(tools_index, first, last, tools_index, destination)
@@ -257,17 +290,33 @@ class OutlineModel(QAbstractItemModel):
             begin_move=begin_move,
             end_move=self.endMoveRows,
         )
+
+    def _emit_rows(
+        self,
+        root: OutlineNode,
+        sections: Sequence[str],
+        *,
+        tools: bool = False,
+        tool_rows: tuple[int, int] | None = None,
+    ) -> None:
+        """Say that ``root``'s row (its label: name, file, dirty), the ``sections`` rows and
+        the tool rows (all of them with ``tools``, else ``tool_rows``) may show something new."""
+        if root not in self._roots:
+            return
+        root_index = self.index(self._roots.index(root), 0)
         self.dataChanged.emit(root_index, root_index)
-        if root.children:
-            first, last = (
-                self.index(0, 0, root_index),
-                self.index(len(root.children) - 1, 0, root_index),
-            )
-            self.dataChanged.emit(first, last)
-        if tools_node.children:
+        for row, (kind, _label, _icon) in enumerate(SECTIONS):
+            if kind in sections:
+                section = self.index(row, 0, root_index)
+                self.dataChanged.emit(section, section)
+        count = len(root.children[3].children)
+        if tools and count:
+            tool_rows = (0, count - 1)
+        if tool_rows is not None:
+            tools_index = self.index(3, 0, root_index)
+            first, last = tool_rows
             self.dataChanged.emit(
-                self.index(0, 0, tools_index),
-                self.index(len(tools_node.children) - 1, 0, tools_index),
+                self.index(first, 0, tools_index), self.index(last, 0, tools_index)
             )
 
     # -- QAbstractItemModel ------------------------------------------------------------------
@@ -371,8 +420,8 @@ class ToolsListModel(QAbstractListModel):
         super().__init__(parent)
         self.document = document
         self._tools: list[ToolDefinition] = list(document.agent.tools)
-        document.changed.connect(self._on_document_changed)
-        tool_schema_health(document).changed.connect(self._on_document_changed)
+        document.changed_at.connect(self._on_changed_at)
+        tool_schema_health(document).changed.connect(self._on_health_changed)
 
     def tool(self, row: int) -> ToolDefinition | None:
         """The tool in ``row``."""
@@ -382,7 +431,19 @@ class ToolsListModel(QAbstractListModel):
         """The row of ``tool`` (by identity), or -1."""
         return next((row for row, t in enumerate(self._tools) if t is tool), -1)
 
-    def _on_document_changed(self) -> None:
+    def _on_changed_at(self, path: FieldPath) -> None:
+        row = changed_tool_index(path)
+        if row is not None:
+            self._tools[row] = self.document.agent.tools[row]
+            self.dataChanged.emit(self.index(row, 0), self.index(row, 0))
+        elif changes_tools_list(path):
+            self._sync()
+
+    def _on_health_changed(self) -> None:
+        if self._tools:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._tools) - 1, 0))
+
+    def _sync(self) -> None:
         root = QModelIndex()
         sync_rows(
             self._tools,
@@ -396,8 +457,6 @@ class ToolsListModel(QAbstractListModel):
             begin_move=lambda a, b, d: self.beginMoveRows(root, a, b, root, d),
             end_move=self.endMoveRows,
         )
-        if self._tools:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._tools) - 1, 0))
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._tools)

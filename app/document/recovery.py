@@ -181,7 +181,8 @@ class Autosaver(QObject):
         """Autosave ``document`` from now on."""
         self._keys[document] = uuid.uuid4().hex
         self._generation[document] = 0
-        document.changed.connect(lambda: self._on_changed(document))
+        # A recovery copy holds the whole agent: any change at all makes it out of date.
+        document.changed_at.connect(lambda _path: self._on_changed(document))
         document.dirty_changed.connect(lambda dirty: self._on_dirty_changed(document, dirty))
 
     def forget(self, document: AgentDocument) -> None:

@@ -6,12 +6,14 @@ here); serving, validating and exporting refuse it. :class:`ToolSchemaHealth` is
 and the tools list read to mark those tools, and what the window reads to say so once the agent
 is open. The problems are ``check_parameters_schema``'s, the rule the server applies.
 
-The checks run from the event loop, a moment after the last edit, never inside a change, and in
+A pass runs from the event loop a moment after an edit that can change the outcome (a tool's
+parameters or name, the tools list; typing a prompt is not one), never inside a change, and in
 slices of a few milliseconds with the events in between, so an agent of thousands of tools is
-checked while the window stays responsive. Edits replace the containers they change and leave
-the others as they are, so a tool whose ``parameters`` is the very object checked before is not
-checked again: an edit elsewhere in the agent costs one identity test per tool. A changed
-schema whose content was seen before (undo, redo) reuses that outcome.
+checked while the window stays responsive. Results are kept by tool name (unique in an agent), so
+a tool edited meanwhile keeps its mark until the pass. Checking one schema costs milliseconds, so
+a pass remembers what it checked: edits share every object they do not change, so a tool whose
+``parameters`` is the very object checked before is not checked again, and a schema whose content
+was seen before (undo, redo) reuses that outcome.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
+from app.document.agent_document import AgentDocument, FieldPath
+from app.document.tool_ref import TOOLS_PATH, changed_tool_index, changes_tools_list
+from schema_types.schema.check import check_parameters_schema
+
 if TYPE_CHECKING:
-    from app.document.agent_document import AgentDocument
     from schema_types.agent import ToolDefinition
     from schema_types.errors import Problem
 
@@ -53,11 +58,10 @@ class ToolSchemaHealth(QObject):
     def __init__(self, document: AgentDocument) -> None:
         super().__init__(document)
         self._document = document
-        # id(tool) → (the parameters object checked, its JSON, its problems); the object is kept
-        # so that its id cannot be reused while the entry lives.
-        self._seen: dict[int, tuple[object, str, _Problems]] = {}
+        # tool name → (the parameters object checked, its JSON, its problems)
+        self._seen: dict[str, tuple[object, str, _Problems]] = {}
         self._by_text: dict[str, _Problems] = {}  # schema JSON → its problems
-        self._by_tool: dict[int, _Problems] = {}  # id(tool) → its problems, sound tools left out
+        self._by_tool: dict[str, _Problems] = {}  # tool name → its problems, sound tools left out
         self._checked = False
         self._pass: _Pass | None = None
         self._delay = QTimer(self)
@@ -68,7 +72,7 @@ class ToolSchemaHealth(QObject):
         self._slices.setSingleShot(True)
         self._slices.setInterval(0)
         self._slices.timeout.connect(self._run_slice)
-        document.changed.connect(self.check_soon)
+        document.changed_at.connect(self._on_changed_at)
         self._delay.start()
 
     @property
@@ -79,11 +83,18 @@ class ToolSchemaHealth(QObject):
     def problems(self, tool: ToolDefinition) -> tuple[Problem, ...]:
         """What is wrong with ``tool``'s parameters as of the last pass (``()`` when sound or
         not checked yet); paths are relative to the parameters schema."""
-        return self._by_tool.get(id(tool), ())
+        return self._by_tool.get(tool.name, ())
 
     def unsound_tools(self) -> list[ToolDefinition]:
         """The tools whose parameters need fixing, in the agent's order."""
         return [tool for tool in self._document.agent.tools if self.problems(tool)]
+
+    def _on_changed_at(self, path: FieldPath) -> None:
+        inside = path[len(TOOLS_PATH) + 1 : len(TOOLS_PATH) + 2]
+        if changes_tools_list(path) or (
+            changed_tool_index(path) is not None and inside in ((), ("parameters",), ("name",))
+        ):
+            self.check_soon()
 
     def check_soon(self) -> None:
         """Start a pass after :data:`CHECK_DELAY_MS` without a further call (a pass under way is
@@ -119,20 +130,18 @@ class ToolSchemaHealth(QObject):
 
     def _problems_of(self, tool: ToolDefinition) -> _Problems:
         parameters = tool.parameters
-        seen = self._seen.get(id(tool))
+        seen = self._seen.get(tool.name)
         if seen is not None and seen[0] is parameters:
             return seen[2]
-        from schema_types.schema.check import check_parameters_schema
-
         text = json.dumps(parameters, sort_keys=True, default=repr)
         found = self._by_text.get(text)
         if found is None:
             found = self._by_text[text] = tuple(check_parameters_schema(parameters))
-        self._seen[id(tool)] = (parameters, text, found)
+        self._seen[tool.name] = (parameters, text, found)
         return found
 
     def _finish(self, run: _Pass) -> bool:
-        alive = {id(tool) for tool in run.tools}
+        alive = {tool.name for tool in run.tools}
         self._seen = {key: value for key, value in self._seen.items() if key in alive}
         # Only the schemas the agent holds now.
         self._by_text = {text: found for _, text, found in self._seen.values()}
@@ -150,7 +159,7 @@ class _Pass:
     def __init__(self, tools: list[ToolDefinition]) -> None:
         self.tools = list(tools)
         self.next = 0
-        self.found: dict[int, _Problems] = {}
+        self.found: dict[str, _Problems] = {}
 
     def step(
         self, problems_of: Callable[[ToolDefinition], _Problems], *, deadline: float | None
@@ -162,7 +171,7 @@ class _Pass:
             self.next += 1
             found = problems_of(tool)
             if found:
-                self.found[id(tool)] = found
+                self.found[tool.name] = found
             if deadline is not None and self.next % 16 == 0 and time.perf_counter() > deadline:
                 break
         return self.next < count

@@ -3,7 +3,7 @@
 A binding ties one widget to one field path of an
 :class:`~app.document.agent_document.AgentDocument`: typing
 sets the field through the document (merged into one undo step per field until editing
-finishes), and the widget re-reads the field whenever the document changes (undo, redo, another
+finishes), and the widget re-reads the field when a change notice touches it (undo, redo, another
 view), without feeding its own update back as an edit.
 
 Pages: ``agent_page.AgentPage`` (this package), ``model_page.ModelPage`` and
@@ -18,7 +18,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPlainTextEdit, QWidget
 
-from app.document.agent_document import AgentDocument, FieldPath, merge_id_for
+from app.document.agent_document import AgentDocument, FieldPath, merge_id_for, touches
+from app.errors import reporter
 
 __all__ = ["ComboBinding", "FieldBinding", "LineEditBinding", "PathSource", "TextEditBinding"]
 
@@ -27,7 +28,9 @@ PathSource = FieldPath | Callable[[], FieldPath | None]
 
 
 class FieldBinding(QObject):
-    """Base of the bindings: pushes edits with a merge id, re-reads on ``document.changed``."""
+    """Base of the bindings: pushes edits with a merge id, re-reads when a change touches the
+    field (``follow=False``: the owner calls :meth:`refresh`, e.g. a tool's fields, whose path
+    moves with the tool)."""
 
     def __init__(
         self,
@@ -38,6 +41,7 @@ class FieldBinding(QObject):
         *,
         to_model: Callable[[Any], Any] = lambda v: v,
         from_model: Callable[[Any], Any] = lambda v: v,
+        follow: bool = True,
     ) -> None:
         super().__init__(widget)
         self.document = document
@@ -46,7 +50,8 @@ class FieldBinding(QObject):
         self.label = label
         self._to_model = to_model
         self._from_model = from_model
-        document.changed.connect(self.refresh)
+        if follow:
+            document.changed_at.connect(self._on_changed_at)
 
     @property
     def path(self) -> FieldPath | None:
@@ -61,8 +66,6 @@ class FieldBinding(QObject):
         try:
             value = self._to_model(widget_value)
         except ValueError as exc:
-            from app.errors import reporter
-
             reporter().warning(f"{self.label}: {exc}")
             return False
         return self.document.set_field(
@@ -79,8 +82,13 @@ class FieldBinding(QObject):
         except (AttributeError, KeyError, IndexError):
             return None
 
+    def _on_changed_at(self, changed: FieldPath) -> None:
+        path = self.path
+        if path is None or touches(changed, path):
+            self.refresh()
+
     def refresh(self) -> None:
-        """Show the document's value (called on every document change)."""
+        """Show the document's value (called when a change touches the field)."""
         raise NotImplementedError
 
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from app.pages import ComboBinding, LineEditBinding, TextEditBinding
 
 __all__ = ["MODES", "AgentPage"]
@@ -112,7 +112,7 @@ class AgentPage(QScrollArea):
         ]
         for widget in (self.name_edit, self.version_edit, self.instructions_edit, self.mode_combo):
             QWidget.setTabOrder(widget, self._next_of(widget))
-        document.changed.connect(self._show_mode_hint)
+        document.changed_at.connect(self._on_changed_at)
         self._show_mode_hint()
 
     def _next_of(self, widget: QWidget) -> QWidget:
@@ -124,6 +124,10 @@ class AgentPage(QScrollArea):
             self.prompt_edit,
         ]
         return order[order.index(widget) + 1]
+
+    def _on_changed_at(self, path: FieldPath) -> None:
+        if touches(path, ("metadata", "mode")):
+            self._show_mode_hint()
 
     def _show_mode_hint(self) -> None:
         mode = self.document.agent.metadata.mode

@@ -13,7 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from app.errors import reporter
 from app.pages.model_endpoint import KEYRING_SERVICE, ProviderInfo, keyring_entry, setting_of
 from schema_types.errors import SecretError
@@ -85,7 +85,7 @@ class KeyringField(QWidget):
         self.store_button.clicked.connect(self.commit)
         self.move_button.clicked.connect(self.move_literal_to_keyring)
         self.remove_button.clicked.connect(self.remove)
-        document.changed.connect(self.refresh)
+        document.changed_at.connect(self._on_changed_at)
         self.refresh()
 
     # -- target ----------------------------------------------------------------------------
@@ -179,6 +179,10 @@ class KeyringField(QWidget):
         # Leaving the field commits too, so a typed key is never silently dropped.
         if self.edit.text().strip() and not self.edit.hasFocus():
             self.commit()
+
+    def _on_changed_at(self, path: FieldPath) -> None:
+        if touches(path, ("providers",)):
+            self.refresh()
 
     def refresh(self) -> None:
         """Show what the file holds for the current provider's key."""

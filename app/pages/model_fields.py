@@ -1,7 +1,7 @@
 """Field helpers of the Model page: optional numbers, spin boxes and stop sequences.
 
 They extend the bindings of :mod:`app.pages` (typing merged into one undo step per field, the
-widget re-reads the document on every change) to the value shapes the model settings have: a
+widget re-reads the field when a change touches it) to the value shapes the model settings have: a
 number that may be unset (empty = the provider's default), a bounded number that is always set,
 and a list of strings edited one per line.
 """
@@ -11,19 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
 from PySide6.QtCore import QEvent, QObject, QRegularExpression, QSignalBlocker
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
-from app.document.agent_document import (
-    AgentDocument,
-    EditCommand,
-    FieldPath,
-    merge_id_for,
-    validation_message,
-)
-from app.errors import reporter
+from app.document.agent_document import AgentDocument, merge_id_for
 from app.pages import FieldBinding, LineEditBinding, PathSource, TextEditBinding
 
 __all__ = [
@@ -34,7 +26,6 @@ __all__ = [
     "optional_number",
     "stop_from_text",
     "stop_to_text",
-    "unset_field",
 ]
 
 _DECIMAL = QRegularExpression(r"-?\d*\.?\d*")
@@ -95,34 +86,6 @@ def _unescape(line: str) -> str:
     return "".join(out)
 
 
-def unset_field(document: AgentDocument, path: FieldPath, *, text: str, merge_id: int) -> bool:
-    """Put the model field at ``path`` back to its default *and* out of the file.
-
-    Setting None would leave ``key: null`` in the file; unset, the key disappears, as it was
-    before anyone typed. The edit is an ordinary undoable ``EditCommand`` (it merges with the
-    typing in the same field) whose "after" state has the field unset.
-
-    Returns:
-        False when the agent refused (reported).
-    """
-    model = document.get(path[:-1])
-    name = str(path[-1])
-    if getattr(model, name) is None and name not in model.model_fields_set:
-        return True
-    try:
-        # The document's own apply step (walk, validation, ancestors); only the unset is ours.
-        change = document._apply(path, lambda _c, _k: None, leaf_value=None)
-    except (ValidationError, ValueError, TypeError) as exc:
-        reporter().warning(f"{text}: not changed — {validation_message(exc)}")
-        return False
-    model.model_fields_set.discard(name)
-    change.after = [
-        (m, fields - {name}) if m is model else (m, fields) for m, fields in change.after
-    ]
-    document.push(EditCommand(document, change, path, text, merge_id))
-    return True
-
-
 def _commit_unset_aware(binding: FieldBinding, widget_value: Any) -> bool | None:
     """Commit an empty value as "unset"; None when the value is not empty (commit as usual)."""
     path = binding.path
@@ -132,8 +95,8 @@ def _commit_unset_aware(binding: FieldBinding, widget_value: Any) -> bool | None
         return None  # the ordinary commit reports it
     if value is not None or path is None:
         return None
-    return unset_field(
-        binding.document, path, text=f"Edit {binding.label}", merge_id=merge_id_for(path)
+    return binding.document.unset_field(
+        path, text=f"Edit {binding.label}", merge_id=merge_id_for(path)
     )
 
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from app.errors import reporter
 from app.pages import ComboBinding, LineEditBinding
 from app.pages.keyring_field import KeyringField, with_setting
@@ -116,7 +116,7 @@ class ModelPage(QScrollArea):
                 document, self.permission_combo, ("settings", "tool_permission"), "tool permission"
             ),
         ]
-        document.changed.connect(self.refresh)
+        document.changed_at.connect(self._on_changed_at)
         probe_cache(document).updated.connect(lambda _name: self._show_usable())
         self.tasks.busy_changed.connect(self._on_busy_changed)
         self.refresh()
@@ -308,8 +308,14 @@ class ModelPage(QScrollArea):
         url = text.strip() or None
         return with_setting(self.document.agent.providers, info.id, name, url)
 
+    def _on_changed_at(self, path: FieldPath) -> None:
+        # The settings and providers it edits; the servers its summary of usable tools counts.
+        watched: tuple[FieldPath, ...] = (("settings",), ("providers",), ("mcp_servers",))
+        if any(touches(path, w) for w in watched):
+            self.refresh()
+
     def refresh(self) -> None:
-        """Show the document's values (after any edit, undo or redo)."""
+        """Show the document's values."""
         info = provider_info(self.provider_id())
         index = self.provider_combo.findData(info.id)
         if index < 0:  # a provider the file names that the main list does not offer

@@ -25,7 +25,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from schema_types.agent import Agent, McpToolSetting
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ class ServerToolsModel(QAbstractTableModel):
         self.server: str | None = None
         self._tools: tuple[ProbedTool, ...] = ()
         self._verdicts: dict[str, ToolVerdict] = {}
-        document.changed.connect(self._on_document_changed)
+        document.changed_at.connect(self._on_changed_at)
         cache.updated.connect(self._on_cache_updated)
 
     def set_server(self, server: str | None) -> None:
@@ -233,6 +233,10 @@ class ServerToolsModel(QAbstractTableModel):
         if server == self.server:
             self._reload()
         else:
+            self._on_document_changed()
+
+    def _on_changed_at(self, path: FieldPath) -> None:
+        if touches(path, ("mcp_servers",)) or touches(path, ("settings", "tool_permission")):
             self._on_document_changed()
 
     def _on_document_changed(self) -> None:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from app.errors import reporter
 from app.icons import icon
 from app.pages.model_endpoint import agent_slug
@@ -199,7 +199,7 @@ class ServersPage(QWidget):
         self.server_list.currentItemChanged.connect(lambda *_: self._show_selected())
         self.server_list.itemDoubleClicked.connect(lambda *_: self.edit_selected())
         self.tasks.busy_changed.connect(lambda *_: self._show_selected())
-        document.changed.connect(self.refresh)
+        document.changed_at.connect(self._on_changed_at)
         self.cache.updated.connect(lambda _name: self.refresh())
         self.refresh()
 
@@ -218,8 +218,12 @@ class ServersPage(QWidget):
                 self.server_list.setCurrentItem(item)
                 return
 
+    def _on_changed_at(self, path: FieldPath) -> None:
+        if touches(path, ("mcp_servers",)) or touches(path, ("settings", "tool_permission")):
+            self.refresh()
+
     def refresh(self) -> None:
-        """Re-read the servers from the document (after any edit, undo or redo)."""
+        """Re-read the servers from the document."""
         servers = self.document.agent.mcp_servers
         current = self.selected_name()
         names = list(servers)

@@ -159,7 +159,10 @@ class ToolsListWidget(QWidget):
         layout.addWidget(self.empty_hint)
 
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_actions())
-        document.changed.connect(self._update_actions)
+        self.model.rowsInserted.connect(self._update_actions)
+        self.model.rowsRemoved.connect(self._update_actions)
+        self.model.rowsMoved.connect(self._update_actions)
+        self.model.modelReset.connect(self._update_actions)
         self._update_actions()
         if self.model.rowCount():
             self.select_row(0)

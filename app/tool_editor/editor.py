@@ -4,9 +4,9 @@
 and hints at the top (:class:`~app.tool_editor.tool_fields.ToolFields`), then the parameter
 builder (:class:`~app.tool_editor.parameter_builder.ParameterBuilder`) above the template pane
 (:class:`~app.tool_editor.template_pane.TemplatePane`) in a splitter. It follows its
-``ToolDefinition`` by identity (a tool renamed or moved is still the one edited); after a reload,
-which replaces every object, it follows the tool by name, and says ``tool_removed`` when the tool
-is gone. Renaming a parameter in the tree offers to update the template's placeholders; template
+tool through a :class:`~app.document.tool_ref.ToolRef` (a tool renamed or moved is still the one
+edited; after a reload it is the tool of the same name), and says ``tool_removed`` when the tool is
+gone. Renaming a parameter in the tree offers to update the template's placeholders; template
 errors show as a count in the tab title (the "badge").
 """
 
@@ -15,7 +15,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath
+from app.document.tool_ref import ToolRef
 from app.icons import icon
 from app.tool_editor.parameter_builder import ParameterBuilder
 from app.tool_editor.parameter_edits import template_path
@@ -39,7 +40,7 @@ class ToolEditor(QWidget):
 
     Attributes:
         document: the open agent.
-        tool: the edited ``ToolDefinition`` (tracked by identity).
+        ref: the edited tool, followed through edits.
     """
 
     title_changed = Signal(str)
@@ -55,15 +56,11 @@ class ToolEditor(QWidget):
         super().__init__(parent)
         self.setObjectName("toolEditor")
         self.document = document
-        self.tool = tool
-        self._gone = False
-        self._removal_said = False
-        # Connected before the parts are built: on a reload it re-points ``tool`` first, so each
-        # part's own ``document.changed`` refresh already reads the new tool.
-        document.changed.connect(self._follow_tool)
-        self.fields = ToolFields(document, self.current_tool, self.index)
-        self.parameters = ParameterBuilder(document, self.current_tool)
-        self.template = TemplatePane(document, self.current_tool)
+        self.ref = ToolRef.of(document, tool)
+        self._last_tool = tool
+        self.fields = ToolFields(self.ref)
+        self.parameters = ParameterBuilder(self.ref)
+        self.template = TemplatePane(self.ref)
         self._title = self._make_title()
 
         top = QWidget()
@@ -100,17 +97,19 @@ class ToolEditor(QWidget):
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.tool))
         self.parameters.model.renamed.connect(self._on_parameter_renamed)
         self.template.error_count_changed.connect(lambda _count: self._update_title())
-        document.changed.connect(self._on_document_changed)
+        self.ref.changed.connect(self._on_tool_changed)
+        self.ref.removed.connect(self.tool_removed)
 
     # -- the tool --------------------------------------------------------------------------
 
-    def current_tool(self) -> ToolDefinition | None:
-        """The edited tool, or None once it left the agent."""
-        return None if self._gone else self.tool
+    @property
+    def tool(self) -> ToolDefinition:
+        """The edited tool now (the last one it was, once it left the agent)."""
+        return self.ref.tool() or self._last_tool
 
     def index(self) -> int | None:
         """The tool's position in the agent, or None when it was deleted."""
-        return next((i for i, t in enumerate(self.document.agent.tools) if t is self.tool), None)
+        return self.ref.index()
 
     def title(self) -> str:
         """The tab title: the tool's name, and the number of template errors if any."""
@@ -126,23 +125,10 @@ class ToolEditor(QWidget):
             self._title = title
             self.title_changed.emit(title)
 
-    def _follow_tool(self) -> None:
-        if self._gone or self.index() is not None:
-            return
-        # A reload replaces every object: follow the tool by name if it is still there.
-        same_name = self.document.agent.metadata.tool(self.tool.name)
-        if same_name is None:
-            self._gone = True
-        else:
-            self.tool = same_name
-
-    def _on_document_changed(self) -> None:
-        if self._gone:
-            if not self._removal_said:
-                self._removal_said = True
-                self.tool_removed.emit()
-            return
-        self._update_title()
+    def _on_tool_changed(self, part: FieldPath) -> None:
+        self._last_tool = self.ref.tool() or self._last_tool
+        if part[:1] in ((), ("name",)):
+            self._update_title()
 
     def _on_parameter_renamed(self, old: NodePath, new: NodePath) -> None:
         old_path, new_path = template_path(old), template_path(new)

@@ -3,13 +3,11 @@
 
 The highlighter never parses templates itself: it asks :func:`schema_types.template.engine.tokenize`
 for the tokens and :func:`schema_types.template.engine.placeholder_kind` what each placeholder
-names,
-so what the editor colours is exactly what the server fills.
+names, so what the editor colours is exactly what the server fills.
 
-Tokenizing is done once per document change, not once per block: Qt calls ``highlightBlock`` for
-every block a change touches, and each call only looks up (by bisection) the tokens that overlap
-its block. Tokens never span a line break (placeholders and brace errors end at the line), so a
-keystroke re-highlights just the block it was typed in.
+Each block (line) is tokenized on its own when Qt asks for it. No brace token spans a line break
+(placeholders and brace errors end at the line) and plain text holds no brace, so a line's tokens
+are the same alone as inside the whole template; a keystroke tokenizes just its own line.
 
 Offsets: the engine counts code points, Qt counts UTF-16 units; :class:`OffsetMap` converts (a
 no-op for text without characters outside the Basic Multilingual Plane, the usual case).
@@ -20,7 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Mapping
 from typing import Any
 
@@ -154,25 +152,16 @@ class TemplateHighlighter(QSyntaxHighlighter):
     """
 
     def __init__(self, document: QTextDocument, parent: QObject) -> None:
-        # Created without a document so our contentsChange slot is connected before Qt's own
-        # (slots run in connection order): the token cache is stale before any block is redone.
         super().__init__(parent)
         self._parameters: Mapping[str, Any] = {}
-        self._kinds: dict[tuple[str, ...], HighlightStyle] = {}
+        self._kinds: dict[tuple[str, ...], HighlightStyle] = {}  # placeholder path → its style
         self._formats = _formats(QPalette())
-        self._stale = True
-        self._tokens: list[Token] = []
-        self._starts: list[int] = []
-        self._offsets = OffsetMap("")
-        document.contentsChange.connect(self._on_contents_change)
         self.setDocument(document)
 
     # -- configuration ---------------------------------------------------------------------
 
     def set_parameters(self, parameters: Mapping[str, Any]) -> None:
         """Classify placeholders against ``parameters`` (the tool's JSON Schema) from now on."""
-        if parameters is self._parameters:
-            return
         self._parameters = parameters
         self._kinds.clear()
         self.rehighlight()
@@ -182,13 +171,9 @@ class TemplateHighlighter(QSyntaxHighlighter):
         self._formats = _formats(palette)
         self.rehighlight()
 
-    def format_for(self, style: HighlightStyle) -> QTextCharFormat:
-        """The character format used for ``style`` (a copy)."""
-        return QTextCharFormat(self._formats[style])
-
     # -- reading ---------------------------------------------------------------------------
 
-    def style_of(self, token: Token) -> HighlightStyle | None:
+    def _style_of(self, token: Token) -> HighlightStyle | None:
         """How ``token`` is shown (None for plain text)."""
         if token.kind is TokenKind.TEXT:
             return None
@@ -200,45 +185,12 @@ class TemplateHighlighter(QSyntaxHighlighter):
             return style
         return _FIXED_STYLES[token.kind]
 
-    def styled_spans(self) -> list[tuple[int, int, HighlightStyle]]:
-        """Every highlighted span of the current text as ``(start, end, style)`` in code points."""
-        self._ensure_tokens()
-        spans: list[tuple[int, int, HighlightStyle]] = []
-        for token in self._tokens:
-            style = self.style_of(token)
-            if style is not None:
-                spans.append((token.start, token.end, style))
-        return spans
-
     # -- Qt --------------------------------------------------------------------------------
 
-    def _on_contents_change(self, _position: int, _removed: int, _added: int) -> None:
-        self._stale = True
-
-    def _ensure_tokens(self) -> None:
-        if not self._stale:
-            return
-        document = self.document()
-        text = document_text(document) if document is not None else ""
-        self._tokens = tokenize(text)
-        self._starts = [token.start for token in self._tokens]
-        self._offsets = OffsetMap(text)
-        self._stale = False
-
     def highlightBlock(self, text: str) -> None:
-        self._ensure_tokens()
-        qt_start = self.currentBlock().position()
-        start = self._offsets.from_qt(qt_start)
-        end = start + len(text)
-        tokens = self._tokens
-        index = max(0, bisect_right(self._starts, start) - 1)
-        stop = bisect_left(self._starts, end, lo=index)
-        to_qt = self._offsets.to_qt
-        for token in tokens[index:stop]:
-            style = self.style_of(token)
-            if style is None:
-                continue
-            first = to_qt(max(token.start, start)) - qt_start
-            last = to_qt(min(token.end, end)) - qt_start
-            if last > first:
+        offsets = OffsetMap(text)
+        for token in tokenize(text):
+            style = self._style_of(token)
+            if style is not None:
+                first, last = offsets.to_qt(token.start), offsets.to_qt(token.end)
                 self.setFormat(first, last - first, self._formats[style])

@@ -3,7 +3,8 @@
 Mixed into :class:`~app.tool_editor.parameter_model.ParameterTreeModel`: every method computes
 the new ``parameters`` dict with :mod:`.parameter_edits`, checks its keyword types with
 ``parameters_from_json`` (the one implementation, in ``schema_types``) and pushes it as a
-:class:`.ParametersEdit`. A refused edit changes nothing and says why through the reporter.
+one ``set_field`` of the tool's ``parameters`` (a reorder counts: the document compares with key
+order). A refused edit changes nothing and says why through the reporter.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from app.document.agent_document import AgentDocument, merge_id_for
+from app.document.tool_ref import ToolRef
 from app.errors import reporter
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_edits import NodePath
-from app.tool_editor.parameters_command import push_parameters, seal_parameters
 from schema_types.agent import ToolDefinition
 from schema_types.errors import SchemaDefinitionError
 from schema_types.schema.nodes import parameters_from_json
@@ -27,6 +28,7 @@ class ParameterActions:
     """Edit operations by node path; the host model provides the reading methods below."""
 
     document: AgentDocument
+    ref: ToolRef
     # The node paths a rebuild should treat as "the same node, renamed or moved" (selection
     # and expansion follow it).
     _renamed: tuple[NodePath, NodePath] | None
@@ -55,16 +57,16 @@ class ParameterActions:
     # -- plumbing ------------------------------------------------------------------------------
 
     def _push(self, new: dict[str, Any], text: str, merge_key: tuple[Any, ...] = ()) -> bool:
-        tool = self.tool()
-        if tool is None:
+        path = self.ref.path("parameters")
+        if path is None:
             return False
         try:
             parameters_from_json(new)
         except SchemaDefinitionError as exc:
             reporter().warning(f"{text}: not changed — {exc}")
             return False
-        merge_id = merge_id_for(("parameters", id(tool), *merge_key)) if merge_key else -1
-        return push_parameters(self.document, tool, new, text=text, merge_id=merge_id)
+        merge_id = merge_id_for((*path, *merge_key)) if merge_key else -1
+        return self.document.set_field(path, new, text=text, merge_id=merge_id)
 
     def _try(self, text: str, make: Callable[[Any], dict[str, Any]]) -> dict[str, Any] | None:
         params = self.parameters()
@@ -83,7 +85,7 @@ class ParameterActions:
 
     def seal(self) -> None:
         """End a typing run: the next keyword edit is a new undo step."""
-        seal_parameters(self.document)
+        self.document.seal()
 
     # -- structure -----------------------------------------------------------------------------
 

@@ -26,14 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument
+from app.document.tool_ref import ToolRef
 from app.icons import icon
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_import import ImportDialog, ImportedParameters
 from app.tool_editor.schema_json_view import SchemaJsonView
-from schema_types.agent import ToolDefinition
 from schema_types.schema.nodes import ArraySchema, ObjectSchema
 
 __all__ = ["ParameterBuilder"]
@@ -45,21 +44,19 @@ class ParameterBuilder(QWidget):
     """Tree, actions, property panel and JSON view of one tool's parameters.
 
     Args:
-        document: the open agent.
-        tool_getter: the edited tool now (None once deleted).
+        ref: the edited tool.
         parent: the owning widget.
     """
 
     def __init__(
         self,
-        document: AgentDocument,
-        tool_getter: Callable[[], ToolDefinition | None],
+        ref: ToolRef,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("parameterBuilder")
-        self.document = document
-        self.model = ParameterTreeModel(document, tool_getter, self)
+        self.document = ref.document
+        self.model = ParameterTreeModel(ref, self)
         self.tree = QTreeView()
         self.tree.setObjectName("parameterTree")
         self.tree.setAccessibleName("Parameters")
@@ -249,15 +246,9 @@ class ParameterBuilder(QWidget):
         done = self.model.replace_parameters(
             found.parameters, text=f"Import parameters from {found.source}"
         )
-        tool = self.model.tool()
-        if done and with_description and found.description and tool is not None:
-            index = next((i for i, t in enumerate(self.document.agent.tools) if t is tool), None)
-            if index is not None:
-                self.document.set_field(
-                    ("metadata", "tools", index, "description"),
-                    found.description,
-                    text="Import tool description",
-                )
+        path = self.model.ref.path("description")
+        if done and with_description and found.description and path is not None:
+            self.document.set_field(path, found.description, text="Import tool description")
         self.tree.expandAll()
         return done
 

@@ -7,9 +7,9 @@ schema. Columns: name, type, required, description.
 
 The model holds no truth of its own. Every edit (add, delete, duplicate, rename, move, required,
 any keyword, type) computes a new ``parameters`` dict with :mod:`.parameter_edits`, checks it with
-``parameters_from_json`` and pushes it as ONE undoable :class:`.ParametersEdit` on the document;
-the rebuild that follows ``document.changed`` keeps views' expansion and selection by node path
-(persistent indexes are re-pointed, a renamed node keeps its place).
+``parameters_from_json`` and sets it as ONE undoable edit on the document; the rebuild that follows
+the tool's notice that its ``parameters`` changed keeps views' expansion and selection by node
+path (persistent indexes are re-pointed, a renamed node keeps its place).
 
 Problems are ``check_parameters_schema``'s: :meth:`node_problems` for one node (cheap, for the
 property panel) and :meth:`schema_problems` for the whole schema (computed once per change, a
@@ -19,7 +19,7 @@ moment after it, since it costs ~60 ms on a 300-property schema).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import FieldPath
+from app.document.tool_ref import ToolRef
 from app.icons import icon
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_actions import ParameterActions
@@ -87,21 +88,16 @@ def type_label(node: Any) -> str:
 
 
 class ParameterTreeModel(ParameterActions, QAbstractItemModel):
-    """The parameters of the tool ``tool_getter()`` returns, as an editable tree."""
+    """The parameters of the tool ``ref`` follows, as an editable tree."""
 
     refreshed = Signal()  # the tree was rebuilt from a changed parameters dict
     problems_changed = Signal()  # schema_problems() was recomputed
     renamed = Signal(object, object)  # (old node path, new node path) after a person's rename
 
-    def __init__(
-        self,
-        document: AgentDocument,
-        tool_getter: Callable[[], ToolDefinition | None],
-        parent: QObject | None = None,
-    ) -> None:
+    def __init__(self, ref: ToolRef, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.document = document
-        self._tool_getter = tool_getter
+        self.ref = ref
+        self.document = ref.document
         self._ids: dict[NodePath, int] = {}
         self._items: dict[int, _Item] = {}
         self.root_error: str | None = None
@@ -117,13 +113,14 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
         self._root, self._items = self._build(self._params)
         if self._params is not None:
             self._problem_timer.start()
-        document.changed.connect(self._on_document_changed)
+        ref.changed.connect(self._on_tool_changed)
+        ref.removed.connect(lambda: self._rebuild(None))
 
     # -- reading -------------------------------------------------------------------------------
 
     def tool(self) -> ToolDefinition | None:
         """The edited tool (None when it was deleted)."""
-        return self._tool_getter()
+        return self.ref.tool()
 
     def parameters(self) -> dict[str, Any] | None:
         """The tool's parameters dict as the document holds it."""
@@ -238,10 +235,9 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
         tool = self.tool()
         return tool.parameters if tool is not None else None
 
-    def _on_document_changed(self) -> None:
-        params = self._current_params()
-        if params is not self._params:
-            self._rebuild(params)
+    def _on_tool_changed(self, part: FieldPath) -> None:
+        if part[:1] in ((), ("parameters",)):
+            self._rebuild(self._current_params())
 
     def _build(self, params: Any) -> tuple[_Item, dict[int, _Item]]:
         """The rows of ``params`` (not installed yet: views may still ask about the old ones)."""

@@ -269,10 +269,6 @@ class SchemaJsonView(QWidget):
             selections.append(selection)
         self.editor.setExtraSelections(selections)
 
-    def problem_texts(self) -> list[str]:
-        """The listed problems, as shown."""
-        return [self.problems.item(row).text() for row in range(self.problems.count())]
-
     def _on_problem_clicked(self, item: QListWidgetItem) -> None:
         offset = item.data(Qt.ItemDataRole.UserRole)
         if isinstance(offset, int) and offset >= 0:

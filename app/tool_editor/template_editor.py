@@ -147,11 +147,6 @@ class TemplateEditor(QPlainTextEdit):
             detail.setToolTip(entry.detail)
             self._model.appendRow([path, detail])
 
-    def completion_paths(self) -> list[str]:
-        """The paths the completer offers for what is typed now (in popup order)."""
-        model = self.completer.completionModel()
-        return [str(model.index(row, 0).data()) for row in range(model.rowCount())]
-
     def open_placeholder_prefix(self) -> str | None:
         """The path typed so far when the cursor is inside an open ``{…``, else None."""
         cursor = self.textCursor()

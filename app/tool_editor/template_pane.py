@@ -2,14 +2,13 @@
 
 :class:`TemplatePane` edits the ``prompt`` of one tool through the document: each keystroke is a
 ``set_field`` merged with the previous ones into one undo step until focus leaves the editor.
-Undo and redo (from anywhere) come back as ``document.changed``; the pane then replaces only the
-part of the editor text that differs, so the cursor stays where it was unless it sat in the
-changed part (it then goes to the end of it), and never feeds that change back as an edit.
-
-The tool is followed through ``tool_getter`` (the tool tab's, which tracks the
-``ToolDefinition`` by identity); its position for the document path is looked up by identity on
-each edit, so a tool renamed or moved while the pane is open is still the one edited. When the
-tool is gone, the editor turns read-only.
+The pane listens to its tool's :class:`~app.document.tool_ref.ToolRef`, which says which part of
+the tool changed: a new prompt (undo and redo from anywhere) replaces only the part of the editor
+text that differs, so the cursor stays where it was unless it sat in the changed part (it then
+goes to the end of it), and never feeds that change back as an edit; new parameters, a new name
+or description update highlighting, completion, diagnostics and preview. A tool renamed or moved
+while the pane is open is still the one edited. When the tool is gone, the editor turns
+read-only.
 
 For the parameter builder:
 
@@ -23,7 +22,7 @@ For the parameter builder:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
@@ -41,7 +40,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument, FieldPath, merge_id_for
+from app.document.agent_document import FieldPath, merge_id_for
+from app.document.tool_ref import ToolRef
 from app.tool_editor.diagnostics_view import DiagnosticsView
 from app.tool_editor.highlighter import OffsetMap
 from app.tool_editor.preview import TemplatePreview
@@ -106,31 +106,20 @@ def _as_blocks(text: str) -> str:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    # Binary search over slice comparisons: C-speed compares instead of a Python loop per char.
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    """How many characters ``a`` and ``b`` share at their start."""
+    for count, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return count
+    return min(len(a), len(b))
 
 
 def _common_suffix(a: str, b: str, limit: int) -> int:
-    low, high = 0, min(len(a), len(b)) - limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[len(a) - middle :] == b[len(b) - middle :]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Strings by value, everything else (dicts) by identity: a new dict is a new state."""
-    return all(x is y or (isinstance(x, str) and x == y) for x, y in zip(a, b, strict=True))
+    """How many characters ``a`` and ``b`` share at their end, leaving their first ``limit``."""
+    most = min(len(a), len(b)) - limit
+    for count, (x, y) in enumerate(zip(reversed(a), reversed(b), strict=False)):
+        if count == most or x != y:
+            return count
+    return most
 
 
 def _heading(text: str, buddy: QWidget | None = None) -> QLabel:
@@ -147,8 +136,7 @@ class TemplatePane(QWidget):
     """Template editor with diagnostics, live preview and sample values for one tool.
 
     Args:
-        document: the open agent.
-        tool_getter: returns the edited ``ToolDefinition`` now (None once it was deleted).
+        ref: the edited tool.
         parent: the owning widget.
     """
 
@@ -157,23 +145,15 @@ class TemplatePane(QWidget):
     samples_checked = Signal()
     """The sample values were checked against the schema (:attr:`samples_problem` is current)."""
 
-    def __init__(
-        self,
-        document: AgentDocument,
-        tool_getter: Callable[[], ToolDefinition | None],
-        parent: QWidget | None = None,
-    ) -> None:
+    def __init__(self, ref: ToolRef, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("templatePane")
-        self.document = document
-        self._tool_getter = tool_getter
+        self.ref = ref
+        self.document = document = ref.document
         self._updating = False
         self._parameters: Any = None
-        self._completion_key: tuple[Any, ...] | None = None
-        self._analysed: tuple[Any, ...] | None = None
         self._arguments: dict[str, Any] = {}
         self._rename: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-        self._retry_pending = False
         # Checking the samples against the schema builds a validator (a meta-schema check the
         # first time, ~0.1 s for 300 properties): done once the pane is shown, not while opening.
         self._samples_timer = QTimer(self)
@@ -219,7 +199,8 @@ class TemplatePane(QWidget):
         self.diagnostics.error_count_changed.connect(self._on_error_count_changed)
         self.samples.values_changed.connect(self._on_samples_changed)
         self.reset_samples.clicked.connect(self.samples.reset)
-        document.changed.connect(self.refresh)
+        ref.changed.connect(self._on_tool_changed)
+        ref.removed.connect(lambda: self.editor.setReadOnly(True))
         self.refresh()
 
     # -- layout ----------------------------------------------------------------------------
@@ -304,17 +285,11 @@ class TemplatePane(QWidget):
 
     def tool(self) -> ToolDefinition | None:
         """The edited tool while it is in the agent, else None."""
-        tool = self._tool_getter()
-        if tool is None:
-            return None
-        return tool if any(t is tool for t in self.document.agent.metadata.tools) else None
+        return self.ref.tool()
 
     def prompt_path(self) -> FieldPath | None:
         """The document path of the tool's prompt now (None when the tool is gone)."""
-        tool = self._tool_getter()
-        tools = self.document.agent.metadata.tools
-        index = next((i for i, t in enumerate(tools) if t is tool), None)
-        return None if index is None else ("metadata", "tools", index, "prompt")
+        return self.ref.path("prompt")
 
     def error_count(self) -> int:
         """How many errors the template has now (warnings not counted)."""
@@ -323,39 +298,51 @@ class TemplatePane(QWidget):
     # -- document → view -------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Show the tool as the document has it now (runs on every ``document.changed``)."""
+        """Show all of the tool as the document has it now."""
         tool = self.tool()
         if tool is None:
             self.editor.setReadOnly(True)
-            # The tab may re-resolve the tool after us on the same change (a reload): look again
-            # once the change is over.
-            if self._tool_getter() is not None and not self._retry_pending:
-                self._retry_pending = True
-                QTimer.singleShot(0, self._retry_refresh)
             return
         self.editor.setReadOnly(False)
         self._show_prompt(tool.prompt)
-        parameters = tool.parameters
-        if parameters is not self._parameters:
-            self._parameters = parameters
-            self.editor.highlighter.set_parameters(parameters)
-            self.samples.set_parameters(parameters)
-            self._update_arguments()
-        key = (parameters, tool.name, tool.description)
-        if self._completion_key is None or not _same(key, self._completion_key):
-            self._completion_key = key
-            self.editor.set_completions(completion_entries(parameters, tool.name, tool.description))
+        self._take_parameters(tool)
+        self._take_names(tool)
         self._analyse(tool)
+
+    def _on_tool_changed(self, part: FieldPath) -> None:
+        tool = self.tool()
+        if tool is None:
+            return
+        what = part[:1]
+        if what == ():
+            self.refresh()
+            return
+        if what == ("prompt",):
+            self._show_prompt(tool.prompt)
+        elif what == ("parameters",):
+            self._take_parameters(tool)
+            self._take_names(tool)
+        elif what in (("name",), ("description",)):
+            self._take_names(tool)
+        else:
+            return  # title, annotations, tests…: nothing the pane shows
+        self._analyse(tool)
+
+    def _take_parameters(self, tool: ToolDefinition) -> None:
+        self._parameters = parameters = tool.parameters
+        self.editor.highlighter.set_parameters(parameters)
+        self.samples.set_parameters(parameters)
+        self._update_arguments()
         if self._rename is not None:
             old = self._rename[0]
-            kind = placeholder_kind(old, parameters)
-            if kind != "unknown" or count_placeholders(tool.prompt, old) == 0:
+            if placeholder_kind(old, parameters) != "unknown":
                 self._hide_rename_bar()
 
-    def _retry_refresh(self) -> None:
-        self._retry_pending = False
-        if self.tool() is not None:
-            self.refresh()
+    def _take_names(self, tool: ToolDefinition) -> None:
+        """Completion offers the parameters and the tool's own name and description."""
+        self.editor.set_completions(
+            completion_entries(tool.parameters, tool.name, tool.description)
+        )
 
     def _show_prompt(self, prompt: str) -> None:
         """Make the editor show ``prompt``, replacing only the part that differs."""
@@ -384,12 +371,10 @@ class TemplatePane(QWidget):
             self.editor.ensureCursorVisible()
 
     def _analyse(self, tool: ToolDefinition) -> None:
-        """Diagnostics and preview for the tool as it is (skipped when nothing they use moved)."""
+        """Diagnostics and preview for the tool as it is."""
         prompt, parameters = tool.prompt, tool.parameters
-        key = (prompt, parameters, self._arguments, tool.name, tool.description)
-        if self._analysed is not None and _same(key, self._analysed):
-            return
-        self._analysed = key
+        if self._rename is not None and count_placeholders(prompt, self._rename[0]) == 0:
+            self._hide_rename_bar()
         self.diagnostics.set_diagnostics(diagnose(prompt, parameters), prompt)
         self._update_problems_title()
         segments = render_segments(

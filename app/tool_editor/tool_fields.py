@@ -8,7 +8,6 @@ hints; each check box has three states: yes, no, and "not stated" (the hint is l
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt
@@ -22,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument, FieldPath
+from app.document.agent_document import FieldPath
+from app.document.tool_ref import ToolRef
 from app.pages import LineEditBinding, TextEditBinding
 from app.tool_editor.value_editors import error_colour
 from schema_types.agent import ToolDefinition
@@ -40,19 +40,12 @@ _STATE = {True: Qt.CheckState.Checked, False: Qt.CheckState.Unchecked}
 
 
 class ToolFields(QWidget):
-    """Name, title, description and annotations of the tool ``tool_getter()`` returns."""
+    """Name, title, description and annotations of the tool ``ref`` follows."""
 
-    def __init__(
-        self,
-        document: AgentDocument,
-        tool_getter: Callable[[], ToolDefinition | None],
-        index_getter: Callable[[], int | None],
-        parent: QWidget | None = None,
-    ) -> None:
+    def __init__(self, ref: ToolRef, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.document = document
-        self._tool_getter = tool_getter
-        self._index_getter = index_getter
+        self.ref = ref
+        self.document = document = ref.document
         self.name_edit = QLineEdit()
         self.name_edit.setObjectName("toolName")
         self.name_edit.setToolTip(
@@ -113,16 +106,32 @@ class ToolFields(QWidget):
             lambda: self._field("title"),
             "tool title",
             to_model=lambda text: text or None,
+            follow=False,
         )
         self.description_binding = TextEditBinding(
-            document, self.description_edit, lambda: self._field("description"), "description"
+            document,
+            self.description_edit,
+            lambda: self._field("description"),
+            "description",
+            follow=False,
         )
-        document.changed.connect(self.refresh)
+        ref.changed.connect(self._on_tool_changed)
+        ref.removed.connect(lambda: self.setEnabled(False))
         self.refresh()
 
+    def _tool_getter(self) -> ToolDefinition | None:
+        return self.ref.tool()
+
     def _field(self, name: str) -> FieldPath | None:
-        index = self._index_getter()
-        return None if index is None else ("metadata", "tools", index, name)
+        return self.ref.path(name)
+
+    def _on_tool_changed(self, part: FieldPath) -> None:
+        if part[:1] in ((), ("title",)):
+            self.title_binding.refresh()
+        if part[:1] in ((), ("description",)):
+            self.description_binding.refresh()
+        if part[:1] in ((), ("name",), ("annotations",)):
+            self.refresh()
 
     def refresh(self) -> None:
         """Show the tool's name and annotations (the bindings show title and description)."""

@@ -13,8 +13,6 @@ replace pages without touching the window.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument
+from app.document.agent_document import AgentDocument, FieldPath, touches
 from app.document.file_loading import AgentFileLoader
 from app.document.qt_models import SECTIONS, OutlineNode
 from app.document.recovery import AUTOSAVE_SECONDS, Autosaver, RecoveryStore
@@ -333,7 +331,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.autosaver.track(document)
         document.dirty_changed.connect(lambda _dirty: self._refresh())
         document.path_changed.connect(self._refresh)
-        document.changed.connect(self._refresh_titles)
+        document.changed_at.connect(self._on_changed_at)
         self.outline.add_document(document)
         self._set_current(document)
         self.check_tool_schemas_soon(document)
@@ -374,8 +372,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         key = (id(document), kind)
         page = self._pages.get(key)
         if page is None:
-            factory = self.page_factories.get(kind)
-            page = factory(document) if factory is not None else _placeholder(kind)
+            page = self.page_factories[kind](document)
             self._pages[key] = page
             self.page_stack.addWidget(page)
         self.page_stack.setCurrentWidget(page)
@@ -468,6 +465,10 @@ class MainWindow(FileActions, RunActions, QMainWindow):
             action.setEnabled(document is not None)
         self._update_agent_actions(document is not None)
         self._refresh_titles()
+
+    def _on_changed_at(self, path: FieldPath) -> None:
+        if touches(path, ("metadata", "name")):  # in the window title and the page tab
+            self._refresh_titles()
 
     def _refresh_titles(self) -> None:
         document = self._current
@@ -562,31 +563,27 @@ def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
         page.test_tool.connect(lambda tool: window.open_test_dialog(document, tool))
         return page
 
-    def optional(module: str, class_name: str, kind: str) -> PageFactory:
-        def build(document: AgentDocument) -> QWidget:
-            if importlib.util.find_spec(module) is None:
-                return _placeholder(kind)
-            page: QWidget = getattr(importlib.import_module(module), class_name)(document)
-            window.watch_text_fields(page)
-            return page
+    def model_page(document: AgentDocument) -> QWidget:
+        from app.pages.model_page import ModelPage
 
-        return build
+        page = ModelPage(document)
+        window.watch_text_fields(page)
+        return page
+
+    def servers_page(document: AgentDocument) -> QWidget:
+        from app.pages.servers_page import ServersPage
+
+        page = ServersPage(document)
+        window.watch_text_fields(page)
+        return page
 
     return {
         "agent": agent_page,
-        "model": optional("app.pages.model_page", "ModelPage", "model"),
-        "servers": optional("app.pages.servers_page", "ServersPage", "servers"),
+        "model": model_page,
+        "servers": servers_page,
         "tools": tools_page,
     }
 
 
 def _bind(function: Callable[[Path], object], path: Path) -> Callable[[], object]:
     return lambda: function(path)
-
-
-def _placeholder(kind: str) -> QWidget:
-    label = next((label for k, label, _ in SECTIONS if k == kind), kind)
-    widget = QLabel(f"The {label} page is not available in this build.")
-    widget.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    widget.setEnabled(False)
-    return widget

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
+from app.document.tool_ref import ToolRef
 from app.tool_editor.parameter_model import ParameterTreeModel
 from schema_types.agent import Agent
 
@@ -18,8 +19,7 @@ def one_tool_model(params: dict[str, Any]) -> tuple[ParameterTreeModel, AgentDoc
         {"metadata": {"name": "A", "tools": [{"name": "t", "parameters": params}]}}
     )
     document = AgentDocument(agent)
-    tool = agent.tools[0]
-    return ParameterTreeModel(document, lambda: tool), document
+    return ParameterTreeModel(ToolRef(document, 0)), document
 
 
 def show_active(qtbot: QtBot, widget: QWidget, width: int, height: int) -> None:

@@ -5,23 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtGui import QUndoCommand
-
-from app.document.agent_document import AgentDocument, merge_id_for
+from app.document.agent_document import AgentDocument, FieldPath, merge_id_for
 from app.errors import reporter
 from schema_types.files.agent_file import load_agent
 
 
 def test_edits_undo_and_redo_through_the_document(qapp, example_path: Path) -> None:
     document = AgentDocument.load(example_path)
-    changes: list[None] = []
-    document.changed.connect(lambda: changes.append(None))
+    changes: list[FieldPath] = []
+    document.changed_at.connect(changes.append)
 
     assert document.set_field(("settings", "temperature"), 0.9, text="Edit temperature")
     assert document.set_field(("metadata", "tools", 1, "description"), "Books.", text="Edit")
     assert document.agent.settings.temperature == 0.9
     assert document.agent.tools[1].description == "Books."
-    assert len(changes) == 2
+    assert changes == [("settings", "temperature"), ("metadata", "tools", 1, "description")]
 
     document.undo_stack.undo()
     assert document.agent.tools[1].description != "Books."
@@ -31,7 +29,12 @@ def test_edits_undo_and_redo_through_the_document(qapp, example_path: Path) -> N
     document.undo_stack.redo()
     assert document.agent.settings.temperature == 0.9
     assert document.agent.tools[1].description == "Books."
-    assert len(changes) == 6
+    assert changes[2:] == [
+        ("metadata", "tools", 1, "description"),
+        ("settings", "temperature"),
+        ("settings", "temperature"),
+        ("metadata", "tools", 1, "description"),
+    ]
 
 
 def test_saved_file_loads_back_equal(qapp, example_path: Path, tmp_path: Path) -> None:
@@ -145,23 +148,96 @@ def test_dirty_state_follows_edits_undo_and_save(qapp, example_path: Path) -> No
     assert seen == [True, False, True, False, True]
 
 
-def test_pushed_commands_notify_views(qapp) -> None:
-    document = AgentDocument()
-    changes: list[None] = []
-    document.changed.connect(lambda: changes.append(None))
+def test_list_edits_are_announced_at_the_list(qapp, example_path: Path) -> None:
+    document = AgentDocument.load(example_path)
+    changes: list[FieldPath] = []
+    document.changed_at.connect(changes.append)
+    tools = ("metadata", "tools")
 
-    class Rename(QUndoCommand):
-        def redo(self) -> None:
-            document.agent.metadata.name = "Pushed"
-
-        def undo(self) -> None:
-            document.agent.metadata.name = "Untitled agent"
-
-    document.push(Rename("Rename"))
+    document.move_item((*tools, 0), 1, text="Move")
+    document.remove_item((*tools, 1), text="Remove")
+    document.insert_item(("mcp_servers", "clock"), {"command": "c"}, text="Add server")
     document.undo_stack.undo()
+    document.reload()
 
-    assert document.agent.metadata.name == "Untitled agent"
-    assert len(changes) == 2
+    assert changes == [tools, tools, ("mcp_servers",), ("mcp_servers",), ()]
+
+
+def test_undo_gives_back_the_very_agent_before_the_edit(qapp, tmp_path: Path) -> None:
+    source = tmp_path / "a.agent.yaml"
+    source.write_text(
+        "metadata:\n  name: A\n  xNote: kept\n  tools:\n    - name: t\n      xTag: 1\n"
+        "settings:\n  model: openai:gpt-4.1-mini\n"
+    )
+    document = AgentDocument.load(source)
+    before = document.agent
+    saved_before = tmp_path / "before.agent.yaml"
+    document.save(saved_before)
+
+    document.set_field(("metadata", "tools", 0, "prompt"), "Hi {x}", text="Edit")
+    document.set_field(("settings", "temperature"), 0.3, text="Edit")
+    edited = document.agent
+    document.undo_stack.undo()
+    document.undo_stack.undo()
+    saved_after = tmp_path / "after.agent.yaml"
+    document.save(saved_after)
+
+    assert document.agent is before
+    assert before.settings.model_fields_set == {"model"}
+    assert saved_after.read_text() == saved_before.read_text()
+    document.undo_stack.redo()
+    document.undo_stack.redo()
+    assert document.agent is edited
+    assert edited.tools[0].to_data() == {"name": "t", "prompt": "Hi {x}", "xTag": 1}
+    assert edited.metadata.model_extra == {"xNote": "kept"}
+
+
+def test_an_edit_shares_every_object_it_does_not_change(qapp, example_path: Path) -> None:
+    document = AgentDocument.load(example_path)
+    first, second = document.agent.tools[0], document.agent.tools[1]
+
+    document.set_field(("metadata", "tools", 1, "prompt"), "New", text="Edit")
+
+    assert document.agent.tools[0] is first
+    assert document.agent.tools[1] is not second
+    assert document.agent.tools[1].parameters is second.parameters
+    assert second.prompt != "New"  # the agent before is left as it was
+
+
+def test_unset_field_takes_the_key_out_of_the_file_and_undo_puts_it_back(qapp) -> None:
+    document = AgentDocument()
+    path = ("settings", "temperature")
+    document.set_field(path, 0.5, text="Edit")
+    document.seal()
+
+    assert document.unset_field(path, text="Clear", merge_id=merge_id_for(path))
+    assert "temperature" not in document.agent.settings.to_data()
+    assert document.agent.settings.max_chat_turns == 10  # the other fields stay
+    document.undo_stack.undo()
+    assert document.agent.settings.to_data()["temperature"] == 0.5
+
+
+def test_typing_back_to_the_start_leaves_no_step_and_no_key(qapp) -> None:
+    document = AgentDocument()
+    path = ("settings", "temperature")
+    document.set_field(path, 0.5, text="Edit", merge_id=merge_id_for(path))
+    document.unset_field(path, text="Edit", merge_id=merge_id_for(path))
+
+    assert document.undo_stack.count() == 0
+    assert "temperature" not in document.agent.settings.model_fields_set
+    assert not document.is_dirty()
+
+
+def test_reordering_a_dict_is_an_edit(qapp, example_path: Path) -> None:
+    document = AgentDocument.load(example_path)
+    path = ("metadata", "tools", 0, "parameters")
+    parameters = document.get(path)
+    reordered = dict(reversed(list(parameters.items())))
+
+    assert document.set_field(path, reordered, text="Reorder")
+
+    assert list(document.get(path)) == list(reordered)
+    assert document.undo_stack.count() == 1
 
 
 def test_change_on_disk_is_detected_by_content(qapp, example_path: Path) -> None:

@@ -107,23 +107,21 @@ def point_at(document: AgentDocument, base_url: str, model: str = "fake-model") 
 
 
 def test_typing_a_parameter_sets_it_as_one_undo_step(qtbot: QtBot, page: ModelPage) -> None:
-    settings = page.document.agent.settings
     assert page.temperature_edit.text() == "0.2"
 
     retype(qtbot, page.temperature_edit, "0.75")
 
-    assert settings.temperature == 0.75
+    assert page.document.agent.settings.temperature == 0.75
     page.document.undo_stack.undo()
-    assert settings.temperature == 0.2
+    assert page.document.agent.settings.temperature == 0.2
     assert page.temperature_edit.text() == "0.2"
     page.document.undo_stack.redo()
-    assert settings.temperature == 0.75
+    assert page.document.agent.settings.temperature == 0.75
 
 
 def test_every_parameter_field_edits_its_setting_and_empty_means_unset(
     qtbot: QtBot, page: ModelPage
 ) -> None:
-    settings = page.document.agent.settings
     before = page.document.agent.to_data()
 
     retype(qtbot, page.top_p_edit, "0.9")
@@ -136,12 +134,12 @@ def test_every_parameter_field_edits_its_setting_and_empty_means_unset(
     qtbot.keyClick(page.stop_edit, Qt.Key.Key_Return)
     qtbot.keyClicks(page.stop_edit, "\\n\\n")
 
-    assert settings.top_p == 0.9
-    assert settings.max_output_tokens is None  # unset: the provider's default
-    assert settings.seed == 42
-    assert settings.presence_penalty == -0.5
-    assert settings.frequency_penalty == 1.25
-    assert settings.stop == ["END", "\n\n"]
+    assert page.document.agent.settings.top_p == 0.9
+    assert page.document.agent.settings.max_output_tokens is None  # unset: the provider's default
+    assert page.document.agent.settings.seed == 42
+    assert page.document.agent.settings.presence_penalty == -0.5
+    assert page.document.agent.settings.frequency_penalty == 1.25
+    assert page.document.agent.settings.stop == ["END", "\n\n"]
     assert page.stop_edit.toPlainText() == "END\n\\n\\n"
     assert "maxOutputTokens" not in page.document.agent.to_data()["settings"]
 
@@ -160,48 +158,48 @@ def test_a_refused_value_leaves_the_setting_and_says_why(qtbot: QtBot, page: Mod
 
 
 def test_model_name_provider_and_base_url_edit_the_agent(qtbot: QtBot, page: ModelPage) -> None:
-    agent = page.document.agent
     edit = page.model_combo.lineEdit()
     assert edit is not None and edit.text() == "gpt-4.1-mini"
 
     retype(qtbot, edit, "gpt-4.1")
-    assert agent.settings.model == "openai:gpt-4.1"
+    assert page.document.agent.settings.model == "openai:gpt-4.1"
 
     page.provider_combo.activated.emit(page.provider_combo.findData("ollama"))
-    assert agent.settings.model == "ollama:gpt-4.1"
+    assert page.document.agent.settings.model == "ollama:gpt-4.1"
     assert page.base_url_edit.placeholderText() == "http://localhost:11434/v1"
     retype(qtbot, page.base_url_edit, "http://gpu-box:11434/v1")
-    assert agent.providers["ollama"] == {"OLLAMA_BASE_URL": "http://gpu-box:11434/v1"}
+    assert page.document.agent.providers["ollama"] == {"OLLAMA_BASE_URL": "http://gpu-box:11434/v1"}
 
     page.provider_combo.activated.emit(page.provider_combo.findData("sampling"))
-    assert agent.settings.model == "sampling"
+    assert page.document.agent.settings.model == "sampling"
     assert not page.test_button.isEnabled()
     assert not page.key_field.edit.isEnabled()
 
     stack = page.document.undo_stack
     stack.undo()
-    assert agent.settings.model == "ollama:gpt-4.1"
+    assert page.document.agent.settings.model == "ollama:gpt-4.1"
     stack.undo()
-    assert "ollama" not in agent.providers
+    assert "ollama" not in page.document.agent.providers
     stack.undo()
     stack.undo()
-    assert agent.settings.model == "openai:gpt-4.1-mini"
+    assert page.document.agent.settings.model == "openai:gpt-4.1-mini"
     assert page.provider_combo.currentData() == "openai"
     assert edit.text() == "gpt-4.1-mini"
 
 
 def test_loop_cap_timeout_and_permission_policy(qtbot: QtBot, page: ModelPage) -> None:
-    settings = page.document.agent.settings
     assert "time — press Connect on the MCP servers page" in page.usable_label.text()
 
     page.turns_spin.setValue(15)
     page.timeout_spin.setValue(30)
     page.permission_combo.activated.emit(page.permission_combo.findData("always"))
 
-    assert (settings.max_chat_turns, settings.timeout_seconds) == (15, 30.0)
-    assert settings.tool_permission == "always"
+    edited = page.document.agent.settings
+    assert (edited.max_chat_turns, edited.timeout_seconds) == (15, 30.0)
+    assert edited.tool_permission == "always"
     assert "no tools at all" in page.permission_hint.text()
     page.document.undo_stack.undo()
+    assert page.document.agent.settings is not edited
     assert page.document.agent.settings.tool_permission == "tool"
     assert "only the tools marked" in page.permission_hint.text()
 

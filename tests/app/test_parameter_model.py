@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from app.document.agent_document import AgentDocument
+from app.document.tool_ref import ToolRef
 from app.errors import reporter
 from app.tool_editor.parameter_edits import REMOVE, same_json
 from app.tool_editor.parameter_model import NODE_PATH_ROLE, ParameterTreeModel
@@ -60,8 +60,7 @@ def _model(params: dict[str, Any] | None = None) -> tuple[ParameterTreeModel, Ag
         }
     )
     document = AgentDocument(agent)
-    tool = agent.tools[1]
-    model = ParameterTreeModel(document, lambda: tool if tool in document.agent.tools else None)
+    model = ParameterTreeModel(ToolRef(document, 1))
     return model, document
 
 
@@ -103,21 +102,17 @@ def test_required_column_reflects_the_parents_required_list() -> None:
     assert items.data(Qt.ItemDataRole.CheckStateRole) is None  # an item schema has no name
 
 
-def _getter(tool: ToolDefinition) -> Callable[[], ToolDefinition]:
-    return lambda: tool
-
-
 def test_round_trip_of_every_example_tool_is_identical(example_path: Path) -> None:
     document = AgentDocument.load(example_path)
-    for tool in document.agent.tools:
+    for index, tool in enumerate(document.agent.tools):
         original = json.loads(json.dumps(tool.parameters))
         assert same_json(schema_to_json(parameters_from_json(tool.parameters)), original)
-        model = ParameterTreeModel(document, _getter(tool))
+        model = ParameterTreeModel(ToolRef(document, index))
         assert model.root_error is None
         first = model.paths()[0]
         model.set_keyword(first, "description", "changed")
         document.undo_stack.undo()
-        assert same_json(tool.parameters, original)
+        assert same_json(document.agent.tools[index].parameters, original)
 
 
 def test_add_property_is_one_undoable_step_with_unique_names() -> None:
@@ -439,10 +434,9 @@ def test_the_tree_empties_when_the_tool_is_deleted() -> None:
 
 def test_edits_follow_the_tool_after_it_moves() -> None:
     model, document = _model()
-    tool = document.agent.tools[1]
     document.move_item(("metadata", "tools", 1), 0, text="Move tool")
     model.add_property((), "late")
-    assert "late" in tool.parameters["properties"]
+    assert "late" in document.agent.tools[0].parameters["properties"]
     assert "late" not in document.agent.tools[1].parameters["properties"]
 
 

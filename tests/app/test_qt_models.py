@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtTest import QAbstractItemModelTester
 
 from app.document.agent_document import AgentDocument
 from app.document.qt_models import KIND_ROLE, OutlineModel, ToolsListModel
-from app.document.schema_health import tool_schema_health
+from app.document.schema_health import CHECK_DELAY_MS, tool_schema_health
 from app.errors import reporter
 from app.icons import icon
 
@@ -185,3 +185,72 @@ def test_tools_whose_parameters_need_fixing_are_marked_until_fixed(
     assert not health.check_now()
     assert example_path.read_text(encoding="utf-8") == text  # marking never writes the file
     del testers
+
+
+def test_an_edit_inside_a_tool_updates_only_its_row(qapp, example_path: Path) -> None:
+    document = AgentDocument.load(example_path)
+    outline, tools_list = OutlineModel(), ToolsListModel(document)
+    testers = [_tester(outline), _tester(tools_list)]
+    outline.add_document(document)
+    tools_index = outline.index_for(document, "tools")
+    kept = outline.index(1, 0, tools_index)
+    persistent = QPersistentModelIndex(kept)
+    changed: list[tuple[str, int, int]] = []
+    moved: list[str] = []
+    outline.dataChanged.connect(
+        lambda first, last, *_: changed.append(
+            (str(outline.data(first.parent(), KIND_ROLE)), first.row(), last.row())
+        )
+    )
+    tools_list.dataChanged.connect(
+        lambda first, last, *_: changed.append(("list", first.row(), last.row()))
+    )
+    for model in (outline, tools_list):
+        model.rowsRemoved.connect(lambda *_: moved.append("removed"))
+        model.rowsInserted.connect(lambda *_: moved.append("inserted"))
+
+    document.set_field(("metadata", "tools", 1, "prompt"), "New prompt", text="Edit")
+
+    assert moved == []  # the row stays: views keep their selection and expansion
+    assert ("tools", 1, 1) in changed and ("list", 1, 1) in changed
+    assert ("document", 1, 1) not in changed  # the Model section did not change
+    assert persistent.row() == 1
+    assert tools_list.tool(1) is document.agent.tools[1]
+    assert outline.node(persistent).tool is document.agent.tools[1]  # type: ignore[union-attr]
+    del testers
+
+
+def test_a_model_setting_updates_the_model_row_and_no_tool_row(qapp, example_path: Path) -> None:
+    document = AgentDocument.load(example_path)
+    outline = OutlineModel()
+    tester = _tester(outline)
+    outline.add_document(document)
+    rows: list[str] = []
+    outline.dataChanged.connect(lambda first, *_: rows.append(str(outline.data(first, KIND_ROLE))))
+
+    document.set_field(("settings", "model"), "openai:gpt-4.1", text="Edit model")
+
+    assert "model" in rows and "tool" not in rows
+    model_row = outline.index_for(document, "model")
+    assert outline.data(model_row, DISPLAY) == "Model — openai:gpt-4.1"
+    del tester
+
+
+def test_a_tool_keeps_its_mark_while_its_prompt_is_edited(qtbot, example_path: Path) -> None:
+    document = AgentDocument.load(example_path)
+    document.set_field(CABIN_DEFAULT, "steerage", text="Break the schema")
+    health = tool_schema_health(document)
+    health.check_now()
+    assert health.problems(document.agent.tools[0])
+
+    passes: list[None] = []
+    health.pass_finished.connect(lambda: passes.append(None))
+    document.set_field(("metadata", "tools", 0, "prompt"), "Typed", text="Type")
+
+    assert health.problems(document.agent.tools[0])  # a new object, the same tool
+    # A pass would start CHECK_DELAY_MS after the edit: wait a few times that long.
+    with qtbot.waitSignal(
+        health.pass_finished, timeout=CHECK_DELAY_MS * 5, raising=False
+    ) as waited:
+        pass
+    assert not waited.signal_triggered and passes == []  # a prompt cannot change the outcome

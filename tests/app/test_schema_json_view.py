@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtWidgets import QLineEdit, QListWidget, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -18,6 +18,11 @@ from tests.app._tool_widgets import one_tool_model, show_active
 
 CITY = ("properties", "city")
 WAIT = 2000  # ms: the apply timer is 300 ms; a bound, not a sleep
+
+
+def listed(widget: QListWidget) -> list[str]:
+    """The rows of a list widget, as shown."""
+    return [widget.item(row).text() for row in range(widget.count())]
 
 
 def _params() -> dict[str, Any]:
@@ -120,7 +125,7 @@ def test_invalid_json_shows_where_and_the_parameters_keep_the_last_good_state(
     _paste(qtbot, view, '{\n  "type": "object",\n  "properties": {}\n  "required": []\n}\n')
     qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=WAIT)
 
-    assert view.problem_texts() == ["Line 4, column 3: Expecting ',' delimiter"]
+    assert listed(view.problems) == ["Line 4, column 3: Expecting ',' delimiter"]
     assert "Not applied" in view.status.text()
     assert view.editor.extraSelections()  # the spot is underlined
     assert model.parameters() == before
@@ -143,7 +148,7 @@ def test_sound_json_that_breaks_a_schema_rule_is_located_and_not_applied(qtbot: 
     _paste(qtbot, view, json.dumps(bad, indent=2))
     qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=WAIT)
 
-    assert view.problem_texts() == [
+    assert listed(view.problems) == [
         "Line 6, column 18: properties.n.minimum: 9 is greater than maximum 1"
     ]
     assert model.parameters() == before
@@ -163,7 +168,7 @@ def test_an_unsound_schema_the_document_holds_is_listed_and_fixing_it_clears_the
     qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=WAIT)
     assert _shown(view) == unsound  # nothing applied or rewritten
     assert view.status.text() == "The MCP server refuses this schema until these are fixed:"
-    assert view.problem_texts() == [
+    assert listed(view.problems) == [
         'Line 9, column 18: properties.cabin.default: "first" is not one of "economy"'
     ]
 
@@ -180,7 +185,7 @@ def test_a_root_that_is_not_an_object_is_refused(qtbot: QtBot) -> None:
     _replace_text(qtbot, view, "[1, 2]")
     qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=WAIT)
 
-    assert view.problem_texts() == ["Line 1, column 1: the parameters must be a JSON object"]
+    assert listed(view.problems) == ["Line 1, column 1: the parameters must be a JSON object"]
     assert model.parameters() == before
 
 
@@ -191,7 +196,7 @@ def test_numbers_json_cannot_carry_are_refused(qtbot: QtBot) -> None:
     _paste(qtbot, view, '{"type": "object", "properties": {}, "x-max": NaN}')
     qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=WAIT)
 
-    assert view.problem_texts() == ["Line 1, column 47: NaN is not a JSON number"]
+    assert listed(view.problems) == ["Line 1, column 47: NaN is not a JSON number"]
     assert model.parameters() == before
 
 

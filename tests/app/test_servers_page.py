@@ -68,7 +68,6 @@ def shown(model: ServerToolsModel, tool: str, column: int) -> object:
 
 
 def test_add_edit_and_remove_are_each_one_undoable_step(page: ServersPage) -> None:
-    agent = page.document.agent
     stack = page.document.undo_stack
     answers = iter(
         [
@@ -79,39 +78,41 @@ def test_add_edit_and_remove_are_each_one_undoable_step(page: ServersPage) -> No
     page.ask_server = lambda taken, name, config: next(answers)
 
     assert page.add_server()
-    assert list(agent.mcp_servers) == ["time", "files"]
+    assert list(page.document.agent.mcp_servers) == ["time", "files"]
     assert page.selected_name() == "files"
     assert page.transport_label.text() == "stdio: mcp-server-files /tmp"
 
     assert page.edit_selected()  # renamed and changed to HTTP in one step
-    assert list(agent.mcp_servers) == ["time", "docs"]
-    assert agent.mcp_servers["docs"].url == "http://127.0.0.1:9/mcp"
+    assert list(page.document.agent.mcp_servers) == ["time", "docs"]
+    assert page.document.agent.mcp_servers["docs"].url == "http://127.0.0.1:9/mcp"
     assert page.transport_label.text() == "streamable-http: http://127.0.0.1:9/mcp"
 
     assert page.remove_selected()
-    assert list(agent.mcp_servers) == ["time"]
+    assert list(page.document.agent.mcp_servers) == ["time"]
 
     stack.undo()
-    assert list(agent.mcp_servers) == ["time", "docs"]
+    assert list(page.document.agent.mcp_servers) == ["time", "docs"]
     stack.undo()
-    assert list(agent.mcp_servers) == ["time", "files"]
+    assert list(page.document.agent.mcp_servers) == ["time", "files"]
     assert page.server_list.count() == 2
     stack.undo()
-    assert list(agent.mcp_servers) == ["time"]
+    assert list(page.document.agent.mcp_servers) == ["time"]
     assert page.server_list.count() == 1
     stack.redo()
-    assert agent.mcp_servers["files"].args == ["/tmp"]
+    assert page.document.agent.mcp_servers["files"].args == ["/tmp"]
 
 
 def test_the_server_default_permission_is_an_undoable_edit(qtbot: QtBot, page: ServersPage) -> None:
-    config = page.document.agent.mcp_servers["time"]
+    def config() -> McpServerConfig:
+        return page.document.agent.mcp_servers["time"]
+
     assert page.default_check.isChecked()  # unset counts as "needs permission"
 
     qtbot.mouseClick(page.default_check, Qt.MouseButton.LeftButton)
 
-    assert config.server_tool_defaults.permission_required is False
+    assert config().server_tool_defaults.permission_required is False
     page.document.undo_stack.undo()
-    assert config.server_tool_defaults.permission_required is None
+    assert config().server_tool_defaults.permission_required is None
     assert page.default_check.isChecked()
 
 

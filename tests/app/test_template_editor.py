@@ -10,8 +10,9 @@ from PySide6.QtGui import QColor, QPalette, QTextCharFormat
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
-from app.tool_editor.highlighter import HighlightStyle, OffsetMap
-from app.tool_editor.template_editor import TemplateEditor, completion_entries
+from app.document.tool_ref import ToolRef
+from app.tool_editor.highlighter import HighlightStyle, OffsetMap, style_colours
+from app.tool_editor.template_editor import TemplateEditor
 from app.tool_editor.template_pane import TemplatePane, count_placeholders, rename_in_template
 from schema_types.agent import Agent, ToolDefinition
 
@@ -56,7 +57,7 @@ def make_document(prompt: str = "") -> tuple[AgentDocument, ToolDefinition]:
 
 def make_pane(qtbot: QtBot, prompt: str = "") -> tuple[TemplatePane, AgentDocument, ToolDefinition]:
     document, tool = make_document(prompt)
-    pane = TemplatePane(document, lambda: tool)
+    pane = TemplatePane(ToolRef.of(document, tool))
     qtbot.addWidget(pane)
     pane.resize(1000, 600)
     pane.show()
@@ -78,34 +79,64 @@ def colour(fmt: QTextCharFormat | None) -> str:
     return fmt.foreground().color().name()
 
 
+def style_colour(editor: TemplateEditor, style: HighlightStyle) -> str:
+    return style_colours(editor.palette())[style].name()
+
+
+def painted(editor: TemplateEditor) -> set[tuple[str, str]]:
+    """What a person sees highlighted: ``(text, look)`` for every format range Qt draws, the
+    look named by its colour ("error" covers unknown and malformed: they look the same)."""
+    looks = {
+        style_colour(editor, HighlightStyle.PARAMETER): "parameter",
+        style_colour(editor, HighlightStyle.TOOL_FIELD): "tool field",
+        style_colour(editor, HighlightStyle.UNKNOWN): "error",
+        style_colour(editor, HighlightStyle.ESCAPED): "escaped",
+    }
+    found: set[tuple[str, str]] = set()
+    block = editor.document().begin()
+    while block.isValid():
+        for piece in block.layout().formats():
+            text = block.text()[piece.start : piece.start + piece.length]
+            found.add((text, looks[colour(QTextCharFormat(piece.format))]))
+        block = block.next()
+    return found
+
+
+def offered(editor: TemplateEditor) -> list[str]:
+    """The paths the completion popup lists, top to bottom."""
+    model = editor.popup.model()
+    return [str(model.index(row, 0).data()) for row in range(model.rowCount())]
+
+
+def current(pane: TemplatePane) -> ToolDefinition:
+    tool = pane.tool()
+    assert tool is not None
+    return tool
+
+
 # -- highlighting ----------------------------------------------------------------------------
 
 
 def test_highlight_marks_known_unknown_tool_field_escaped_and_malformed(qtbot: QtBot) -> None:
     prompt = "Go to {destination} for {nightz} via {tool.name}: {{literal}} and {trip.budget\nok"
     pane, _, _ = make_pane(qtbot, prompt)
-    highlighter = pane.editor.highlighter
-
-    spans = {(prompt[s:e], style) for s, e, style in highlighter.styled_spans()}
-    assert spans == {
-        ("{destination}", HighlightStyle.PARAMETER),
-        ("{nightz}", HighlightStyle.UNKNOWN),
-        ("{tool.name}", HighlightStyle.TOOL_FIELD),
-        ("{{", HighlightStyle.ESCAPED),
-        ("}}", HighlightStyle.ESCAPED),
-        ("{trip.budget", HighlightStyle.MALFORMED),
-    }
-    # What Qt actually draws: each span carries its style's format, plain text none.
     editor = pane.editor
-    parameter = highlighter.format_for(HighlightStyle.PARAMETER)
+
+    assert painted(editor) == {
+        ("{destination}", "parameter"),
+        ("{nightz}", "error"),
+        ("{tool.name}", "tool field"),
+        ("{{", "escaped"),
+        ("}}", "escaped"),
+        ("{trip.budget", "error"),
+    }
+    parameter = style_colour(editor, HighlightStyle.PARAMETER)
     unknown = format_at(editor, prompt.index("{nightz}") + 3)
-    assert colour(format_at(editor, prompt.index("{destination}"))) == colour(parameter)
-    assert colour(format_at(editor, prompt.index("}", prompt.index("{destination}")))) == colour(
-        parameter
-    )
+    assert colour(format_at(editor, prompt.index("{destination}"))) == parameter
+    assert colour(format_at(editor, prompt.index("}", prompt.index("{destination}")))) == parameter
     assert unknown is not None
     assert unknown.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline
-    assert colour(unknown) != colour(parameter)
+    assert colour(unknown) != parameter
     assert format_at(editor, prompt.index("Go")) is None
     assert format_at(editor, prompt.index("literal")) is None
     escaped = format_at(editor, prompt.index("{{"))
@@ -125,14 +156,12 @@ def test_highlight_updates_as_you_type(qtbot: QtBot) -> None:
     qtbot.keyClicks(editor, "{night")
     pane.editor.popup.hide()
     qtbot.keyClicks(editor, "}")
-    assert dict(
-        (editor.toPlainText()[s:e], st) for s, e, st in editor.highlighter.styled_spans()
-    ) == {"{night}": HighlightStyle.UNKNOWN}
+    assert painted(editor) == {("{night}", "error")}
     editor.moveCursor(editor.textCursor().MoveOperation.Left)
     qtbot.keyClicks(editor, "s")
     assert editor.toPlainText() == "Stay {nights}"
     fmt = format_at(editor, len("Stay {"))
-    assert colour(fmt) == colour(editor.highlighter.format_for(HighlightStyle.PARAMETER))
+    assert colour(fmt) == style_colour(editor, HighlightStyle.PARAMETER)
 
 
 def test_highlight_positions_survive_characters_outside_the_bmp(qtbot: QtBot) -> None:
@@ -142,7 +171,7 @@ def test_highlight_positions_survive_characters_outside_the_bmp(qtbot: QtBot) ->
     start = offsets.to_qt(prompt.index("{destination}"))
     assert start == prompt.index("{destination}") + 2  # each rocket is two UTF-16 units
     editor = pane.editor
-    parameter = colour(editor.highlighter.format_for(HighlightStyle.PARAMETER))
+    parameter = style_colour(editor, HighlightStyle.PARAMETER)
     assert format_at(editor, start - 1) is None
     assert colour(format_at(editor, start)) == parameter
     assert colour(format_at(editor, start + len("{destination}") - 1)) == parameter
@@ -153,16 +182,19 @@ def test_highlight_positions_survive_characters_outside_the_bmp(qtbot: QtBot) ->
 
 def test_a_parameter_added_to_the_schema_turns_its_placeholder_known(qtbot: QtBot) -> None:
     pane, document, tool = make_pane(qtbot, "Bring {pets}")
-    assert pane.editor.highlighter.styled_spans()[0][2] is HighlightStyle.UNKNOWN
+    assert painted(pane.editor) == {("{pets}", "error")}
     assert pane.error_count() == 1
     parameters = {**tool.parameters, "properties": {**tool.parameters["properties"]}}
     parameters["properties"]["pets"] = {"type": "boolean"}
     document.set_field(("metadata", "tools", 1, "parameters"), parameters, text="Add pets")
-    assert pane.editor.highlighter.styled_spans()[0][2] is HighlightStyle.PARAMETER
+    assert painted(pane.editor) == {("{pets}", "parameter")}
     assert pane.error_count() == 0
-    assert "pets" in [entry.path for entry in completion_entries(tool.parameters)]
-    document.undo_stack.undo()
-    assert pane.editor.highlighter.styled_spans()[0][2] is HighlightStyle.UNKNOWN
+    qtbot.keyClicks(pane.editor, "{pe")
+    assert offered(pane.editor) == ["pets"]
+    pane.editor.popup.hide()
+    document.undo_stack.undo()  # the typing
+    document.undo_stack.undo()  # the new parameter
+    assert painted(pane.editor) == {("{pets}", "error")}
 
 
 def test_highlight_colours_follow_a_dark_palette(qtbot: QtBot) -> None:
@@ -186,7 +218,7 @@ def test_typing_a_brace_offers_parameters_nested_paths_and_tool_fields(qtbot: Qt
     editor = pane.editor
     qtbot.keyClicks(editor, "Go {")
     assert editor.popup.isVisible()
-    assert editor.completion_paths() == [
+    assert offered(editor) == [
         "destination",
         "nights",
         "trip",
@@ -203,24 +235,24 @@ def test_typing_a_brace_offers_parameters_nested_paths_and_tool_fields(qtbot: Qt
     assert details["tool.description"] == "the tool's description: Books a trip."
 
     qtbot.keyClicks(editor, "bu")
-    assert editor.completion_paths() == ["trip.budget"]
+    assert offered(editor) == ["trip.budget"]
 
 
 def test_choosing_a_completion_writes_the_path_and_the_closing_brace(qtbot: QtBot) -> None:
-    pane, document, tool = make_pane(qtbot, "")
+    pane, document, _tool = make_pane(qtbot, "")
     editor = pane.editor
     qtbot.keyClicks(editor, "Go to {dest")
     popup = editor.popup
     assert popup.isVisible()
     qtbot.keyClick(popup, Qt.Key.Key_Return)
     assert editor.toPlainText() == "Go to {destination}"
-    assert tool.prompt == "Go to {destination}"
+    assert current(pane).prompt == "Go to {destination}"
     assert editor.textCursor().position() == len("Go to {destination}")
     assert not popup.isVisible()
     # The whole run of typing and the completion is one undo step.
     assert document.undo_stack.count() == 1
     document.undo_stack.undo()
-    assert editor.toPlainText() == "" and tool.prompt == ""
+    assert editor.toPlainText() == "" and current(pane).prompt == ""
     document.undo_stack.redo()
     assert editor.toPlainText() == "Go to {destination}"
 
@@ -241,7 +273,7 @@ def test_ctrl_space_inside_a_placeholder_opens_completion(qtbot: QtBot) -> None:
     editor.moveCursor(editor.textCursor().MoveOperation.End)
     qtbot.keyClick(editor, Qt.Key.Key_Space, Qt.KeyboardModifier.ControlModifier)
     assert editor.popup.isVisible()
-    assert editor.completion_paths() == ["trip.cabin"]
+    assert offered(editor) == ["trip.cabin"]
     assert editor.toPlainText() == "See {trip.c"
 
 
@@ -298,11 +330,11 @@ def test_no_problems_shows_a_quiet_line(qtbot: QtBot) -> None:
 
 
 def test_typing_is_one_undo_step_and_undo_redo_update_the_editor(qtbot: QtBot) -> None:
-    pane, document, tool = make_pane(qtbot, "Hello")
+    pane, document, _tool = make_pane(qtbot, "Hello")
     editor = pane.editor
     editor.moveCursor(editor.textCursor().MoveOperation.End)
     qtbot.keyClicks(editor, " world")
-    assert tool.prompt == "Hello world"
+    assert current(pane).prompt == "Hello world"
     assert document.undo_stack.count() == 1
     editor.clearFocus()
     editor.editing_finished.emit()  # focus left: the next typing is a new step
@@ -313,7 +345,7 @@ def test_typing_is_one_undo_step_and_undo_redo_update_the_editor(qtbot: QtBot) -
     assert editor.toPlainText() == "Hello world"
     document.undo_stack.undo()
     assert editor.toPlainText() == "Hello"
-    assert tool.prompt == "Hello"
+    assert current(pane).prompt == "Hello"
     document.undo_stack.redo()
     assert editor.toPlainText() == "Hello world"
     # The view's own update is not fed back as an edit.
@@ -344,17 +376,17 @@ def test_undo_keeps_the_cursor_outside_the_change_and_moves_it_from_inside(qtbot
 
 
 def test_undo_keys_in_the_editor_use_the_agents_undo_stack(qtbot: QtBot) -> None:
-    pane, document, tool = make_pane(qtbot, "")
+    pane, document, _tool = make_pane(qtbot, "")
     editor = pane.editor
     qtbot.keyClicks(editor, "abc")
     qtbot.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert tool.prompt == "" and editor.toPlainText() == ""
+    assert current(pane).prompt == "" and editor.toPlainText() == ""
     qtbot.keyClick(
         editor,
         Qt.Key.Key_Z,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    assert tool.prompt == "abc" and editor.toPlainText() == "abc"
+    assert current(pane).prompt == "abc" and editor.toPlainText() == "abc"
     assert document.undo_stack.index() == 1
 
 
@@ -367,20 +399,22 @@ def test_a_prompt_changed_elsewhere_shows_without_an_extra_undo_step(qtbot: QtBo
 
 
 def test_special_spaces_and_line_breaks_survive_editing(qtbot: QtBot) -> None:
-    pane, _document, tool = make_pane(qtbot, "Go\u00a0to {destination}\u2028now")
+    pane, _document, _tool = make_pane(qtbot, "Go\u00a0to {destination}\u2028now")
     editor = pane.editor
-    assert editor.text() == tool.prompt
+    assert editor.text() == current(pane).prompt
     editor.moveCursor(editor.textCursor().MoveOperation.End)
     qtbot.keyClicks(editor, "!")
-    assert tool.prompt == "Go\u00a0to {destination}\u2028now!"  # not turned into plain spaces
+    assert (
+        current(pane).prompt == "Go\u00a0to {destination}\u2028now!"
+    )  # not turned into plain spaces
 
 
 def test_a_prompt_with_carriage_returns_is_shown_once(qtbot: QtBot) -> None:
-    pane, document, tool = make_pane(qtbot, "one\r\ntwo")
+    pane, document, _tool = make_pane(qtbot, "one\r\ntwo")
     assert pane.editor.text() == "one\ntwo"
     document.set_field(("metadata", "tools", 0, "prompt"), "other", text="Edit another tool")
     assert pane.editor.text() == "one\ntwo"
-    assert tool.prompt == "one\r\ntwo"  # unchanged until the person edits it
+    assert current(pane).prompt == "one\r\ntwo"  # unchanged until the person edits it
     assert document.undo_stack.count() == 1
 
 
@@ -399,11 +433,11 @@ def test_rename_in_template_rewrites_the_path_and_paths_below_it() -> None:
 
 
 def test_rename_placeholders_is_one_undoable_edit(qtbot: QtBot) -> None:
-    pane, document, tool = make_pane(qtbot, "To {destination}; budget {trip.budget}")
+    pane, document, _tool = make_pane(qtbot, "To {destination}; budget {trip.budget}")
     assert pane.placeholder_uses("trip") == 1
     assert pane.rename_placeholders("trip", "journey") == 1
-    assert tool.prompt == "To {destination}; budget {journey.budget}"
-    assert pane.editor.toPlainText() == tool.prompt
+    assert current(pane).prompt == "To {destination}; budget {journey.budget}"
+    assert pane.editor.toPlainText() == current(pane).prompt
     assert document.undo_stack.undoText() == "Rename placeholders {trip} to {journey}"
     document.undo_stack.undo()
     assert pane.editor.toPlainText() == "To {destination}; budget {trip.budget}"
@@ -426,11 +460,11 @@ def test_renaming_a_parameter_offers_to_update_the_template(qtbot: QtBot) -> Non
     assert "2 placeholders use {destination}" in pane.rename_label.text()
 
     qtbot.mouseClick(pane.rename_apply, Qt.MouseButton.LeftButton)
-    assert tool.prompt == "Go to {place}, {place}!"
+    assert current(pane).prompt == "Go to {place}, {place}!"
     assert not pane.rename_bar.isVisible()
     assert pane.error_count() == 0
     document.undo_stack.undo()  # the placeholders
-    assert tool.prompt == "Go to {destination}, {destination}!"
+    assert current(pane).prompt == "Go to {destination}, {destination}!"
     document.undo_stack.undo()  # the parameter
     assert pane.error_count() == 0
     assert not pane.offer_placeholder_rename("nights", "nights_count")
@@ -456,13 +490,13 @@ def test_the_rename_bar_goes_away_when_the_old_name_is_back(qtbot: QtBot) -> Non
 
 
 def test_typing_after_the_tool_moved_edits_the_same_tool(qtbot: QtBot) -> None:
-    pane, document, tool = make_pane(qtbot, "abc")
+    pane, document, _tool = make_pane(qtbot, "abc")
     document.move_item(("metadata", "tools", 1), 0, text="Move")
     assert pane.prompt_path() == ("metadata", "tools", 0, "prompt")
     editor = pane.editor
     editor.moveCursor(editor.textCursor().MoveOperation.End)
     qtbot.keyClicks(editor, "d")
-    assert tool.prompt == "abcd"
+    assert current(pane).prompt == "abcd"
     assert document.agent.metadata.tools[1].prompt == "x"
 
 

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
+from app.document.tool_ref import ToolRef
 from app.tool_editor.preview import TemplatePreview
 from app.tool_editor.sample_values import SampleValuesModel
 from app.tool_editor.template_pane import TemplatePane
@@ -57,7 +58,7 @@ def make_pane(
     )
     document = AgentDocument(agent)
     tool = document.agent.metadata.tools[0]
-    pane = TemplatePane(document, lambda: tool)
+    pane = TemplatePane(ToolRef.of(document, tool))
     qtbot.addWidget(pane)
     pane.resize(1000, 600)
     pane.show()
@@ -82,11 +83,7 @@ def test_preview_fills_the_examples_defaults_and_enums(qtbot: QtBot) -> None:
 def test_preview_is_what_the_server_would_send(qtbot: QtBot, example_path: Path) -> None:
     document = AgentDocument.load(example_path)
     for tool in document.agent.metadata.tools:
-
-        def getter(t: ToolDefinition = tool) -> ToolDefinition:
-            return t
-
-        pane = TemplatePane(document, getter)
+        pane = TemplatePane(ToolRef.of(document, tool))
         qtbot.addWidget(pane)
         arguments = sample_arguments(tool.parameters)
         served = render(

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QListWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -27,6 +28,11 @@ PARAMETERS: dict[str, Any] = {
     },
     "required": ["trip"],
 }
+
+
+def listed(widget: QListWidget) -> list[str]:
+    """The rows of a list widget, as shown."""
+    return [widget.item(row).text() for row in range(widget.count())]
 
 
 def make_editor(qtbot: QtBot, prompt: str = "Go to {trip.city} in {cabin}.") -> ToolEditor:
@@ -70,27 +76,27 @@ def test_selecting_a_parameter_shows_it_in_the_panel(qtbot: QtBot) -> None:
 
 def test_toolbar_actions_edit_the_tool_and_undo(qtbot: QtBot) -> None:
     editor = make_editor(qtbot)
-    builder, document, tool = editor.parameters, editor.document, editor.tool
+    builder, document, _tool = editor.parameters, editor.document, editor.tool
     builder.select(("properties", "trip"))
 
     added = builder.add_child()
     assert added == ("properties", "trip", "properties", "new_property")
-    assert list(tool.parameters["properties"]["trip"]["properties"]) == [
+    assert list(editor.tool.parameters["properties"]["trip"]["properties"]) == [
         "city",
         "nights",
         "new_property",
     ]
     builder.select(("properties", "cabin"))
     builder.move_by(-1)
-    assert list(tool.parameters["properties"]) == ["cabin", "trip", "travellers"]
+    assert list(editor.tool.parameters["properties"]) == ["cabin", "trip", "travellers"]
     copy = builder.duplicate()
     assert copy == ("properties", "cabin_copy")
     assert builder.delete()
-    assert "cabin_copy" not in tool.parameters["properties"]
+    assert "cabin_copy" not in editor.tool.parameters["properties"]
 
     for _ in range(4):
         document.undo_stack.undo()
-    assert tool.parameters == PARAMETERS
+    assert editor.tool.parameters == PARAMETERS
 
 
 def test_renaming_a_parameter_offers_to_update_the_template(qtbot: QtBot) -> None:
@@ -209,6 +215,6 @@ def test_parameters_the_tree_cannot_show_open_on_the_json_and_its_problems(qtbot
     assert builder.model.paths() == [] and builder.model.root_error is not None
     assert builder.side.currentWidget() is builder.json_view
     qtbot.waitUntil(lambda: builder.json_view.problems.isVisible(), timeout=10_000)
-    assert builder.json_view.problem_texts() == [
+    assert listed(builder.json_view.problems) == [
         "Line 3, column 17: properties: expected object, got integer 3"
     ]
