@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["dump_yaml"]
+__all__ = ["NO_WRAP", "dump_yaml"]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -77,7 +77,7 @@ _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
 
 # Large enough that no description or prompt line is ever folded.
-_NO_WRAP = 1 << 30
+NO_WRAP = 1 << 30
 
 
 def dump_yaml(data: Any) -> str:
@@ -87,7 +87,7 @@ def dump_yaml(data: Any) -> str:
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
-        width=_NO_WRAP,
+        width=NO_WRAP,
         default_flow_style=False,
         indent=2,
     )

@@ -5,18 +5,17 @@ agent model refuses all become one :class:`AgentFileError` that says where (``fi
 for syntax, the JSON path, with its line and column, for content) and what is expected. Content
 errors are :class:`AgentContentError`, which also lists every other problem found.
 
-Saving is atomic: the YAML goes to a temporary file in the same directory, is flushed to disk,
-and replaces the original in one rename, so a crash mid-save leaves the old file intact. Keys are
-written in the order of the file being replaced where it has them (model order otherwise), so
-saving an agent opened from a hand-written file does not reshuffle it.
+Saving is atomic (``files.atomic_write``): a crash mid-save leaves the old file intact. Saving
+over a YAML file edits it in place (``files._yaml_edit``): comments, key order, quoting and block
+scalars stay, a save with no change writes the same bytes, and an edit changes only its own
+lines. A new file, and a JSON one, is written whole, keys in the order of the file it replaces
+where it has them (model order otherwise).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,9 @@ from schema_types.agent_checks import LocatedProblem, check_agent_data
 from schema_types.errors import AgentFileError
 from schema_types.files._file_text import read_agent_text
 from schema_types.files._yaml_dump import dump_yaml
+from schema_types.files._yaml_edit import edit_yaml_text
 from schema_types.files.agent_yaml import YamlSyntaxError, parse_yaml, parse_yaml_data
+from schema_types.files.atomic_write import write_atomically
 from schema_types.limits import MAX_FILE_BYTES, MAX_NESTING, TOO_DEEP, nesting_depth
 from schema_types.secrets import find_literal_secrets
 
@@ -306,84 +307,27 @@ def save_agent(
     target = path.resolve() if path.is_symlink() else path
     if target.is_dir():
         raise AgentFileError(str(path), "is a directory: save the agent as a *.agent.yaml file")
-    old_data, old_mode = _existing(target)
+    old_text, old_data = _existing(target)
     try:
         data = agent_data_for_save(agent, old_data)
         if target.suffix.lower() == ".json":
             text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
-            text = dump_yaml(data)
+            edited = None if old_text is None else edit_yaml_text(old_text, old_data, data)
+            text = edited if edited is not None else dump_yaml(data)
     except RecursionError as exc:
         raise AgentFileError(str(path), "cannot save: the agent is nested too deeply") from exc
-    mode = old_mode if old_mode is not None else 0o666 & ~_umask()
     try:
-        _write_atomically(target, text.encode("utf-8"), mode, _replace)
+        write_atomically(target, text.encode("utf-8"), replace=_replace)
     except OSError as exc:
         raise AgentFileError(str(path), f"cannot save: {exc.strerror or exc}") from exc
 
 
-def _existing(target: Path) -> tuple[Any, int | None]:
-    """The data (for key order) and permission bits of the file about to be replaced."""
+def _existing(target: Path) -> tuple[str | None, Any]:
+    """The text and data of the file about to be replaced; (None, None) when there is none or
+    it is unreadable or malformed (it is being replaced: keeping its layout is best effort)."""
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except OSError:
-        return None, None
-    try:
-        data = _parse(target, read_agent_text(target))
+        text = read_agent_text(target)
+        return text, _parse(target, text)
     except AgentFileError:
-        data = None  # unreadable or malformed: it is being replaced, order is best effort
-    return data, mode
-
-
-def _umask() -> int:
-    # Linux reports the umask without changing it; elsewhere os.umask can only be read by
-    # setting it, which races with other threads creating files, so that is the fallback.
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _write_atomically(
-    target: Path, content: bytes, mode: int, replace: Callable[[str, str], None]
-) -> None:
-    directory = target.parent
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, kept on success
-        dir=directory, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    )
-    temp = handle.name
-    try:
-        with handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        replace(temp, str(target))
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not possible on every platform (Windows), and the new
-    # content is already in place, so failing here is not an error.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        return None, None

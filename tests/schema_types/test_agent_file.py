@@ -107,11 +107,7 @@ def test_saving_over_a_file_keeps_its_key_order_and_appends_new_keys(tmp_path: P
         "  tools:\n"
         "    - prompt: Hello {who}\n"
         "      name: greet\n"
-        "      parameters:\n"
-        "        properties:\n"
-        "          who:\n"
-        "            type: string\n"
-        "        type: object\n"
+        "      parameters: {properties: {who: {type: string}}, type: object}\n"
         "  name: Greeter\n"
     )
 
