@@ -134,7 +134,7 @@ def _resolve_keyring(rest: str, key_name: str) -> str:
     service, name = _split_keyring(rest)
     reference = f"keyring://{service}/{name}"
     try:
-        import keyring
+        import keyring  # only for a keyring reference: see the top
         import keyring.errors
     except ImportError as exc:  # pragma: no cover - a declared dependency
         raise SecretError(f"cannot read {reference}: the keyring package is missing") from exc
@@ -169,7 +169,7 @@ def store_secret_in_keyring(service: str, name: str, value: str) -> str:
             f"cannot store a secret as keyring://{service}/{name}: the service must be a "
             "non-empty name without '/', and the entry name non-empty"
         )
-    import keyring
+    import keyring  # only to store a secret: see the top
     import keyring.errors
 
     try:

@@ -1,8 +1,8 @@
 """``metaagent serve AGENT_FILE…``: serve agents as an MCP server (stdio, or ``--http``).
 
 stdout is the MCP protocol (stdio): everything this command says goes to stderr, through
-``logging`` at ``--log-level``. The mcp SDK is imported only once the command runs, so the other
-subcommands never pay for it.
+``logging`` at ``--log-level``. This module imports the server, and with it the mcp SDK: the
+command line imports it only to run ``serve`` (or to list every command's help).
 
 Tool names: each agent's tools keep their names; with several agent files a name defined twice is
 refused at start-up, unless ``--prefix`` names every tool ``<agent-slug>__<tool>`` (the agent's

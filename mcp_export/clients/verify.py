@@ -21,7 +21,11 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from mcp_export.clients.entry import ClientId, ExportEntry, build_entry
 from mcp_export.clients.verify_checks import (
@@ -38,9 +42,8 @@ from mcp_export.clients.verify_report import (
     render_report,
 )
 from schema_types.agent import Agent
-
-if TYPE_CHECKING:
-    from mcp import Client
+from schema_types.errors import SchemaError
+from schema_types.files.agent_file import load_agent
 
 __all__ = [
     "MODES",
@@ -93,9 +96,6 @@ async def verify_export(
         The report; ``report.ok`` is True when every check passed. Never raises for a broken
         agent or server: that is a failed check with the reason.
     """
-    import anyio
-
-    from schema_types.errors import SchemaError
 
     started = time.perf_counter()
     path = Path(os.fspath(agent_path))
@@ -131,8 +131,6 @@ async def verify_export(
 
 
 def _load(path: Path) -> tuple[Path, Agent]:
-    from schema_types.files.agent_file import load_agent
-
     absolute = Path(os.path.abspath(path))
     return absolute, load_agent(absolute)
 
@@ -140,10 +138,6 @@ def _load(path: Path) -> tuple[Path, Agent]:
 async def _connect(
     entry: ExportEntry, environ: dict[str, str], mode: str, limit_s: float
 ) -> ModeResult:
-    import anyio
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     result = ModeResult(mode)
     params = StdioServerParameters(
         command=str(entry.entry["command"]),

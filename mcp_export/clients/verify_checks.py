@@ -12,8 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jsonschema.exceptions import SchemaError as JsonSchemaError
+from jsonschema.validators import Draft202012Validator, validator_for
+
 from mcp_export.clients.entry import CLIENTS, ClientId, ExportEntry
 from mcp_export.clients.verify_report import ModeResult, VerifiedTool, VerifyReport
+from mcp_export.errors import ConfigurationError
+from mcp_export.providers.factory import credentials_available, provider_for_agent
 from schema_types.agent import Agent, ToolDefinition
 
 __all__ = [
@@ -131,9 +136,6 @@ def _as_authored(schema: dict[str, Any], conversation: bool) -> dict[str, Any]:
 
 
 def _schema_problems(schema: dict[str, Any], what: str) -> list[str]:
-    from jsonschema.exceptions import SchemaError as JsonSchemaError
-    from jsonschema.validators import Draft202012Validator, validator_for
-
     validator = validator_for(schema, default=Draft202012Validator)
     try:
         validator.check_schema(schema)
@@ -194,9 +196,6 @@ def check_model(
 
 def _credentials(agent: Agent, environ: Mapping[str, str]) -> tuple[bool, str]:
     """Whether the agent's provider settings resolve, and if not the provider layer's reason."""
-    from mcp_export.errors import ConfigurationError
-    from mcp_export.providers.factory import credentials_available, provider_for_agent
-
     if credentials_available(agent, env=environ):
         return True, ""
     try:

@@ -15,6 +15,7 @@ that a later process can tell rows left ``pending`` by a writer that is gone.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -194,8 +195,6 @@ def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
     if sys.platform == "win32":  # pragma: no cover - os.kill(pid, 0) would send CTRL_C there
-        import ctypes
-
         kernel32 = ctypes.windll.kernel32
         handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
         if not handle:

@@ -1,13 +1,11 @@
 """The Chat Completions request of the OpenAI-compatible provider, made with aiohttp directly.
 
-Why not through the ``openai`` SDK's client: for each request the SDK builds an httpx-style
-request (header objects merged and re-encoded several times, URL parsed, platform headers), hands
-it through its auth, retry and transport layers to aiohttp, and decodes the stream line by line
-in Python — ~0.9 ms of CPU a request on this machine, on the one event loop a served agent shares
-between all its calls. With 64 calls at once that alone was ~30 ms of a 312 ms goal
-(bench/server_concurrency.py; a bare SDK server making the same request through the SDK:
-320 ms, straight through aiohttp: 290 ms). The SDK stays what lists an endpoint's models in the
-studio, and what the Anthropic provider uses.
+Why not through the ``openai`` SDK's client: for each request the SDK builds an httpx-style request
+(header objects merged and re-encoded several times, URL parsed, platform headers), hands it through
+its auth, retry and transport layers to aiohttp, and decodes the stream line by line in Python, all
+of it CPU on the one event loop a served agent shares between all its calls (README, benchmarks: 64
+concurrent served calls). The SDK stays what lists an endpoint's models in the studio, and what the
+Anthropic provider uses.
 
 What the request keeps of the SDK's behaviour (so servers that work with the SDK work here):
 
@@ -40,13 +38,13 @@ import os
 import re
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import aiohttp
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from mcp_export.providers._wire import PREVIEW_BYTES, BodyTap, describe_body, error_detail
-
-if TYPE_CHECKING:
-    import aiohttp
-    from yarl import URL
 
 __all__ = [
     "ChatCompletionsHTTP",
@@ -152,8 +150,6 @@ class ChatCompletionsHTTP:
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            import aiohttp
-
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=_MAX_CONNECTIONS),
                 timeout=aiohttp.ClientTimeout(
@@ -258,8 +254,6 @@ async def _drained(response: aiohttp.ClientResponse) -> bool:
     """Read what follows ``[DONE]`` so the connection can be reused; False when more than
     ``_MAX_DRAIN`` follows, the body does not end within ``_DRAIN_SECONDS``, or reading fails
     (the connection is then closed rather than reused: the answer is complete either way)."""
-    import aiohttp
-
     left = _MAX_DRAIN
     try:
         async with asyncio.timeout(_DRAIN_SECONDS):
@@ -276,11 +270,8 @@ def _env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
     """The proxy (and its credentials) the environment sets for ``url``, else (None, None).
 
     Looked up once per provider: aiohttp's own ``trust_env`` repeats the lookup (and reads
-    ``~/.netrc``) for every request, ~0.6 ms each.
+    ``~/.netrc``) for every request.
     """
-    from aiohttp.helpers import get_env_proxy_for_url
-    from yarl import URL
-
     try:
         return get_env_proxy_for_url(URL(url))
     except LookupError:

@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+import anyio
+
 from mcp_export.errors import (
     ProviderAuthError,
     ProviderError,
@@ -95,8 +97,6 @@ async def open_with_retries(
         ProviderError: the translated error of the last attempt; when retries were spent the
             message says how many attempts were made.
     """
-    import anyio  # lazily, with the SDKs: `import mcp_export.providers` stays cheap
-
     retry = 0
     while True:
         try:
@@ -200,8 +200,6 @@ async def close_quietly(close: Callable[[], Awaitable[None]]) -> None:
     than leave it to the garbage collector; the shield keeps an anyio cancel scope from
     cancelling the close itself, the bound keeps a stuck close from blocking the cancellation.
     """
-    import anyio
-
     with anyio.move_on_after(_CLOSE_WITHIN, shield=True):
         try:
             await close()

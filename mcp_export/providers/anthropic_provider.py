@@ -1,10 +1,11 @@
 """The Anthropic provider: the Messages API through the official ``anthropic`` SDK.
 
-The SDK is imported on first use. The conversation is translated properly (a peer system drops
-tool turns here): system messages go to ``system=``; an assistant's tool calls become ``tool_use``
-blocks; tool results become ``tool_result`` blocks in user messages (consecutive results share one
-message, ``is_error`` carried) — the same grouping MCP sampling uses
-(``providers.sampling.to_turns``).
+The SDK (and httpx2, its transport) is imported by the first request, inside the methods that use
+it: it is slow to import, and an agent on another provider never needs it. The conversation is
+translated properly (a peer system drops tool turns here): system messages go to ``system=``; an
+assistant's tool calls become ``tool_use`` blocks; tool results become ``tool_result`` blocks in
+user messages (consecutive results share one message, ``is_error`` carried) — the same grouping MCP
+sampling uses (``providers.sampling.to_turns``).
 
 Streaming: ``text_delta`` pieces are yielded as they come; a ``tool_use`` block's input arrives as
 ``input_json_delta`` pieces, joined and parsed when the stream is done. Usage comes from
@@ -34,6 +35,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import aiohttp
 
 from mcp_export.errors import (
     ProviderAuthError,
@@ -115,7 +118,7 @@ class AnthropicProvider(HTTPEndpoint):
 
     def _client_now(self) -> AsyncAnthropic:
         if self._client is None:
-            from anthropic import AsyncAnthropic, DefaultAioHttpClient
+            from anthropic import AsyncAnthropic, DefaultAioHttpClient  # the SDK: see the top
 
             self._client = AsyncAnthropic(
                 api_key=self._api_key,
@@ -189,7 +192,7 @@ class AnthropicProvider(HTTPEndpoint):
     async def _events(
         self, stream: AsyncStream[RawMessageStreamEvent]
     ) -> AsyncGenerator[RawMessageStreamEvent, None]:
-        import anthropic
+        import anthropic  # the SDK and its transport: see the top
         import httpx2
 
         iterator = stream.__aiter__()
@@ -267,7 +270,7 @@ class AnthropicProvider(HTTPEndpoint):
             await client.close()
 
     def _translate(self, exc: Exception, model: str) -> Failure | None:
-        import anthropic
+        import anthropic  # the SDK: see the top
 
         if isinstance(exc, anthropic.APITimeoutError):
             return Failure(
@@ -315,8 +318,6 @@ _BASE_URL_HINT = (
 def _closed_after_connecting(exc: BaseException) -> bool:
     """Whether a connection error is a connection closed or reset before any answer (rather than
     one that could not be made): the transport names both a connect error."""
-    import aiohttp
-
     seen: BaseException | None = exc
     for _ in range(10):  # the SDK, httpx and aiohttp each wrap the error once
         if seen is None or isinstance(seen, aiohttp.ClientConnectorError):
@@ -329,7 +330,7 @@ def _closed_after_connecting(exc: BaseException) -> bool:
 
 def _status_detail(exc: APIStatusError) -> str:
     """What an error status's body says (its ``error.message``, an HTML page in a few words)."""
-    import httpx2
+    import httpx2  # the SDK's transport: see the top
 
     try:
         raw = exc.response.content
@@ -341,7 +342,7 @@ def _status_detail(exc: APIStatusError) -> str:
 @functools.cache
 def _tapped_stream_class() -> type[Any]:
     """The body wrapper ``_tap`` puts in place (made once: httpx2 is imported with the SDK)."""
-    import httpx2
+    import httpx2  # the SDK's transport: see the top
 
     class TappedStream(httpx2.AsyncByteStream):
         """A response body that passes its bytes through a ``BodyTap`` on their way."""

@@ -20,6 +20,7 @@ ollama — never another provider's key, which would send it to the wrong server
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ from mcp_export.providers.sampling import Sampler, SamplingProvider
 from mcp_export.redact import remember_secret
 from schema_types.agent import Agent
 from schema_types.errors import SecretError
+from schema_types.secrets import ENV_SCHEME, resolve_secret
 
 __all__ = [
     "SamplingRequired",
@@ -49,7 +51,6 @@ class SamplingRequired(ConfigurationError):
 
 
 _EXAMPLE = "openai:gpt-4.1-mini"
-ENV_SCHEME = "env://"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
             f"provider:model with a provider among {known}, e.g. {_EXAMPLE}"
         )
     values = agent.providers.get(provider_id, {})
-    environment = env if env is not None else _os_environ()
+    environment = env if env is not None else os.environ
     api_key, key_name = _lookup(kind.key_names, values, environment)
     # Whatever its source (a reference, a literal, the process environment), the key is now
     # known to every sink's redaction before it is ever sent.
@@ -171,9 +172,6 @@ def _lookup(
 def _resolve_reference(value: str, key_name: str, environment: Mapping[str, str]) -> str:
     variable = value[len(ENV_SCHEME) :] if value.startswith(ENV_SCHEME) else ""
     if not variable:  # keyring://, a plain value, or a malformed env:// (it says so)
-        # Imported here: schema_types.secrets pulls in jsonschema (~1 s on first import).
-        from schema_types.secrets import resolve_secret
-
         return resolve_secret(value, key_name=key_name)
     # env:// is read from the given environment (tests, a caller's own), with the message
     # resolve_secret gives for os.environ.
@@ -183,9 +181,3 @@ def _resolve_reference(value: str, key_name: str, environment: Mapping[str, str]
     needed = f", needed for {key_name}" if key_name != variable else ""
     state = "is set but empty" if found == "" else "is not set"
     raise SecretError(f"{variable} {state} ({ENV_SCHEME}{variable}){needed}")
-
-
-def _os_environ() -> Mapping[str, str]:
-    import os
-
-    return os.environ

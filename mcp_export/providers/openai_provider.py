@@ -1,9 +1,7 @@
 """The OpenAI-compatible provider: OpenAI, Ollama, vLLM, LM Studio, LiteLLM, OpenRouter.
 
-Streams Chat Completions over HTTP with aiohttp (``providers/_openai_http.py``, which says why not
-through
-the ``openai`` SDK's client, measured, and what of the SDK's behaviour it keeps), imported on first
-use (a served agent that never calls a model does not pay for it). Text arrives as
+Streams Chat Completions over HTTP with aiohttp (``providers._openai_http``, which says why not
+through the ``openai`` SDK's client and what of the SDK's behaviour it keeps). Text arrives as
 ``delta.content`` pieces; tool calls as ``delta.tool_calls`` entries keyed by ``index`` whose
 arguments JSON comes in pieces, assembled here and parsed once the stream finished.
 ``stream_options.include_usage`` asks for the usage chunk. A stream that ends without a
@@ -28,7 +26,9 @@ import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import aiohttp
 
 from mcp_export.errors import (
     ProviderError,
@@ -38,6 +38,14 @@ from mcp_export.errors import (
     ProviderUnreachable,
 )
 from mcp_export.providers._endpoint import HTTPEndpoint
+from mcp_export.providers._openai_http import (
+    ChatCompletionsHTTP,
+    NotAStream,
+    StatusError,
+    StreamCutMidEvent,
+    StreamErrorEvent,
+    StreamSeen,
+)
 from mcp_export.providers._retry import Failure, open_with_retries, status_failure
 from mcp_export.providers._wire import AnswerTooLarge
 from mcp_export.providers.base import (
@@ -51,9 +59,6 @@ from mcp_export.providers.base import (
     Usage,
 )
 from mcp_export.redact import redact
-
-if TYPE_CHECKING:
-    from mcp_export.providers._openai_http import ChatCompletionsHTTP, StreamSeen
 
 __all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
 
@@ -82,8 +87,6 @@ class OpenAIProvider(HTTPEndpoint):
 
     def _http_now(self) -> ChatCompletionsHTTP:
         if self._http is None:
-            from mcp_export.providers._openai_http import ChatCompletionsHTTP
-
             self._http = ChatCompletionsHTTP(self.base_url, self._api_key, timeout=self._timeout)
         return self._http
 
@@ -99,8 +102,6 @@ class OpenAIProvider(HTTPEndpoint):
             ProviderProtocolError: a malformed or cut-off stream, or bad tool arguments.
             ProviderError: any other refusal (unknown model, bad request…).
         """
-        from mcp_export.providers._openai_http import StreamSeen
-
         http = self._http_now()
         body = self.request_arguments(request)
         response = await open_with_retries(
@@ -119,9 +120,6 @@ class OpenAIProvider(HTTPEndpoint):
 
     async def _next_chunk(self, events: AsyncGenerator[object, None]) -> object:
         """The next chunk of the stream, ``_END`` after the last; failures translated."""
-        import aiohttp
-
-        from mcp_export.providers._openai_http import StreamCutMidEvent, StreamErrorEvent
 
         try:
             return await events.__anext__()
@@ -210,9 +208,6 @@ class OpenAIProvider(HTTPEndpoint):
         return f"nothing answers at {self.base_url} — {hint}"
 
     def _translate(self, exc: Exception, model: str) -> Failure | None:
-        import aiohttp
-
-        from mcp_export.providers._openai_http import NotAStream, StatusError
 
         if isinstance(exc, NotAStream):
             return Failure(

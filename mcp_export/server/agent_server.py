@@ -30,17 +30,29 @@ import mcp_types as types
 from anyio.abc import AsyncResource
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import trace
 
+from mcp_export.server.http import serve_http
 from mcp_export.server.runtime import AgentRuntime, CallPolicy
+from mcp_export.server.stdio import robust_stdio_server
 from mcp_export.server.tools import ServedAgent, ServedTool, build_catalogue
+from schema_types.files.agent_file import load_agent
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.server.http import HttpAddress
 
 __all__ = ["AgentServer", "ServedAgent", "load_served_agents"]
+
+try:  # a private module of the SDK: should a later SDK move it, its middleware simply stays
+    from mcp.server._otel import OpenTelemetryMiddleware
+except ImportError:  # pragma: no cover
+    _SPAN_MIDDLEWARE: tuple[type, ...] = ()
+else:
+    _SPAN_MIDDLEWARE = (OpenTelemetryMiddleware,)
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +63,6 @@ def load_served_agents(paths: Sequence[str | Path]) -> list[ServedAgent]:
     Raises:
         AgentFileError: a file cannot be read or is not a valid agent (the message says where).
     """
-    from schema_types.files.agent_file import load_agent
-
     served: list[ServedAgent] = []
     for raw in paths:
         path = Path(raw).expanduser().resolve()
@@ -91,8 +101,6 @@ class _LazyRequestStateBoundary:
         if ctx.method != "tools/call":
             return await call_next(ctx)
         if self._boundary is None:
-            from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-
             self._boundary = RequestStateBoundary(
                 RequestStateSecurity.ephemeral(), default_audience=self._audience
             )
@@ -131,8 +139,6 @@ async def _explain_not_initialized(
 def _tracing_installed() -> bool:
     """Whether OpenTelemetry tracing is set up in this process (a tracer provider installed, as
     ``opentelemetry-instrument`` or ``OTEL_PYTHON_TRACER_PROVIDER`` does)."""
-    from opentelemetry import trace
-
     provider = trace.get_tracer_provider()
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
@@ -141,15 +147,11 @@ def _without_tracing(middleware: list[Any]) -> list[Any]:
     """The SDK's middleware without its OpenTelemetry span per message.
 
     The SDK puts it on every server (a no-op until a tracer provider is installed) and says to
-    drop it from the list to opt out. Without a provider its span bookkeeping was ~6 % of the
-    event loop's time with 64 calls at once (bench/server_concurrency.py); with one installed
-    it stays.
+    drop it from the list to opt out: without a provider its span bookkeeping is a share of the
+    event loop's time under many concurrent calls (README, benchmarks); with one installed it
+    stays.
     """
-    try:
-        from mcp.server._otel import OpenTelemetryMiddleware
-    except ImportError:  # pragma: no cover - moved in a later SDK: keep the middleware as is
-        return middleware
-    return [m for m in middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    return [m for m in middleware if not isinstance(m, _SPAN_MIDDLEWARE)]
 
 
 class AgentServer(AsyncResource):
@@ -238,6 +240,7 @@ class AgentServer(AsyncResource):
         tool = self.catalogue.get(params.name)
         if tool is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        # The call pipeline loads with the first call: start-up stays a bare SDK server's.
         from mcp_export.server.call import run_call
 
         runtime = self.runtime(tool)
@@ -261,8 +264,6 @@ class AgentServer(AsyncResource):
 
     async def run_stdio(self) -> None:
         """Serve over stdin/stdout until the client closes stdin (or stops reading stdout)."""
-        from mcp_export.server.stdio import robust_stdio_server
-
         try:
             async with robust_stdio_server() as (read_stream, write_stream):
                 await self.server.run(read_stream, write_stream, self.initialization_options())
@@ -278,8 +279,6 @@ class AgentServer(AsyncResource):
         on_ready: Callable[[str], None] | None = None,
     ) -> None:
         """Serve over streamable HTTP until cancelled (see ``server.http.serve_http``)."""
-        from mcp_export.server.http import serve_http
-
         await serve_http(self.server, address, token=token, log_level=log_level, on_ready=on_ready)
 
     async def aclose(self) -> None:

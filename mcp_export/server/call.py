@@ -31,6 +31,9 @@ from mcp_export.server.result import (
 from mcp_export.server.round_trip import run_round_trip
 from mcp_export.server.steps import ServedRequest, drive, finish, new_session
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
+from schema_types.arguments import validate_arguments
+from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
+from schema_types.template.engine import render
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -47,9 +50,6 @@ def _argument_problems(
     tool: ServedTool, raw: Mapping[str, Any] | None
 ) -> tuple[dict[str, Any] | None, str | None, list[str]]:
     """Validated arguments (defaults applied), the conversation id, and the problems found."""
-    from schema_types.arguments import validate_arguments
-    from schema_types.errors import ArgumentsError, Problem
-
     arguments = dict(raw or {})
     problems: list[Problem] = []
     conversation: str | None = None
@@ -72,8 +72,6 @@ def _argument_problems(
 
 
 def _render(tool: ServedTool, arguments: Mapping[str, Any]) -> str:
-    from schema_types.template.engine import render
-
     definition = tool.definition
     return render(
         definition.prompt,
@@ -91,8 +89,6 @@ async def run_call(
     params: types.CallToolRequestParams,
 ) -> types.CallToolResult | types.InputRequiredResult:
     """Answer one ``tools/call`` of ``tool`` (see the module docstring)."""
-    from schema_types.errors import SchemaDefinitionError
-
     try:
         arguments, conversation, problems = _argument_problems(tool, params.arguments)
     except SchemaDefinitionError as exc:

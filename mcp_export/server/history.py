@@ -104,7 +104,7 @@ class HistoryAccess:
     def store(self) -> HistoryStore | None:
         """The store, opened now if needed; None when history is off or broken."""
         if self._store is None and self.enabled:
-            from mcp_export.history.store import HistoryStore
+            from mcp_export.history.store import HistoryStore  # a first call: start-up stays cheap
 
             try:
                 # write-behind: concurrent calls do not queue behind each other's commits
@@ -130,7 +130,7 @@ class HistoryAccess:
                 "history (it runs with --no-history); omit conversation_id to start a new "
                 "conversation"
             )
-        from mcp_export.session.record import load_thread_messages
+        from mcp_export.session.record import load_thread_messages  # as HistoryStore above
 
         unknown = (
             f"unknown conversation_id {conversation_id!r}: no conversation of {tool.name} has "

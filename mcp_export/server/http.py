@@ -30,6 +30,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 import pydantic_core
+import uvicorn
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcp_export.errors import ConfigurationError
@@ -343,7 +344,6 @@ async def serve_http(
         HttpAddressError: exposed without a token, or the address cannot be bound.
     """
     check_exposure(address, token)
-    import uvicorn
 
     app: ASGIApp = MessageScreen(
         server.streamable_http_app(

@@ -16,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
 from mcp_export.errors import ConfigurationError
+from mcp_export.server.sampling import client_sampling
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -56,8 +59,6 @@ class ModelChoice:
 
 
 def _modern(ctx: ServerRequestContext[Any]) -> bool:
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
@@ -80,8 +81,6 @@ def choose_model(
     Raises:
         NoModel: no model can answer; the message names what to set.
     """
-    from mcp_export.server.sampling import client_sampling
-
     settings = agent.settings
     forced = (settings.model or "").strip() == SAMPLING_MODEL
     reason: str | None = None

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from mcp_export.providers.base import Usage
+from mcp_export.providers.sampling import SamplingProvider
 from mcp_export.server.result import error_result
 from mcp_export.server.sampling import (
     SAMPLE_KEY,
@@ -28,11 +30,13 @@ from mcp_export.server.sampling import (
     response_from_result,
 )
 from mcp_export.server.steps import ServedRequest, drive, finish, new_session
+from mcp_export.session.events import SessionFailed, TurnFinished
+from mcp_export.session.record import SessionRecorder
 
 if TYPE_CHECKING:
     from mcp_export.providers.sampling import SamplingResponse
     from mcp_export.session.chat import ChatSession
-    from mcp_export.session.events import FinalAnswer, SessionFailed
+    from mcp_export.session.events import FinalAnswer
 
 __all__ = ["run_round_trip"]
 
@@ -64,8 +68,6 @@ class _NewsFilter:
         self._turn = 0
 
     def __call__(self, event: Any) -> bool:
-        from mcp_export.session.events import TurnFinished
-
         if isinstance(event, TurnFinished):
             self._turn = event.turn
             return event.turn > self._sampler.replayed_turns
@@ -92,7 +94,6 @@ async def run_round_trip(
     if refusal is not None:
         return error_result(refusal)
     sampler = RoundTripSampler(state, fresh)
-    from mcp_export.providers.sampling import SamplingProvider
 
     choice = request.choice
     provider = SamplingProvider(sampler, supports_tools=choice.sampling_tools)
@@ -102,7 +103,6 @@ async def run_round_trip(
         outcome = await drive(request.ctx, session, request.prompt, news=_NewsFilter(sampler))
     finally:
         await request.runtime.note_inner_tools()
-    from mcp_export.session.events import SessionFailed
 
     if isinstance(outcome, SessionFailed) and isinstance(outcome.error, SamplingInputRequired):
         return types.InputRequiredResult(
@@ -123,9 +123,6 @@ def _record_and_finish(
     duration_ms: float,
 ) -> types.CallToolResult:
     """Write the whole run into the history, then answer."""
-    from mcp_export.providers.base import Usage
-    from mcp_export.session.record import SessionRecorder
-
     history = request.runtime.policy.history
     record = history.start(
         request.ctx, request.tool, request.prompt, request.arguments, request.conversation

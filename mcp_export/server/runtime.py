@@ -59,7 +59,7 @@ class AgentRuntime:
         if not self.served.agent.mcp_servers:
             return None
         if self._toolbox is None:
-            from mcp_export.toolbox.agent_toolbox import AgentToolbox
+            from mcp_export.toolbox.agent_toolbox import AgentToolbox  # first call: see above
 
             self._toolbox = AgentToolbox(self.served.agent, base_dir=self.served.base_dir)
         return self._toolbox
@@ -80,7 +80,7 @@ class AgentRuntime:
             ConfigurationError: it cannot be used (no model set, credentials missing…).
         """
         if self._provider is None:
-            from mcp_export.providers.factory import provider_for_agent
+            from mcp_export.providers.factory import provider_for_agent  # first call: see above
 
             self._provider = provider_for_agent(self.served.agent)
         return self._provider

@@ -41,11 +41,12 @@ from mcp_export.providers.sampling import (
     ToolResultPart,
     ToolUsePart,
 )
+from mcp_export.toolbox.agent_toolbox import ToolOutcome
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from mcp_export.toolbox.agent_toolbox import AgentToolbox, ToolOutcome, ToolSpec
+    from mcp_export.toolbox.agent_toolbox import AgentToolbox, ToolSpec
 
 __all__ = [
     "SAMPLE_KEY",
@@ -332,8 +333,6 @@ class ReplayToolbox:
     """
 
     def __init__(self, toolbox: AgentToolbox | None, state: RoundTripState) -> None:
-        from mcp_export.toolbox.agent_toolbox import ToolOutcome
-
         self._toolbox = toolbox
         self._state = state
         self._outcome = ToolOutcome

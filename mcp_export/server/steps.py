@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from mcp_export.errors import SessionError
+from mcp_export.providers.sampling import SamplingProvider
 from mcp_export.server.history import CallRecord
 from mcp_export.server.model import ModelChoice
 from mcp_export.server.result import (
@@ -20,7 +22,11 @@ from mcp_export.server.result import (
     progress_message,
     structured_answer,
 )
+from mcp_export.server.sampling import SessionSampler
 from mcp_export.server.tools import ServedTool
+from mcp_export.session.chat import ChatSession
+from mcp_export.session.events import FinalAnswer, SessionFailed
+from mcp_export.session.failure import failure_for
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -28,8 +34,6 @@ if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import ChatMessage, Provider
     from mcp_export.server.runtime import AgentRuntime
-    from mcp_export.session.chat import ChatSession
-    from mcp_export.session.events import FinalAnswer, SessionFailed
 
 __all__ = ["ServedRequest", "drive", "finish", "new_session"]
 
@@ -65,17 +69,12 @@ def new_session(
         provider: use this provider instead of the chosen one (round-trip sampling).
         toolbox: use this toolbox instead of the agent's (round-trip replay).
     """
-    from mcp_export.session.chat import ChatSession
-
     choice, runtime = request.choice, request.runtime
     if toolbox is None:
         toolbox = runtime.toolbox()
     if provider is None:
         provider = choice.provider
     if provider is None:
-        from mcp_export.providers.sampling import SamplingProvider
-        from mcp_export.server.sampling import SessionSampler
-
         provider = SamplingProvider(
             SessionSampler(request.ctx), supports_tools=choice.sampling_tools
         )
@@ -109,8 +108,6 @@ async def drive(
         prompt: the user message.
         news: which events are worth a progress notification (default: all).
     """
-    from mcp_export.session.events import FinalAnswer, SessionFailed
-
     step = 0
     async with aclosing(session.run(prompt)) as events:
         async for event in events:
@@ -122,8 +119,6 @@ async def drive(
                 if message is not None:
                     step += 1
                     await ctx.session.report_progress(step, None, message)
-    from mcp_export.errors import SessionError
-    from mcp_export.session.failure import failure_for
 
     return failure_for(SessionError("the session ended without an answer"))
 
@@ -142,8 +137,6 @@ def finish(
     ``unavailable`` names the agent's tool servers that could not be used, with why: the answer's
     ``unavailableServers``, and a line of a failure's text.
     """
-    from mcp_export.session.events import SessionFailed
-
     if isinstance(outcome, SessionFailed):
         record.failed(outcome.message)
         return failure_result(tool.name, outcome, unavailable=unavailable)

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_export.errors import ExportError
+from mcp_export.server.history import CallRecord, HistoryAccess, call_title
+from mcp_export.server.steps import finish
+from mcp_export.server.tools import ServedAgent, ServedTool
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
-    from mcp_export.server.history import CallRecord
-    from mcp_export.server.tools import ServedTool
     from mcp_export.session.events import FinalAnswer, SessionFailed
     from schema_types.agent import Agent
 
@@ -39,8 +40,6 @@ _UNSAVED = Path("untitled.agent.yaml")
 
 
 def _served_tool(agent: Agent, tool_name: str, agent_path: Path | None) -> ServedTool:
-    from mcp_export.server.tools import ServedAgent, ServedTool
-
     definition = agent.metadata.tool(tool_name)
     if definition is None:
         names = ", ".join(t.name for t in agent.tools) or "none"
@@ -79,9 +78,6 @@ def caller_result(
     Raises:
         KeyError: the agent has no such tool.
     """
-    from mcp_export.server.history import CallRecord, HistoryAccess
-    from mcp_export.server.steps import finish
-
     tool = _served_tool(agent, tool_name, agent_path)
     record = CallRecord(HistoryAccess(None), thread_id, None)
     return _as_json(finish(tool, record, outcome, thread_id))
@@ -111,8 +107,6 @@ class ToolTestRecord:
         history: HistoryStore | None,
         agent_path: Path | None,
     ) -> None:
-        from mcp_export.server.history import CallRecord, HistoryAccess, call_title
-
         self.agent = agent
         self.tool_name = tool_name
         self.agent_path = agent_path
@@ -146,8 +140,6 @@ class ToolTestRecord:
 
     def finish(self, outcome: FinalAnswer | SessionFailed) -> dict[str, Any]:
         """Record how the test ended; the caller's view of it (see ``caller_result``)."""
-        from mcp_export.server.steps import finish
-
         return _as_json(finish(self._tool, self._record, outcome, self.thread_id))
 
     def cancelled(self) -> None:

@@ -1,8 +1,7 @@
 """The chat session: model → tool calls → results → model, until the model answers.
 
-One ``ChatSession`` is one conversation with its own id and message list; ``run(message)`` plays
-one user turn and yields ``SessionEvent``s (see ``session.events``). Every consumer (the studio's
-chat
+One ``ChatSession`` is one conversation with its own id and message list; ``run(message)`` plays one
+user turn and yields ``SessionEvent``s (see ``session.events``). Every consumer (the studio's chat
 tab, the served MCP server, the CLI) drives the same loop.
 
 How a run is shaped, and why:
@@ -49,6 +48,7 @@ from mcp_export.providers.base import (
     ToolSchema,
     Usage,
 )
+from mcp_export.providers.parameters import resolve_parameters
 from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
     FinalAnswer,
@@ -336,8 +336,6 @@ class ChatSession:
         emit(None)
 
     async def _turns(self, user_message: str, emit: _Emit, state: _RunState) -> str:
-        from mcp_export.providers.parameters import resolve_parameters
-
         self.messages.append(ChatMessage("user", user_message))
         self._recorder.user_message(redact(user_message))
         emit(SessionStarted(self.id, self._recorder.thread_id, self.model))
