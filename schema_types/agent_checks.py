@@ -1,14 +1,13 @@
 """From parsed agent-file data to an :class:`Agent`, or to every located problem in it.
 
-The pydantic model checks types and values; on top of it this module checks what the model
-cannot see from one value alone (two tools with one name, reported at the second tool; a
-``tools`` list at the top level, which nothing reads) and runs
-the parameters-schema check on every tool — or leaves that check for later, on the built agent
-(:func:`tool_schema_problems`; the studio shows an agent before it loads ``jsonschema`` and
-checks each tool's schema after). Each problem gets the JSON path it is about
-(``metadata.tools[1].name``) and, when the source node tree is known, the line and column of that
-value in the file, and a message in the agent file's own terms (``expected an integer, got
-"lots"``) instead of pydantic's.
+The pydantic model checks types and values; on top of it this module checks what the model cannot
+see from one value alone (two tools with one name, reported at the second tool; a ``tools`` list at
+the top level, which nothing reads) and runs the parameters-schema check on every tool — or leaves
+that check for later, on the built agent (:func:`tool_schema_problems`; the studio shows an agent
+before it loads ``jsonschema`` and checks each tool's schema after). Each problem gets the JSON path
+it is about (``metadata.tools[1].name``) and, when the source node tree is known, the line and
+column of that value in the file, and a message in the agent file's own terms (``expected an
+integer, got "lots"``) instead of pydantic's.
 """
 
 from __future__ import annotations

@@ -12,8 +12,7 @@ One entry per client format, built from the agent file alone:
 Formats: Claude Desktop and Cursor keep ``{"mcpServers": {name: entry}}``, VS Code keeps
 ``{"servers": {name: {"type": "stdio", …}}}``, Claude Code gets a ``claude mcp add-json`` command
 (it owns its files), and ``json`` is the bare entry. Merging into a config file lives in
-``clients.install``; this module only builds and prints. The public names of both are
-re-exported by ``_client_config``.
+``clients.install``; this module only builds and prints.
 """
 
 from __future__ import annotations

@@ -1,17 +1,15 @@
 """Write-behind for the history store: writes logged and queued by the caller, applied by a thread.
 
 Why: a served server runs many calls at once on one event loop, and each call writes five or six
-history rows, each an autocommitted SQLite transaction of ~80 µs. Inline, those commits hold the
-loop while other calls wait to send their model requests (64 calls at once: ~30 ms of a batch).
-Behind, the loop pays a line appended to a file and a queue put per write, and the background
-thread applies what has queued up in one transaction (SQLite releases the interpreter lock while
-it works, so the thread runs on another core).
+history rows, each an autocommitted SQLite transaction. Inline, those commits hold the loop while
+other calls wait to send their model requests. Behind, the loop pays a line appended to a file and a
+queue put per write, and the background thread applies what has queued up in one transaction (SQLite
+releases the interpreter lock while it works, so the thread runs on another core).
 
-Group commit: after the first write of a batch the thread waits ``_WINDOW`` (50 ms) for more
-before it commits, unless a reader or ``close`` is waiting for it. Without the window it woke for
-nearly every write, and each small transaction (and each hand-over of the interpreter lock
-between it and the event loop) cost the served server ~1.2 ms of CPU per call at 64 calls at
-once, against ~0.05 ms with it (bench/server_concurrency.py).
+Group commit: after the first write of a batch the thread waits ``_WINDOW`` (50 ms) for more before
+it commits, unless a reader or ``close`` is waiting for it. Woken for every write instead, its small
+transactions and the hand-overs of the interpreter lock between it and the event loop cost the
+served server CPU on every call (README, benchmarks).
 
 How it stays correct:
 

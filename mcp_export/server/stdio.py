@@ -20,16 +20,16 @@ wire) and gives it ``StdinLines`` as stdin, which:
 
 Valid lines reach the SDK unchanged, so every later request is served as usual.
 
-Without threads: when stdin and stdout are pipes (as an MCP client starts a server) both are
-served by the event loop itself. The SDK's transport reads in a worker thread and hands every
-message it writes to a worker thread twice (write, flush); with 64 calls at once those hand-overs
-and the interpreter-lock switches they cause were ~8 % of the loop's time
-(bench/server_concurrency.py). ``StdinLines`` reads a pipe through ``connect_read_pipe`` (pausing
-it while 4 MiB wait unread, so a flood is held back by the pipe as before) and falls back to a
-thread for anything else (a file, ``/dev/null``, a closed stdin, Windows); ``WireOut`` writes
-through ``connect_write_pipe``, waiting only while the pipe is full. End of input, whatever stdin
-is, ends the server. ``WireOut`` also makes the same claim the SDK makes: the
-wire keeps a private duplicate of fd 1, and fd 1 itself points at stderr while serving.
+Without threads: when stdin and stdout are pipes (as an MCP client starts a server) both are served
+by the event loop itself. The SDK's transport reads in a worker thread and hands every message it
+writes to a worker thread twice (write, flush); under many concurrent calls those hand-overs and the
+interpreter-lock switches they cause take a share of the loop's time (README, benchmarks).
+``StdinLines`` reads a pipe through ``connect_read_pipe`` (pausing it while 4 MiB wait unread, so a
+flood is held back by the pipe as before) and falls back to a thread for anything else (a file,
+``/dev/null``, a closed stdin, Windows); ``WireOut`` writes through ``connect_write_pipe``, waiting
+only while the pipe is full. End of input, whatever stdin is, ends the server. ``WireOut`` also
+makes the same claim the SDK makes: the wire keeps a private duplicate of fd 1, and fd 1 itself
+points at stderr while serving.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ class AgentToolbox(AsyncResource):
             for name, config in agent.mcp_servers.items()
         }
         self._index: dict[str, ToolSpec] = {}
-        # The specs made from each server's last listing (checking schemas costs ~1 ms a tool).
+        # The specs made from each server's last listing (checking their schemas is not free).
         self._listed: dict[str, tuple[list[types.Tool], list[ToolSpec]]] = {}
 
     @property

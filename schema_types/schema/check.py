@@ -170,8 +170,7 @@ def keyword_type_problems(data: Mapping[str, Any], parts: PathParts = ()) -> lis
     """Modelled keywords whose value has the wrong JSON type (``"minLength": "x"``).
 
     Follows the typed nodes of ``schema.nodes`` (a sub-schema without a modelled ``type`` is kept
-    raw,
-    so it is not looked into); used by ``schema_from_json`` before it builds nodes.
+    raw, so it is not looked into); used by ``schema_from_json`` before it builds nodes.
     """
     tag = data.get("type")
     if not isinstance(tag, str) or tag not in MODELLED_KEYWORDS:
