@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_export.cli._render import parse_cli_arguments
+from mcp_export.cli._render import add_argument_options, parse_cli_arguments
 from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.cli._terminal import (
     EventPrinter,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from mcp_export.session.events import SessionEvent
     from schema_types.agent import Agent
 
-__all__ = ["add_argument_options", "register", "run"]
+__all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,21 +54,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_argument_options(parser)
     add_session_options(parser)
     parser.set_defaults(func=run)
-
-
-def add_argument_options(parser: argparse.ArgumentParser) -> None:
-    """``--arg key=value`` and ``--json ARGS``."""
-    parser.add_argument(
-        "--arg",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a tool argument (repeatable); VALUE is JSON when it parses as JSON, else a string; "
-        "KEY may be a dotted path (passenger.name)",
-    )
-    parser.add_argument(
-        "--json", metavar="ARGS", help="all arguments as one JSON object (--arg entries win)"
-    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ the prompt on stdout; 1 when the agent file cannot be loaded (the located messag
 for a bad command line, an unknown tool (its tools are listed) or arguments that do not validate
 (every bad argument on stderr, by path).
 
-:func:`parse_cli_arguments` is the one parser of ``--arg``/``--json`` that ``call`` uses too.
+:func:`add_argument_options` and :func:`parse_cli_arguments` are the one ``--arg``/``--json``
+that ``call`` uses too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, SchemaDefinitionError
 from schema_types.template.engine import render
 
-__all__ = ["parse_cli_arguments", "register", "run"]
+__all__ = ["add_argument_options", "parse_cli_arguments", "register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("agent_file", metavar="AGENT_FILE", help="the agent file")
     parser.add_argument("tool", metavar="TOOL", help="the name of the tool")
+    add_argument_options(parser)
+    parser.set_defaults(func=run)
+
+
+def add_argument_options(parser: argparse.ArgumentParser) -> None:
+    """``--arg KEY=VALUE`` and ``--json ARGS``, the options :func:`parse_cli_arguments` reads."""
     parser.add_argument(
         "--arg",
         action="append",
@@ -52,7 +59,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="all arguments as one JSON object, or @FILE to read it from a file (--arg entries "
         "are merged on top)",
     )
-    parser.set_defaults(func=run)
 
 
 def parse_cli_arguments(pairs: Sequence[str], json_text: str | None) -> dict[str, Any]:
