@@ -44,7 +44,6 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from app.document.plain_files import regular_file_bytes
 from app.errors import reporter
 from schema_types.agent import Agent
-from schema_types.files.agent_file import load_agent, save_agent
 
 __all__ = [
     "AgentDocument",
@@ -287,6 +286,10 @@ class AgentDocument(QObject):
         Tools whose parameters schema is unsound do not stop it: the window checks them after
         it is shown (``check_tool_schemas_soon``) and says what to fix.
         """
+        # Imported on first use: at the top it would add ~17 ms before the first paint
+        # (bench/studio_startup.py), and the window shows before any agent file is read.
+        from schema_types.files.agent_file import load_agent
+
         path = Path(path).resolve()
         return cls(load_agent(path, check_schemas=False), path, parent)
 
@@ -297,6 +300,8 @@ class AgentDocument(QObject):
             ValueError: no path given for a new agent.
             OSError / SchemaError: the file could not be written.
         """
+        from schema_types.files.agent_file import save_agent  # on first use, as in load
+
         target = Path(path).resolve() if path is not None else self.path
         if target is None:
             raise ValueError("this agent has no file yet: use Save As")
@@ -325,6 +330,8 @@ class AgentDocument(QObject):
 
     def reload(self) -> None:
         """Replace the agent by the file's content; the undo history is dropped."""
+        from schema_types.files.agent_file import load_agent  # on first use, as in load
+
         if self.path is None:
             raise ValueError("this agent has no file to reload from")
         agent = load_agent(self.path, check_schemas=False)

@@ -27,7 +27,6 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from app.document.agent_document import AgentDocument, FieldPath
 from app.document.tool_ref import TOOLS_PATH, changed_tool_index, changes_tools_list
-from schema_types.schema.check import check_parameters_schema
 
 if TYPE_CHECKING:
     from schema_types.agent import ToolDefinition
@@ -133,6 +132,10 @@ class ToolSchemaHealth(QObject):
         seen = self._seen.get(tool.name)
         if seen is not None and seen[0] is parameters:
             return seen[2]
+        # Imported on first use (after the first paint): at the top it adds ~5 ms to start-up
+        # (bench/studio_startup.py).
+        from schema_types.schema.check import check_parameters_schema
+
         text = json.dumps(parameters, sort_keys=True, default=repr)
         found = self._by_text.get(text)
         if found is None:

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -25,11 +26,12 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from app.document.agent_document import AgentDocument, FieldPath, touches
+from app.document.agent_document import AgentDocument, FieldPath, merge_id_for, touches
 from app.errors import reporter
 from app.pages import ComboBinding, LineEditBinding
 from app.pages.keyring_field import KeyringField, with_setting
@@ -245,8 +247,6 @@ class ModelPage(QScrollArea):
         ]
 
     def _build_loop_group(self) -> QGroupBox:
-        from PySide6.QtWidgets import QDoubleSpinBox, QSpinBox
-
         self.turns_spin = QSpinBox()
         self.turns_spin.setObjectName("maxChatTurns")
         self.turns_spin.setRange(1, 1000)
@@ -372,8 +372,6 @@ class ModelPage(QScrollArea):
 
     def _on_model_typed(self, text: str) -> None:
         path = ("settings", "model")
-        from app.document.agent_document import merge_id_for
-
         value = f"{self.provider_id()}:{text.strip()}"
         self.document.set_field(path, value, text="Edit model", merge_id=merge_id_for(path))
 

@@ -154,6 +154,7 @@ class TemplatePane(QWidget):
         self._parameters: Any = None
         self._arguments: dict[str, Any] = {}
         self._rename: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._analysed_prompt: str | None = None
         # Checking the samples against the schema builds a validator (a meta-schema check the
         # first time, ~0.1 s for 300 properties): done once the pane is shown, not while opening.
         self._samples_timer = QTimer(self)
@@ -318,6 +319,11 @@ class TemplatePane(QWidget):
             self.refresh()
             return
         if what == ("prompt",):
+            if tool.prompt == self._analysed_prompt:
+                # Typed back to the text before the typing run: the document gives back its
+                # agent from then, with the same prompt (keeps each keystroke under 8 ms,
+                # bench/template_keystroke.py).
+                return
             self._show_prompt(tool.prompt)
         elif what == ("parameters",):
             self._take_parameters(tool)
@@ -373,6 +379,7 @@ class TemplatePane(QWidget):
     def _analyse(self, tool: ToolDefinition) -> None:
         """Diagnostics and preview for the tool as it is."""
         prompt, parameters = tool.prompt, tool.parameters
+        self._analysed_prompt = prompt
         if self._rename is not None and count_placeholders(prompt, self._rename[0]) == 0:
             self._hide_rename_bar()
         self.diagnostics.set_diagnostics(diagnose(prompt, parameters), prompt)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QPlainTextEdit,
     QSplitter,
     QStackedWidget,
@@ -300,8 +301,6 @@ class MainWindow(FileActions, RunActions, QMainWindow):
 
     def show_about(self) -> None:
         """Help / About (F1), without blocking."""
-        from PySide6.QtWidgets import QMessageBox
-
         box = QMessageBox(self)
         box.setWindowTitle(f"About {APP_NAME}")
         box.setIconPixmap(app_icon().pixmap(64, 64))
