@@ -87,13 +87,17 @@ def disk_diff(document: AgentDocument) -> str:
     import difflib
 
     from app.document.plain_files import regular_file_bytes
-    from schema_types.files.agent_file import dump_agent_yaml
+    from schema_types.files.agent_file import dump_agent_yaml, text_for_save
 
     disk: list[str] = []
     found = regular_file_bytes(document.path) if document.path is not None else None
     if found is not None:  # never a named pipe put in the file's place: that read would hang
         disk = found[1].decode("utf-8", errors="replace").splitlines(keepends=True)
-    mine = dump_agent_yaml(document.agent).splitlines(keepends=True)
+    if found is not None and document.path is not None:
+        mine_text = text_for_save(document.agent, document.path)
+    else:
+        mine_text = dump_agent_yaml(document.agent)
+    mine = mine_text.splitlines(keepends=True)
     text = "".join(difflib.unified_diff(disk, mine, "on disk", "yours"))
     return text or "No differences in content."
 

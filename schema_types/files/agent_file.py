@@ -42,6 +42,7 @@ __all__ = [
     "dump_agent_yaml",
     "load_agent",
     "save_agent",
+    "text_for_save",
 ]
 
 # The agent description file of a tsagent directory (older releases used ``tspark.json``).
@@ -307,20 +308,30 @@ def save_agent(
     target = path.resolve() if path.is_symlink() else path
     if target.is_dir():
         raise AgentFileError(str(path), "is a directory: save the agent as a *.agent.yaml file")
-    old_text, old_data = _existing(target)
-    try:
-        data = agent_data_for_save(agent, old_data)
-        if target.suffix.lower() == ".json":
-            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        else:
-            edited = None if old_text is None else edit_yaml_text(old_text, old_data, data)
-            text = edited if edited is not None else dump_yaml(data)
-    except RecursionError as exc:
-        raise AgentFileError(str(path), "cannot save: the agent is nested too deeply") from exc
+    text = text_for_save(agent, target)
     try:
         write_atomically(target, text.encode("utf-8"), replace=_replace)
     except OSError as exc:
         raise AgentFileError(str(path), f"cannot save: {exc.strerror or exc}") from exc
+
+
+def text_for_save(agent: Agent, path: str | Path) -> str:
+    """The text a save of ``agent`` to ``path`` writes: an existing YAML file edited in place
+    (its comments, order and quoting kept), else the whole file dumped.
+
+    Raises:
+        AgentFileError: the agent is nested too deeply to write.
+    """
+    target = Path(path)
+    old_text, old_data = _existing(target)
+    try:
+        data = agent_data_for_save(agent, old_data)
+        if target.suffix.lower() == ".json":
+            return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        edited = None if old_text is None else edit_yaml_text(old_text, old_data, data)
+        return edited if edited is not None else dump_yaml(data)
+    except RecursionError as exc:
+        raise AgentFileError(str(path), "cannot save: the agent is nested too deeply") from exc
 
 
 def _existing(target: Path) -> tuple[str | None, Any]:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 from app.errors import install_excepthook, reporter
 from app.pages.agent_page import AgentPage
 from app.pages.tools_list import ToolsListWidget
+from app.window.dialogs import disk_diff
 from app.window.main_window import MainWindow
 from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
@@ -294,3 +295,21 @@ def test_errors_in_async_slots_reach_the_reporter(qtbot, qasync_loop) -> None:
     assert "RuntimeError" in reporter().history[-1].detail
     assert "the model server went away" in window.statusBar().currentMessage()
     assert len(captured) == 1
+
+
+def test_compare_with_disk_shows_only_the_lines_a_save_changes(qtbot, example_path: Path) -> None:
+    window = studio_window(qtbot)
+    document = window.open_file(example_path)
+    assert document is not None
+    assert "# " in example_path.read_text()  # the example keeps comments a whole dump would drop
+    document.set_field(("metadata", "name"), "Mine", text="Edit name")
+
+    changed = [
+        line
+        for line in disk_diff(document).splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+    assert changed == ["-  name: Travel Desk", "+  name: Mine"]
+    assert window.save()
+    assert changed[1][1:] in example_path.read_text().splitlines()
