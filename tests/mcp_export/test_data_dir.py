@@ -111,7 +111,10 @@ def test_the_old_studio_folder_is_merged_into_the_one_folder_once_with_a_notice(
     folder.mkdir(parents=True)
     (folder / "test-values.json").write_text('{"new": 1}', encoding="utf-8")
 
-    code = "from mcp_export.paths import data_dir, data_dir_notice; data_dir(); print(data_dir_notice())"
+    code = (
+        "from mcp_export.paths import data_dir, data_dir_notice; data_dir(); "
+        "print(data_dir_notice())"
+    )
     first = _run_python(code, home)
     assert "moved 3 file(s)" in first.stdout
     assert "metaagent-studio" in first.stderr  # the notice reaches stderr too
