@@ -27,7 +27,6 @@ from schema_types.agent_checks import LocatedProblem, check_agent_data
 from schema_types.errors import AgentFileError
 from schema_types.files._file_text import read_agent_text
 from schema_types.files._yaml_dump import dump_yaml
-from schema_types.files._yaml_edit import edit_yaml_text
 from schema_types.files.agent_yaml import YamlSyntaxError, parse_yaml, parse_yaml_data
 from schema_types.files.atomic_write import write_atomically
 from schema_types.limits import MAX_FILE_BYTES, MAX_NESTING, TOO_DEEP, nesting_depth
@@ -328,6 +327,9 @@ def text_for_save(agent: Agent, path: str | Path) -> str:
         data = agent_data_for_save(agent, old_data)
         if target.suffix.lower() == ".json":
             return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # ruamel.yaml is for saves only: importing it costs every load, validate and serve ~17 ms
+        from schema_types.files._yaml_edit import edit_yaml_text
+
         edited = None if old_text is None else edit_yaml_text(old_text, old_data, data)
         return edited if edited is not None else dump_yaml(data)
     except RecursionError as exc:

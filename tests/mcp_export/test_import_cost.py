@@ -9,7 +9,7 @@ import sys
 def test_the_cli_and_the_agent_file_load_neither_the_mcp_sdk_nor_a_provider_sdk() -> None:
     code = (
         "import sys, mcp_export.cli, schema_types.files.agent_file;"
-        "print(sorted(m for m in ('mcp', 'openai', 'anthropic', 'aiohttp', 'PySide6')"
+        "print(sorted(m for m in ('mcp', 'openai', 'anthropic', 'aiohttp', 'PySide6', 'ruamel')"
         " if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
