@@ -11,7 +11,8 @@
     │   ├── ProviderRateLimited         429 after bounded retries
     │   ├── ProviderServerError         5xx after bounded retries
     │   ├── ProviderTimeout             the request took too long
-    │   └── ProviderProtocolError       malformed or cut-off response/stream
+    │   ├── ProviderProtocolError       malformed or cut-off response/stream
+    │   └── EmptyAnswer                 the model answered nothing (no text, no tool call)
     ├── ToolServerError                 an MCP tool server could not start or died
     ├── SessionError                    the chat loop ended without an answer
     │   ├── TurnLimitExceeded           maxChatTurns reached
@@ -63,6 +64,10 @@ class ProviderTimeout(ProviderError):
 
 class ProviderProtocolError(ProviderError):
     """The provider's response or stream was malformed or cut off."""
+
+
+class EmptyAnswer(ProviderError):
+    """The model ended its answer without a word and without a tool call."""
 
 
 class ToolServerError(ExportError):

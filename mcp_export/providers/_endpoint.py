@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator
 from typing import ClassVar
 
 from mcp_export.providers._retry import RetryPolicy
@@ -23,6 +27,11 @@ class HTTPEndpoint:
             wins.
         key_name: the setting that holds the key, named in the 401 message; None for
             ``DEFAULT_KEY_NAME``.
+        stream: whether answers are streamed (``providers.<id>.stream``); False asks for whole
+            answers, for servers whose streaming is broken.
+        max_concurrency: at most this many requests in flight to this endpoint (base URL) in
+            this process, the rest wait in line (``providers.<id>.maxConcurrentRequests``);
+            None for no limit.
     """
 
     DEFAULT_URL: ClassVar[str]
@@ -39,6 +48,8 @@ class HTTPEndpoint:
         timeout: float = 60.0,
         retry_delay: float = 0.5,
         key_name: str | None = None,
+        stream: bool = True,
+        max_concurrency: int | None = None,
     ) -> None:
         remember_secret(api_key)
         self._api_key = api_key
@@ -47,6 +58,8 @@ class HTTPEndpoint:
         self._timeout = timeout
         self._policy = RetryPolicy(max_retries=max_retries, initial_delay=retry_delay)
         self._key_name = key_name if key_name is not None else self.DEFAULT_KEY_NAME
+        self._stream = stream
+        self._max_concurrency = max_concurrency
 
     @property
     def name(self) -> str:
@@ -57,3 +70,29 @@ class HTTPEndpoint:
     def base_url(self) -> str:
         """The endpoint requests go to."""
         return self._base_url or self.DEFAULT_URL
+
+    @contextlib.asynccontextmanager
+    async def request_slot(self) -> AsyncIterator[None]:
+        """Hold one of the endpoint's request slots for a whole request, from sending it to the
+        end of its answer; waits in line while all are taken. Free when there is no limit."""
+        if self._max_concurrency is None:
+            yield
+            return
+        async with _slots(self.base_url, self._max_concurrency):
+            yield
+
+
+_SLOTS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
+] = weakref.WeakKeyDictionary()
+
+
+def _slots(url: str, limit: int) -> asyncio.Semaphore:
+    """The one semaphore of ``url`` with ``limit`` in the running loop, shared by every
+    provider of that endpoint (sessions, served calls)."""
+    loop = asyncio.get_running_loop()
+    per_loop = _SLOTS.setdefault(loop, {})
+    semaphore = per_loop.get((url, limit))
+    if semaphore is None:
+        semaphore = per_loop[(url, limit)] = asyncio.Semaphore(limit)
+    return semaphore

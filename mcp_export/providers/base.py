@@ -20,6 +20,7 @@ __all__ = [
     "ModelRequest",
     "Provider",
     "ProviderEvent",
+    "ProviderNotice",
     "TextDelta",
     "ToolCallRequest",
     "ToolSchema",
@@ -31,11 +32,17 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 @dataclass(frozen=True)
 class ToolCallRequest:
-    """A tool call the model asked for. ``arguments`` is the parsed JSON object."""
+    """A tool call the model asked for. ``arguments`` is the parsed JSON object.
+
+    ``arguments_error`` says why the model's arguments could not be read (malformed or cut-off
+    JSON, not an object); ``arguments`` is then empty. Such a call is not run: the model gets the
+    error as the call's result and may try again.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any]
+    arguments_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,10 +72,23 @@ class ToolSchema:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one model request (0 when the provider did not say)."""
+    """Token counts of one model request; None when the provider did not say (absent is not 0)."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def plus(self, other: Usage) -> Usage:
+        """The sum of two counts: what either knows, None where neither does."""
+        return Usage(
+            _known_sum(self.input_tokens, other.input_tokens),
+            _known_sum(self.output_tokens, other.output_tokens),
+        )
+
+
+def _known_sum(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 @dataclass(frozen=True)
@@ -87,7 +107,16 @@ class Completion:
     stop_reason: str | None = None
 
 
-ProviderEvent = TextDelta | Completion
+@dataclass(frozen=True)
+class ProviderNotice:
+    """Something the person should know about how the endpoint is being used (shown once in the
+    trace), e.g. that tool turns go without streaming because the server refuses streamed tool
+    use. Not part of the answer."""
+
+    text: str
+
+
+ProviderEvent = TextDelta | ProviderNotice | Completion
 
 
 @dataclass(frozen=True)
@@ -115,7 +144,8 @@ class Provider(Protocol):
         ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        """Run one model request, yielding text deltas then exactly one ``Completion``.
+        """Run one model request, yielding text deltas (and notices) then exactly one
+        ``Completion``.
 
         Raises:
             ProviderError: (a subclass) when the request fails after the provider's retries.

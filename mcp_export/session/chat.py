@@ -37,12 +37,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from mcp_export.errors import ExportError, ProviderProtocolError, SessionError, SessionTimeout
+from mcp_export.errors import (
+    EmptyAnswer,
+    ExportError,
+    ProviderProtocolError,
+    SessionError,
+    SessionTimeout,
+)
 from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
     Provider,
+    ProviderNotice,
     TextDelta,
     ToolCallRequest,
     ToolSchema,
@@ -52,6 +59,7 @@ from mcp_export.providers.parameters import resolve_parameters
 from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
     FinalAnswer,
+    Notice,
     SessionEvent,
     SessionFailed,
     SessionStarted,
@@ -162,8 +170,7 @@ class _RunState:
 
     started: float
     turns: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage = field(default_factory=Usage)
     calls: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
 
 
@@ -327,7 +334,7 @@ class ChatSession:
             emit(
                 FinalAnswer(
                     redact(answer or ""),
-                    Usage(state.input_tokens, state.output_tokens),
+                    state.usage,
                     (time.perf_counter() - state.started) * 1000,
                     state.turns,
                     tuple(state.calls),
@@ -347,8 +354,11 @@ class ChatSession:
             request = ModelRequest(self.model, tuple(self.messages), tools, parameters)
             completion = await self._model_turn(request, emit)
             message, usage = completion.message, completion.usage
-            state.input_tokens += usage.input_tokens
-            state.output_tokens += usage.output_tokens
+            state.usage = state.usage.plus(usage)
+            if not message.tool_calls and not message.content.strip():
+                self._recorder.model_turn_finished(_redacted(message), usage)
+                emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
+                raise _empty_answer(completion.stop_reason)
             self.messages.append(message)
             self._recorder.model_turn_finished(_redacted(message), usage)
             emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
@@ -376,6 +386,8 @@ class ChatSession:
                 if isinstance(event, TextDelta):
                     if event.text:
                         deltas.add(event.text)
+                elif isinstance(event, ProviderNotice):
+                    emit(Notice(redact(event.text)))
                 else:
                     completion = event
         finally:
@@ -420,7 +432,15 @@ class ChatSession:
     async def _call_tool(self, call: ToolCallRequest, emit: _Emit) -> ToolCallRecord:
         started = time.perf_counter()
         refused = False
-        if self.toolbox is None:
+        if call.arguments_error is not None:
+            # Never run on a guess: the model reads why, and may send the call again.
+            text, is_error, duration = (
+                f"the arguments of this call could not be read: {call.arguments_error}; "
+                "send the call again with its arguments as one JSON object",
+                True,
+                0.0,
+            )
+        elif self.toolbox is None:
             text, is_error, refused = (
                 f"no tool named {call.name!r}: this agent has no tools",
                 True,
@@ -449,6 +469,15 @@ class ChatSession:
         )
         emit(finished)
         return finished.record()
+
+
+def _empty_answer(stop_reason: str | None) -> EmptyAnswer:
+    if stop_reason == "max_tokens":
+        return EmptyAnswer(
+            "the model used up its output tokens before writing any answer "
+            "(settings.maxOutputTokens)"
+        )
+    return EmptyAnswer("the model answered with an empty message")
 
 
 async def run_to_result(session: ChatSession, user_message: str) -> SessionResult:

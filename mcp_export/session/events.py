@@ -3,7 +3,8 @@
 A session's ``run`` yields, in order::
 
     SessionStarted
-    ( TextDelta* TurnFinished [ToolCallStarted+ ToolCallFinished+] )+    one per model request
+    ( (TextDelta | Notice)* TurnFinished [ToolCallStarted+ ToolCallFinished+] )+
+                                                                         one per model request
     FinalAnswer | SessionFailed                                          exactly one, always last
 
 The studio's chat tab renders them, the served MCP server turns them into progress notifications
@@ -22,6 +23,7 @@ from mcp_export.providers.base import TextDelta, Usage
 __all__ = [
     "FailureKind",
     "FinalAnswer",
+    "Notice",
     "SessionEvent",
     "SessionFailed",
     "SessionStarted",
@@ -105,18 +107,27 @@ class ToolCallFinished:
 
 @dataclass(frozen=True)
 class TurnFinished:
-    """One model request finished (``turn`` counts from 1), with its token usage."""
+    """One model request finished (``turn`` counts from 1), with its token usage (None: the
+    provider did not say)."""
 
     turn: int
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something about how the model endpoint is used that the trace shows once (for example
+    that tool turns go without streaming there); not part of the answer."""
+
+    text: str
 
 
 @dataclass(frozen=True)
 class FinalAnswer:
     """The model answered without asking for more tools: the end of a successful run.
 
-    ``usage`` and ``turns`` are totals over the run; ``tool_calls`` the trace in the order the
+    ``usage`` and ``turns`` are totals over the run (a count no turn reported is None); ``tool_calls`` the trace in the order the
     model asked for them.
     """
 
@@ -151,6 +162,7 @@ class SessionFailed:
 SessionEvent = (
     SessionStarted
     | TextDelta
+    | Notice
     | ToolCallStarted
     | ToolCallFinished
     | TurnFinished

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mcp_export.errors import (
     ConfigurationError,
     CredentialsMissing,
+    EmptyAnswer,
     ExportError,
     ProviderAuthError,
     ProviderError,
@@ -70,6 +71,11 @@ _TABLE: tuple[tuple[type[ExportError], FailureKind, str], ...] = (
         ProviderProtocolError,
         "provider",
         "check that the base URL points at an API of the configured provider kind",
+    ),
+    (
+        EmptyAnswer,
+        "provider",
+        "try again, or make the prompt ask for a written answer",
     ),
     (ProviderError, "provider", "check the model settings and the provider's status"),
     (

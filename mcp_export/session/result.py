@@ -60,7 +60,7 @@ async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
     thread_id: str | None = None
     calls: list[ToolCallRecord] = []
     turns = 0
-    input_tokens = output_tokens = 0
+    usage = Usage()
     started = time.perf_counter()
     try:
         async for event in events:
@@ -70,8 +70,7 @@ async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
                 calls.append(event.record())
             elif isinstance(event, TurnFinished):
                 turns = event.turn
-                input_tokens += event.input_tokens
-                output_tokens += event.output_tokens
+                usage = usage.plus(Usage(event.input_tokens, event.output_tokens))
             elif isinstance(event, FinalAnswer):
                 return SessionResult(
                     event.text,
@@ -86,7 +85,7 @@ async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
                 return SessionResult(
                     "",
                     tuple(calls),
-                    Usage(input_tokens, output_tokens),
+                    usage,
                     (time.perf_counter() - started) * 1000,
                     turns,
                     error=event.error,
@@ -100,7 +99,7 @@ async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
     return SessionResult(
         "",
         tuple(calls),
-        Usage(input_tokens, output_tokens),
+        usage,
         (time.perf_counter() - started) * 1000,
         turns,
         error=error,

@@ -72,7 +72,7 @@ async def collect(
         if isinstance(event, TextDelta):
             assert not completions, "text after the Completion"
             deltas.append(event.text)
-        else:
+        elif isinstance(event, Completion):
             completions.append(event)
     assert len(completions) == 1
     return deltas, completions[0]

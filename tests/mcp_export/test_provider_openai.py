@@ -74,7 +74,7 @@ async def collect(provider: OpenAIProvider, request: ModelRequest) -> tuple[list
         if isinstance(event, TextDelta):
             assert not completions, "text after the Completion"
             deltas.append(event.text)
-        else:
+        elif isinstance(event, Completion):
             completions.append(event)
     assert len(completions) == 1
     return deltas, completions[0]

@@ -57,19 +57,19 @@ async def run(provider: SamplingProvider, request: ModelRequest) -> tuple[list[s
     async for event in provider.stream(request):
         if isinstance(event, TextDelta):
             deltas.append(event.text)
-        else:
+        elif isinstance(event, Completion):
             completions.append(event)
     assert len(completions) == 1
     return deltas, completions[0]
 
 
-async def test_the_answer_comes_as_one_delta_then_the_completion_with_zero_usage() -> None:
+async def test_the_answer_comes_as_one_delta_then_the_completion_with_unknown_usage() -> None:
     sampler = ScriptedSampler(SamplingResponse("It is noon.", stop_reason="endTurn"))
     provider = SamplingProvider(sampler, supports_tools=True)
     deltas, completion = await run(provider, ModelRequest("gpt-x", CONVERSATION, (TOOL,)))
     assert deltas == ["It is noon."]
     assert completion.message == ChatMessage("assistant", "It is noon.")
-    assert completion.usage == Usage(0, 0)
+    assert completion.usage == Usage(None, None)  # sampling results carry no token counts
     assert completion.stop_reason == "end_turn"
 
 
