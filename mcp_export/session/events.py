@@ -127,8 +127,8 @@ class Notice:
 class FinalAnswer:
     """The model answered without asking for more tools: the end of a successful run.
 
-    ``usage`` and ``turns`` are totals over the run (a count no turn reported is None); ``tool_calls`` the trace in the order the
-    model asked for them.
+    ``usage`` and ``turns`` are totals over the run (a count no turn reported is None);
+    ``tool_calls`` the trace in the order the model asked for them.
     """
 
     text: str
