@@ -110,7 +110,7 @@ class OpenAIProvider(HTTPEndpoint):
         seen = StreamSeen()
         events = http.events(response, seen)
         try:
-            assembly = _Assembly()
+            assembly = _Assembly(tool_names=frozenset(tool.name for tool in request.tools))
             while (chunk := await self._next_chunk(events)) is not _END:
                 for text in assembly.add(chunk):
                     yield TextDelta(text)
@@ -331,6 +331,8 @@ class _Assembly:
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     choices_seen: bool = False
+    tool_names: frozenset[str] = frozenset()
+    """The names of the tools the request offered."""
 
     def add(self, chunk: object) -> list[str]:
         """Take in a chunk (its decoded JSON); return its text pieces.
@@ -363,7 +365,7 @@ class _Assembly:
                 function = entry.get("function")
                 if isinstance(function, dict):
                     if isinstance(function.get("name"), str):
-                        call.name += function["name"]
+                        call.name = _joined_name(call.name, function["name"], self.tool_names)
                     if isinstance(function.get("arguments"), str):
                         call.arguments.append(function["arguments"])
             finish_reason = choice.get("finish_reason")
@@ -429,6 +431,22 @@ def _entries(parent: dict[str, Any], key: str) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         raise ProviderProtocolError(f"a stream chunk's {key!r} is not a list of objects")
     return value
+
+
+def _joined_name(name: str, piece: str, offered: frozenset[str]) -> str:
+    """The tool name so far after one more delta's ``function.name``.
+
+    OpenAI sends the name once, in the call's first delta (a server may also send it in pieces,
+    which join); llama-cpp-python repeats the whole name in every delta. So a piece equal to the
+    name so far is that name again, not its second half, unless only the doubled name is a tool
+    the request offered (a tool ``aa`` streamed as ``a`` + ``a``).
+    """
+    if not piece:
+        return name
+    if piece == name:
+        doubled = name + piece
+        return doubled if doubled in offered and name not in offered else name
+    return name + piece
 
 
 def _count(usage: dict[str, Any], key: str) -> int:

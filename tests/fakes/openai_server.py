@@ -10,6 +10,12 @@ Speaks what the ``openai`` SDK (and Ollama, vLLM, LM Studio… clients) expect:
 - ``GET /v1/models`` → the model list.
 - Errors with OpenAI's body shape ``{"error": {"message", "type", "param", "code"}}``.
 
+Options reproduce what real servers do differently (``like_llama_cpp_python()`` turns on all of
+llama-cpp-python's, as seen on the wire with its 0.3 server):
+
+- ``repeat_tool_names``: every tool-call delta repeats the call's id, type and whole function
+  name, not only the first one.
+
 Usage::
 
     with FakeOpenAIServer([text("Hello", chunks=3)]) as server:
@@ -22,10 +28,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from tests.fakes._script import Reply, RequestBody, ToolCall, ToolResult, split_evenly
+from tests.fakes._script import (
+    Reply,
+    RequestBody,
+    Responder,
+    ToolCall,
+    ToolResult,
+    split_evenly,
+)
 from tests.fakes._server import FakeModelServer, count_words
 
 __all__ = ["FakeOpenAIServer"]
@@ -40,12 +53,33 @@ _ERROR_TYPES = {
 
 
 class FakeOpenAIServer(FakeModelServer):
-    """A local server that speaks the Chat Completions API. See ``FakeModelServer`` for the args.
+    """A local server that speaks the Chat Completions API. See ``FakeModelServer`` for the args;
+    the options are described in the module docstring.
 
-    ``base_url`` (``http://127.0.0.1:PORT/v1``) is what ``AsyncOpenAI(base_url=...)`` takes.
+    ``base_url`` (``http://127.0.0.1:PORT/v1``) is what a client takes as its base URL.
     """
 
     model_path = "/chat/completions"
+
+    def __init__(
+        self,
+        script: Iterable[Reply] = (),
+        *,
+        responder: Responder | None = None,
+        models: Iterable[str] = ("fake-model",),
+        api_key: str | None = None,
+        repeat_tool_names: bool = False,
+    ) -> None:
+        self.repeat_tool_names = repeat_tool_names
+        super().__init__(script, responder=responder, models=models, api_key=api_key)
+
+    @classmethod
+    def like_llama_cpp_python(
+        cls, script: Iterable[Reply] = (), **options: Any
+    ) -> FakeOpenAIServer:
+        """A fake with every llama-cpp-python quirk on (``options`` may turn some off)."""
+        quirks: dict[str, Any] = {"repeat_tool_names": True}
+        return cls(script, **(quirks | options))
 
     @property
     def base_url(self) -> str:
@@ -97,7 +131,7 @@ class FakeOpenAIServer(FakeModelServer):
             yield chunk.event({"content": piece})
         if reply.kind == "cut_off":
             return
-        for j, delta in enumerate(_tool_call_deltas(reply)):
+        for j, delta in enumerate(_tool_call_deltas(reply, self.repeat_tool_names)):
             if (j or reply.text) and pause:
                 yield pause
             yield chunk.event({"tool_calls": [delta]})
@@ -171,8 +205,11 @@ def _sse(payload: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
-def _tool_call_deltas(reply: Reply) -> list[dict[str, Any]]:
-    """The ``delta.tool_calls`` entries: a head (id, name) then argument pieces, per call."""
+def _tool_call_deltas(reply: Reply, repeat_names: bool = False) -> list[dict[str, Any]]:
+    """The ``delta.tool_calls`` entries: a head (id, name) then argument pieces, per call.
+
+    ``repeat_names``: every piece repeats the head's id, type and whole name (llama-cpp-python).
+    """
     per_call: list[list[dict[str, Any]]] = []
     for index, call in enumerate(reply.calls):
         pieces = _argument_pieces(call, reply.split_arguments)
@@ -182,7 +219,10 @@ def _tool_call_deltas(reply: Reply) -> list[dict[str, Any]]:
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
-        rest = [{"index": index, "function": {"arguments": p}} for p in pieces]
+        if repeat_names:
+            rest = [{**head, "function": {"name": call.name, "arguments": p}} for p in pieces]
+        else:
+            rest = [{"index": index, "function": {"arguments": p}} for p in pieces]
         per_call.append([head, *rest])
     if not reply.interleave:
         return [d for deltas in per_call for d in deltas]

@@ -1,0 +1,100 @@
+"""The OpenAI-compatible provider against what real model servers do differently from OpenAI.
+
+Each quirk is played by ``FakeOpenAIServer``'s options (llama-cpp-python's all at once with
+``FakeOpenAIServer.like_llama_cpp_python``) over real HTTP on loopback, to the real provider.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from mcp_export.providers.base import (
+    ChatMessage,
+    Completion,
+    ModelRequest,
+    ProviderEvent,
+    ToolCallRequest,
+    ToolSchema,
+)
+from mcp_export.providers.openai_provider import OpenAIProvider
+from tests.fakes import FakeOpenAIServer, events, tool_calls
+
+pytestmark = pytest.mark.anyio
+
+WEATHER = ToolSchema(
+    "get_weather",
+    "The weather in a city.",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+def ask(question: str = "Hi", **kwargs: Any) -> ModelRequest:
+    return ModelRequest("fake-model", (ChatMessage("user", question),), **kwargs)
+
+
+@asynccontextmanager
+async def provider_at(base_url: str, **kwargs: Any) -> AsyncIterator[OpenAIProvider]:
+    kwargs.setdefault("retry_delay", 0.01)
+    provider = OpenAIProvider(kwargs.pop("api_key", None), base_url, **kwargs)
+    try:
+        yield provider
+    finally:
+        await provider.aclose()
+
+
+async def events_of(provider: OpenAIProvider, request: ModelRequest) -> list[ProviderEvent]:
+    return [event async for event in provider.stream(request)]
+
+
+def completion_of(events: list[ProviderEvent]) -> Completion:
+    completions = [e for e in events if isinstance(e, Completion)]
+    assert len(completions) == 1 and events[-1] is completions[0]
+    return completions[0]
+
+
+# --- tool-call names ----------------------------------------------------------------------------
+
+
+async def test_a_name_repeated_in_every_delta_is_read_once() -> None:
+    calls = [
+        ("call_1", "get_weather", {"city": "Oslo"}),
+        ("call_2", "get_weather", {"city": "Rome"}),
+    ]
+    with FakeOpenAIServer([tool_calls(calls)], repeat_tool_names=True) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, ask(tools=(WEATHER,))))
+    assert completion.message.tool_calls == (
+        ToolCallRequest("call_1", "get_weather", {"city": "Oslo"}),
+        ToolCallRequest("call_2", "get_weather", {"city": "Rome"}),
+    )
+
+
+@pytest.mark.parametrize(
+    ("pieces", "offered", "name"),
+    [
+        (["get_", "weather"], ("get_weather",), "get_weather"),  # a name sent in pieces joins
+        (["get_weather", "get_weather"], ("get_weather",), "get_weather"),  # repeated whole
+        (["a", "a"], ("aa",), "aa"),  # only the doubled name is offered
+        (["a", "a"], ("a", "aa"), "a"),  # both are: a repeat is the likelier
+    ],
+)
+async def test_name_pieces_join_unless_a_piece_repeats_the_name(
+    pieces: list[str], offered: tuple[str, ...], name: str
+) -> None:
+    def chunk(function: dict[str, str], finish: str | None = None) -> bytes:
+        delta = {"tool_calls": [{"index": 0, "id": "c1", "function": function}]} if function else {}
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n"
+
+    stream = [chunk({"name": piece, "arguments": ""}) for piece in pieces]
+    stream += [chunk({"arguments": "{}"}), chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    tools = tuple(ToolSchema(n, "", {"type": "object"}) for n in offered)
+    with FakeOpenAIServer([events(*stream)]) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, ask(tools=tools)))
+    assert [call.name for call in completion.message.tool_calls] == [name]
