@@ -264,18 +264,24 @@ def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` for a conversation.
 
     A failed tool's result is prefixed ``Error: `` (the API has no error flag) so the model can
-    tell a failure from a result.
+    tell a failure from a result. No value is null: an assistant message that only calls tools
+    has ``content: ""`` (OpenAI's own answers carry null there, but llama-cpp-python fails with
+    a 500 on a null; every server takes the empty string), and a call whose arguments could not
+    be read is sent back with ``{}`` (the model's text was not JSON, and servers that render the
+    arguments into their prompt parse them).
     """
     out: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
             content = f"Error: {message.content}" if message.is_error else message.content
-            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+            out.append(
+                {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": content}
+            )
         elif message.role == "assistant" and message.tool_calls:
             out.append(
                 {
                     "role": "assistant",
-                    "content": message.content or None,
+                    "content": message.content,
                     "tool_calls": [
                         {
                             "id": call.id,

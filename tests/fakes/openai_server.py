@@ -15,6 +15,8 @@ llama-cpp-python's, as seen on the wire with its 0.3 server):
 
 - ``repeat_tool_names``: every tool-call delta repeats the call's id, type and whole function
   name, not only the first one.
+- ``refuse_null_content``: a request with an assistant message whose ``content`` is null gets a
+  500 (that server fails to render it into its prompt).
 
 Usage::
 
@@ -38,6 +40,7 @@ from tests.fakes._script import (
     ToolCall,
     ToolResult,
     split_evenly,
+    status,
 )
 from tests.fakes._server import FakeModelServer, count_words
 
@@ -69,8 +72,10 @@ class FakeOpenAIServer(FakeModelServer):
         models: Iterable[str] = ("fake-model",),
         api_key: str | None = None,
         repeat_tool_names: bool = False,
+        refuse_null_content: bool = False,
     ) -> None:
         self.repeat_tool_names = repeat_tool_names
+        self.refuse_null_content = refuse_null_content
         super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @classmethod
@@ -78,7 +83,7 @@ class FakeOpenAIServer(FakeModelServer):
         cls, script: Iterable[Reply] = (), **options: Any
     ) -> FakeOpenAIServer:
         """A fake with every llama-cpp-python quirk on (``options`` may turn some off)."""
-        quirks: dict[str, Any] = {"repeat_tool_names": True}
+        quirks: dict[str, Any] = {"repeat_tool_names": True, "refuse_null_content": True}
         return cls(script, **(quirks | options))
 
     @property
@@ -108,6 +113,20 @@ class FakeOpenAIServer(FakeModelServer):
         body.tool_results = tuple(results)
         body.rounds_since_user = rounds
         return body
+
+    def next_reply(self, body: RequestBody) -> Reply:
+        """What the server's own checks refuse, else the next scripted reply."""
+        refusal = self._refusal(body)
+        return refusal if refusal is not None else super().next_reply(body)
+
+    def _refusal(self, body: RequestBody) -> Reply | None:
+        messages = body.get("messages") or []
+        if self.refuse_null_content and any(
+            isinstance(m, dict) and m.get("role") == "assistant" and m.get("content") is None
+            for m in messages
+        ):
+            return status(500, message="an assistant message's content is null")
+        return None
 
     def check_auth(self, headers: Mapping[str, str]) -> str | None:
         if self.api_key is None or headers.get("authorization") == f"Bearer {self.api_key}":

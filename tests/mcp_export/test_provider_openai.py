@@ -157,7 +157,7 @@ async def test_a_multi_turn_conversation_with_tool_results_maps_to_the_exact_bod
             {"role": "user", "content": "Time in UTC and on Mars?"},
             {
                 "role": "assistant",
-                "content": None,
+                "content": "",
                 "tool_calls": [
                     {
                         "id": "call_1",

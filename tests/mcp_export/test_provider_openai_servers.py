@@ -22,7 +22,7 @@ from mcp_export.providers.base import (
     ToolSchema,
 )
 from mcp_export.providers.openai_provider import OpenAIProvider
-from tests.fakes import FakeOpenAIServer, events, tool_calls
+from tests.fakes import FakeOpenAIServer, events, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -98,3 +98,29 @@ async def test_name_pieces_join_unless_a_piece_repeats_the_name(
         async with provider_at(server.base_url) as provider:
             completion = completion_of(await events_of(provider, ask(tools=tools)))
     assert [call.name for call in completion.message.tool_calls] == [name]
+
+
+# --- what the request carries -------------------------------------------------------------------
+
+
+async def test_an_assistant_message_that_only_calls_tools_has_empty_not_null_content() -> None:
+    conversation = (
+        ChatMessage("user", "Weather in Oslo?"),
+        ChatMessage(
+            "assistant", "", tool_calls=(ToolCallRequest("c1", "get_weather", {"city": "Oslo"}),)
+        ),
+        ChatMessage("tool", "sunny", tool_call_id="c1", name="get_weather"),
+    )
+    request = ModelRequest("fake-model", conversation, (WEATHER,))
+    with FakeOpenAIServer([text("Sunny.")], refuse_null_content=True) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, request))
+    assert completion.message.content == "Sunny."
+    assert server.bodies[0]["messages"][1]["content"] == ""
+    nulls = [
+        (index, key)
+        for index, message in enumerate(server.bodies[0]["messages"])
+        for key, value in message.items()
+        if value is None
+    ]
+    assert nulls == []
