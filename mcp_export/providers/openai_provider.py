@@ -455,9 +455,11 @@ def _joined_name(name: str, piece: str, offered: frozenset[str]) -> str:
     return name + piece
 
 
-def _count(usage: dict[str, Any], key: str) -> int:
+def _count(usage: dict[str, Any], key: str) -> int | None:
+    """A token count of a ``usage`` object; None when the server did not give it (absent is not
+    0: llama-cpp-python, for one, sends no usage in a stream)."""
     value = usage.get(key)
-    return value if isinstance(value, int) else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _parsed_call(call: _PartialCall, index: int, finish_reason: str) -> ToolCallRequest:

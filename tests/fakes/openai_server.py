@@ -17,6 +17,7 @@ llama-cpp-python's, as seen on the wire with its 0.3 server):
   name, not only the first one.
 - ``refuse_null_content``: a request with an assistant message whose ``content`` is null gets a
   500 (that server fails to render it into its prompt).
+- ``usage_in_stream=False``: ``stream_options.include_usage`` is ignored (no usage chunk).
 
 Usage::
 
@@ -73,9 +74,11 @@ class FakeOpenAIServer(FakeModelServer):
         api_key: str | None = None,
         repeat_tool_names: bool = False,
         refuse_null_content: bool = False,
+        usage_in_stream: bool = True,
     ) -> None:
         self.repeat_tool_names = repeat_tool_names
         self.refuse_null_content = refuse_null_content
+        self.usage_in_stream = usage_in_stream
         super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @classmethod
@@ -83,7 +86,11 @@ class FakeOpenAIServer(FakeModelServer):
         cls, script: Iterable[Reply] = (), **options: Any
     ) -> FakeOpenAIServer:
         """A fake with every llama-cpp-python quirk on (``options`` may turn some off)."""
-        quirks: dict[str, Any] = {"repeat_tool_names": True, "refuse_null_content": True}
+        quirks: dict[str, Any] = {
+            "repeat_tool_names": True,
+            "refuse_null_content": True,
+            "usage_in_stream": False,
+        }
         return cls(script, **(quirks | options))
 
     @property
@@ -157,7 +164,7 @@ class FakeOpenAIServer(FakeModelServer):
         finish = reply.finish_reason or ("tool_calls" if reply.calls else "stop")
         yield chunk.event({}, finish_reason=finish)
         options = body.get("stream_options")
-        if isinstance(options, dict) and options.get("include_usage"):
+        if self.usage_in_stream and isinstance(options, dict) and options.get("include_usage"):
             yield chunk.usage_event(_usage(reply, body))
         yield b"data: [DONE]\n\n"
 

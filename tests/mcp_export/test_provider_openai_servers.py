@@ -20,6 +20,7 @@ from mcp_export.providers.base import (
     ProviderEvent,
     ToolCallRequest,
     ToolSchema,
+    Usage,
 )
 from mcp_export.providers.openai_provider import OpenAIProvider
 from tests.fakes import FakeOpenAIServer, events, text, tool_calls
@@ -49,6 +50,12 @@ async def provider_at(base_url: str, **kwargs: Any) -> AsyncIterator[OpenAIProvi
 
 async def events_of(provider: OpenAIProvider, request: ModelRequest) -> list[ProviderEvent]:
     return [event async for event in provider.stream(request)]
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    """One Chat Completions stream event with one choice."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n"
 
 
 def completion_of(events: list[ProviderEvent]) -> Completion:
@@ -86,13 +93,11 @@ async def test_a_name_repeated_in_every_delta_is_read_once() -> None:
 async def test_name_pieces_join_unless_a_piece_repeats_the_name(
     pieces: list[str], offered: tuple[str, ...], name: str
 ) -> None:
-    def chunk(function: dict[str, str], finish: str | None = None) -> bytes:
-        delta = {"tool_calls": [{"index": 0, "id": "c1", "function": function}]} if function else {}
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n"
+    def call(function: dict[str, str]) -> bytes:
+        return chunk({"tool_calls": [{"index": 0, "id": "c1", "function": function}]})
 
-    stream = [chunk({"name": piece, "arguments": ""}) for piece in pieces]
-    stream += [chunk({"arguments": "{}"}), chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    stream = [call({"name": piece, "arguments": ""}) for piece in pieces]
+    stream += [call({"arguments": "{}"}), chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
     tools = tuple(ToolSchema(n, "", {"type": "object"}) for n in offered)
     with FakeOpenAIServer([events(*stream)]) as server:
         async with provider_at(server.base_url) as provider:
@@ -124,3 +129,37 @@ async def test_an_assistant_message_that_only_calls_tools_has_empty_not_null_con
         if value is None
     ]
     assert nulls == []
+
+
+# --- token counts -------------------------------------------------------------------------------
+
+
+async def test_a_stream_without_usage_leaves_the_counts_unknown_not_zero() -> None:
+    with FakeOpenAIServer([text("Hello")], usage_in_stream=False) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, ask()))
+    assert server.bodies[0]["stream_options"] == {"include_usage": True}
+    assert completion.usage == Usage(None, None)
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"prompt_tokens": 5}, Usage(5, None)),
+        ({"completion_tokens": 2, "prompt_tokens": "many"}, Usage(None, 2)),
+        ({"prompt_tokens": True, "completion_tokens": 0}, Usage(None, 0)),
+    ],
+)
+async def test_a_count_the_usage_chunk_lacks_stays_unknown(
+    usage: dict[str, Any], expected: Usage
+) -> None:
+    answer = [
+        chunk({"content": "Hi"}),
+        chunk({}, "stop"),
+        b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n",
+        b"data: [DONE]\n\n",
+    ]
+    with FakeOpenAIServer([events(*answer)]) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, ask()))
+    assert completion.usage == expected
