@@ -11,6 +11,20 @@ Speaks what the ``anthropic`` SDK expects:
 - ``GET /v1/models`` → the model list.
 - Errors with Anthropic's body shape ``{"type": "error", "error": {"type", "message"}}`` and a
   ``request-id`` header; ``retry-after`` when the reply sets it.
+- A request the real API refuses is refused here too, with a 400 ``invalid_request_error`` in the
+  API's words (``wire_problem``): empty or whitespace-only text blocks, a ``tool_use`` without
+  its ``tool_result`` in the next message (or a result without its call), results that do not
+  lead their message, an error result with empty content, a ``tool_use`` input that is not an
+  object, a ``tool_choice`` without tools or naming a tool not offered, no ``max_tokens``.
+  Consecutive messages of one role are combined first, as the API does. ``strict=False`` turns
+  this off.
+
+Options that shape every answer: ``usage="absent"`` leaves the token counts out (as some
+Anthropic-compatible proxies do), ``cache_tokens=(created, read)`` adds prompt-cache counts to
+``message_start``. ``hold()`` keeps every streamed answer waiting after ``message_start`` (its
+request in flight) until ``release()``; ``in_flight`` / ``max_in_flight`` / ``wait_for_in_flight``
+count the streamed answers being sent. ``error_event(kind, message)`` is a 200 stream that fails
+with an ``error`` event after ``message_start``, as the API does when it is overloaded.
 
 Usage::
 
@@ -22,14 +36,25 @@ Usage::
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator, Mapping
-from typing import Any
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Literal
 
-from tests.fakes._script import Reply, RequestBody, ToolResult, split_evenly
+from tests.fakes._script import (
+    Reply,
+    RequestBody,
+    Responder,
+    ToolResult,
+    events,
+    split_evenly,
+    status,
+)
 from tests.fakes._server import FakeModelServer, count_words
 
-__all__ = ["FakeAnthropicServer"]
+__all__ = ["FakeAnthropicServer", "error_event", "wire_problem"]
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -46,9 +71,34 @@ _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool
 
 
 class FakeAnthropicServer(FakeModelServer):
-    """A local server that speaks the Messages API. See ``FakeModelServer`` for the args."""
+    """A local server that speaks the Messages API.
+
+    See ``FakeModelServer`` for the args, and the module docstring for ``strict``, ``usage`` and
+    ``cache_tokens``.
+    """
 
     model_path = "/messages"
+
+    def __init__(
+        self,
+        script: Iterable[Reply] = (),
+        *,
+        responder: Responder | None = None,
+        models: Iterable[str] = ("fake-model",),
+        api_key: str | None = None,
+        strict: bool = True,
+        usage: Literal["counted", "absent"] = "counted",
+        cache_tokens: tuple[int, int] | None = None,
+    ) -> None:
+        self.strict = strict
+        self.usage = usage
+        self.cache_tokens = cache_tokens
+        self._flight = threading.Condition()
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._released = threading.Event()
+        self._released.set()
+        super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @property
     def base_url(self) -> str:
@@ -105,14 +155,68 @@ class FakeAnthropicServer(FakeModelServer):
             authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
         )
 
+    def next_reply(self, body: RequestBody) -> Reply:
+        """A 400 in the API's words when the real API would refuse ``body`` (the script is not
+        consumed), else the next scripted reply or the responder's."""
+        problem = wire_problem(body) if self.strict else None
+        if problem is not None:
+            return status(400, message=problem)
+        return super().next_reply(body)
+
+    # --- requests in flight ---------------------------------------------------------------------
+
+    def hold(self) -> None:
+        """Keep every streamed answer from now on waiting after ``message_start``."""
+        self._released.clear()
+
+    def release(self) -> None:
+        """Let the held answers (and all later ones) go on."""
+        self._released.set()
+
+    @property
+    def in_flight(self) -> int:
+        """Streamed answers being sent right now."""
+        with self._flight:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most streamed answers that were being sent at once."""
+        with self._flight:
+            return self._max_in_flight
+
+    def wait_for_in_flight(self, count: int, timeout: float = 5.0) -> bool:
+        """Wait until ``count`` streamed answers are being sent at once; False on timeout."""
+        with self._flight:
+            return self._flight.wait_for(lambda: self._in_flight >= count, timeout)
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[None]:
+        with self._flight:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            self._flight.notify_all()
+        try:
+            yield
+        finally:
+            with self._flight:
+                self._in_flight -= 1
+                self._flight.notify_all()
+
     # --- replies --------------------------------------------------------------------------------
 
     def stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
+        with self._counted():
+            yield from self._stream_events(reply, body)
+
+    def _stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
         model = str(body.get("model", "fake-model"))
         pause = float(reply.chunk_delay)
         input_tokens, output_tokens = _usage(reply, body)
-        start = _message(model, [], None, input_tokens, 1)
+        start = _message(model, [], None, self._start_usage(input_tokens))
         yield _event("message_start", {"type": "message_start", "message": start})
+        while not self._released.is_set() and not self.stopping:
+            yield 0.05  # a wait that ends when the client leaves
         yield _event("ping", {"type": "ping"})
         index = 0
         pieces = reply.text_pieces()
@@ -143,9 +247,20 @@ class FakeAnthropicServer(FakeModelServer):
         if reply.kind == "cut_off":
             return
         delta = {"stop_reason": _stop_reason(reply), "stop_sequence": None}
-        usage = {"output_tokens": output_tokens}
+        usage = {"output_tokens": output_tokens} if self.usage == "counted" else {}
         yield _event("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
         yield _event("message_stop", {"type": "message_stop"})
+
+    def _start_usage(self, input_tokens: int) -> dict[str, Any] | None:
+        """``message_start``'s usage: the input count and a first output count of 1, as the API
+        sends them."""
+        if self.usage == "absent":
+            return None
+        usage: dict[str, Any] = {"input_tokens": input_tokens, "output_tokens": 1}
+        if self.cache_tokens is not None:
+            created, read = self.cache_tokens
+            usage |= {"cache_creation_input_tokens": created, "cache_read_input_tokens": read}
+        return usage
 
     def json_body(self, reply: Reply, body: RequestBody) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
@@ -158,7 +273,10 @@ class FakeAnthropicServer(FakeModelServer):
             )
         input_tokens, output_tokens = _usage(reply, body)
         model = str(body.get("model", "fake-model"))
-        return _message(model, content, _stop_reason(reply), input_tokens, output_tokens)
+        usage = self._start_usage(input_tokens)
+        if usage is not None:
+            usage["output_tokens"] = output_tokens
+        return _message(model, content, _stop_reason(reply), usage)
 
     def error_body(self, code: int, message: str) -> dict[str, Any]:
         kind = _ERROR_TYPES.get(code, "api_error" if code >= 500 else "invalid_request_error")
@@ -193,10 +311,9 @@ def _message(
     model: str,
     content: list[dict[str, Any]],
     stop_reason: str | None,
-    input_tokens: int,
-    output_tokens: int,
+    usage: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    return {
+    message: dict[str, Any] = {
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
@@ -204,8 +321,10 @@ def _message(
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
     }
+    if usage is not None:
+        message["usage"] = usage
+    return message
 
 
 def _event(name: str, payload: dict[str, Any]) -> bytes:
@@ -249,3 +368,160 @@ def _text_of(content: Any) -> str:
             if isinstance(block, dict) and block.get("type") == "text"
         )
     return ""
+
+
+def error_event(kind: str = "overloaded_error", message: str = "Overloaded") -> Reply:
+    """A 200 stream that fails: ``message_start``, then an ``error`` event of ``kind``, as the API
+    sends when it becomes overloaded after the answer started."""
+    start = _message("fake-model", [], None, {"input_tokens": 3, "output_tokens": 1})
+    error = {"type": "error", "error": {"type": kind, "message": message}}
+    return events(
+        _event("message_start", {"type": "message_start", "message": start}),
+        _event("error", error),
+    )
+
+
+# --- what the real API refuses -------------------------------------------------------------------
+
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+
+
+def wire_problem(body: Mapping[str, Any]) -> str | None:
+    """Why the real Messages API would refuse ``body`` with a 400, in its words; None if it would
+    not (for the rules this fake knows: see the module docstring)."""
+    if not isinstance(body.get("model"), str) or not body.get("model"):
+        return "model: Field required"
+    max_tokens = body.get("max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        return "max_tokens: Field required"
+    problem = _tools_problem(body.get("tools"), body.get("tool_choice"))
+    if problem is not None:
+        return problem
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        blocks = _blocks(message.get("content"))
+        if blocks is None:
+            return f"messages.{i}.content: Input should be a valid list"
+        if not blocks:
+            return (
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        role = str(message["role"])
+        if turns and turns[-1][0] == role:  # the API combines consecutive turns of one role
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, list(blocks)))
+    for i, (role, blocks) in enumerate(turns):
+        problem = _turn_problem(i, role, blocks, turns)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _blocks(content: Any) -> list[dict[str, Any]] | None:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if isinstance(content, list):
+        return [block if isinstance(block, dict) else {} for block in content]
+    return None
+
+
+def _turn_problem(
+    i: int, role: str, blocks: list[dict[str, Any]], turns: list[tuple[str, list[dict[str, Any]]]]
+) -> str | None:
+    previous = turns[i - 1][1] if i > 0 and turns[i - 1][0] == "assistant" else []
+    previous_calls = {str(b.get("id")) for b in previous if b.get("type") == "tool_use"}
+    leading = True
+    answered: set[str] = set()
+    for j, block in enumerate(blocks):
+        kind = block.get("type")
+        where = f"messages.{i}.content.{j}"
+        if kind == "text":
+            text = block.get("text")
+            if not isinstance(text, str) or not text:
+                return "messages: text content blocks must be non-empty"
+            if not text.strip():
+                return "messages: text content blocks must contain non-whitespace text"
+        elif kind == "tool_use":
+            if role != "assistant":
+                return f"{where}: `tool_use` blocks can only be in `assistant` messages"
+            if not isinstance(block.get("input"), dict):
+                return f"{where}.tool_use.input: Input should be a valid dictionary"
+            if not block.get("id") or not block.get("name"):
+                return f"{where}.tool_use: `id` and `name` are required"
+        elif kind == "tool_result":
+            if role != "user":
+                return f"{where}: `tool_result` blocks can only be in `user` messages"
+            if not leading:
+                return (
+                    f"messages.{i}: `tool_result` blocks must come first in the message, before "
+                    "any other content"
+                )
+            use_id = str(block.get("tool_use_id"))
+            if use_id not in previous_calls:
+                return (
+                    f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {use_id}. "
+                    "Each `tool_result` block must have a corresponding `tool_use` block in the "
+                    "previous message."
+                )
+            answered.add(use_id)
+            content = block.get("content")
+            if block.get("is_error") and not content:
+                return f"{where}.tool_result: content cannot be empty if `is_error` is true"
+            if isinstance(content, list):
+                for k, inner in enumerate(content):
+                    if isinstance(inner, dict) and inner.get("type") == "text":
+                        if not str(inner.get("text") or "").strip():
+                            return "messages: text content blocks must be non-empty"
+                    elif not isinstance(inner, dict):
+                        return f"{where}.content.{k}: Input should be a valid dictionary"
+            elif content is not None and not isinstance(content, str):
+                return f"{where}.tool_result.content: Input should be a valid string or list"
+        else:
+            return f"{where}.type: Input tag {kind!r} found using 'type' does not match"
+        if kind != "tool_result":
+            leading = False
+    unanswered = sorted(previous_calls - answered)
+    if unanswered:
+        return (
+            f"messages.{i - 1}: `tool_use` ids were found without `tool_result` blocks "
+            f"immediately after: {', '.join(unanswered)}. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
+        )
+    return None
+
+
+def _tools_problem(tools: Any, choice: Any) -> str | None:
+    names: set[str] = set()
+    if tools is not None:
+        if not isinstance(tools, list):
+            return "tools: Input should be a valid list"
+        for i, tool in enumerate(tools):
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                return f"tools.{i}.name: Field required"
+            if not _TOOL_NAME.match(tool["name"]):
+                return (
+                    f"tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'"
+                )
+            schema = tool.get("input_schema")
+            if not isinstance(schema, dict) or schema.get("type") != "object":
+                return f"tools.{i}.custom.input_schema.type: Input should be 'object'"
+            names.add(tool["name"])
+    if choice is None:
+        return None
+    if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
+        return (
+            "tool_choice: Input tag found using 'type' does not match any of the expected tags: "
+            "'auto', 'any', 'tool', 'none'"
+        )
+    if not names and choice["type"] != "none":
+        return "tool_choice: tool_choice may only be specified while providing tools"
+    if choice["type"] == "tool" and choice.get("name") not in names:
+        return f"tool_choice.name: tool {choice.get('name')!r} was not found in tools"
+    return None
