@@ -3,12 +3,18 @@
 The SDK (and httpx2, its transport) is imported by the first request, inside the methods that use
 it: it is slow to import, and an agent on another provider never needs it. The conversation is
 translated properly (a peer system drops tool turns here): system messages go to ``system=``; an
-assistant's tool calls become ``tool_use`` blocks; tool results become ``tool_result`` blocks in
-user messages (consecutive results share one message, ``is_error`` carried) — the same grouping MCP
-sampling uses (``providers.sampling.to_turns``).
+assistant's tool calls become ``tool_use`` blocks (``input`` always an object); tool results become
+``tool_result`` blocks in user messages (consecutive results share one message, ``is_error``
+carried) — the same grouping MCP sampling uses (``providers.sampling.to_turns``). What the API
+refuses is not sent: text blocks that are empty or only whitespace are left out (an assistant turn
+of tool calls alone carries none), and an error result without content says that the tool failed
+without saying why.
 
 Streaming: ``text_delta`` pieces are yielded as they come; a ``tool_use`` block's input arrives as
-``input_json_delta`` pieces, joined and parsed when the stream is done. Usage comes from
+``input_json_delta`` pieces, joined and parsed when the stream is done. Input that does not parse
+as a JSON object (cut off by ``max_tokens``, malformed) makes a call with empty arguments and an
+``arguments_error`` that says so (and names ``max_tokens`` when the answer stopped there): the
+session hands it back to the model as the call's result. Usage comes from
 ``message_start`` (input) and ``message_delta`` (output). A stream without ``message_delta`` /
 ``message_stop`` was cut off; one without a single event is described as what it was (an HTML
 page, a JSON body, nothing), as is a 2xx HTML page at once.
@@ -21,9 +27,10 @@ server (error bodies, error events) are redacted before they become part of a me
 Parameters: ``max_tokens`` is required by the API (``DEFAULT_MAX_TOKENS`` when unset);
 ``stop`` → ``stop_sequences``; ``temperature``/``top_p`` go in the request body directly (the
 SDK's signature no longer lists them; models that accept them still do); a ``json_schema``
-``response_format`` → ``output_config.format``; ``tool_choice`` ``auto``/``required``/``none``/a
-tool name → ``auto``/``any``/``none``/``tool``. ``seed``, the penalties and ``json_object`` have no
-Anthropic equivalent and are left out.
+``response_format`` → ``output_config.format``; ``tool_choice`` ``auto``/``required`` (or
+``any``)/``none``/a tool name/an OpenAI ``function`` choice → ``auto``/``any``/``none``/``tool``, sent
+only with tools. ``seed``, the penalties and ``json_object`` have no Anthropic equivalent and are
+left out.
 """
 
 from __future__ import annotations
@@ -92,7 +99,21 @@ logger = logging.getLogger(__name__)
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 
-_TOOL_CHOICES = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+_TOOL_CHOICES = {
+    "auto": {"type": "auto"},
+    "required": {"type": "any"},
+    "any": {"type": "any"},
+    "none": {"type": "none"},
+}
+_SILENT_FAILURE = "the tool failed without saying why"
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
 # Error events inside a 200 stream carry only the error type.
 _STREAM_ERRORS: dict[str, type[ProviderError]] = {
     "overloaded_error": ProviderServerError,
@@ -381,33 +402,43 @@ def to_anthropic_messages(
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system, messages)`` for the Messages API.
 
-    A turn that is a single text is sent as a plain string; other turns as block lists.
+    A turn that is a single text is sent as a plain string; other turns as block lists. Text
+    blocks that are empty or only whitespace are left out (the API refuses them), and so is an
+    assistant turn with nothing else.
     """
     system, turns = to_turns(messages)
-    return system, [_message(turn) for turn in turns]
+    sent = [_message(turn) for turn in turns]
+    return system, [message for message in sent if message is not None]
 
 
-def _message(turn: SamplingTurn) -> dict[str, Any]:
-    if len(turn.parts) == 1 and isinstance(turn.parts[0], TextPart):
-        return {"role": turn.role, "content": turn.parts[0].text}
+def _message(turn: SamplingTurn) -> dict[str, Any] | None:
     blocks: list[dict[str, Any]] = []
     for part in turn.parts:
         if isinstance(part, TextPart):
-            blocks.append({"type": "text", "text": part.text})
+            if part.text.strip():  # the API refuses empty and whitespace-only text blocks
+                blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolUsePart):
             blocks.append(
-                {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
+                {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.input)}
             )
         else:
             blocks.append(_tool_result(part))
+    if not blocks:  # blank text only: an assistant's is left out, a user's the API judges
+        texts = [part.text for part in turn.parts if isinstance(part, TextPart)]
+        return {"role": "user", "content": "".join(texts)} if turn.role == "user" else None
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return {"role": turn.role, "content": blocks[0]["text"]}
     return {"role": turn.role, "content": blocks}
 
 
 def _tool_result(part: ToolResultPart) -> dict[str, Any]:
+    content = part.content
+    if part.is_error and not content.strip():
+        content = _SILENT_FAILURE  # the API refuses an error result without content
     block: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": part.tool_use_id,
-        "content": part.content,
+        "content": content,
     }
     if part.is_error:
         block["is_error"] = True
@@ -423,8 +454,15 @@ def to_anthropic_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
 
 
 def _tool_choice(choice: Any) -> Any:
+    """The Messages API form of ``tool_choice``: ``auto``/``required``(``any``)/``none``, a tool
+    name, an OpenAI ``function`` choice (an agent moved from an OpenAI model), or Anthropic's own
+    object as it is."""
     if isinstance(choice, str):
         return _TOOL_CHOICES.get(choice) or {"type": "tool", "name": choice}
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        function = choice.get("function")
+        name = function.get("name") if isinstance(function, dict) else choice.get("name")
+        return {"type": "tool", "name": name}
     return choice
 
 
@@ -523,17 +561,37 @@ def _input_tokens(usage: Any) -> int:
 
 
 def _parsed_call(block: _Block, stop_reason: str | None) -> ToolCallRequest:
+    """The call of a ``tool_use`` block; input that is not a JSON object (cut off, malformed) is
+    an ``arguments_error`` the model is told about, with empty arguments."""
     raw = "".join(block.text).strip()
+    if not raw:
+        start = block.start_input
+        return _call(block.id, block.name, start if start is not None else {}, stop_reason)
     try:
-        arguments = json.loads(raw) if raw else (block.start_input or {})
+        arguments = json.loads(raw)
     except ValueError as exc:
-        hint = " (the answer hit max_tokens)" if stop_reason == "max_tokens" else ""
-        raise ProviderProtocolError(
-            f"the model sent malformed input for tool {block.name!r}{hint}: {exc}"
-        ) from exc
-    if not isinstance(arguments, dict):
-        raise ProviderProtocolError(
-            f"the model sent input for tool {block.name!r} that is not a JSON object: "
-            f"{redact(raw[:200])}"
+        return ToolCallRequest(
+            block.id,
+            block.name,
+            {},
+            arguments_error=_input_error(f"malformed ({exc})", stop_reason),
         )
-    return ToolCallRequest(block.id, block.name, arguments)
+    return _call(block.id, block.name, arguments, stop_reason)
+
+
+def _call(id: str, name: str, arguments: Any, stop_reason: str | None) -> ToolCallRequest:
+    if isinstance(arguments, dict):
+        return ToolCallRequest(id, name, arguments)
+    error = _input_error(
+        f"{_JSON_KINDS.get(type(arguments), 'a value')}, not a JSON object", stop_reason
+    )
+    return ToolCallRequest(id, name, {}, arguments_error=error)
+
+
+def _input_error(problem: str, stop_reason: str | None) -> str:
+    if stop_reason == "max_tokens":
+        return (
+            f"the tool input is {problem}: the answer reached max_tokens before the call was "
+            "complete (settings.maxOutputTokens)"
+        )
+    return f"the tool input is {problem}"

@@ -257,11 +257,15 @@ async def test_a_broken_stream_is_a_protocol_error(reply: Any) -> None:
                 await collect(provider, ask())
 
 
-async def test_malformed_tool_input_is_a_protocol_error_naming_the_tool() -> None:
+async def test_malformed_tool_input_is_a_call_whose_arguments_error_says_so() -> None:
+    lookup = ToolSchema("lookup", "Look up a key.", {"type": "object"})
     with FakeAnthropicServer([tool_calls([("toolu_1", "lookup", '{"key": ')])]) as server:
         async with anthropic_provider(server.base_url) as provider:
-            with pytest.raises(ProviderProtocolError, match="malformed input for tool 'lookup'"):
-                await collect(provider, ask())
+            _, completion = await collect(provider, ask(tools=(lookup,)))
+    [call] = completion.message.tool_calls
+    assert (call.name, call.arguments) == ("lookup", {})
+    assert call.arguments_error is not None
+    assert call.arguments_error.startswith("the tool input is malformed (Expecting value")
 
 
 async def test_nothing_listening_is_unreachable() -> None:
