@@ -44,7 +44,13 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
-from mcp_export.providers._wire import PREVIEW_BYTES, BodyTap, describe_body, error_detail
+from mcp_export.providers._wire import (
+    MAX_ANSWER_BYTES,
+    PREVIEW_BYTES,
+    BodyTap,
+    describe_body,
+    error_detail,
+)
 
 __all__ = [
     "ChatCompletionsHTTP",
@@ -242,6 +248,30 @@ class ChatCompletionsHTTP:
                 response.release()
             else:
                 response.close()
+
+    async def whole(self, response: aiohttp.ClientResponse, seen: StreamSeen) -> bytes:
+        """The whole body of an answer that was not streamed (``stream: false``), bounded by
+        ``MAX_ANSWER_BYTES``; the response is released for reuse once read, closed on failure.
+
+        Raises:
+            AnswerTooLarge: the body passed its bound.
+            aiohttp.ClientError, TimeoutError: the connection broke or went quiet.
+        """
+        seen.content_type = response.headers.get("Content-Type", "")
+        seen.tap = BodyTap(max_event=MAX_ANSWER_BYTES)  # a JSON body is one piece, not events
+        parts: list[bytes] = []
+        finished = False
+        try:
+            async for chunk in response.content.iter_any():
+                seen.tap.feed(chunk)
+                parts.append(chunk)
+            finished = True
+        finally:
+            if finished:
+                response.release()
+            else:
+                response.close()
+        return b"".join(parts)
 
     async def aclose(self) -> None:
         """Close the session and its connections."""

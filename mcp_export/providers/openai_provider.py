@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +54,7 @@ from mcp_export.providers.base import (
     Completion,
     ModelRequest,
     ProviderEvent,
+    ProviderNotice,
     TextDelta,
     ToolCallRequest,
     ToolSchema,
@@ -91,7 +93,11 @@ class OpenAIProvider(HTTPEndpoint):
         return self._http
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        """Stream one Chat Completions request: text deltas, then one ``Completion``.
+        """Run one Chat Completions request: text deltas (notices), then one ``Completion``.
+
+        Streamed unless the provider's ``stream`` setting is off, or the request offers tools and
+        the endpoint refused streamed tool use before (then the whole answer arrives as one text
+        delta and the completion).
 
         Raises:
             ProviderUnreachable: nothing answers at the base URL (after retries).
@@ -99,18 +105,34 @@ class OpenAIProvider(HTTPEndpoint):
             ProviderRateLimited: still 429 after retries.
             ProviderServerError: still 5xx after retries, or an error event mid-stream.
             ProviderTimeout: no answer within the timeout.
-            ProviderProtocolError: a malformed or cut-off stream, or bad tool arguments.
+            ProviderProtocolError: a malformed or cut-off answer.
             ProviderError: any other refusal (unknown model, bad request…).
         """
         http = self._http_now()
-        body = self.request_arguments(request)
-        response = await open_with_retries(
-            lambda: http.open(body), lambda exc: self._translate(exc, request.model), self._policy
-        )
+        streamed = self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS)
+        response: aiohttp.ClientResponse | None = None
+        if streamed:
+            try:
+                response = await self._open(http, request, streamed=True)
+            except _StreamedToolsRefused:
+                if self.base_url not in _WHOLE_TOOL_TURNS:
+                    _WHOLE_TOOL_TURNS.add(self.base_url)
+                    yield ProviderNotice(
+                        f"{_host_port(self.base_url)} refuses streamed tool use; tool turns go "
+                        "without streaming"
+                    )
+                streamed = False
+        if response is None:
+            response = await self._open(http, request, streamed=False)
+        tool_names = frozenset(tool.name for tool in request.tools)
+        if not streamed and "event-stream" not in response.headers.get("Content-Type", ""):
+            async for event in self._whole_answer(http, response, tool_names):
+                yield event
+            return
         seen = StreamSeen()
         events = http.events(response, seen)
         try:
-            assembly = _Assembly(tool_names=frozenset(tool.name for tool in request.tools))
+            assembly = _Assembly(tool_names=tool_names)
             while (chunk := await self._next_chunk(events)) is not _END:
                 for text in assembly.add(chunk):
                     yield TextDelta(text)
@@ -118,56 +140,119 @@ class OpenAIProvider(HTTPEndpoint):
         finally:
             await events.aclose()  # a stream left early closes its connection at once
 
+    async def _open(
+        self, http: ChatCompletionsHTTP, request: ModelRequest, *, streamed: bool
+    ) -> aiohttp.ClientResponse:
+        body = self.request_arguments(request, stream=streamed)
+        streamed_tools = streamed and bool(request.tools)
+        return await open_with_retries(
+            lambda: http.open(body),
+            lambda exc: self._translate(exc, request.model, streamed_tools=streamed_tools),
+            self._policy,
+        )
+
+    async def _whole_answer(
+        self,
+        http: ChatCompletionsHTTP,
+        response: aiohttp.ClientResponse,
+        tool_names: frozenset[str],
+    ) -> AsyncIterator[ProviderEvent]:
+        """The events of an answer that was not streamed: its text as one delta, then the
+        completion (``message.content``, ``message.tool_calls``, ``finish_reason``, ``usage``)."""
+        seen = StreamSeen()
+        try:
+            raw = await http.whole(response, seen)
+            body: object = json.loads(raw.decode("utf-8"))
+        except Exception as exc:
+            failure = self._read_failure(exc, streamed=False)
+            if failure is None:
+                raise
+            if isinstance(exc, ValueError) and not isinstance(exc, UnicodeDecodeError):
+                failure = ProviderProtocolError(
+                    f"{self.base_url} answered {response.status} with {seen.body()}, not a Chat "
+                    f"Completions answer: {_BASE_URL_HINT}"
+                )
+            raise failure from exc
+        if isinstance(body, dict) and body.get("error"):
+            error = body["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            raise ProviderServerError(
+                f"{self._label} answered with an error: {redact(str(message or error))}"
+            )
+        assembly = _Assembly(tool_names=tool_names)
+        text = "".join(assembly.add(_as_chunk(body)))
+        if not assembly.choices_seen:
+            raise ProviderProtocolError(
+                f"{self.base_url} answered {response.status} with {seen.body()}, which holds no "
+                "answer (no choices); check the model name and the server's log"
+            )
+        if assembly.finish_reason is None:  # the body is whole: the answer is complete
+            assembly.finish_reason = "tool_calls" if assembly.calls else "stop"
+        if text:
+            yield TextDelta(text)
+        yield assembly.completion(self._label, seen, self.base_url)
+
     async def _next_chunk(self, events: AsyncGenerator[object, None]) -> object:
         """The next chunk of the stream, ``_END`` after the last; failures translated."""
-
         try:
             return await events.__anext__()
         except StopAsyncIteration:
             return _END
-        except TimeoutError as exc:  # aiohttp's read timeouts are TimeoutErrors too
-            raise ProviderTimeout(
+        except Exception as exc:
+            failure = self._read_failure(exc, streamed=True)
+            if failure is None:
+                raise
+            raise failure from exc
+
+    def _read_failure(self, exc: Exception, *, streamed: bool) -> ProviderError | None:
+        """What a failure while reading the answer means, in words; None: not ours to translate."""
+        if isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
+            return ProviderTimeout(
                 f"{self._label} stopped sending for {self._timeout:g} s in the middle of "
                 f"the answer ({self.base_url})"
-            ) from exc
-        except (aiohttp.ClientError, ConnectionError) as exc:
-            raise ProviderProtocolError(
-                f"the stream from {self.base_url} broke off before the answer was complete"
-            ) from exc
-        except StreamErrorEvent as exc:
-            raise ProviderServerError(
+            )
+        if isinstance(exc, aiohttp.ClientError | ConnectionError):
+            what = "stream" if streamed else "answer"
+            return ProviderProtocolError(
+                f"the {what} from {self.base_url} broke off before the answer was complete"
+            )
+        if isinstance(exc, StreamErrorEvent):
+            return ProviderServerError(
                 f"{self._label} reported an error in the middle of the answer: "
                 f"{redact(exc.message)}"
-            ) from exc
-        except StreamCutMidEvent as exc:
-            raise ProviderProtocolError(
+            )
+        if isinstance(exc, StreamCutMidEvent):
+            return ProviderProtocolError(
                 f"the {self._label} stream ended in the middle of an event, before the answer "
                 "was complete"
-            ) from exc
-        except AnswerTooLarge as exc:
-            raise ProviderProtocolError(
+            )
+        if isinstance(exc, AnswerTooLarge):
+            return ProviderProtocolError(
                 f"{self._label}: {exc} — no answer is that large; check the server at "
                 f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
-            ) from exc
-        except UnicodeDecodeError as exc:
-            raise ProviderProtocolError(
-                f"{self._label} sent bytes that are not UTF-8 in its stream ({exc.reason}); "
+            )
+        if isinstance(exc, UnicodeDecodeError):
+            where = "in its stream" if streamed else "in its answer"
+            return ProviderProtocolError(
+                f"{self._label} sent bytes that are not UTF-8 {where} ({exc.reason}); "
                 f"check that {self.base_url} speaks the Chat Completions API"
-            ) from exc
-        except ValueError as exc:  # not JSON
-            raise ProviderProtocolError(
+            )
+        if isinstance(exc, ValueError):  # not JSON
+            return ProviderProtocolError(
                 f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
                 f"that {self.base_url} speaks the Chat Completions API"
-            ) from exc
+            )
+        return None
 
-    def request_arguments(self, request: ModelRequest) -> dict[str, Any]:
-        """The request body (``chat.completions.create``'s keyword arguments) for ``request``."""
+    def request_arguments(self, request: ModelRequest, *, stream: bool = True) -> dict[str, Any]:
+        """The request body for ``request``: streamed (asking for the usage chunk) or not."""
         arguments: dict[str, Any] = {
             "model": request.model,
             "messages": to_openai_messages(request.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
+            "stream": stream,
         }
+        if stream:
+            arguments["stream_options"] = {"include_usage": True}
         if request.tools:
             arguments["tools"] = to_openai_tools(request.tools)
         parameters = request.parameters
@@ -181,9 +266,11 @@ class OpenAIProvider(HTTPEndpoint):
             arguments["stop"] = list(parameters["stop"])
         if "response_format" in parameters:
             arguments["response_format"] = parameters["response_format"]
-        choice = parameters.get("tool_choice")
-        if request.tools and choice is not None:
-            arguments["tool_choice"] = _tool_choice(choice)
+        if request.tools:
+            # Said even when it is the API's default: llama-cpp-python ignores the tools of a
+            # streamed request without a choice, where "auto" gets a refusal that is handled.
+            choice = parameters.get("tool_choice")
+            arguments["tool_choice"] = _tool_choice("auto" if choice is None else choice)
         return arguments
 
     async def aclose(self) -> None:
@@ -207,8 +294,15 @@ class OpenAIProvider(HTTPEndpoint):
             hint = "is the server running and the base URL right?"
         return f"nothing answers at {self.base_url} — {hint}"
 
-    def _translate(self, exc: Exception, model: str) -> Failure | None:
-
+    def _translate(
+        self, exc: Exception, model: str, *, streamed_tools: bool = False
+    ) -> Failure | None:
+        if (
+            streamed_tools
+            and isinstance(exc, StatusError)
+            and _refuses_streamed_tools(exc.code, exc.detail)
+        ):
+            return Failure(_StreamedToolsRefused(exc.detail))  # not retried: asked again whole
         if isinstance(exc, NotAStream):
             return Failure(
                 ProviderProtocolError(
@@ -255,6 +349,64 @@ class OpenAIProvider(HTTPEndpoint):
             message = f"{self._label} sent a malformed response: {redact(str(exc))}"
             return Failure(ProviderProtocolError(message))
         return None
+
+
+class _StreamedToolsRefused(ProviderError):
+    """The endpoint refused a streamed request with tools (``stream`` then goes off)."""
+
+
+_WHOLE_TOOL_TURNS: set[str] = set()
+"""The endpoints (base URLs) that refused streamed tool use in this process: their requests with
+tools go without streaming."""
+
+_REFUSAL_WORDS = ("not supported", "unsupported", "cannot", "can't", "not allowed")
+
+
+def _refuses_streamed_tools(code: int, detail: str) -> bool:
+    """Whether an error status is a server's refusal of tools in a streamed request.
+
+    What servers say: llama-cpp-python (``chatml-function-calling`` and ``functionary`` chat
+    formats) answers 500 "Automatic streaming tool choice is not supported" to ``tool_choice:
+    "auto"``; llama.cpp's own server (builds before it streamed tool calls) 500 "Cannot use
+    tools with stream". Any 400/422/500/501 whose text speaks of streaming and tools and of not
+    supporting them is read the same way: at worst the request is asked once more, whole.
+    """
+    if code not in (400, 422, 500, 501):
+        return False
+    text = detail.lower()
+    return "stream" in text and "tool" in text and any(w in text for w in _REFUSAL_WORDS)
+
+
+def _host_port(url: str) -> str:
+    """``127.0.0.1:8080`` for ``http://127.0.0.1:8080/v1``: where an endpoint is, in short."""
+    return urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
+
+
+def _as_chunk(body: object) -> object:
+    """A ``chat.completion`` body as the one stream chunk that would carry all of it: each
+    choice's ``message`` as its ``delta``, each tool call with its ``index`` and its arguments as
+    JSON text (some servers give them as an object)."""
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+        return body
+    choices: list[object] = []
+    for choice in body["choices"]:
+        if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+            delta = dict(choice["message"])
+            calls = delta.get("tool_calls")
+            if isinstance(calls, list):
+                delta["tool_calls"] = [_indexed_call(call, i) for i, call in enumerate(calls)]
+            choice = {**choice, "delta": delta}
+        choices.append(choice)
+    return {**body, "choices": choices}
+
+
+def _indexed_call(call: object, index: int) -> object:
+    if not isinstance(call, dict):
+        return call
+    function = call.get("function")
+    if isinstance(function, dict) and not isinstance(function.get("arguments"), str | None):
+        function = {**function, "arguments": json.dumps(function["arguments"])}
+    return {**call, "index": index, "function": function}
 
 
 # --- mapping ------------------------------------------------------------------------------------

@@ -18,6 +18,10 @@ llama-cpp-python's, as seen on the wire with its 0.3 server):
 - ``refuse_null_content``: a request with an assistant message whose ``content`` is null gets a
   500 (that server fails to render it into its prompt).
 - ``usage_in_stream=False``: ``stream_options.include_usage`` is ignored (no usage chunk).
+- ``refuse_streamed_tool_choice``: a streamed request with tools and ``tool_choice: "auto"`` gets
+  a 500 "Automatic streaming tool choice is not supported"; one with tools and no
+  ``tool_choice`` is answered as if it had none (the reply's tool calls are not sent); a named
+  choice, and any request without streaming, get the reply as scripted.
 
 Usage::
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from tests.fakes._script import (
@@ -75,10 +80,12 @@ class FakeOpenAIServer(FakeModelServer):
         repeat_tool_names: bool = False,
         refuse_null_content: bool = False,
         usage_in_stream: bool = True,
+        refuse_streamed_tool_choice: bool = False,
     ) -> None:
         self.repeat_tool_names = repeat_tool_names
         self.refuse_null_content = refuse_null_content
         self.usage_in_stream = usage_in_stream
+        self.refuse_streamed_tool_choice = refuse_streamed_tool_choice
         super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @classmethod
@@ -90,6 +97,7 @@ class FakeOpenAIServer(FakeModelServer):
             "repeat_tool_names": True,
             "refuse_null_content": True,
             "usage_in_stream": False,
+            "refuse_streamed_tool_choice": True,
         }
         return cls(script, **(quirks | options))
 
@@ -133,6 +141,13 @@ class FakeOpenAIServer(FakeModelServer):
             for m in messages
         ):
             return status(500, message="an assistant message's content is null")
+        if (
+            self.refuse_streamed_tool_choice
+            and body.get("stream") is True
+            and body.get("tools")
+            and body.get("tool_choice") == "auto"
+        ):
+            return status(500, message="Automatic streaming tool choice is not supported")
         return None
 
     def check_auth(self, headers: Mapping[str, str]) -> str | None:
@@ -143,6 +158,8 @@ class FakeOpenAIServer(FakeModelServer):
     # --- replies --------------------------------------------------------------------------------
 
     def stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
+        if self.refuse_streamed_tool_choice and body.get("tools") and "tool_choice" not in body:
+            reply = replace(reply, kind="text", calls=(), text=reply.text or "No tools here.")
         chunk = _ChunkMaker(str(body.get("model", "fake-model")))
         pause = float(reply.chunk_delay)
         yield chunk.event({"role": "assistant", "content": ""})

@@ -13,17 +13,20 @@ from typing import Any
 
 import pytest
 
+from mcp_export.errors import ProviderProtocolError, ProviderServerError
 from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
     ProviderEvent,
+    ProviderNotice,
+    TextDelta,
     ToolCallRequest,
     ToolSchema,
     Usage,
 )
 from mcp_export.providers.openai_provider import OpenAIProvider
-from tests.fakes import FakeOpenAIServer, events, text, tool_calls
+from tests.fakes import FakeOpenAIServer, events, page, status, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -163,3 +166,136 @@ async def test_a_count_the_usage_chunk_lacks_stays_unknown(
         async with provider_at(server.base_url) as provider:
             completion = completion_of(await events_of(provider, ask()))
     assert completion.usage == expected
+
+
+# --- streaming and tools ------------------------------------------------------------------------
+
+
+async def test_offered_tools_go_with_an_explicit_automatic_choice() -> None:
+    provider = OpenAIProvider(None, "http://127.0.0.1:1/v1")
+    assert provider.request_arguments(ask(tools=(WEATHER,)))["tool_choice"] == "auto"
+    named = provider.request_arguments(ask(tools=(WEATHER,), parameters={"tool_choice": "none"}))
+    assert named["tool_choice"] == "none"
+    assert "tool_choice" not in provider.request_arguments(ask())
+
+
+async def test_a_server_that_refuses_streamed_tool_use_gets_tool_turns_whole() -> None:
+    weather = tool_calls([("c1", "get_weather", {"city": "Oslo"})], usage=(9, 4))
+    script = [weather, tool_calls([("c2", "get_weather", {"city": "Rome"})]), text("Plain.")]
+    with FakeOpenAIServer(script, refuse_streamed_tool_choice=True) as server:
+        async with provider_at(server.base_url, max_retries=2) as provider:
+            first = await events_of(provider, ask(tools=(WEATHER,)))
+            second = await events_of(provider, ask(tools=(WEATHER,)))
+            plain = await events_of(provider, ask())
+        bodies = server.bodies
+    host = server.base_url.removeprefix("http://").removesuffix("/v1")
+    assert first[0] == ProviderNotice(
+        f"{host} refuses streamed tool use; tool turns go without streaming"
+    )
+    assert completion_of(first).message.tool_calls == (
+        ToolCallRequest("c1", "get_weather", {"city": "Oslo"}),
+    )
+    assert completion_of(first).usage == Usage(9, 4)
+    assert completion_of(first).stop_reason == "tool_use"
+    # Refused once (not retried), asked again whole; the endpoint is remembered, without a
+    # second notice; a request without tools still streams.
+    assert [(b["stream"], "stream_options" in b) for b in bodies] == [
+        (True, True),
+        (False, False),
+        (False, False),
+        (True, True),
+    ]
+    assert not any(isinstance(e, ProviderNotice) for e in second + plain)
+    assert completion_of(second).message.tool_calls[0].arguments == {"city": "Rome"}
+    assert completion_of(plain).message.content == "Plain."
+
+
+@pytest.mark.parametrize(
+    "refusal", ["Automatic streaming tool choice is not supported", "Cannot use tools with stream"]
+)
+async def test_each_known_refusal_of_streamed_tools_is_recognised(refusal: str) -> None:
+    script = [status(500, message=refusal), text("Whole.")]
+    with FakeOpenAIServer(script) as server:
+        async with provider_at(server.base_url, max_retries=2) as provider:
+            found = await events_of(provider, ask(tools=(WEATHER,)))
+    assert isinstance(found[0], ProviderNotice)
+    assert completion_of(found).message.content == "Whole."
+    assert [b["stream"] for b in server.bodies] == [True, False]
+
+
+async def test_the_stream_setting_off_asks_for_whole_answers() -> None:
+    with FakeOpenAIServer([text("Hello world", chunks=3, usage=(7, 2))]) as server:
+        async with provider_at(server.base_url, stream=False) as provider:
+            found = await events_of(provider, ask())
+    assert found == [
+        TextDelta("Hello world"),
+        Completion(ChatMessage("assistant", "Hello world"), Usage(7, 2), "end_turn"),
+    ]
+    assert server.bodies[0]["stream"] is False
+    assert "stream_options" not in server.bodies[0]
+
+
+async def test_a_whole_answer_with_arguments_as_an_object_and_no_finish_reason_is_read() -> None:
+    body = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+                        }
+                    ],
+                },
+            }
+        ]
+    }
+    with FakeOpenAIServer([page(200, json.dumps(body), content_type="application/json")]) as server:
+        async with provider_at(server.base_url, stream=False) as provider:
+            found = await events_of(provider, ask(tools=(WEATHER,)))
+    assert found == [
+        Completion(
+            ChatMessage(
+                "assistant",
+                "",
+                tool_calls=(ToolCallRequest("c1", "get_weather", {"city": "Oslo"}),),
+            ),
+            Usage(None, None),
+            "tool_use",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "message"),
+    [
+        (
+            page(200, "OK", content_type="text/plain"),
+            ProviderProtocolError,
+            r"answered 200 with a text/plain body \('OK'\), not a Chat Completions answer",
+        ),
+        (
+            page(200, '{"object": "list"}', content_type="application/json"),
+            ProviderProtocolError,
+            r"which holds no answer \(no choices\)",
+        ),
+        (
+            page(
+                200, '{"error": {"message": "model is loading"}}', content_type="application/json"
+            ),
+            ProviderServerError,
+            r"answered with an error: model is loading",
+        ),
+    ],
+    ids=["text", "no-choices", "error"],
+)
+async def test_a_whole_answer_that_is_not_one_says_what_came(
+    answer: Any, error: type[Exception], message: str
+) -> None:
+    with FakeOpenAIServer([answer]) as server:
+        async with provider_at(server.base_url, stream=False) as provider:
+            with pytest.raises(error, match=message):
+                await events_of(provider, ask())
