@@ -14,10 +14,18 @@ Streaming: ``text_delta`` pieces are yielded as they come; a ``tool_use`` block'
 ``input_json_delta`` pieces, joined and parsed when the stream is done. Input that does not parse
 as a JSON object (cut off by ``max_tokens``, malformed) makes a call with empty arguments and an
 ``arguments_error`` that says so (and names ``max_tokens`` when the answer stopped there): the
-session hands it back to the model as the call's result. Usage comes from
-``message_start`` (input) and ``message_delta`` (output). A stream without ``message_delta`` /
-``message_stop`` was cut off; one without a single event is described as what it was (an HTML
-page, a JSON body, nothing), as is a 2xx HTML page at once.
+session hands it back to the model as the call's result.
+
+Usage: input from ``message_start.message.usage``, counting the prompt's cached tokens too
+(``input_tokens`` + ``cache_creation_input_tokens`` + ``cache_read_input_tokens``, which the API
+counts apart), so "in" means every prompt token, as OpenAI's ``prompt_tokens`` does; output from
+``message_delta.usage.output_tokens``, a running total (the last one counts; ``message_start``'s
+output count is a placeholder and is not used). A ``message_delta`` that carries an input count
+replaces the first. A count the stream does not carry (Anthropic-compatible proxies may leave them
+out) is None, not 0.
+
+A stream without ``message_delta`` / ``message_stop`` was cut off; one without a single event is
+described as what it was (an HTML page, a JSON body, nothing), as is a 2xx HTML page at once.
 
 The SDK decodes the stream; its bytes pass a ``BodyTap`` on the way (one event at most
 ``MAX_EVENT_BYTES``, the body ``MAX_ANSWER_BYTES``). Redirects are not followed: the SDK's client
@@ -28,9 +36,9 @@ Parameters: ``max_tokens`` is required by the API (``DEFAULT_MAX_TOKENS`` when u
 ``stop`` → ``stop_sequences``; ``temperature``/``top_p`` go in the request body directly (the
 SDK's signature no longer lists them; models that accept them still do); a ``json_schema``
 ``response_format`` → ``output_config.format``; ``tool_choice`` ``auto``/``required`` (or
-``any``)/``none``/a tool name/an OpenAI ``function`` choice → ``auto``/``any``/``none``/``tool``, sent
-only with tools. ``seed``, the penalties and ``json_object`` have no Anthropic equivalent and are
-left out.
+``any``)/``none``/a tool name/an OpenAI ``function`` choice → ``auto``/``any``/``none``/``tool``,
+sent only with tools. ``seed``, the penalties and ``json_object`` have no Anthropic equivalent and
+are left out.
 """
 
 from __future__ import annotations
@@ -490,8 +498,8 @@ class _Assembly:
     """The answer being assembled from stream events."""
 
     blocks: dict[int, _Block] = field(default_factory=lambda: dict[int, _Block]())
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     stop_reason: str | None = None
     stopped: bool = False
     events: int = 0
@@ -500,9 +508,7 @@ class _Assembly:
         """Take in an event; return its text (``""`` when it carries none)."""
         self.events += 1
         if event.type == "message_start":
-            usage = event.message.usage
-            self.input_tokens = _input_tokens(usage)
-            self.output_tokens = usage.output_tokens or 0
+            self.input_tokens = _input_tokens(getattr(event.message, "usage", None))
         elif event.type == "content_block_start":
             block = event.content_block
             if block.type == "text":
@@ -522,9 +528,12 @@ class _Assembly:
                 current.text.append(delta.partial_json)
         elif event.type == "message_delta":
             self.stop_reason = event.delta.stop_reason
-            self.output_tokens = event.usage.output_tokens or self.output_tokens
-            if event.usage.input_tokens:
-                self.input_tokens = _input_tokens(event.usage)
+            usage = getattr(event, "usage", None)
+            output = _count(usage, "output_tokens")
+            if output is not None:
+                self.output_tokens = output
+            if _count(usage, "input_tokens") is not None:
+                self.input_tokens = _input_tokens(usage)
         elif event.type == "message_stop":
             self.stopped = True
         return ""
@@ -552,12 +561,24 @@ class _Assembly:
         return Completion(message, Usage(self.input_tokens, self.output_tokens), self.stop_reason)
 
 
-def _input_tokens(usage: Any) -> int:
-    # Cached prompt tokens are billed input too.
-    return sum(
-        getattr(usage, name, None) or 0
-        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
+def _input_tokens(usage: Any) -> int | None:
+    """The prompt's tokens: ``input_tokens`` plus the cached ones the API counts apart
+    (``cache_creation_input_tokens``, ``cache_read_input_tokens``), the way OpenAI's
+    ``prompt_tokens`` includes its cached tokens; None without ``input_tokens``."""
+    counted = _count(usage, "input_tokens")
+    if counted is None:
+        return None
+    cached = (_count(usage, name) for name in _CACHE_COUNTS)
+    return counted + sum(count for count in cached if count is not None)
+
+
+_CACHE_COUNTS = ("cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _count(usage: Any, name: str) -> int | None:
+    """A count of a usage object (the SDK's, or a dict of a whole answer); None when absent."""
+    value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _parsed_call(block: _Block, stop_reason: str | None) -> ToolCallRequest:
