@@ -32,6 +32,10 @@ The SDK decodes the stream; its bytes pass a ``BodyTap`` on the way (one event a
 would follow them with the ``x-api-key`` header to wherever they point. Texts that come from the
 server (error bodies, error events) are redacted before they become part of a message.
 
+Messages name the endpoint: ``Anthropic`` for api.anthropic.com, ``host:port`` for any other base
+URL (a proxy, a compatible server), whose failures are not Anthropic's. A 529 says the endpoint is
+overloaded, and an ``error`` event in a stream carries its type (``overloaded_error``…).
+
 Parameters: ``max_tokens`` is required by the API (``DEFAULT_MAX_TOKENS`` when unset);
 ``stop`` → ``stop_sequences``; ``temperature``/``top_p`` go in the request body directly (the
 SDK's signature no longer lists them; models that accept them still do); a ``json_schema``
@@ -46,6 +50,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -67,6 +72,7 @@ from mcp_export.providers._retry import (
     Failure,
     close_quietly,
     open_with_retries,
+    retry_after_seconds,
     status_failure,
 )
 from mcp_export.providers._wire import (
@@ -106,6 +112,8 @@ __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"
 logger = logging.getLogger(__name__)
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+_ANTHROPIC_HOST = "api.anthropic.com"
+_OVERLOADED = 529
 
 _TOOL_CHOICES = {
     "auto": {"type": "auto"},
@@ -199,7 +207,7 @@ class AnthropicProvider(HTTPEndpoint):
                     f"{self.base_url} answered {stream.response.status_code} with {described}, "
                     f"not a Messages API stream: {_BASE_URL_HINT}"
                 )
-            yield assembly.completion()
+            yield assembly.completion(self._label)
         finally:
             await close_quietly(stream.close)
 
@@ -232,12 +240,12 @@ class AnthropicProvider(HTTPEndpoint):
                 return
             except AnswerTooLarge as exc:
                 raise ProviderProtocolError(
-                    f"Anthropic: {exc} — no answer is that large; check the server at "
+                    f"{self._label}: {exc} — no answer is that large; check the server at "
                     f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
                 ) from exc
             except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
                 raise ProviderTimeout(
-                    f"Anthropic stopped sending for {self._timeout:g} s in the middle of the "
+                    f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
                     f"answer ({self.base_url})"
                 ) from exc
             except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
@@ -245,20 +253,16 @@ class AnthropicProvider(HTTPEndpoint):
                     f"the stream from {self.base_url} broke off before the answer was complete"
                 ) from exc
             except anthropic.APIStatusError as exc:  # an ``error`` event inside the stream
-                kind = _STREAM_ERRORS.get(str(exc.type), ProviderError)
-                raise kind(
-                    f"Anthropic reported an error in the middle of the answer: "
-                    f"{redact(exc.api_message or exc.message)}"
-                ) from exc
+                raise self._stream_error(exc) from exc
             except UnicodeDecodeError as exc:
                 raise ProviderProtocolError(
-                    f"Anthropic sent bytes that are not UTF-8 in its stream ({exc.reason}); "
+                    f"{self._label} sent bytes that are not UTF-8 in its stream ({exc.reason}); "
                     f"check that {self.base_url} speaks the Messages API"
                 ) from exc
             except ValueError as exc:  # json.JSONDecodeError from the SSE decoder
                 raise ProviderProtocolError(
-                    f"Anthropic sent a stream event that is not valid JSON ({exc}); check that "
-                    f"{self.base_url} speaks the Messages API"
+                    f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
+                    f"that {self.base_url} speaks the Messages API"
                 ) from exc
             yield event
 
@@ -304,7 +308,7 @@ class AnthropicProvider(HTTPEndpoint):
         if isinstance(exc, anthropic.APITimeoutError):
             return Failure(
                 ProviderTimeout(
-                    f"Anthropic did not answer within {self._timeout:g} s ({self.base_url})"
+                    f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
                 )
             )
         if isinstance(exc, anthropic.APIConnectionError):
@@ -324,17 +328,47 @@ class AnthropicProvider(HTTPEndpoint):
             )
         if isinstance(exc, TypeError) and "authentication" in str(exc):
             # The SDK found no credentials anywhere (api_key=None and nothing in the environment).
-            return Failure(ProviderAuthError(f"no Anthropic credentials: set {self._key_name}"))
+            return Failure(ProviderAuthError(f"no API key for {self._label}: set {self._key_name}"))
         if not isinstance(exc, anthropic.APIStatusError):
             return None
+        detail = _status_detail(exc)
+        if exc.status_code == _OVERLOADED:
+            return Failure(
+                ProviderServerError(
+                    f"{self._label} is overloaded ({_OVERLOADED}): {redact(detail)}; try again "
+                    "later"
+                ),
+                retryable=True,
+                retry_after=retry_after_seconds(exc.response.headers),
+            )
         return status_failure(
-            "Anthropic",
+            self._label,
             exc.status_code,
-            _status_detail(exc),
+            detail,
             exc.response.headers,
             key_name=self._key_name,
             model=model,
             url=self.base_url,
+        )
+
+    @property
+    def _label(self) -> str:
+        """How messages name the endpoint: ``Anthropic`` for its own API, else where it is
+        (``host:port``): a proxy's or a compatible server's failure is not Anthropic's."""
+        parts = urllib.parse.urlsplit(self.base_url)
+        if (parts.hostname or "").lower() == _ANTHROPIC_HOST:
+            return "Anthropic"
+        return parts.netloc.rpartition("@")[2] or self.base_url
+
+    def _stream_error(self, exc: APIStatusError) -> ProviderError:
+        """An ``error`` event inside a 200 stream, as the error its type means."""
+        kind = str(exc.type or "")
+        error = _STREAM_ERRORS.get(kind, ProviderError)
+        detail = redact(exc.api_message or exc.message)
+        named = f" ({kind})" if kind else ""
+        hint = "; try again later" if error in (ProviderServerError, ProviderRateLimited) else ""
+        return error(
+            f"{self._label} reported an error in the middle of the answer: {detail}{named}{hint}"
         )
 
 
@@ -538,7 +572,7 @@ class _Assembly:
             self.stopped = True
         return ""
 
-    def completion(self) -> Completion:
+    def completion(self, label: str) -> Completion:
         """The finished answer.
 
         Raises:
@@ -547,7 +581,7 @@ class _Assembly:
         """
         if self.stop_reason is None and not self.stopped:
             raise ProviderProtocolError(
-                "the Anthropic stream was cut off before the answer finished (no message_delta)"
+                f"the stream from {label} was cut off before the answer finished (no message_delta)"
             )
         text: list[str] = []
         calls: list[ToolCallRequest] = []
