@@ -19,6 +19,7 @@ import mcp_types as types
 from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
     FinalAnswer,
+    Notice,
     SessionEvent,
     SessionFailed,
     ToolCallFinished,
@@ -33,6 +34,7 @@ __all__ = [
     "failure_result",
     "progress_message",
     "structured_answer",
+    "token_counts",
 ]
 
 
@@ -76,7 +78,8 @@ def structured_answer(
     unavailable: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The ``structuredContent`` of a successful call (``unavailableServers`` only when some
-    of the agent's tool servers could not be used)."""
+    of the agent's tool servers could not be used). A token count no model request reported is
+    None (``null`` on the wire), never 0."""
     calls = answer.tool_calls if tool_calls is None else tool_calls
     data: dict[str, Any] = {
         "answer": answer.text,
@@ -104,13 +107,26 @@ def answer_result(structured: dict[str, Any]) -> types.CallToolResult:
     )
 
 
+def token_counts(input_tokens: int | None, output_tokens: int | None) -> str:
+    """``40 tokens in, 7 out`` with only the counts that are known; "" when neither is."""
+    known = []
+    if input_tokens is not None:
+        known.append(f"{input_tokens} tokens in")
+    if output_tokens is not None:
+        known.append(f"{output_tokens} out" if known else f"{output_tokens} tokens out")
+    return ", ".join(known)
+
+
 def progress_message(event: SessionEvent) -> str | None:
-    """The progress message an event is worth, or None (text deltas, start and end are not)."""
+    """The progress message an event is worth, or None (text deltas, start and end are not).
+
+    A token count the model server did not report is left out, never shown as 0.
+    """
     if isinstance(event, TurnFinished):
-        return (
-            f"model turn {event.turn} finished "
-            f"({event.input_tokens} tokens in, {event.output_tokens} out)"
-        )
+        counts = token_counts(event.input_tokens, event.output_tokens)
+        return f"model turn {event.turn} finished" + (f" ({counts})" if counts else "")
+    if isinstance(event, Notice):
+        return redact(f"note: {event.text}")
     if isinstance(event, ToolCallStarted):
         return redact(f"calling {event.name}")
     if isinstance(event, ToolCallFinished):

@@ -4,6 +4,7 @@ request, its fresh chat session, driving that session with progress, and the rec
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -13,11 +14,11 @@ import mcp_types as types
 
 from mcp_export.errors import SessionError
 from mcp_export.providers.sampling import SamplingProvider
+from mcp_export.redact import redact
 from mcp_export.server.history import CallRecord
 from mcp_export.server.model import ModelChoice
 from mcp_export.server.result import (
     answer_result,
-    error_result,
     failure_result,
     progress_message,
     structured_answer,
@@ -25,7 +26,7 @@ from mcp_export.server.result import (
 from mcp_export.server.sampling import SessionSampler
 from mcp_export.server.tools import ServedTool
 from mcp_export.session.chat import ChatSession
-from mcp_export.session.events import FinalAnswer, SessionFailed
+from mcp_export.session.events import FinalAnswer, Notice, SessionFailed
 from mcp_export.session.failure import failure_for
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from mcp_export.server.runtime import AgentRuntime
 
 __all__ = ["ServedRequest", "drive", "finish", "new_session"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,8 @@ async def drive(
 ) -> FinalAnswer | SessionFailed:
     """Run one turn of ``session``, reporting progress; the final event.
 
+    A ``Notice`` is reported once per call, as a progress message and in the server's log (info).
+
     Args:
         ctx: the call's context (progress goes to the caller's token, if it sent one).
         session: the chat session.
@@ -109,16 +114,23 @@ async def drive(
         news: which events are worth a progress notification (default: all).
     """
     step = 0
+    noted: set[str] = set()
     async with aclosing(session.run(prompt)) as events:
         async for event in events:
             if isinstance(event, FinalAnswer | SessionFailed):
                 return event
-            # A no-op when the caller sent no progress token.
-            if news is None or news(event):
-                message = progress_message(event)
-                if message is not None:
-                    step += 1
-                    await ctx.session.report_progress(step, None, message)
+            if news is not None and not news(event):
+                continue
+            if isinstance(event, Notice):
+                if event.text in noted:
+                    continue
+                noted.add(event.text)
+                logger.info("note: %s", redact(event.text))
+            message = progress_message(event)
+            if message is not None:
+                step += 1
+                # A no-op when the caller sent no progress token.
+                await ctx.session.report_progress(step, None, message)
 
     return failure_for(SessionError("the session ended without an answer"))
 
@@ -140,13 +152,6 @@ def finish(
     if isinstance(outcome, SessionFailed):
         record.failed(outcome.message)
         return failure_result(tool.name, outcome, unavailable=unavailable)
-    if not outcome.text.strip():
-        message = "the model answered with an empty message"
-        record.failed(message)
-        return error_result(
-            f"{tool.name} failed: {message}\nWhat to do: try again, or make the prompt ask for "
-            "a written answer"
-        )
     elapsed = outcome.duration_ms if duration_ms is None else duration_ms
     conversation = thread_id if tool.conversation else None
     structured = structured_answer(

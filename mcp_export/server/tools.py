@@ -11,7 +11,8 @@ loaded agent models (no JSON-Schema compilation, no tool server started). What i
 - **inputSchema** is the tool's ``parameters`` exactly as authored. A ``conversation: true`` tool
   gets one more optional property, ``conversation_id`` (a string).
 - **outputSchema** describes the ``structuredContent`` of every successful call
-  (``OUTPUT_SCHEMA``; conversation tools add ``conversationId``).
+  (``OUTPUT_SCHEMA``; conversation tools add ``conversationId``). A token count the model server
+  did not report is ``null``: absent is not zero.
 - **annotations**: as authored; where the author set none, derived from the agent's own tools
   (``derive_annotations``).
 """
@@ -78,9 +79,13 @@ OUTPUT_SCHEMA: dict[str, Any] = {
         },
         "usage": {
             "type": "object",
+            "description": (
+                "Tokens over all model requests of the call; null where the model server did "
+                "not report a count (not zero)."
+            ),
             "properties": {
-                "inputTokens": {"type": "integer"},
-                "outputTokens": {"type": "integer"},
+                "inputTokens": {"type": ["integer", "null"]},
+                "outputTokens": {"type": ["integer", "null"]},
             },
             "required": ["inputTokens", "outputTokens"],
         },

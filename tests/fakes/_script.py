@@ -5,6 +5,7 @@ hang…); each fake server renders it in its own wire format (Chat Completions o
 Build replies with the small constructors below rather than with ``Reply(...)`` directly::
 
     text("Hello", chunks=3, usage=(12, 3))
+    text_without_usage("Hello")            # OpenAI stream without a usage chunk (llama.cpp)
     tool_calls([("call_1", "time__get_current_time", {"timezone": "UTC"})])
     status(429, retry_after=0)
     status(401, echo_credentials=True)     # the refusal repeats the key it was sent
@@ -43,6 +44,7 @@ __all__ = [
     "reset",
     "status",
     "text",
+    "text_without_usage",
     "tool_calls",
     "tool_round_then_text",
 ]
@@ -166,6 +168,26 @@ def text(
         finish_reason=finish_reason,
         echo_credentials=echo_credentials,
     )
+
+
+def text_without_usage(content: str, *, chunks: int = 1, model: str = "fake-model") -> Reply:
+    """A Chat Completions text stream with no usage chunk even when the request asks for one,
+    as llama-cpp-python's server streams (it ignores ``stream_options.include_usage``).
+
+    OpenAI wire only (an ``events`` reply of ready-made chunks); ``FakeOpenAIServer`` renders
+    ``text(...)`` with usage whenever it is asked.
+    """
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        payload = json.dumps({**base, "choices": [choice]}, separators=(",", ":"))
+        return f"data: {payload}\n\n".encode()
+
+    pieces = [chunk({"role": "assistant", "content": ""})]
+    pieces += [chunk({"content": piece}) for piece in split_evenly(content, chunks)]
+    pieces += [chunk({}, "stop"), b"data: [DONE]\n\n"]
+    return events(*pieces)
 
 
 def tool_calls(

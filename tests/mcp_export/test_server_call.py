@@ -7,28 +7,38 @@ official ``mcp.Client`` in both protocol eras, connected in-process to the real 
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
+import jsonschema
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_export.providers.factory import provider_for_agent
 from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.server.result import progress_message
+from mcp_export.server.steps import drive
+from mcp_export.session.chat import ChatSession
+from mcp_export.session.events import FinalAnswer, TurnFinished
+from mcp_export.toolbox.agent_toolbox import AgentToolbox
 from tests.fakes._script import (
     Reply,
     RequestBody,
     hang,
     status,
     text,
+    text_without_usage,
     tool_round_then_text,
 )
 from tests.fakes.mcp_clients import REPO, ProgressLog, book_tool, time_server, write_agent
+from tests.fakes.noticing_provider import NOTICE, NoticingProvider
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
@@ -261,8 +271,14 @@ async def test_twenty_concurrent_calls_run_concurrently_and_get_their_own_answer
     assert len({_text(r) for r in results.values()}) == 20
 
 
+EMPTY_ANSWER = (
+    "book_flight failed: the model answered with an empty message\n"
+    "What to do: try again, or make the prompt ask for a written answer"
+)
+
+
 @MODES
-async def test_an_empty_model_answer_is_an_error_not_an_empty_success(
+async def test_an_empty_model_answer_is_the_sessions_failure_not_an_empty_success(
     tmp_path: Path, mode: str
 ) -> None:
     with FakeOpenAIServer([text("")]) as model:
@@ -270,7 +286,98 @@ async def test_an_empty_model_answer_is_an_error_not_an_empty_success(
         async with _served(path) as served, Client(served.server, mode=mode) as client:
             result = await client.call_tool("book_flight", {"destination": "Oslo"})
     assert result.is_error
-    assert "empty" in _text(result)
+    assert result.structured_content is None
+    assert _text(result) == EMPTY_ANSWER
+
+
+@MODES
+async def test_an_answer_cut_at_max_tokens_before_any_word_says_the_tokens_ran_out(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text("", finish_reason="length")]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert result.is_error
+    assert _text(result).splitlines()[0] == (
+        "book_flight failed: the model used up its output tokens before writing any answer "
+        "(settings.maxOutputTokens)"
+    )
+
+
+@MODES
+async def test_a_model_server_that_reports_no_usage_answers_with_null_counts_not_zero(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text_without_usage("Booked AF123 to Oslo.", chunks=3)]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        progress = ProgressLog()
+        async with _served(path) as served, Client(served.server, mode=mode) as client:
+            # The SDK client checks structuredContent against the listed outputSchema.
+            result = await client.call_tool(
+                "book_flight", {"destination": "Oslo"}, progress_callback=progress
+            )
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+        asked_for_usage = model.bodies[0]["stream_options"] == {"include_usage": True}
+    assert asked_for_usage
+    assert not result.is_error, _text(result)
+    data = result.structured_content
+    assert data is not None
+    assert data["usage"] == {"inputTokens": None, "outputTokens": None}
+    schema = listed["book_flight"].output_schema
+    assert schema is not None
+    jsonschema.validate(data, schema)
+    assert progress.messages == ["model turn 1 finished"]
+
+
+def test_progress_leaves_out_the_counts_that_were_not_reported() -> None:
+    assert progress_message(TurnFinished(1, 40, 7)) == "model turn 1 finished (40 tokens in, 7 out)"
+    assert progress_message(TurnFinished(2, 40, None)) == "model turn 2 finished (40 tokens in)"
+    assert progress_message(TurnFinished(3, None, 7)) == "model turn 3 finished (7 tokens out)"
+    assert progress_message(TurnFinished(4, None, None)) == "model turn 4 finished"
+    assert progress_message(TurnFinished(5, 0, 0)) == "model turn 5 finished (0 tokens in, 0 out)"
+
+
+class _ProgressContext:
+    """The part of a request context ``drive`` uses: progress for the caller's token."""
+
+    def __init__(self) -> None:
+        self.session = self
+        self.messages: list[str | None] = []
+
+    async def report_progress(self, progress: float, total: float | None, message: str | None):
+        self.messages.append(message)
+
+
+async def test_a_notice_is_one_progress_message_and_one_info_line_in_the_servers_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with FakeOpenAIServer(responder=tool_round_then_text([TIME_CALL], "It is noon.")) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        agent = load_served_agents([path])[0].agent
+        provider, name = provider_for_agent(agent)
+        toolbox = AgentToolbox(agent, base_dir=tmp_path)
+        session = ChatSession(
+            agent, provider=NoticingProvider(provider), model=name, toolbox=toolbox
+        )
+        ctx = _ProgressContext()
+        try:
+            with caplog.at_level(logging.INFO, logger="mcp_export.server.steps"):
+                outcome = await drive(cast(Any, ctx), session, "What time is it?")
+        finally:
+            await toolbox.aclose()
+            await provider.aclose()
+    assert isinstance(outcome, FinalAnswer) and outcome.text == "It is noon."
+    assert len(model.bodies) == 2  # two model requests, each with the notice
+    assert ctx.messages[0] == f"note: {NOTICE}"
+    assert ctx.messages.count(f"note: {NOTICE}") == 1
+    turns = [m for m in ctx.messages if m and m.startswith("model turn")]
+    assert len(turns) == 2 and all("tokens in" in m for m in turns)
+    logged = [r for r in caplog.records if r.name == "mcp_export.server.steps"]
+    assert [(r.levelno, r.getMessage()) for r in logged] == [(logging.INFO, f"note: {NOTICE}")]
+    assert "note" not in outcome.text
 
 
 @MODES

@@ -15,7 +15,7 @@ from mcp import Client
 
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from tests.fakes._script import Reply, RequestBody, status, text
+from tests.fakes._script import Reply, RequestBody, status, text, text_without_usage
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -73,6 +73,45 @@ async def test_a_served_call_is_recorded_as_a_run_with_the_callers_name(
         ("assistant", "complete"),
     ]
     assert failure.status == "error" and failure.error
+
+
+@MODES
+async def test_a_call_whose_model_server_reports_no_usage_is_recorded_with_null_counts(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text_without_usage("Booked.")]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with (
+            AgentServer(load_served_agents([path])) as served,
+            Client(served.server, mode=mode, client_info=CLIENT) as client,
+        ):
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert not result.is_error
+    with HistoryStore() as store:
+        [run] = store.runs(tool_name="book_flight")
+        messages = store.messages(run.thread_id or "")
+    assert run.status == "complete" and run.answer == "Booked."
+    assert (run.tokens_in, run.tokens_out) == (None, None)
+    assistant = [m for m in messages if m.role == "assistant"]
+    assert [(m.tokens_in, m.tokens_out) for m in assistant] == [(None, None)]
+
+
+@MODES
+async def test_an_empty_answer_is_recorded_as_the_runs_error(tmp_path: Path, mode: str) -> None:
+    with FakeOpenAIServer([text("")]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with (
+            AgentServer(load_served_agents([path])) as served,
+            Client(served.server, mode=mode, client_info=CLIENT) as client,
+        ):
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert result.is_error
+    with HistoryStore() as store:
+        [run] = store.runs(tool_name="book_flight")
+        messages = store.messages(run.thread_id or "")
+    assert (run.status, run.error) == ("error", "the model answered with an empty message")
+    assert (run.tokens_in, run.tokens_out) == (None, None)
+    assert messages[-1].role == "assistant" and messages[-1].status == "error"
 
 
 @MODES
