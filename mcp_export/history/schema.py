@@ -3,8 +3,9 @@
 Three tables: ``threads`` (one conversation: a chat tab, a tool test, a served or CLI call),
 ``messages`` (its messages, with ``pending``/``complete``/``error`` status and token counts) and
 ``runs`` (one tool call of the agent: arguments, filled prompt, answer or error, duration, tokens,
-caller). ``PRAGMA user_version`` holds the schema version; triggers keep ``threads.updated_at``
-current whoever writes, from whichever process.
+caller). A token count is NULL where the model server did not report it (absent is not 0).
+``PRAGMA user_version`` holds the schema version; triggers keep ``threads.updated_at`` current
+whoever writes, from whichever process.
 """
 
 from __future__ import annotations

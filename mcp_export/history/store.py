@@ -254,11 +254,15 @@ class HistoryStore:
         answer: str | None = None,
         error: str | None = None,
         duration_ms: float = 0.0,
-        tokens_in: int = 0,
-        tokens_out: int = 0,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
         tool_calls: int = 0,
     ) -> None:
-        """Record how a run ended: ``complete`` with its answer, or ``error`` with ``error``."""
+        """Record how a run ended: ``complete`` with its answer, or ``error`` with ``error``.
+
+        A token count that is None (the model server did not report it) stays NULL: absent is
+        not 0.
+        """
         self._update(
             "runs",
             run_id,

@@ -89,7 +89,8 @@ class SessionRecorder:
             self._failed("record the model turn", exc)
 
     def model_turn_finished(self, message: ChatMessage, usage: Usage) -> None:
-        """Complete the pending assistant row with the model's message and token counts."""
+        """Complete the pending assistant row with the model's message and token counts (a count
+        the provider did not report stays NULL)."""
         history, row = self._history, self._pending
         if history is None or row is None:
             return
@@ -190,8 +191,10 @@ def load_thread_messages(history: HistoryStore, thread_id: str) -> list[ChatMess
     """The conversation of a history thread, ready to continue (``prior_messages`` of a session).
 
     Assistant rows that never completed (``pending`` from a crash, ``error`` from a failed model
-    request) are left out: they are not something the model said. Tool calls left without a
-    result get an error result, so the thread stays acceptable to every model API.
+    request) and empty answers (no text, no tool call: the session failed the run) are left out:
+    they are not something the model said, and some model APIs refuse an empty message. Tool
+    calls left without a result get an error result, so the thread stays acceptable to every
+    model API.
 
     Raises:
         HistoryError: the store cannot be read.
@@ -213,7 +216,9 @@ def load_thread_messages(history: HistoryStore, thread_id: str) -> list[ChatMess
             messages.append(ChatMessage("user", row.content or ""))
         elif row.role == "assistant" and row.status == "complete":
             calls = _parse_calls(row.tool_calls)
-            messages.append(ChatMessage("assistant", row.content or "", tool_calls=calls))
-        # system rows and unfinished assistant rows are not part of the conversation
+            if calls or (row.content or "").strip():
+                messages.append(ChatMessage("assistant", row.content or "", tool_calls=calls))
+        # system rows, unfinished assistant rows and empty answers (the session failed them)
+        # are not part of the conversation
     repair_tool_results(messages, "the run ended before this tool answered")
     return messages

@@ -175,6 +175,41 @@ def test_runs_record_start_and_finish_and_filter(tmp_path: Path) -> None:
         assert [r.id for r in store.runs(limit=1)] == [failed]
 
 
+@pytest.mark.parametrize("write_behind", [False, True])
+def test_a_count_the_model_server_did_not_report_is_stored_as_null_not_zero(
+    tmp_path: Path, write_behind: bool
+) -> None:
+    path = tmp_path / "h.sqlite3"
+    with HistoryStore(path, write_behind=write_behind) as store:
+        thread = store.create_thread(agent_path="/a", agent_name="A", title="t", kind="call")
+        row = store.add_message(thread, "assistant", "", status="pending")
+        store.update_message(row, content="Hi", status="complete", tokens_in=None, tokens_out=None)
+        unknown = store.start_run(
+            thread_id=thread, tool_name="greet", arguments={}, filled_prompt="x", caller="cli"
+        )
+        store.finish_run(unknown, answer="Hi", duration_ms=5.0, tokens_in=None, tokens_out=None)
+        partly = store.start_run(
+            thread_id=thread, tool_name="greet", arguments={}, filled_prompt="y", caller="cli"
+        )
+        store.finish_run(partly, answer="Hi", duration_ms=5.0, tokens_in=9, tokens_out=None)
+        failed = store.start_run(
+            thread_id=thread, tool_name="greet", arguments={}, filled_prompt="z", caller="cli"
+        )
+        store.finish_run(failed, error="the model answered with an empty message")
+        by_id = {r.id: r for r in store.runs()}
+        [message] = store.messages(thread)
+    assert (message.tokens_in, message.tokens_out) == (None, None)
+    assert (by_id[unknown].tokens_in, by_id[unknown].tokens_out) == (None, None)
+    assert (by_id[partly].tokens_in, by_id[partly].tokens_out) == (9, None)
+    assert (by_id[failed].tokens_in, by_id[failed].tokens_out) == (None, None)
+    raw = sqlite3.connect(path)
+    try:
+        stored = raw.execute("SELECT tokens_in, tokens_out FROM runs ORDER BY id").fetchall()
+    finally:
+        raw.close()
+    assert stored == [(None, None), (9, None), (None, None)]
+
+
 def test_delete_thread_removes_its_messages_and_keeps_its_runs(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "h.sqlite3") as store:
         thread = store.create_thread(agent_path=None, agent_name="a", title="t", kind="chat")

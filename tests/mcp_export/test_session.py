@@ -688,3 +688,45 @@ async def test_load_thread_messages_skips_failed_turns_and_answers_dangling_tool
     assert messages[2].tool_calls == (ToolCallRequest("c1", "t__x", {"a": 1}),)
     assert messages[3].role == "tool" and messages[3].tool_call_id == "c1"
     assert messages[3].is_error
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_an_empty_answer_fails_and_a_resumed_thread_leaves_it_out(
+    history: HistoryStore,
+):
+    with FakeOpenAIServer([script.text(""), script.text("Here it is.")]) as server:
+        first = real_session(server, history)
+        failed = await run_to_result(first, "tell me")
+        prior = load_thread_messages(history, thread_of(first))
+        second = real_session(server, history, thread_id=first.thread_id, prior_messages=prior)
+        answered = await run_to_result(second, "again, please")
+        await first.provider.aclose()
+        await second.provider.aclose()
+
+    assert failed.failure is not None and failed.failure.kind == "provider"
+    assert failed.failure.message == "the model answered with an empty message"
+    assert failed.failure.hint == "try again, or make the prompt ask for a written answer"
+    assert answered.answer == "Here it is."
+    sent = [(m["role"], m.get("content")) for m in server.bodies[1]["messages"]]
+    assert sent == [
+        ("system", "You are terse."),
+        ("user", "tell me"),
+        ("user", "again, please"),
+    ]
+
+
+@pytest.mark.usefixtures("key")
+async def test_end_to_end_a_stream_without_usage_records_null_counts(history: HistoryStore):
+    with FakeOpenAIServer([script.text_without_usage("Hello there", chunks=3)]) as server:
+        session = real_session(server, history)
+        with anyio.fail_after(20):
+            result = await run_to_result(session, "Hi")
+        await session.provider.aclose()
+
+    assert result.answer == "Hello there"
+    assert result.usage == Usage(None, None)
+    rows = history.messages(thread_of(session))
+    assert [(r.role, r.tokens_in, r.tokens_out) for r in rows] == [
+        ("user", None, None),
+        ("assistant", None, None),
+    ]
