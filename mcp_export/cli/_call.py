@@ -18,6 +18,7 @@ from mcp_export.cli._render import add_argument_options, parse_cli_arguments
 from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.cli._terminal import (
     EventPrinter,
+    Runtime,
     add_session_options,
     open_runtime,
     parse_parameter_overrides,
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from mcp_export.session.events import SessionEvent
     from schema_types.agent import Agent
 
-__all__ = ["register", "run"]
+__all__ = ["call_tool", "register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -118,50 +119,68 @@ async def _call(
         printer.handle(failure_for(exc))
         return 1
     try:
-        history = runtime.history
-        thread_id: str | None = None
-        run_id: int | None = None
-        if history is not None:
-            try:
-                thread_id, run_id = history.start_call(
-                    thread_id=None,
-                    agent_path=str(path),
-                    agent_name=agent.metadata.name,
-                    title=f"{tool_name} (metaagent call)",
-                    kind="call",
-                    tool_name=tool_name,
-                    arguments=arguments,
-                    filled_prompt=prompt,
-                    caller="metaagent call",
-                )
-            except ExportError as exc:
-                error("history", f"{exc}; going on without recording")
-                history = None
-        session = ChatSession(
-            agent,
-            provider=runtime.provider,
-            model=runtime.model,
-            toolbox=runtime.toolbox,
-            history=history,
-            thread_id=thread_id,
-            thread_kind="call",
-            parameters=overrides,
-            agent_path=str(path),
+        return await call_tool(
+            runtime, agent, path, tool_name, arguments, prompt, overrides, printer
         )
-        started = time.perf_counter()
-        outcome: SessionEvent | None = None
-        async for event in session.run(prompt):
-            printer.handle(event)
-            if isinstance(event, FinalAnswer | SessionFailed):
-                outcome = event
-        if history is not None and run_id is not None:
-            try:
-                _finish_run(history, run_id, outcome, (time.perf_counter() - started) * 1000)
-            except ExportError as exc:
-                error("history", f"{exc}; the run stays recorded as pending")
-        return 0 if isinstance(outcome, FinalAnswer) else 1
     finally:
         await runtime.aclose()
+
+
+async def call_tool(
+    runtime: Runtime,
+    agent: Agent,
+    path: Path,
+    tool_name: str,
+    arguments: dict[str, Any],
+    prompt: str,
+    overrides: dict[str, Any],
+    printer: EventPrinter | None = None,
+) -> int:
+    """Run one call of ``tool_name`` on ``runtime``, printing its events; the exit code (0 on an
+    answer, 1 when the session fails). The runtime stays open."""
+    printer = printer or EventPrinter()
+    history = runtime.history
+    thread_id: str | None = None
+    run_id: int | None = None
+    if history is not None:
+        try:
+            thread_id, run_id = history.start_call(
+                thread_id=None,
+                agent_path=str(path),
+                agent_name=agent.metadata.name,
+                title=f"{tool_name} (metaagent call)",
+                kind="call",
+                tool_name=tool_name,
+                arguments=arguments,
+                filled_prompt=prompt,
+                caller="metaagent call",
+            )
+        except ExportError as exc:
+            error("history", f"{exc}; going on without recording")
+            history = None
+    session = ChatSession(
+        agent,
+        provider=runtime.provider,
+        model=runtime.model,
+        toolbox=runtime.toolbox,
+        history=history,
+        thread_id=thread_id,
+        thread_kind="call",
+        parameters=overrides,
+        agent_path=str(path),
+    )
+    started = time.perf_counter()
+    outcome: SessionEvent | None = None
+    async for event in session.run(prompt):
+        printer.handle(event)
+        if isinstance(event, FinalAnswer | SessionFailed):
+            outcome = event
+    if history is not None and run_id is not None:
+        try:
+            _finish_run(history, run_id, outcome, (time.perf_counter() - started) * 1000)
+        except ExportError as exc:
+            error("history", f"{exc}; the run stays recorded as pending")
+    return 0 if isinstance(outcome, FinalAnswer) else 1
 
 
 def _finish_run(

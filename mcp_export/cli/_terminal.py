@@ -25,6 +25,7 @@ from mcp_export.providers.parameters import resolve_parameters
 from mcp_export.redact import redact
 from mcp_export.session.events import (
     FinalAnswer,
+    Notice,
     SessionFailed,
     TextDelta,
     ToolCallFinished,
@@ -179,10 +180,11 @@ def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
 
 
 class EventPrinter:
-    """Prints session events: answer text to ``out``, tool calls and failures to ``err``.
+    """Prints session events: answer text to ``out``, tool calls, notices and failures to
+    ``err``.
 
-    Everything printed is redacted (the session's events already are; a printer may be handed
-    events from elsewhere).
+    A notice is printed once (``note: …``), however many turns repeat it. Everything printed is
+    redacted (the session's events already are; a printer may be handed events from elsewhere).
     """
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
@@ -190,6 +192,7 @@ class EventPrinter:
         self.err = err or sys.stderr
         self._fancy = _can_show(self.err, "→←")
         self._line_open = False
+        self._noted: set[str] = set()
 
     def handle(self, event: SessionEvent) -> None:
         """Print one event."""
@@ -197,6 +200,11 @@ class EventPrinter:
             self.out.write(redact(event.text))
             self.out.flush()
             self._line_open = not event.text.endswith("\n")
+        elif isinstance(event, Notice):
+            if event.text not in self._noted:
+                self._noted.add(event.text)
+                # stdout is the answer: a note in mid-answer breaks the line on stderr only.
+                self._say(("\n" if self._line_open else "") + f"note: {event.text}\n")
         elif isinstance(event, ToolCallStarted):
             self._end_line()
             arrow = "→" if self._fancy else "->"

@@ -7,6 +7,7 @@ subprocesses write the test's own history database, which the test then reads.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,10 +16,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from mcp_export.cli._call import call_tool
+from mcp_export.cli._chat import _Chat
+from mcp_export.cli._terminal import Runtime
 from mcp_export.history.store import HistoryStore
-from tests.fakes._script import Reply, RequestBody, status, text, tool_calls
+from mcp_export.providers.factory import provider_for_agent
+from mcp_export.toolbox.agent_toolbox import AgentToolbox
+from schema_types.agent import Agent
+from schema_types.files.agent_file import load_agent
+from tests.fakes._script import (
+    Reply,
+    RequestBody,
+    status,
+    text,
+    text_without_usage,
+    tool_calls,
+    tool_round_then_text,
+)
+from tests.fakes.noticing_provider import NOTICE, NoticingProvider
 from tests.fakes.openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,6 +198,109 @@ def test_call_that_fails_exits_1_with_the_reason_and_a_hint(tmp_path: Path):
     assert done.stdout == ""
     assert "error:" in done.stderr and "500" in done.stderr
     assert "hint:" in done.stderr
+
+
+EMPTY_ANSWER = (
+    "error: the model answered with an empty message\n"
+    "hint: try again, or make the prompt ask for a written answer\n"
+)
+
+
+def test_call_with_an_empty_answer_exits_1_with_the_sessions_message_and_hint(tmp_path: Path):
+    with FakeOpenAIServer([text("")]) as server:
+        agent = write_agent(tmp_path, server)
+        done = metaagent("call", str(agent), "greet", "--arg", "who=Ada")
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == EMPTY_ANSWER
+    with HistoryStore() as store:
+        [run] = store.runs()
+    assert (run.status, run.error) == ("error", "the model answered with an empty message")
+
+
+def test_call_whose_model_reports_no_usage_records_null_counts_not_zero(tmp_path: Path):
+    with FakeOpenAIServer([text_without_usage("Hello Ada!", chunks=2)]) as server:
+        agent = write_agent(tmp_path, server)
+        done = metaagent("call", str(agent), "greet", "--arg", "who=Ada")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello Ada!\n"
+    assert done.stderr == ""
+    with HistoryStore() as store:
+        [run] = store.runs()
+    assert run.answer == "Hello Ada!"
+    assert (run.tokens_in, run.tokens_out) == (None, None)
+
+
+def _noticing_runtime(path: Path, **options: Any) -> tuple[Agent, Runtime]:
+    """The agent of ``path`` and a runtime whose provider also passes ``NOTICE``."""
+    agent = load_agent(path)
+    provider, model = provider_for_agent(agent)
+    toolbox = AgentToolbox(agent, base_dir=path.parent) if agent.mcp_servers else None
+    return agent, Runtime(NoticingProvider(provider, **options), model, toolbox, None)
+
+
+def test_call_prints_a_notice_once_on_stderr_and_never_in_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    servers = {"time": {**time_server(), "serverToolDefaults": {"permissionRequired": False}}}
+    call = ("c1", "time__get_current_time", {"timezone": "UTC"})
+    with FakeOpenAIServer(responder=tool_round_then_text([call], "It is noon.")) as server:
+        path = write_agent(tmp_path, server, mcpServers=servers)
+        agent, runtime = _noticing_runtime(path)
+
+        async def main() -> int:
+            try:
+                return await call_tool(runtime, agent, path, "greet", {"who": "Ada"}, "Hi", {})
+            finally:
+                await runtime.aclose()
+
+        code = asyncio.run(main())
+        requests = len(server.model_requests)
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert requests == 2  # both requests passed the notice
+    assert out == "It is noon.\n"
+    assert err.count(f"note: {NOTICE}\n") == 1
+    assert err.startswith(f"note: {NOTICE}\n")
+
+
+def test_chat_prints_a_notice_in_mid_answer_on_stderr_only_once_per_chat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    with FakeOpenAIServer() as server:  # echoes
+        path = write_agent(tmp_path, server)
+        agent, runtime = _noticing_runtime(path, after_text=True)
+        chat = _Chat(agent, path, runtime, {})
+
+        async def main() -> list[bool]:
+            try:
+                return [await chat.send("first words"), await chat.send("second words")]
+            finally:
+                await runtime.aclose()
+
+        answered = asyncio.run(main())
+
+    out, err = capsys.readouterr()
+    assert answered == [True, True]
+    assert out == "first words\nsecond words\n"
+    # The first delta left the answer's line open: the note starts on a line of its own.
+    assert err == f"\nnote: {NOTICE}\n"
+
+
+def test_chat_with_an_empty_answer_exits_1_with_the_same_message_as_call(tmp_path: Path):
+    with FakeOpenAIServer([text("")]) as server:
+        agent = write_agent(tmp_path, server)
+        done = metaagent("chat", str(agent), "-m", "hello", "--new")
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith(EMPTY_ANSWER)
+    assert done.stderr.removeprefix(EMPTY_ANSWER).startswith("thread: ")
 
 
 def test_call_without_the_key_says_what_to_set(tmp_path: Path):
