@@ -2,8 +2,9 @@
 """A chat tab: talk to an agent, or test-run one of its tools, with everything shown as it happens.
 
 The tab renders the events of one ``ChatSession`` (see :mod:`app.chat.runner`): the person's
-messages, the streamed answer as Markdown, a card per inner tool call, a stats strip, and any
-failure with what to do and a button to the settings page that fixes it. Runs are tasks on the
+messages, the streamed answer as Markdown, a card per inner tool call, a muted note line for each
+notice about the endpoint (once per tab), a stats strip, and any failure with what to do and a
+button to the settings page that fixes it. Runs are tasks on the
 qasync loop (the window keeps answering, and any number of tabs run at once); Stop cancels the
 session, follow-up messages continue it. A tool test (``tool_name`` given) also offers the
 "Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
@@ -28,10 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat.runner import ChatRunner, ToolTest
+from app.chat.runner import ChatRunner, ProviderFactory, ToolTest
 from app.chat.stats import StatsStrip
 from app.chat.tool_card import ERROR_COLOR, OK_COLOR, WARNING_COLOR, ToolCard
-from app.chat.transcript import AssistantBlock, NoticeBlock, TranscriptView, UserBlock
+from app.chat.transcript import AssistantBlock, NoteLine, NoticeBlock, TranscriptView, UserBlock
 from app.document.agent_document import AgentDocument
 from app.pages.page_tasks import PageTasks
 
@@ -64,6 +65,8 @@ class ChatTab(QWidget):
         tool_name: the tool under test, or None for a plain chat.
         arguments: the tool test's arguments (recorded in history).
         history: where to record the conversation, or None.
+        provider_factory: makes the provider and model name from the agent (default: the
+            agent's configured model).
         parent: the parent widget.
 
     Signals:
@@ -85,6 +88,7 @@ class ChatTab(QWidget):
         tool_name: str | None = None,
         arguments: dict[str, Any] | None = None,
         history: HistoryStore | None = None,
+        provider_factory: ProviderFactory | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -93,7 +97,13 @@ class ChatTab(QWidget):
         self.title = title
         self.tool_name = tool_name
         test = ToolTest(tool_name, dict(arguments or {})) if tool_name is not None else None
-        self.runner = ChatRunner(lambda: document.agent, document.path, history=history, test=test)
+        self.runner = ChatRunner(
+            lambda: document.agent,
+            document.path,
+            history=history,
+            test=test,
+            provider_factory=provider_factory,
+        )
         self.outcome: FinalAnswer | SessionFailed | None = None
         self._tasks = PageTasks(self)
         self._task: asyncio.Task[Any] | None = None
@@ -102,6 +112,7 @@ class ChatTab(QWidget):
         self._close_down: asyncio.Task[None] | None = None
         self._assistant: AssistantBlock | None = None
         self._cards: dict[str, ToolCard] = {}
+        self._noted: set[str] = set()
 
         self.stats = StatsStrip()
         self.caller_toggle = QPushButton("Caller's view")
@@ -292,6 +303,7 @@ class ChatTab(QWidget):
         from mcp_export.providers.base import TextDelta
         from mcp_export.session.events import (
             FinalAnswer,
+            Notice,
             SessionFailed,
             ToolCallFinished,
             ToolCallStarted,
@@ -303,6 +315,11 @@ class ChatTab(QWidget):
                 self._assistant = AssistantBlock()
                 self.transcript.add(self._assistant)
             self._assistant.append(event.text)
+            return
+        if isinstance(event, Notice):
+            if event.text not in self._noted:  # once per tab, however many turns repeat it
+                self._noted.add(event.text)
+                self.transcript.add(NoteLine(event.text))
             return
         self.stats.on_event(event)
         if isinstance(event, TurnFinished):
@@ -322,7 +339,7 @@ class ChatTab(QWidget):
 
     def _on_answer(self, answer: FinalAnswer) -> None:
         self._flush_text()
-        blocks = self.transcript.blocks()
+        blocks = [b for b in self.transcript.blocks() if not isinstance(b, NoteLine)]
         if answer.text and not (blocks and isinstance(blocks[-1], AssistantBlock)):
             # The provider did not stream this answer's text: show it whole.
             block = AssistantBlock()

@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from mcp_export.toolbox.agent_toolbox import AgentToolbox
     from schema_types.agent import Agent
 
-__all__ = ["ChatRunner", "ToolTest", "preload_runtime"]
+__all__ = ["ChatRunner", "ProviderFactory", "ToolTest", "preload_runtime"]
+
+ProviderFactory = Callable[["Agent"], tuple["Provider", str]]
+"""Makes the provider of a conversation and the model name to ask it for, from the agent."""
 
 
 def _import_all(names: list[str]) -> None:
@@ -71,6 +74,8 @@ class ChatRunner:
         agent_path: the agent file, or None for an unsaved agent.
         history: where to record the conversation, or None.
         test: the tool under test, or None for a plain chat.
+        provider_factory: makes the provider and model name from the agent (default:
+            ``provider_for_agent``, the agent's configured model).
     """
 
     def __init__(
@@ -80,11 +85,13 @@ class ChatRunner:
         *,
         history: HistoryStore | None = None,
         test: ToolTest | None = None,
+        provider_factory: ProviderFactory | None = None,
     ) -> None:
         self._agent = agent
         self.agent_path = agent_path
         self.history = history
         self.test = test
+        self._provider_factory = provider_factory
         self.session: ChatSession | None = None
         self.caller_view: dict[str, Any] | None = None
         """The caller's view of the tool test, once its first run has ended."""
@@ -159,7 +166,7 @@ class ChatRunner:
 
         agent = self._agent()
         if self._provider is None:
-            self._provider, self._model = provider_for_agent(agent)
+            self._provider, self._model = (self._provider_factory or provider_for_agent)(agent)
         if self._toolbox is None and agent.mcp_servers:
             from mcp_export.toolbox.agent_toolbox import AgentToolbox
 

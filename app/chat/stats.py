@@ -1,7 +1,9 @@
 """The stats strip of a chat tab: model, turns, tool calls, tokens in/out, time.
 
 Totals over the whole conversation (every user turn of the tab), updated from the session events;
-the clock ticks while a turn runs, so a slow model visibly keeps the tab busy.
+the clock ticks while a turn runs, so a slow model visibly keeps the tab busy. A token count the
+model server never reported shows as "—", never as 0; the totals add up the counts that were
+reported, and the tooltip says how many model requests reported none.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 if TYPE_CHECKING:
     from mcp_export.session.events import SessionEvent
 
-__all__ = ["StatsStrip"]
+__all__ = ["UNKNOWN", "StatsStrip"]
 
 _TICK_MS = 200
+_TOKENS_TIP = "Tokens sent to the model / tokens it produced"
+UNKNOWN = "—"
 
 
 class StatsStrip(QFrame):
@@ -29,8 +33,9 @@ class StatsStrip(QFrame):
         self.model = ""
         self.turns = 0
         self.tool_calls = 0
-        self.tokens_in = 0
-        self.tokens_out = 0
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+        self.unreported_turns = 0  # model requests whose server reported no token count
         self._done_ms = 0.0  # time of the finished turns
         self._clock = QElapsedTimer()
         self._ticker = QTimer(self)
@@ -45,7 +50,7 @@ class StatsStrip(QFrame):
             ("model", "The model answering in this tab"),
             ("turns", "Model requests so far (one per answer or tool round)"),
             ("calls", "Inner tool calls so far"),
-            ("tokens", "Tokens sent to the model / tokens it produced"),
+            ("tokens", _TOKENS_TIP),
             ("time", "Time spent running turns"),
         ):
             label = QLabel()
@@ -88,8 +93,10 @@ class StatsStrip(QFrame):
             self.model = event.model
         elif isinstance(event, TurnFinished):
             self.turns += 1
-            self.tokens_in += event.input_tokens
-            self.tokens_out += event.output_tokens
+            self.tokens_in = _known_sum(self.tokens_in, event.input_tokens)
+            self.tokens_out = _known_sum(self.tokens_out, event.output_tokens)
+            if event.input_tokens is None and event.output_tokens is None:
+                self.unreported_turns += 1
         elif isinstance(event, ToolCallStarted):
             self.tool_calls += 1
         else:
@@ -101,5 +108,23 @@ class StatsStrip(QFrame):
         self._labels["model"].setText(f"Model: {self.model or '–'}")
         self._labels["turns"].setText(f"Turns: {self.turns}")
         self._labels["calls"].setText(f"Tool calls: {self.tool_calls}")
-        self._labels["tokens"].setText(f"Tokens in/out: {self.tokens_in} / {self.tokens_out}")
+        tokens = self._labels["tokens"]
+        tokens.setText(f"Tokens in/out: {_count(self.tokens_in)} / {_count(self.tokens_out)}")
+        tip = _TOKENS_TIP
+        if self.unreported_turns:
+            tip += (
+                f"\n{self.unreported_turns} of {self.turns} model requests came without token "
+                "counts: the model server did not report them"
+            )
+        tokens.setToolTip(tip)
         self._labels["time"].setText(f"Time: {seconds:.1f} s")
+
+
+def _known_sum(total: int | None, count: int | None) -> int | None:
+    if count is None:
+        return total
+    return count if total is None else total + count
+
+
+def _count(value: int | None) -> str:
+    return UNKNOWN if value is None else str(value)

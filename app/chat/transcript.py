@@ -1,4 +1,5 @@
-"""The transcript of a chat tab: user messages, streamed Markdown answers, tool cards, notices.
+"""The transcript of a chat tab: user messages, streamed Markdown answers, tool cards, notes
+about the endpoint, failures.
 
 A scrollable column of small widgets, one per thing said or done, in order. Streaming is the
 costly part: the model may send hundreds of deltas a second and re-laying out a long Markdown
@@ -33,6 +34,7 @@ __all__ = [
     "RENDER_INTERVAL_MS",
     "AssistantBlock",
     "MarkdownView",
+    "NoteLine",
     "NoticeBlock",
     "TranscriptView",
     "UserBlock",
@@ -213,6 +215,22 @@ def paragraph_end(text: str, start: int) -> int:
     return end
 
 
+class NoteLine(QLabel):
+    """A muted line about how the model endpoint is used (a session ``Notice``): part of the
+    trace, not of the answer."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.setObjectName("chatNote")
+        self.note = text
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(f"Note: {text}")
+        self.setWordWrap(True)
+        self.setContentsMargins(8, 0, 8, 0)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.setEnabled(False)  # the palette's dimmed text, right in light and dark
+
+
 class NoticeBlock(QFrame):
     """A failure or a stop, with what to do and, where a setting can fix it, a button to it.
 
@@ -298,6 +316,10 @@ class TranscriptView(QScrollArea):
         # The layout would only show it on a later loop pass; show it now so what the transcript
         # holds and what the person sees never differ.
         block.show()
+
+    def notes(self) -> list[str]:
+        """The texts of the note lines, oldest first."""
+        return [b.note for b in self.blocks() if isinstance(b, NoteLine)]
 
     def tool_cards(self) -> list[ToolCard]:
         """The tool cards, oldest first."""

@@ -38,12 +38,14 @@ __all__ = [
     "ENTRY_ROLE",
     "ERROR_COLOR",
     "SORT_ROLE",
+    "UNKNOWN",
     "HistoryEntry",
     "HistoryFilterModel",
     "HistoryTableModel",
     "format_duration",
     "load_history",
     "local_time",
+    "token_count",
 ]
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -55,6 +57,7 @@ COLUMNS = ("Started", "Kind", "Tool", "Status", "Duration", "Tokens in", "Tokens
 _NUMERIC = {"Duration", "Tokens in", "Tokens out"}
 _KIND_LABELS = {"chat": "chat", "tool-test": "test", "served": "served call", "call": "CLI call"}
 ERROR_COLOR = QColor("#b3261e")
+UNKNOWN = "—"
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,9 @@ class HistoryEntry:
         status: ``complete``, ``error`` or ``pending``.
         started: when it started (UTC).
         duration_ms: how long it took (None while pending or unknown).
-        tokens_in: prompt tokens over all model requests (None when unknown).
-        tokens_out: completion tokens.
+        tokens_in: prompt tokens over the model requests that reported them (None when none
+            did: unknown, not 0).
+        tokens_out: completion tokens, likewise.
         title: the thread's title (a run without a thread: its filled prompt's first line).
         thread_id: the conversation to show as transcript (None: the run has none left).
         run: the run (None for a chat); its arguments make a re-run possible.
@@ -279,8 +283,8 @@ def _display(entry: HistoryEntry, column: str) -> str:
         "Tool": entry.tool,
         "Status": entry.status,
         "Duration": format_duration(entry.duration_ms),
-        "Tokens in": "" if entry.tokens_in is None else str(entry.tokens_in),
-        "Tokens out": "" if entry.tokens_out is None else str(entry.tokens_out),
+        "Tokens in": token_count(entry.tokens_in),
+        "Tokens out": token_count(entry.tokens_out),
         "Title": entry.title,
     }
     return values[column]
@@ -297,10 +301,17 @@ def _sort_value(entry: HistoryEntry, column: str) -> Any:
     return _display(entry, column).casefold()
 
 
+def token_count(value: int | None) -> str:
+    """A token count as shown: the number, or "—" when it is unknown (never 0 for unknown)."""
+    return UNKNOWN if value is None else str(value)
+
+
 def _tooltip(entry: HistoryEntry) -> str:
     lines = [entry.title]
     if entry.caller:
         lines.append(f"Called by: {entry.caller}")
+    if entry.status != "pending" and (entry.tokens_in is None or entry.tokens_out is None):
+        lines.append(f"Tokens {UNKNOWN}: the model server did not report them")
     if entry.run is not None and entry.run.error:
         lines.append(f"Error: {entry.run.error}")
     return "\n".join(lines)

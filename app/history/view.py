@@ -42,6 +42,7 @@ from app.history.model import (
     format_duration,
     load_history,
     local_time,
+    token_count,
 )
 
 if TYPE_CHECKING:
@@ -318,8 +319,9 @@ def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
     facts = [entry.kind, entry.status, local_time(entry.started)]
     if entry.duration_ms is not None:
         facts.append(format_duration(entry.duration_ms))
-    if entry.tokens_in is not None or entry.tokens_out is not None:
-        facts.append(f"tokens {entry.tokens_in or 0} in / {entry.tokens_out or 0} out")
+    if entry.status != "pending" or entry.tokens_in is not None or entry.tokens_out is not None:
+        tokens_in, tokens_out = token_count(entry.tokens_in), token_count(entry.tokens_out)
+        facts.append(f"tokens {tokens_in} in / {tokens_out} out")
     if entry.caller:
         facts.append(f"called by {entry.caller}")
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")

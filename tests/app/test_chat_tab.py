@@ -20,15 +20,17 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
-from app.chat.transcript import AssistantBlock, NoticeBlock, UserBlock
+from app.chat.transcript import AssistantBlock, NoteLine, NoticeBlock, UserBlock
 from app.document.agent_document import AgentDocument
 from mcp_export.history.store import HistoryStore
 from mcp_export.session.events import FinalAnswer, SessionFailed
-from tests.fakes._script import Reply, RequestBody, text, tool_calls
+from tests.fakes._script import Reply, RequestBody, text, text_without_usage, tool_calls
 from tests.fakes.mcp_clients import time_server, write_agent
+from tests.fakes.noticing_provider import NOTICE, noticing
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.processes import marked, new_mark, with_mark
 
@@ -406,3 +408,115 @@ def test_a_long_answer_freezes_complete_paragraphs_but_never_splits_a_code_fence
     assert len(block.labels) > 2  # frozen paragraphs, then the live tail
     assert block.shown_markdown() == text_in == block.text
     assert "```" not in block.labels[-1].markdown or block.labels[-1].markdown.count("```") == 2
+
+
+def test_token_counts_the_model_server_never_reported_show_as_dashes_not_zero(
+    qtbot: QtBot, model: FakeOpenAIServer, make_tab: Callable[..., ChatTab], tmp_path: Path
+) -> None:
+    model.enqueue(text_without_usage("Hello there."))
+    tab = make_tab(write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url))
+    outcome = run_turn(qtbot, tab, "Say hello")
+    assert isinstance(outcome, FinalAnswer)
+    assert (tab.stats.tokens_in, tab.stats.tokens_out) == (None, None)
+    assert "Tokens in/out: — / —" in tab.stats.text()
+    tokens = tab.stats.findChild(QLabel, "stats_tokens")
+    assert tokens is not None
+    assert "1 of 1 model requests came without token counts" in tokens.toolTip()
+    shot(tab, "stats-unknown-tokens.png")
+    # A later turn that reports counts adds them; the unreported turn stays unreported.
+    model.enqueue(text("Again.", usage=(12, 9)))
+    run_turn(qtbot, tab, "Again")
+    assert (tab.stats.tokens_in, tab.stats.tokens_out) == (12, 9)
+    assert "Tokens in/out: 12 / 9" in tab.stats.text()
+    assert "1 of 2 model requests came without token counts" in tokens.toolTip()
+
+
+@pytest.mark.parametrize("after_text", [False, True], ids=["before-answer", "mid-answer"])
+def test_a_notice_is_one_muted_line_in_the_trace_and_not_part_of_the_answer(
+    qtbot: QtBot,
+    model: FakeOpenAIServer,
+    make_tab: Callable[..., ChatTab],
+    tmp_path: Path,
+    after_text: bool,
+) -> None:
+    model.responder = lambda body: text(f"re: {body.last_user_text} now", chunks=4)
+    path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+    tab = make_tab(path, provider_factory=noticing(after_text=after_text))
+    run_turn(qtbot, tab, "first")
+    outcome = run_turn(qtbot, tab, "second")
+    assert isinstance(outcome, FinalAnswer) and outcome.text == "re: second now"
+    assert len(model.bodies) == 2  # each request passed the notice; the tab shows it once
+    assert tab.transcript.notes() == [NOTICE]
+    (line,) = [b for b in tab.transcript.blocks() if isinstance(b, NoteLine)]
+    assert line.text() == f"Note: {NOTICE}" and not line.isEnabled()  # the dimmed text
+    assert line.isVisible()
+    assert tab.transcript.assistant_text() == "re: first now\n\nre: second now"
+    assert [type(b).__name__ for b in tab.transcript.blocks()] == (
+        ["UserBlock", "AssistantBlock", "NoteLine", "UserBlock", "AssistantBlock"]
+        if after_text
+        else ["UserBlock", "NoteLine", "AssistantBlock", "UserBlock", "AssistantBlock"]
+    )
+    if not after_text:
+        shot(tab, "chat-notice.png")
+
+
+def test_a_tool_test_shows_a_notice_in_its_trace_and_the_callers_view_is_the_answer(
+    qtbot: QtBot, model: FakeOpenAIServer, make_tab: Callable[..., ChatTab], tmp_path: Path
+) -> None:
+    import json
+
+    model.responder = _tool_then_answer()
+    path = write_agent(
+        tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+    )
+    tab = make_tab(
+        path,
+        title="book_flight",
+        tool_name="book_flight",
+        arguments={"destination": "Oslo"},
+        provider_factory=noticing(),
+    )
+    outcome = run_turn(qtbot, tab, PROMPT, test=True)
+    assert isinstance(outcome, FinalAnswer) and outcome.text == "Booked AF123 to Oslo."
+    assert tab.transcript.notes() == [NOTICE]
+    blocks = tab.transcript.blocks()
+    assert isinstance(blocks[1], NoteLine)  # before the first card: where it came
+    assert len(tab.transcript.tool_cards()) == 1
+    shown = json.loads(tab.caller_view.toPlainText())
+    assert shown["content"][0]["text"] == "Booked AF123 to Oslo."
+    assert NOTICE not in tab.caller_view.toPlainText()
+
+
+def test_an_empty_answer_of_a_tool_test_shows_the_failure_a_served_call_returns(
+    qtbot: QtBot, model: FakeOpenAIServer, make_tab: Callable[..., ChatTab], tmp_path: Path
+) -> None:
+    import json
+
+    model.responder = lambda body: text("")
+    path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+    arguments = {"destination": "Oslo", "passengers": 1}
+    with HistoryStore(tmp_path / "history.db") as store:
+        tab = make_tab(
+            path, title="book_flight", tool_name="book_flight", arguments=arguments, history=store
+        )
+        outcome = run_turn(qtbot, tab, PROMPT, test=True)
+        (run,) = store.runs()
+    assert isinstance(outcome, SessionFailed) and outcome.kind == "provider"
+    notice = tab.transcript.blocks()[-1]
+    assert isinstance(notice, NoticeBlock)
+    assert notice.message == "the model answered with an empty message"
+    assert notice.hint_label is not None
+    assert notice.hint_label.text() == (
+        "What to do: try again, or make the prompt ask for a written answer"
+    )
+    assert tab.status.text() == "Failed (provider)"
+    assert tab.transcript.assistant_text() == ""
+    assert (run.status, run.error) == ("error", "the model answered with an empty message")
+    shown = _without_timings(json.loads(tab.caller_view.toPlainText()))
+    assert shown["isError"] is True
+    assert shown["content"][0]["text"] == (
+        "book_flight failed: the model answered with an empty message\n"
+        "What to do: try again, or make the prompt ask for a written answer"
+    )
+    for mode in ("legacy", "auto"):
+        assert shown == _without_timings(_served_result(path, arguments, mode)), mode

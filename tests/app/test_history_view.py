@@ -30,7 +30,7 @@ from app.history.model import (
 from app.history.view import HistoryView, transcript_html
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from tests.fakes._script import status, text, tool_calls
+from tests.fakes._script import status, text, text_without_usage, tool_calls
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -201,6 +201,47 @@ def test_the_transcript_of_a_run_whose_thread_is_gone_shows_its_error(
     shown = transcript_html(replace(entry, thread_id=None, run=detached), [])
     assert '"destination": "Oslo"' in shown
     assert "the model is unreachable" in shown
+
+
+def test_unknown_token_counts_show_as_a_dash_and_totals_add_only_the_known(
+    qapp: object, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer([text_without_usage("Booked.")]) as model:
+        agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+
+        async def call() -> None:
+            async with (
+                AgentServer(load_served_agents([agent]), history=store) as served,
+                Client(served.server, mode="legacy", client_info=CLIENT) as client,
+            ):
+                await client.call_tool("book_flight", {"destination": "Oslo"})
+
+        with HistoryStore(tmp_path / "h.sqlite3") as store:
+            anyio.run(call)
+            chat = store.create_thread(
+                agent_path=str(agent), agent_name="Travel Desk", title="Mixed", kind="chat"
+            )
+            store.add_message(chat, "user", "Hello")
+            store.add_message(chat, "assistant", "Hi.", tokens_in=7, tokens_out=3)
+            store.add_message(chat, "user", "Again")
+            store.add_message(chat, "assistant", "Hi again.")  # a turn that reported nothing
+            entries = load_history(store, "Travel Desk", agent)
+            served = next(e for e in entries if e.kind == "served call")
+            mixed = next(e for e in entries if e.kind == "chat")
+            shown = transcript_html(served, store.messages(served.thread_id or ""))
+    assert (served.tokens_in, served.tokens_out) == (None, None)
+    assert (mixed.tokens_in, mixed.tokens_out) == (7, 3)
+    table = HistoryTableModel()
+    table.set_entries([served, mixed])
+    cells = [
+        [table.index(row, COLUMNS.index(column)).data() for column in ("Tokens in", "Tokens out")]
+        for row in range(2)
+    ]
+    assert cells == [["—", "—"], ["7", "3"]]
+    tip = table.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "Tokens —: the model server did not report them" in tip
+    assert "tokens — in / — out" in shown
+    assert "tokens 0" not in shown
 
 
 def test_durations_read_as_a_person_says_them() -> None:
