@@ -3,10 +3,13 @@
 Every field edits ``document.agent`` through the document (undoable; typing in a field is one
 undo step until the field is left). ``settings.model`` is ``provider:model``; the base URL and the
 key live in ``providers.<provider>`` (the key only ever as an ``env://`` or ``keyring://``
-reference, see :mod:`app.pages.keyring_field`). Parameters left empty are unset: the provider's
-own default applies. "Refresh" lists the endpoint's models and "Test connection" sends a one-word
-prompt through the provider a served call would use; both run on the qasync loop and report
-failures through the error reporter and on the page.
+reference, see :mod:`app.pages.keyring_field`), and so do whether answers stream (``stream``:
+"true" or "false", default true) and how many requests go to the endpoint at once
+(``maxConcurrentRequests``: a positive whole number or "unlimited"; default unlimited, one for
+``llamacpp``), each written only while it differs from its default. Parameters left empty are
+unset: the provider's own default applies. "Refresh" lists the endpoint's models and "Test
+connection" sends a one-word prompt through the provider a served call would use; both run on
+the qasync loop and report failures through the error reporter and on the page.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -26,6 +31,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -33,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument, FieldPath, merge_id_for, touches
 from app.errors import reporter
-from app.pages import ComboBinding, LineEditBinding
+from app.pages import ComboBinding, FieldBinding, LineEditBinding
 from app.pages.keyring_field import KeyringField, with_setting
 from app.pages.model_endpoint import (
     MAIN_PROVIDERS,
@@ -53,7 +59,22 @@ from app.pages.model_fields import (
 from app.pages.page_tasks import PageTasks
 from app.pages.server_tools import probe_cache, usable_summary
 
-__all__ = ["PERMISSIONS", "ModelPage"]
+__all__ = [
+    "CONCURRENCY_KEY",
+    "PERMISSIONS",
+    "STREAM_KEY",
+    "UNLIMITED",
+    "ModelPage",
+    "default_concurrency",
+]
+
+STREAM_KEY = "stream"
+CONCURRENCY_KEY = "maxConcurrentRequests"
+UNLIMITED = 0
+"""The concurrency spin box's value for "unlimited" (shown as that word)."""
+_MAX_CONCURRENCY = 1024
+# Provider kinds that serve one request at a time unless the file says otherwise.
+_ONE_AT_A_TIME = frozenset({"llamacpp"})
 
 # (value, label, explanation)
 PERMISSIONS = (
@@ -102,6 +123,10 @@ class ModelPage(QScrollArea):
         layout.addWidget(self._build_loop_group())
         layout.addStretch(1)
 
+        self._endpoint_bindings: list[_EndpointBinding] = [
+            _StreamBinding(document, self.stream_check, self.endpoint_id),
+            _ConcurrencyBinding(document, self.concurrency_spin, self.endpoint_id),
+        ]
         self.bindings = [
             LineEditBinding(
                 document,
@@ -111,6 +136,7 @@ class ModelPage(QScrollArea):
                 to_model=self._providers_with_url,
                 from_model=lambda _providers: self._current_url(),
             ),
+            *self._endpoint_bindings,
             *self._parameter_bindings(),
             SpinBinding(document, self.turns_spin, ("settings", "max_chat_turns"), "loop cap"),
             SpinBinding(document, self.timeout_spin, ("settings", "timeout_seconds"), "timeout"),
@@ -153,6 +179,23 @@ class ModelPage(QScrollArea):
             "The endpoint, e.g. http://localhost:11434/v1 for Ollama. Empty: the provider's own."
         )
         self.key_field = KeyringField(self.document)
+        self.stream_check = QCheckBox("Stream ans&wers")
+        self.stream_check.setObjectName("stream")
+        # As wide as its text: the form would stretch it, and a click beside the text does nothing.
+        self.stream_check.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.stream_check.setToolTip(
+            "Show answers as they are written. Turn it off for a server whose streaming is "
+            "broken: each answer then comes whole."
+        )
+        self.concurrency_spin = QSpinBox()
+        self.concurrency_spin.setObjectName("maxConcurrentRequests")
+        self.concurrency_spin.setRange(UNLIMITED, _MAX_CONCURRENCY)
+        self.concurrency_spin.setSpecialValueText("unlimited")
+        self.concurrency_spin.setMaximumWidth(200)
+        self.concurrency_spin.setToolTip(
+            "How many requests this process sends to the endpoint at once; the others wait in "
+            "line. Local servers often answer one at a time."
+        )
         self.test_button = QPushButton("Test connection")
         self.test_button.setObjectName("testConnection")
         self.test_button.setToolTip("Send a one-word prompt with these settings and time it")
@@ -181,6 +224,8 @@ class ModelPage(QScrollArea):
         form.addRow(_buddy("Mod&el:", self.model_combo), model_row)
         form.addRow(_buddy("&Base URL:", self.base_url_edit), self.base_url_edit)
         form.addRow(_buddy("API &key:", self.key_field.edit), self.key_field)
+        form.addRow("", self.stream_check)
+        form.addRow(_buddy("Concurrent re&quests:", self.concurrency_spin), self.concurrency_spin)
         form.addRow("", test_row)
 
         self.provider_combo.activated.connect(self._on_provider_chosen)
@@ -293,6 +338,11 @@ class ModelPage(QScrollArea):
         """The provider the agent's model names (``openai`` when it names none)."""
         return provider_info(self.document.agent.settings.provider_id).id
 
+    def endpoint_id(self) -> str:
+        """The ``providers.<id>`` entry the endpoint settings are read from and written to: the
+        provider ``settings.model`` names, as written (``openai`` when it names none)."""
+        return self.document.agent.settings.provider_id or "openai"
+
     def model_name(self) -> str:
         """The model part of ``settings.model`` (empty when unset)."""
         return self.document.agent.settings.model_name or ""
@@ -329,8 +379,17 @@ class ModelPage(QScrollArea):
             with QSignalBlocker(self.model_combo):
                 self.model_combo.setEditText(name)
         endpoint = info.sdk != "sampling"
-        for widget in (self.model_combo, self.refresh_button, self.base_url_edit, self.test_button):
+        for widget in (
+            self.model_combo,
+            self.refresh_button,
+            self.base_url_edit,
+            self.stream_check,
+            self.concurrency_spin,
+            self.test_button,
+        ):
             widget.setEnabled(endpoint and not self._busy(widget))
+        for binding in self._endpoint_bindings:
+            binding.refresh()  # another provider: another providers entry
         self.base_url_edit.setPlaceholderText(
             info.default_url or "required, e.g. http://localhost:8000/v1"
         )
@@ -425,6 +484,117 @@ class ModelPage(QScrollArea):
 
     def _on_busy_changed(self, _key: str, _busy: bool) -> None:
         self.refresh()
+
+
+def default_concurrency(provider_id: str) -> int:
+    """How many requests go to a provider's endpoint at once when the file does not say
+    (``UNLIMITED``: no limit)."""
+    return 1 if provider_id in _ONE_AT_A_TIME else UNLIMITED
+
+
+def _stream_value(text: str | None) -> bool:
+    """What ``providers.<id>.stream`` means: off only for "false" (the default is on)."""
+    return (text or "").strip().lower() != "false"
+
+
+def _concurrency_value(text: str | None, provider_id: str) -> int:
+    """What ``providers.<id>.maxConcurrentRequests`` means, as the spin box's value (a value the
+    runtime would refuse shows as the default)."""
+    word = (text or "").strip().lower()
+    if word == "unlimited":
+        return UNLIMITED
+    if word.isdigit() and 0 < int(word) <= _MAX_CONCURRENCY:
+        return int(word)
+    return default_concurrency(provider_id)
+
+
+class _EndpointBinding(FieldBinding):
+    """A widget bound to one key of the current provider's ``providers`` entry; the key is
+    written only while the value differs from its default, and removed when it is the default
+    again."""
+
+    key: str
+
+    def __init__(self, document: AgentDocument, widget: QWidget, provider: Any, label: str) -> None:
+        super().__init__(document, widget, ("providers",), label)
+        self._provider = provider
+
+    def stored(self) -> str | None:
+        """The key's text in the current provider's entry (None: absent)."""
+        return self.document.agent.providers.get(self._provider(), {}).get(self.key)
+
+    def write(self, text: str | None) -> bool:
+        """Store ``text`` under the key (None removes it); one undo step per typing run."""
+        provider = self._provider()
+        if self.stored() == text:
+            return True
+        providers = with_setting(self.document.agent.providers, provider, self.key, text)
+        return self.document.set_field(
+            ("providers",),
+            providers,
+            text=f"Edit {self.label}",
+            merge_id=merge_id_for(("providers", provider, self.key)),
+        )
+
+
+class _StreamBinding(_EndpointBinding):
+    """The "Stream answers" check box: ``stream: "false"`` when off, no key when on."""
+
+    key = STREAM_KEY
+
+    def __init__(self, document: AgentDocument, check: QCheckBox, provider: Any) -> None:
+        super().__init__(document, check, provider, "streaming")
+        self.check = check
+        check.clicked.connect(self.commit)
+        self.refresh()
+
+    def commit(self, widget_value: Any) -> bool:
+        self.document.seal()  # a click is a step of its own
+        done = self.write(None if widget_value else "false")
+        self.document.seal()
+        return done
+
+    def refresh(self) -> None:
+        checked = _stream_value(self.stored())
+        if self.check.isChecked() != checked:
+            with QSignalBlocker(self.check):
+                self.check.setChecked(checked)
+
+
+class _ConcurrencyBinding(_EndpointBinding):
+    """The "Concurrent requests" spin box: a number, or "unlimited" at its lowest value."""
+
+    key = CONCURRENCY_KEY
+
+    def __init__(self, document: AgentDocument, spin: QSpinBox, provider: Any) -> None:
+        super().__init__(document, spin, provider, "concurrent requests")
+        self.spin = spin
+        spin.setKeyboardTracking(True)
+        spin.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
+        spin.valueChanged.connect(self.commit)
+        spin.editingFinished.connect(document.seal)
+        spin.installEventFilter(self)
+        self.refresh()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if event.type() == QEvent.Type.FocusOut:
+            self.document.seal()
+        return False
+
+    def commit(self, widget_value: Any) -> bool:
+        value = int(widget_value)
+        provider = self._provider()
+        if value == _concurrency_value(self.stored(), provider):
+            return True  # the same limit, however the file spells it
+        if value == default_concurrency(provider):
+            return self.write(None)
+        return self.write("unlimited" if value == UNLIMITED else str(value))
+
+    def refresh(self) -> None:
+        value = _concurrency_value(self.stored(), self._provider())
+        if self.spin.value() != value:
+            with QSignalBlocker(self.spin):
+                self.spin.setValue(value)
 
 
 def _provider_hint(provider_id: str) -> str:

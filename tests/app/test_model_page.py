@@ -204,6 +204,112 @@ def test_loop_cap_timeout_and_permission_policy(qtbot: QtBot, page: ModelPage) -
     assert "only the tools marked" in page.permission_hint.text()
 
 
+def _providers_in_file(path: Path) -> dict[str, dict[str, str]]:
+    return dict(load_agent(path).providers)
+
+
+def test_stream_and_concurrency_are_written_only_when_off_their_defaults_and_saved(
+    qtbot: QtBot, page: ModelPage, example_path: Path
+) -> None:
+    document = page.document
+    before = document.agent.to_data()
+    assert page.stream_check.isChecked() and page.stream_check.isEnabled()
+    assert page.concurrency_spin.value() == 0 and page.concurrency_spin.text() == "unlimited"
+
+    qtbot.mouseClick(page.stream_check, Qt.MouseButton.LeftButton)
+    page.concurrency_spin.setFocus()
+    page.concurrency_spin.selectAll()
+    qtbot.keyClicks(page.concurrency_spin, "4")
+    page.concurrency_spin.editingFinished.emit()
+
+    assert document.agent.providers["openai"] == {
+        "OPENAI_API_KEY": "env://OPENAI_API_KEY",
+        "stream": "false",
+        "maxConcurrentRequests": "4",
+    }
+    document.save()
+    reloaded = AgentDocument.load(example_path)
+    assert reloaded.agent.providers["openai"]["stream"] == "false"
+    assert reloaded.agent.providers["openai"]["maxConcurrentRequests"] == "4"
+    again = ModelPage(reloaded)
+    qtbot.addWidget(again)
+    assert not again.stream_check.isChecked()
+    assert again.concurrency_spin.value() == 4
+
+    # Back to the defaults: the keys leave the file again.
+    qtbot.mouseClick(page.stream_check, Qt.MouseButton.LeftButton)
+    page.concurrency_spin.setValue(0)
+    assert document.agent.providers["openai"] == {"OPENAI_API_KEY": "env://OPENAI_API_KEY"}
+    document.save()
+    saved = example_path.read_text(encoding="utf-8")
+    assert "stream" not in saved and "maxConcurrentRequests" not in saved
+    assert _providers_in_file(example_path)["openai"] == {"OPENAI_API_KEY": "env://OPENAI_API_KEY"}
+
+    # Every change was its own undo step, and undo walks them back to the start.
+    stack = document.undo_stack
+    stack.undo()
+    assert page.concurrency_spin.value() == 4
+    assert document.agent.providers["openai"]["maxConcurrentRequests"] == "4"
+    stack.undo()
+    assert not page.stream_check.isChecked()
+    stack.undo()
+    assert page.concurrency_spin.value() == 0
+    stack.undo()
+    assert page.stream_check.isChecked()
+    assert document.agent.to_data() == before
+
+
+def test_a_llamacpp_endpoint_takes_one_request_at_a_time_unless_set_to_unlimited(
+    qtbot: QtBot, page: ModelPage, example_path: Path
+) -> None:
+    document = page.document
+    document.set_field(("settings", "model"), "llamacpp:qwen2.5-7b", text="model")
+    assert page.endpoint_id() == "llamacpp"
+    assert page.concurrency_spin.value() == 1  # the default of that kind, nothing written
+    assert "llamacpp" not in document.agent.providers
+
+    page.concurrency_spin.setValue(0)
+    assert document.agent.providers["llamacpp"] == {"maxConcurrentRequests": "unlimited"}
+    page.concurrency_spin.setValue(1)
+    assert "llamacpp" not in document.agent.providers
+    page.concurrency_spin.setValue(2)
+    qtbot.mouseClick(page.stream_check, Qt.MouseButton.LeftButton)
+    document.save()
+    assert _providers_in_file(example_path)["llamacpp"] == {
+        "maxConcurrentRequests": "2",
+        "stream": "false",
+    }
+
+    # Another provider shows its own entry: openai has neither key.
+    document.set_field(("settings", "model"), "openai:gpt-4.1-mini", text="model")
+    assert page.stream_check.isChecked() and page.concurrency_spin.value() == 0
+    page.provider_combo.activated.emit(page.provider_combo.findData("sampling"))
+    assert not page.stream_check.isEnabled() and not page.concurrency_spin.isEnabled()
+
+
+def test_endpoint_values_the_file_spells_otherwise_are_read_and_kept(
+    qtbot: QtBot, document: AgentDocument
+) -> None:
+    document.set_field(
+        ("providers",),
+        {
+            "openai": {
+                "OPENAI_API_KEY": "env://OPENAI_API_KEY",
+                "stream": "FALSE",
+                "maxConcurrentRequests": "Unlimited",
+            }
+        },
+        text="endpoint",
+    )
+    page = ModelPage(document)
+    qtbot.addWidget(page)
+    assert not page.stream_check.isChecked()
+    assert page.concurrency_spin.value() == 0
+    page.concurrency_spin.setValue(0)  # no change: the file keeps its spelling
+    assert document.agent.providers["openai"]["maxConcurrentRequests"] == "Unlimited"
+    assert document.agent.providers["openai"]["stream"] == "FALSE"
+
+
 def test_stop_sequences_round_trip_through_their_text_form() -> None:
     sequences = ["END", "\n\n", "a\\b", "tab\there"]
     assert stop_from_text(stop_to_text(sequences)) == sequences
