@@ -1,17 +1,20 @@
-"""What the providers that call a model over HTTP share: the endpoint, its key and the retries."""
+"""What the providers that call a model over HTTP share: the endpoint, its key and the retries,
+its request slots, and how messages name it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+import urllib.parse
 import weakref
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
 from mcp_export.providers._retry import RetryPolicy
-from mcp_export.redact import remember_secret
+from mcp_export.redact import redact, remember_secret
 
-__all__ = ["HTTPEndpoint"]
+__all__ = ["HTTPEndpoint", "endpoint_name", "hosted_name"]
 
 
 class HTTPEndpoint:
@@ -96,3 +99,45 @@ def _slots(url: str, limit: int) -> asyncio.Semaphore:
     if semaphore is None:
         semaphore = per_loop[(url, limit)] = asyncio.Semaphore(limit)
     return semaphore
+
+
+_HOSTED = (
+    ("api.openai.com", "OpenAI"),
+    ("openrouter.ai", "OpenRouter"),
+    ("openai.azure.com", "Azure OpenAI"),
+    ("api.anthropic.com", "Anthropic"),
+)
+_SERVER_TEXT = 60
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]+")
+
+
+def hosted_name(url: str) -> str | None:
+    """The service's name for a known hosted API (``OpenAI`` for ``https://api.openai.com/v1``,
+    ``Azure OpenAI`` for any ``*.openai.azure.com``), else None."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    for domain, name in _HOSTED:
+        if host == domain or host.endswith("." + domain):
+            return name
+    return None
+
+
+def endpoint_name(url: str, *, kind: str | None = None, server: str | None = None) -> str:
+    """How messages name an endpoint: a known hosted API by its name, any other by where it is
+    (``host:port``), with what the server says it is when it does: ``127.0.0.1:8080
+    (llama-cpp-python)`` from its model list, else ``127.0.0.1:8080 (server: uvicorn)`` from
+    its ``Server`` header.
+
+    Args:
+        url: the base URL.
+        kind: the kind of server its model list showed (``llama-cpp-python``, ``vLLM``…).
+        server: its ``Server`` response header, when a response had one.
+    """
+    hosted = hosted_name(url)
+    if hosted is not None:
+        return hosted
+    where = urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
+    said = kind
+    if said is None and server:
+        text = _UNPRINTABLE.sub(" ", server).strip()[:_SERVER_TEXT]
+        said = f"server: {redact(text)}" if text else None
+    return f"{where} ({said})" if said else where

@@ -33,6 +33,7 @@ split into chunks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -53,12 +54,14 @@ from mcp_export.providers._wire import (
 )
 
 __all__ = [
+    "SERVER_KINDS",
     "ChatCompletionsHTTP",
     "NotAStream",
     "StatusError",
     "StreamCutMidEvent",
     "StreamErrorEvent",
     "StreamSeen",
+    "server_kind",
 ]
 
 _MAX_CONNECTIONS = 100
@@ -106,12 +109,14 @@ class StreamSeen:
 
     Attributes:
         content_type: the response's ``content-type``.
+        server: the response's ``Server`` header ("" when absent).
         tap: the body's bytes so far (first bytes, count, bounds).
         events: how many data events were decoded.
         done: whether ``[DONE]`` arrived.
     """
 
     content_type: str = ""
+    server: str = ""
     tap: BodyTap = field(default_factory=BodyTap)
     events: int = 0
     done: bool = False
@@ -121,6 +126,42 @@ class StreamSeen:
         return describe_body(
             self.tap.preview, self.content_type, complete=self.tap.complete_preview
         )
+
+
+SERVER_KINDS = {
+    "me": "llama-cpp-python",
+    "llamacpp": "llama.cpp",
+    "vllm": "vLLM",
+    "library": "Ollama",
+    "organization_owner": "LM Studio",
+}
+"""What a server's ``/models`` entries say in ``owned_by`` about the server itself, and its name.
+
+Read from their sources: llama-cpp-python's ``llama_cpp/server/app.py`` (``get_models``),
+llama.cpp's ``tools/server`` (``{"owned_by", "llamacpp"}``), vLLM's ``ModelCard`` in
+``vllm/entrypoints/openai/protocol.py``, Ollama's ``openai/openai.go`` (the namespace of the
+model's name, ``library`` for the models of its own library). LM Studio is not open source: its
+answers, as published, say ``organization_owner``. Other values (OpenAI's ``openai``, ``system``,
+a person's name) say nothing about the server.
+"""
+
+_KINDS: dict[str, str | None] = {}
+_MAX_MODEL_LIST = 16 * 1024 * 1024
+_PROBE_SECONDS = 2.0
+
+
+def server_kind(base_url: str) -> str | None:
+    """The kind of server at ``base_url`` (``llama-cpp-python``, ``vLLM``…) as its model list
+    showed it in this process; None when unknown or not asked."""
+    return _KINDS.get(base_url.rstrip("/"))
+
+
+def _kind_of(entries: list[dict[str, Any]]) -> str | None:
+    for entry in entries:
+        owner = entry.get("owned_by")
+        if isinstance(owner, str) and owner in SERVER_KINDS:
+            return SERVER_KINDS[owner]
+    return None
 
 
 class ChatCompletionsHTTP:
@@ -135,7 +176,9 @@ class ChatCompletionsHTTP:
     """
 
     def __init__(self, base_url: str, api_key: str | None, *, timeout: float) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        self.models_url = self.base_url + "/models"
         self._timeout = timeout
         headers = {
             "Authorization": f"Bearer {api_key or 'no-key'}",
@@ -199,6 +242,61 @@ class ChatCompletionsHTTP:
             response.close()
         raise StatusError(response.status, error_detail(raw, response.status), response.headers)
 
+    async def models(self, *, timeout: float | None = None) -> list[dict[str, Any]]:  # noqa: ASYNC109
+        """``GET {base_url}/models``: the entries of the endpoint's model list (``id``,
+        ``owned_by``…); what they say about the server is remembered (``server_kind``).
+
+        Args:
+            timeout: seconds for the whole request; None for the session's timeouts.
+
+        Raises:
+            StatusError: any status but 2xx (redirects are not followed).
+            ValueError: the body is not a model list (not JSON, no ``data`` list), or too large.
+            aiohttp.ClientError, TimeoutError: as aiohttp raises them.
+        """
+        session = self._session_now()
+        bound: dict[str, Any] = {}
+        if timeout is not None:  # else the session's own (None here would mean no bound)
+            bound["timeout"] = aiohttp.ClientTimeout(total=timeout)
+        response = await session.get(
+            self.models_url,
+            proxy=self._proxy,
+            proxy_auth=self._proxy_auth,
+            allow_redirects=False,
+            **bound,
+        )
+        try:
+            if not 200 <= response.status < 300:
+                raw = await response.content.read(_MAX_ERROR_BODY)
+                raise StatusError(
+                    response.status, error_detail(raw, response.status), response.headers
+                )
+            parts: list[bytes] = []
+            size = 0
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+                if size > _MAX_MODEL_LIST:
+                    raise ValueError(f"the model list passed {_MAX_MODEL_LIST} bytes")
+                parts.append(chunk)
+        finally:
+            response.close()
+        body: object = json.loads(b"".join(parts).decode("utf-8"))
+        entries = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(entries, list):
+            raise ValueError("the answer is not a model list (no data list)")
+        found = [entry for entry in entries if isinstance(entry, dict)]
+        _KINDS[self.base_url] = _kind_of(found)
+        return found
+
+    async def learn_kind(self) -> None:
+        """Ask the model list, once per endpoint in this process, what kind of server this is
+        (bounded to a few seconds; any failure leaves it unknown)."""
+        if self.base_url in _KINDS:
+            return
+        _KINDS[self.base_url] = None
+        with contextlib.suppress(Exception):  # a name for messages, nothing depends on it
+            await self.models(timeout=_PROBE_SECONDS)
+
     async def events(
         self, response: aiohttp.ClientResponse, seen: StreamSeen
     ) -> AsyncGenerator[object, None]:
@@ -220,6 +318,7 @@ class ChatCompletionsHTTP:
             aiohttp.ClientError, TimeoutError: the connection broke or went quiet.
         """
         seen.content_type = response.headers.get("Content-Type", "")
+        seen.server = response.headers.get("Server", "")
         decoder = _EventDecoder()
         finished = False
         try:
@@ -258,6 +357,7 @@ class ChatCompletionsHTTP:
             aiohttp.ClientError, TimeoutError: the connection broke or went quiet.
         """
         seen.content_type = response.headers.get("Content-Type", "")
+        seen.server = response.headers.get("Server", "")
         seen.tap = BodyTap(max_event=MAX_ANSWER_BYTES)  # a JSON body is one piece, not events
         parts: list[bytes] = []
         finished = False

@@ -1,20 +1,37 @@
-"""The OpenAI-compatible provider: OpenAI, Ollama, vLLM, LM Studio, LiteLLM, OpenRouter.
+"""The OpenAI-compatible provider: OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio, llama.cpp,
+llama-cpp-python, LiteLLM, OpenRouter.
 
-Streams Chat Completions over HTTP with aiohttp (``providers._openai_http``, which says why not
-through the ``openai`` SDK's client and what of the SDK's behaviour it keeps). Text arrives as
+Streams Chat Completions over HTTP with aiohttp (``providers._openai_http``). Text arrives as
 ``delta.content`` pieces; tool calls as ``delta.tool_calls`` entries keyed by ``index`` whose
-arguments JSON comes in pieces, assembled here and parsed once the stream finished.
-``stream_options.include_usage`` asks for the usage chunk. A stream that ends without a
-``finish_reason`` failed, and the message says how: a body with no event at all (an HTML page, a
-JSON body, nothing) is described as what it is, events without a single choice as an answer with
-no choices, the rest as cut off.
+arguments JSON comes in pieces, assembled here and parsed once the stream finished (a name
+repeated whole in every delta, as llama-cpp-python sends it, is read once).
+``stream_options.include_usage`` asks for the usage chunk; a count the server does not give stays
+None. A stream that ends without a ``finish_reason`` failed, and the message says how: a body with
+no event at all (an HTML page, a JSON body, nothing) is described as what it is, events without a
+single choice as an answer with no choices, the rest as cut off.
 
-Texts that come from the server (error bodies, error events, a chunk's JSON) are redacted before
-they become part of a message: a server may repeat the request's key.
+Not streamed: when the provider's ``stream`` setting is off, and for requests with tools to an
+endpoint that refused streamed tool use (llama-cpp-python, older llama.cpp servers): that refusal
+is not retried, the request goes again at once with ``stream: false``, the endpoint is remembered
+for the process and a ``ProviderNotice`` says so once. A whole ``chat.completion`` is read as the
+one chunk that would carry it.
 
-Parameters: ``max_tokens`` is sent as ``max_tokens`` to any base URL (what Ollama, vLLM and older
-servers understand) and as ``max_completion_tokens`` to OpenAI itself (its reasoning models refuse
-``max_tokens``). ``tool_choice`` is sent only with tools; a tool name becomes a function choice.
+Tool arguments that are not one JSON object (malformed, cut off by ``max_tokens``) do not fail the
+request: the call comes with empty arguments and an ``arguments_error``, and the session hands
+that error to the model as the call's result.
+
+Messages name the endpoint: ``OpenAI``, ``OpenRouter``, ``Azure OpenAI`` for those hosted APIs,
+``host:port`` for any other, with the kind of server where it says so (``127.0.0.1:8080
+(llama-cpp-python)``, from its model list, asked once after its first error status; else its
+``Server`` header). Texts that come from the server (error bodies, error events, a chunk's JSON,
+its ``Server`` header) are redacted before they become part of a message: a server may repeat the
+request's key.
+
+Requests: no value in ``messages`` is null (an assistant message that only calls tools has
+``content: ""``). ``max_tokens`` is sent as ``max_tokens`` to any base URL (what Ollama, vLLM and
+older servers understand) and as ``max_completion_tokens`` to OpenAI itself (its reasoning models
+refuse ``max_tokens``). ``tool_choice`` is sent only with tools, ``auto`` unless set; a tool name
+becomes a function choice.
 
 Stop reasons use the Anthropic vocabulary shared by every provider: ``end_turn``, ``tool_use``,
 ``max_tokens``, ``stop_sequence`` (anything else is passed as the server said it).
@@ -38,7 +55,7 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers._endpoint import HTTPEndpoint
+from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name, hosted_name
 from mcp_export.providers._openai_http import (
     ChatCompletionsHTTP,
     NotAStream,
@@ -46,6 +63,7 @@ from mcp_export.providers._openai_http import (
     StreamCutMidEvent,
     StreamErrorEvent,
     StreamSeen,
+    server_kind,
 )
 from mcp_export.providers._retry import Failure, open_with_retries, status_failure
 from mcp_export.providers._wire import AnswerTooLarge
@@ -133,10 +151,10 @@ class OpenAIProvider(HTTPEndpoint):
         events = http.events(response, seen)
         try:
             assembly = _Assembly(tool_names=tool_names)
-            while (chunk := await self._next_chunk(events)) is not _END:
+            while (chunk := await self._next_chunk(events, seen)) is not _END:
                 for text in assembly.add(chunk):
                     yield TextDelta(text)
-            yield assembly.completion(self._label, seen, self.base_url)
+            yield assembly.completion(self._named(seen.server), seen, self.base_url)
         finally:
             await events.aclose()  # a stream left early closes its connection at once
 
@@ -145,8 +163,17 @@ class OpenAIProvider(HTTPEndpoint):
     ) -> aiohttp.ClientResponse:
         body = self.request_arguments(request, stream=streamed)
         streamed_tools = streamed and bool(request.tools)
+
+        async def attempt() -> aiohttp.ClientResponse:
+            try:
+                return await http.open(body)
+            except StatusError:
+                if hosted_name(self.base_url) is None:
+                    await http.learn_kind()  # the server answered: its model list may say what
+                raise
+
         return await open_with_retries(
-            lambda: http.open(body),
+            attempt,
             lambda exc: self._translate(exc, request.model, streamed_tools=streamed_tools),
             self._policy,
         )
@@ -164,7 +191,7 @@ class OpenAIProvider(HTTPEndpoint):
             raw = await http.whole(response, seen)
             body: object = json.loads(raw.decode("utf-8"))
         except Exception as exc:
-            failure = self._read_failure(exc, streamed=False)
+            failure = self._read_failure(exc, streamed=False, server=seen.server)
             if failure is None:
                 raise
             if isinstance(exc, ValueError) and not isinstance(exc, UnicodeDecodeError):
@@ -177,7 +204,8 @@ class OpenAIProvider(HTTPEndpoint):
             error = body["error"]
             message = error.get("message") if isinstance(error, dict) else None
             raise ProviderServerError(
-                f"{self._label} answered with an error: {redact(str(message or error))}"
+                f"{self._named(seen.server)} answered with an error: "
+                f"{redact(str(message or error))}"
             )
         assembly = _Assembly(tool_names=tool_names)
         text = "".join(assembly.add(_as_chunk(body)))
@@ -190,26 +218,30 @@ class OpenAIProvider(HTTPEndpoint):
             assembly.finish_reason = "tool_calls" if assembly.calls else "stop"
         if text:
             yield TextDelta(text)
-        yield assembly.completion(self._label, seen, self.base_url)
+        yield assembly.completion(self._named(seen.server), seen, self.base_url)
 
-    async def _next_chunk(self, events: AsyncGenerator[object, None]) -> object:
+    async def _next_chunk(self, events: AsyncGenerator[object, None], seen: StreamSeen) -> object:
         """The next chunk of the stream, ``_END`` after the last; failures translated."""
         try:
             return await events.__anext__()
         except StopAsyncIteration:
             return _END
         except Exception as exc:
-            failure = self._read_failure(exc, streamed=True)
+            failure = self._read_failure(exc, streamed=True, server=seen.server)
             if failure is None:
                 raise
             raise failure from exc
 
-    def _read_failure(self, exc: Exception, *, streamed: bool) -> ProviderError | None:
-        """What a failure while reading the answer means, in words; None: not ours to translate."""
+    def _read_failure(
+        self, exc: Exception, *, streamed: bool, server: str = ""
+    ) -> ProviderError | None:
+        """What a failure while reading the answer means, in words; None: not ours to translate.
+
+        ``server`` is the response's ``Server`` header ("" when absent)."""
+        named = self._named(server)
         if isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
             return ProviderTimeout(
-                f"{self._label} stopped sending for {self._timeout:g} s in the middle of "
-                f"the answer ({self.base_url})"
+                f"{named} stopped sending for {self._timeout:g} s in the middle of the answer"
             )
         if isinstance(exc, aiohttp.ClientError | ConnectionError):
             what = "stream" if streamed else "answer"
@@ -218,28 +250,27 @@ class OpenAIProvider(HTTPEndpoint):
             )
         if isinstance(exc, StreamErrorEvent):
             return ProviderServerError(
-                f"{self._label} reported an error in the middle of the answer: "
-                f"{redact(exc.message)}"
+                f"{named} reported an error in the middle of the answer: {redact(exc.message)}"
             )
         if isinstance(exc, StreamCutMidEvent):
             return ProviderProtocolError(
-                f"the {self._label} stream ended in the middle of an event, before the answer "
+                f"the stream from {named} ended in the middle of an event, before the answer "
                 "was complete"
             )
         if isinstance(exc, AnswerTooLarge):
             return ProviderProtocolError(
-                f"{self._label}: {exc} — no answer is that large; check the server at "
+                f"{named}: {exc} — no answer is that large; check the server at "
                 f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
             )
         if isinstance(exc, UnicodeDecodeError):
             where = "in its stream" if streamed else "in its answer"
             return ProviderProtocolError(
-                f"{self._label} sent bytes that are not UTF-8 {where} ({exc.reason}); "
+                f"{named} sent bytes that are not UTF-8 {where} ({exc.reason}); "
                 f"check that {self.base_url} speaks the Chat Completions API"
             )
         if isinstance(exc, ValueError):  # not JSON
             return ProviderProtocolError(
-                f"{self._label} sent a stream event that is not valid JSON ({exc}); check "
+                f"{named} sent a stream event that is not valid JSON ({exc}); check "
                 f"that {self.base_url} speaks the Chat Completions API"
             )
         return None
@@ -281,9 +312,10 @@ class OpenAIProvider(HTTPEndpoint):
 
     # --- errors ---------------------------------------------------------------------------------
 
-    @property
-    def _label(self) -> str:
-        return {"openai": "OpenAI", "ollama": "Ollama"}.get(self._name, self._name)
+    def _named(self, server: str | None = None) -> str:
+        """The endpoint as messages name it (see ``endpoint_name``): ``OpenAI``, or
+        ``127.0.0.1:8080 (llama-cpp-python)``; ``server`` is a response's ``Server`` header."""
+        return endpoint_name(self.base_url, kind=server_kind(self.base_url), server=server)
 
     def _unreachable(self) -> str:
         if self._name == "ollama":
@@ -312,7 +344,7 @@ class OpenAIProvider(HTTPEndpoint):
             )
         if isinstance(exc, StatusError):
             return status_failure(
-                self._label,
+                self._named(exc.headers.get("Server")),
                 exc.code,
                 exc.detail,
                 exc.headers,
@@ -322,9 +354,7 @@ class OpenAIProvider(HTTPEndpoint):
             )
         if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts included
             return Failure(
-                ProviderTimeout(
-                    f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
-                )
+                ProviderTimeout(f"{self._named()} did not answer within {self._timeout:g} s")
             )
         if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
             return Failure(
@@ -346,7 +376,7 @@ class OpenAIProvider(HTTPEndpoint):
                 retryable=True,
             )
         if isinstance(exc, aiohttp.ClientError):  # e.g. an error body that broke off
-            message = f"{self._label} sent a malformed response: {redact(str(exc))}"
+            message = f"{self._named()} sent a malformed response: {redact(str(exc))}"
             return Failure(ProviderProtocolError(message))
         return None
 
@@ -536,13 +566,13 @@ class _Assembly:
         """The finished answer.
 
         Args:
-            label: the provider's name in messages.
+            label: the endpoint's name in messages.
             seen: what the read of the stream saw (for the message of a stream without answer).
             url: the base URL, named in messages.
 
         Raises:
             ProviderProtocolError: the stream never finished (the message says what came
-                instead), or tool arguments are not a JSON object.
+                instead).
         """
         if self.finish_reason is None:
             raise ProviderProtocolError(_unfinished(label, seen, url, self.choices_seen))
@@ -570,15 +600,16 @@ def _unfinished(label: str, seen: StreamSeen, url: str, choices_seen: bool) -> s
         )
     if not choices_seen:
         return (
-            f"the {label} stream ended with no choices ({seen.events} event"
+            f"the stream from {label} ended with no choices ({seen.events} event"
             f"{'s' if seen.events != 1 else ''}, none with an answer): the server gave no "
             "answer; check the model name and the server's log"
         )
     if seen.done:
         return (
-            f"the {label} stream ended ([DONE]) without a finish_reason: the answer is incomplete"
+            f"the stream from {label} ended ([DONE]) without a finish_reason: the answer is "
+            "incomplete"
         )
-    return f"the {label} stream was cut off before the answer finished (no finish_reason)"
+    return f"the stream from {label} was cut off before the answer finished (no finish_reason)"
 
 
 def _entries(parent: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -615,18 +646,29 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
 
 
 def _parsed_call(call: _PartialCall, index: int, finish_reason: str) -> ToolCallRequest:
+    """The call as the model sent it; arguments that are not one JSON object (malformed, cut off
+    by ``max_tokens``) make a call with empty arguments and an ``arguments_error`` saying why,
+    which the session hands back to the model instead of running the tool."""
     raw = "".join(call.arguments).strip()
-    name = call.name or f"#{index}"
+    call_id, name = call.id or f"call_{index}", call.name or f"#{index}"
+    hint = " (the answer hit max_tokens)" if finish_reason == "length" else ""
     try:
-        arguments = json.loads(raw) if raw else {}
+        arguments: object = json.loads(raw) if raw else {}
     except ValueError as exc:
-        hint = " (the answer hit max_tokens)" if finish_reason == "length" else ""
-        raise ProviderProtocolError(
-            f"the model sent malformed arguments for tool {name!r}{hint}: {exc}"
-        ) from exc
+        error = f"the arguments are not valid JSON{hint}: {exc}"
+        return ToolCallRequest(call_id, name, {}, arguments_error=error)
     if not isinstance(arguments, dict):
-        raise ProviderProtocolError(
-            f"the model sent arguments for tool {name!r} that are not a JSON object: "
-            f"{redact(raw[:200])}"
-        )
-    return ToolCallRequest(call.id or f"call_{index}", name, arguments)
+        kind = _JSON_KINDS.get(type(arguments), "a JSON value")
+        error = f"the arguments are {kind}, not a JSON object{hint}"
+        return ToolCallRequest(call_id, name, {}, arguments_error=error)
+    return ToolCallRequest(call_id, name, arguments)
+
+
+_JSON_KINDS: dict[type, str] = {
+    list: "a JSON array",
+    str: "a JSON string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}

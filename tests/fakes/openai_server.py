@@ -10,8 +10,10 @@ Speaks what the ``openai`` SDK (and Ollama, vLLM, LM Studio… clients) expect:
 - ``GET /v1/models`` → the model list.
 - Errors with OpenAI's body shape ``{"error": {"message", "type", "param", "code"}}``.
 
-Options reproduce what real servers do differently (``like_llama_cpp_python()`` turns on all of
-llama-cpp-python's, as seen on the wire with its 0.3 server):
+``owned_by`` is what its model list says in each entry's ``owned_by`` (``me`` for
+llama-cpp-python, ``vllm``…). Options reproduce what real servers do differently
+(``like_llama_cpp_python()`` turns on all of llama-cpp-python's, as seen on the wire with its
+0.3 server):
 
 - ``repeat_tool_names``: every tool-call delta repeats the call's id, type and whole function
   name, not only the first one.
@@ -77,11 +79,13 @@ class FakeOpenAIServer(FakeModelServer):
         responder: Responder | None = None,
         models: Iterable[str] = ("fake-model",),
         api_key: str | None = None,
+        owned_by: str = "fake",
         repeat_tool_names: bool = False,
         refuse_null_content: bool = False,
         usage_in_stream: bool = True,
         refuse_streamed_tool_choice: bool = False,
     ) -> None:
+        self.owned_by = owned_by
         self.repeat_tool_names = repeat_tool_names
         self.refuse_null_content = refuse_null_content
         self.usage_in_stream = usage_in_stream
@@ -94,6 +98,7 @@ class FakeOpenAIServer(FakeModelServer):
     ) -> FakeOpenAIServer:
         """A fake with every llama-cpp-python quirk on (``options`` may turn some off)."""
         quirks: dict[str, Any] = {
+            "owned_by": "me",
             "repeat_tool_names": True,
             "refuse_null_content": True,
             "usage_in_stream": False,
@@ -221,7 +226,8 @@ class FakeOpenAIServer(FakeModelServer):
         return {
             "object": "list",
             "data": [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
+                {"id": m, "object": "model", "created": 0, "owned_by": self.owned_by}
+                for m in self.models
             ],
         }
 

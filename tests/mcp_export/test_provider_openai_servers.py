@@ -7,13 +7,16 @@ Each quirk is played by ``FakeOpenAIServer``'s options (llama-cpp-python's all a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import pytest
 
-from mcp_export.errors import ProviderProtocolError, ProviderServerError
+from mcp_export.errors import ProviderError, ProviderProtocolError, ProviderServerError
+from mcp_export.providers._endpoint import endpoint_name
 from mcp_export.providers.base import (
     ChatMessage,
     Completion,
@@ -26,6 +29,8 @@ from mcp_export.providers.base import (
     Usage,
 )
 from mcp_export.providers.openai_provider import OpenAIProvider
+from mcp_export.session.chat import ChatSession, run_to_result
+from schema_types.agent import Agent
 from tests.fakes import FakeOpenAIServer, events, page, status, text, tool_calls
 
 pytestmark = pytest.mark.anyio
@@ -299,3 +304,108 @@ async def test_a_whole_answer_that_is_not_one_says_what_came(
         async with provider_at(server.base_url, stream=False) as provider:
             with pytest.raises(error, match=message):
                 await events_of(provider, ask())
+
+
+# --- how messages name the endpoint -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("owned_by", "kind"),
+    [
+        ("me", "llama-cpp-python"),
+        ("llamacpp", "llama.cpp"),
+        ("vllm", "vLLM"),
+        ("library", "Ollama"),
+        ("organization_owner", "LM Studio"),
+    ],
+)
+async def test_a_failure_names_the_server_where_it_is_and_what_its_model_list_says(
+    owned_by: str, kind: str
+) -> None:
+    with FakeOpenAIServer(responder=lambda body: status(500), owned_by=owned_by) as server:
+        async with provider_at(server.base_url, max_retries=1) as provider:
+            with pytest.raises(ProviderServerError) as caught:
+                await events_of(provider, ask())
+        asked = [r.path for r in server.requests if r.method == "GET"]
+    host = server.base_url.removeprefix("http://").removesuffix("/v1")
+    assert str(caught.value).startswith(f"{host} ({kind}) failed with 500: ")
+    assert asked == ["/v1/models"]  # asked once, not once per attempt
+
+
+async def test_a_server_whose_model_list_says_nothing_is_named_by_its_server_header() -> None:
+    with FakeOpenAIServer([status(400, message="bad temperature")]) as server:
+        async with provider_at(server.base_url) as provider:
+            with pytest.raises(ProviderError) as caught:
+                await events_of(provider, ask())
+    host = server.base_url.removeprefix("http://").removesuffix("/v1")
+    assert re.match(
+        rf"{re.escape(host)} \(server: BaseHTTP/[\d.]+ Python/[\d.]+\) refused the request "
+        r"\(400\): bad temperature$",
+        str(caught.value),
+    ), caught.value
+
+
+@pytest.mark.parametrize(
+    ("url", "name"),
+    [
+        ("https://api.openai.com/v1", "OpenAI"),
+        ("https://openrouter.ai/api/v1", "OpenRouter"),
+        ("https://work.openai.azure.com/openai/deployments/gpt-4o", "Azure OpenAI"),
+        ("https://work.openai.azure.com/openai/v1", "Azure OpenAI"),
+        ("http://gpu-box:8000/v1", "gpu-box:8000"),
+        ("https://user:secret@models.example.com/v1", "models.example.com"),
+    ],
+)
+def test_hosted_apis_go_by_their_name_and_others_by_where_they_are(url: str, name: str) -> None:
+    assert endpoint_name(url) == name
+
+
+# --- tool arguments the model got wrong ---------------------------------------------------------
+
+
+async def test_arguments_cut_off_by_max_tokens_make_a_call_that_says_so() -> None:
+    call = {"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": '{"ci'}}
+    answer = [chunk({"tool_calls": [call]}), chunk({}, "length"), b"data: [DONE]\n\n"]
+    with FakeOpenAIServer([events(*answer)]) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, ask(tools=(WEATHER,))))
+    (made,) = completion.message.tool_calls
+    assert (made.name, made.arguments) == ("get_weather", {})
+    assert made.arguments_error is not None
+    assert made.arguments_error.startswith(
+        "the arguments are not valid JSON (the answer hit max_tokens): Unterminated string"
+    )
+    assert completion.stop_reason == "max_tokens"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [("[1, 2]", "the arguments are a JSON array, not a JSON object"), ('"Oslo"', "a JSON string")],
+)
+async def test_arguments_that_are_not_an_object_make_a_call_that_says_so(
+    arguments: str, error: str
+) -> None:
+    with FakeOpenAIServer([tool_calls([("c1", "get_weather", arguments)])]) as server:
+        async with provider_at(server.base_url) as provider:
+            completion = completion_of(await events_of(provider, ask(tools=(WEATHER,))))
+    (made,) = completion.message.tool_calls
+    assert made.arguments == {}
+    assert made.arguments_error is not None and error in made.arguments_error
+
+
+async def test_the_model_reads_why_its_call_could_not_run_and_the_next_turn_answers() -> None:
+    script = [tool_calls([("c1", "get_weather", '{"city": "Os')]), text("Sorry, Oslo is sunny.")]
+    agent = Agent.model_validate({"settings": {"model": "openai:fake-model"}})
+    with FakeOpenAIServer(script) as server:
+        async with provider_at(server.base_url) as provider:
+            session = ChatSession(agent, provider=provider, model="fake-model")
+            with anyio.fail_after(20):
+                result = await run_to_result(session, "Weather in Oslo?")
+        bodies = server.bodies
+    assert result.answer == "Sorry, Oslo is sunny.", result
+    assistant, tool_result = bodies[1]["messages"][-2:]
+    assert assistant["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": "{}"}
+    assert tool_result["tool_call_id"] == "c1"
+    assert tool_result["content"].startswith(
+        "Error: the arguments of this call could not be read: the arguments are not valid JSON: "
+    )
