@@ -32,6 +32,12 @@ The SDK decodes the stream; its bytes pass a ``BodyTap`` on the way (one event a
 would follow them with the ``x-api-key`` header to wherever they point. Texts that come from the
 server (error bodies, error events) are redacted before they become part of a message.
 
+Settings of the endpoint (``HTTPEndpoint``): with ``stream`` off the request asks for the whole
+message (``stream: false``), read through the same ``BodyTap`` and passed on as one text delta
+and the completion. Each request holds one of the endpoint's slots (``request_slot``) from sending
+it to the end of its answer, so ``max_concurrency`` queues requests; nothing else does: the SDK's
+aiohttp pool is unlimited here (by default it would hold requests past 1000 connections).
+
 Messages name the endpoint: ``Anthropic`` for api.anthropic.com, ``host:port`` for any other base
 URL (a proxy, a compatible server), whose failures are not Anthropic's. A 529 says the endpoint is
 overloaded, and an ``error`` event in a stream carries its type (``overloaded_error``…).
@@ -105,7 +111,8 @@ from mcp_export.redact import redact
 if TYPE_CHECKING:
     import httpx2
     from anthropic import APIStatusError, AsyncAnthropic, AsyncStream
-    from anthropic.types import RawMessageStreamEvent
+    from anthropic._response import AsyncAPIResponse
+    from anthropic.types import Message, RawMessageStreamEvent
 
 __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"]
 
@@ -113,6 +120,7 @@ logger = logging.getLogger(__name__)
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 _ANTHROPIC_HOST = "api.anthropic.com"
+_KEEPALIVE_SECONDS = 5.0
 _OVERLOADED = 529
 
 _TOOL_CHOICES = {
@@ -155,6 +163,7 @@ class AnthropicProvider(HTTPEndpoint):
 
     def _client_now(self) -> AsyncAnthropic:
         if self._client is None:
+            import httpx2  # the SDK's transport: see the top
             from anthropic import AsyncAnthropic, DefaultAioHttpClient  # the SDK: see the top
 
             self._client = AsyncAnthropic(
@@ -162,14 +171,22 @@ class AnthropicProvider(HTTPEndpoint):
                 base_url=self.base_url,
                 max_retries=0,  # our own bounded loop: see providers/_retry.py
                 timeout=self._timeout,
-                # the SDK's aiohttp transport: see the OpenAI provider (this SDK's maps a refused
-                # connection to a connect error, as it should)
-                http_client=DefaultAioHttpClient(timeout=self._timeout, follow_redirects=False),
+                # The SDK's aiohttp transport (it maps a refused connection to a connect error).
+                # Its pool would hold requests past 1000 connections (the SDK's default limit;
+                # None would be aiohttp's 100): 0 is aiohttp's "no limit", so only the
+                # endpoint's own setting (``request_slot``) makes requests wait.
+                http_client=DefaultAioHttpClient(
+                    timeout=self._timeout,
+                    follow_redirects=False,
+                    limits=httpx2.Limits(max_connections=0, keepalive_expiry=_KEEPALIVE_SECONDS),
+                ),
             )
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        """Stream one Messages API request: text deltas, then one ``Completion``.
+        """Run one Messages API request: text deltas (streamed, or the whole text at once when
+        the endpoint's ``stream`` setting is off), then one ``Completion``. The request holds
+        one of the endpoint's slots from sending it to the end of its answer.
 
         Raises:
             ProviderUnreachable, ProviderAuthError, ProviderRateLimited, ProviderServerError,
@@ -177,14 +194,25 @@ class AnthropicProvider(HTTPEndpoint):
         """
         client = self._client_now()
         arguments = self.request_arguments(request)
+        async with self.request_slot():
+            if not self._stream:
+                for event in await self._whole(client, arguments, request.model):
+                    yield event
+                return
+            async with aclosing(self._streamed(client, arguments, request.model)) as events:
+                async for event in events:
+                    yield event
 
+    async def _streamed(
+        self, client: AsyncAnthropic, arguments: dict[str, Any], model: str
+    ) -> AsyncGenerator[ProviderEvent, None]:
         async def attempt() -> AsyncStream[RawMessageStreamEvent]:
             # One dict of keyword arguments defeats the SDK's overloads: say what comes back.
             opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**arguments)
             return opened
 
         stream = await open_with_retries(
-            attempt, lambda exc: self._translate(exc, request.model), self._policy
+            attempt, lambda exc: self._translate(exc, model), self._policy
         )
         try:
             await self._refuse_html(stream.response)
@@ -210,6 +238,53 @@ class AnthropicProvider(HTTPEndpoint):
             yield assembly.completion(self._label)
         finally:
             await close_quietly(stream.close)
+
+    async def _whole(
+        self, client: AsyncAnthropic, arguments: dict[str, Any], model: str
+    ) -> list[ProviderEvent]:
+        """One request without streaming: its answer as one text delta and the completion."""
+        import anthropic  # the SDK and its transport: see the top
+        import httpx2
+
+        async def attempt() -> AsyncAPIResponse[Message]:
+            # The raw response with its body unread, so the read passes a BodyTap; closed below.
+            manager = client.messages.with_streaming_response.create(**arguments)
+            opened: AsyncAPIResponse[Message] = await manager.__aenter__()
+            return opened
+
+        response = await open_with_retries(
+            attempt, lambda exc: self._translate(exc, model), self._policy
+        )
+        http = response.http_response
+        try:
+            tap = _tap(http)
+            try:
+                raw = await response.read()
+            except AnswerTooLarge as exc:
+                raise ProviderProtocolError(
+                    f"{self._label}: {exc} — no answer is that large; check the server at "
+                    f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
+                ) from exc
+            except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
+                raise ProviderTimeout(
+                    f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
+                    f"answer ({self.base_url})"
+                ) from exc
+            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+                raise ProviderProtocolError(
+                    f"the answer from {self.base_url} broke off before it was complete"
+                ) from exc
+        finally:
+            await close_quietly(response.close)
+        content_type = http.headers.get("content-type", "")
+        body = _json_object(raw) if "json" in content_type.lower() else None
+        if body is None or not isinstance(body.get("content"), list):
+            described = describe_body(tap.preview, content_type, complete=tap.complete_preview)
+            raise ProviderProtocolError(
+                f"{self.base_url} answered {http.status_code} with {described}, not a Messages "
+                f"API answer: {_BASE_URL_HINT}"
+            )
+        return _whole_answer(body)
 
     async def _refuse_html(self, response: httpx2.Response) -> None:
         """Raise at once when a 2xx answer is an HTML page (a proxy or a web page, not the API)."""
@@ -274,7 +349,7 @@ class AnthropicProvider(HTTPEndpoint):
             "model": request.model,
             "messages": messages,
             "max_tokens": int(parameters.get("max_tokens") or DEFAULT_MAX_TOKENS),
-            "stream": True,
+            "stream": self._stream,
         }
         if system:
             arguments["system"] = system
@@ -593,6 +668,41 @@ class _Assembly:
                 calls.append(_parsed_call(block, self.stop_reason))
         message = ChatMessage("assistant", "".join(text), tool_calls=tuple(calls))
         return Completion(message, Usage(self.input_tokens, self.output_tokens), self.stop_reason)
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _whole_answer(body: dict[str, Any]) -> list[ProviderEvent]:
+    """The events of a whole (not streamed) Messages API answer."""
+    stop_reason = body.get("stop_reason")
+    stop = stop_reason if isinstance(stop_reason, str) else None
+    text: list[str] = []
+    calls: list[ToolCallRequest] = []
+    for block in body["content"]:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            text.append(block["text"])
+        elif block.get("type") == "tool_use":
+            calls.append(
+                _call(
+                    str(block.get("id", "")), str(block.get("name", "")), block.get("input"), stop
+                )
+            )
+    answer = "".join(text)
+    usage = body.get("usage")
+    completion = Completion(
+        ChatMessage("assistant", answer, tool_calls=tuple(calls)),
+        Usage(_input_tokens(usage), _count(usage, "output_tokens")),
+        stop,
+    )
+    return [TextDelta(answer), completion] if answer else [completion]
 
 
 def _input_tokens(usage: Any) -> int | None:

@@ -216,7 +216,7 @@ class FakeAnthropicServer(FakeModelServer):
         start = _message(model, [], None, self._start_usage(input_tokens))
         yield _event("message_start", {"type": "message_start", "message": start})
         while not self._released.is_set() and not self.stopping:
-            yield 0.05  # a wait that ends when the client leaves
+            yield 0.25  # a wait that ends when the client leaves
         yield _event("ping", {"type": "ping"})
         index = 0
         pieces = reply.text_pieces()
@@ -268,6 +268,9 @@ class FakeAnthropicServer(FakeModelServer):
             content.append({"type": "text", "text": reply.text})
         for call in reply.calls:
             arguments: Any = call.arguments
+            if isinstance(arguments, str):  # raw input JSON: the value it spells, if it parses
+                with contextlib.suppress(ValueError):
+                    arguments = json.loads(arguments)
             content.append(
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
             )
