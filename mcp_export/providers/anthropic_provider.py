@@ -277,6 +277,12 @@ class AnthropicProvider(HTTPEndpoint):
         finally:
             await close_quietly(response.close)
         content_type = http.headers.get("content-type", "")
+        if "event-stream" in content_type.lower():
+            raise ProviderProtocolError(
+                f"{self._label} sent a stream though this request asked for a whole answer "
+                "(streaming is off for this provider): turn streaming back on, or check the "
+                f"server at {self.base_url}"
+            )
         body = _json_object(raw) if "json" in content_type.lower() else None
         if body is None or not isinstance(body.get("content"), list):
             described = describe_body(tap.preview, content_type, complete=tap.complete_preview)

@@ -26,7 +26,7 @@ from mcp_export.providers.base import (
     Usage,
 )
 from tests.fakes import page, text, tool_calls
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, error_event
 
 pytestmark = pytest.mark.anyio
 
@@ -95,6 +95,17 @@ async def test_without_streaming_a_page_that_is_not_an_answer_says_what_it_was()
     where = server.base_url
     assert str(caught.value).startswith(
         f"{where} answered 200 with an HTML page titled 'Welcome', not a Messages API answer"
+    )
+
+
+async def test_without_streaming_a_server_that_streams_anyway_is_named_and_told() -> None:
+    with FakeAnthropicServer([error_event()]) as server:
+        async with anthropic_provider(server.base_url, stream=False) as provider:
+            with pytest.raises(ProviderProtocolError) as caught:
+                await events_of(provider, ask())
+    where = server.base_url.removeprefix("http://")
+    assert str(caught.value).startswith(
+        f"{where} sent a stream though this request asked for a whole answer"
     )
 
 
