@@ -15,6 +15,7 @@ import math
 import time
 
 from PySide6.QtCore import QElapsedTimer, QSizeF, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -225,10 +226,15 @@ class NoteLine(QLabel):
         self.note = text
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setText(f"Note: {text}")
-        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setContentsMargins(8, 0, 8, 0)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.setEnabled(False)  # the palette's dimmed text, right in light and dark
+        self.setWordWrap(True)  # after the size policy: it adds height-for-width to it
+        # The palette's muted text: readable, yet apart from the answer, in light and dark.
+        self.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        font = QFont(self.font())
+        font.setItalic(True)
+        self.setFont(font)
 
 
 class NoticeBlock(QFrame):

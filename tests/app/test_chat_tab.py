@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -448,7 +449,8 @@ def test_a_notice_is_one_muted_line_in_the_trace_and_not_part_of_the_answer(
     assert len(model.bodies) == 2  # each request passed the notice; the tab shows it once
     assert tab.transcript.notes() == [NOTICE]
     (line,) = [b for b in tab.transcript.blocks() if isinstance(b, NoteLine)]
-    assert line.text() == f"Note: {NOTICE}" and not line.isEnabled()  # the dimmed text
+    assert line.text() == f"Note: {NOTICE}"
+    assert line.foregroundRole() == QPalette.ColorRole.PlaceholderText  # muted, not the answer's
     assert line.isVisible()
     assert tab.transcript.assistant_text() == "re: first now\n\nre: second now"
     assert [type(b).__name__ for b in tab.transcript.blocks()] == (
