@@ -1,24 +1,32 @@
 """Pictures of the studio's main views, to look at what a person sees: ``make screenshots``.
 
-``python -m app.screenshots OUT_DIR`` starts the real studio (under Xvfb with ``make screenshots``;
-``QT_QPA_PLATFORM=offscreen`` works too) on a private copy of the richest example agent, with its
-own data directory so no recent files or recovery copies of the person leak in, walks through the
-views and saves one PNG per view into ``OUT_DIR``. It stops with a non-zero status when a view
-cannot be reached, so a broken view never leaves a stale picture behind unnoticed.
+``python -m app.screenshots OUT_DIR [--dark] [--only GROUP …]`` starts the real studio (under
+Xvfb with ``make screenshots``; ``QT_QPA_PLATFORM=offscreen`` works too) on a private copy of the
+richest example agent, with its own data directory so no recent files or recovery copies of the
+person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
+asks for the dark colour scheme (a dark palette where the platform has no dark theme, as under
+Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint) instead of
+all. It stops with a non-zero status when a view cannot be reached, so a broken view never leaves
+a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
+
+from app.tool_editor.highlighter import is_dark
 
 if TYPE_CHECKING:
     from app.window.main_window import MainWindow
@@ -31,10 +39,19 @@ EXAMPLE = (
 RICHEST_TOOL = "book_flight"
 
 
-def scripted_model(body: Any) -> Any:
-    """The local model: look up the time in Lisbon once, then confirm the booking."""
-    from tests.fakes._script import text, tool_calls
+LLAMA_QUESTION = "Which server answers here?"
+"""A chat message the local model answers as llama.cpp's server does: without token counts."""
 
+
+def scripted_model(body: Any) -> Any:
+    """The local model: look up the time in Lisbon once, then confirm the booking (a question
+    ending in ``LLAMA_QUESTION`` gets an answer without usage)."""
+    from tests.fakes._script import text, text_without_usage, tool_calls
+
+    if body.last_user_text.endswith(LLAMA_QUESTION):
+        return text_without_usage(
+            "A llama.cpp server: it streams answers but reports no token counts.", chunks=8
+        )
     if body.rounds_since_user == 0:
         call = ("call_1", "time__get_current_time", {"timezone": "Europe/Lisbon"})
         return tool_calls([call], usage=(812, 24))
@@ -45,6 +62,39 @@ def scripted_model(body: Any) -> Any:
         "it is 09:41 in Lisbon now."
     )
     return text(answer, chunks=24, usage=(905, 71))
+
+
+def dark_palette() -> QPalette:
+    """A dark palette like a desktop's dark theme gives, for platforms that have none."""
+    roles = QPalette.ColorRole
+    colours = {
+        roles.Window: "#2b2b2b",
+        roles.WindowText: "#e3e3e3",
+        roles.Base: "#1f1f1f",
+        roles.AlternateBase: "#333333",
+        roles.ToolTipBase: "#3a3a3a",
+        roles.ToolTipText: "#e3e3e3",
+        roles.PlaceholderText: "#8d8d8d",
+        roles.Text: "#e3e3e3",
+        roles.Button: "#353535",
+        roles.ButtonText: "#e3e3e3",
+        roles.BrightText: "#ff6b6b",
+        roles.Light: "#474747",
+        roles.Midlight: "#3c3c3c",
+        roles.Mid: "#262626",
+        roles.Dark: "#1a1a1a",
+        roles.Shadow: "#0d0d0d",
+        roles.Highlight: "#3d6fb4",
+        roles.HighlightedText: "#ffffff",
+        roles.Link: "#7aaef5",
+        roles.LinkVisited: "#b89cf0",
+    }
+    palette = QPalette()
+    for role, colour in colours.items():
+        palette.setColor(role, QColor(colour))
+    for role in (roles.WindowText, roles.Text, roles.ButtonText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7a"))
+    return palette
 
 
 async def wait_until(predicate: Callable[[], bool], what: str, limit: float = 30.0) -> None:
@@ -182,19 +232,101 @@ async def run_views(window: MainWindow, camera: Camera) -> None:
     await tab.aclose()
 
 
-async def drive(window: MainWindow, out_dir: Path, agent: Path) -> None:
-    """Walk through every view and save its picture."""
+async def endpoint_views(window: MainWindow, camera: Camera) -> None:
+    """At 1024×700: the Model page's endpoint settings, a chat whose model server reports no
+    token counts, and a test run whose provider passes a notice to the trace."""
+    from app.chat import ChatTab
+    from app.pages.model_page import ModelPage
+    from mcp_export.session.events import FinalAnswer
+    from schema_types.arguments import apply_defaults, sample_arguments
+    from schema_types.template.engine import render
+    from tests.fakes.noticing_provider import noticing
+
+    document = window.current_document()
+    assert document is not None
+    window.resize(1024, 700)
+    page = window.show_page(document, "model")
+    assert isinstance(page, ModelPage)
+    await settle()
+    page.ensureWidgetVisible(page.test_button, 0, 40)
+    await camera.shoot(window, "model-endpoint.png")
+
+    tabs: list[ChatTab] = []
+    try:
+        chat = ChatTab(document, title="Chat")
+        tabs.append(chat)
+        chat.resize(1024, 700)
+        chat.show()
+        if not isinstance(await chat.send(f"Hello. {LLAMA_QUESTION}"), FinalAnswer):
+            raise RuntimeError("the chat without token counts did not answer")
+        await camera.shoot(chat, "chat-unknown-tokens.png")
+
+        tool = document.agent.metadata.tool(RICHEST_TOOL)
+        assert tool is not None
+        arguments = sample_arguments(tool.parameters)
+        prompt = render(
+            tool.prompt,
+            apply_defaults(tool.parameters, arguments),
+            tool.parameters,
+            tool_name=tool.name,
+            tool_description=tool.description,
+        )
+        test = ChatTab(
+            document,
+            title=tool.name,
+            tool_name=tool.name,
+            arguments=arguments,
+            provider_factory=noticing(),
+        )
+        tabs.append(test)
+        test.resize(1024, 700)
+        test.show()
+        test.start_test(prompt)
+        await wait_until(lambda: isinstance(test.outcome, FinalAnswer), "the test run", 60)
+        await camera.shoot(test, "trace-notice.png")
+    finally:
+        for tab in tabs:
+            await tab.aclose()
+            tab.close()
+
+
+GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
+    "studio": studio_views,
+    "editor": lambda window, camera, _agent: tool_editor_views(window, camera),
+    "runs": lambda window, camera, _agent: run_views(window, camera),
+    "endpoint": lambda window, camera, _agent: endpoint_views(window, camera),
+}
+"""The groups of views, in the order they are walked (later groups use the agent opened by
+``studio``)."""
+
+
+async def drive(
+    window: MainWindow, out_dir: Path, agent: Path, groups: list[str] | None = None
+) -> None:
+    """Walk through the views of ``groups`` (default: all) and save their pictures."""
     camera = Camera(out_dir)
-    await studio_views(window, camera, agent)
-    await tool_editor_views(window, camera)
-    await run_views(window, camera)
+    chosen = groups or list(GROUPS)
+    if "studio" not in chosen and window.open_file(agent) is None:  # studio opens it otherwise
+        raise RuntimeError(f"the studio could not open {agent}")
+    for name in GROUPS:
+        if name in chosen:
+            await GROUPS[name](window, camera, agent)
     for path in camera.saved:
         print(path)  # noqa: T201 (the script's output is the list of pictures)
 
 
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m app.screenshots")
+    parser.add_argument("out_dir", nargs="?", default="build/screenshots")
+    parser.add_argument("--dark", action="store_true", help="the dark colour scheme")
+    parser.add_argument("--only", nargs="+", choices=list(GROUPS), help="these groups only")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
-    """Run the studio, take the pictures into ``argv[0]`` (default ``build/screenshots``)."""
-    out_dir = Path(argv[0] if argv else "build/screenshots").resolve()
+    """Run the studio, take the pictures into ``OUT_DIR`` (default ``build/screenshots``)."""
+    options = _parse(argv)
+    out_dir = Path(options.out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="metaagent-shots-"))
     os.environ["METAAGENT_HOME"] = str(home)
@@ -217,9 +349,14 @@ def main(argv: list[str]) -> int:
     tasks: list[asyncio.Future[None]] = []
 
     def on_shown(window: MainWindow) -> None:
+        if options.dark:
+            QGuiApplication.styleHints().setColorScheme(Qt.ColorScheme.Dark)
+            if not is_dark(QApplication.palette()):  # a platform without a dark theme (Xvfb)
+                QApplication.setPalette(dark_palette())
+
         async def run() -> None:
             try:
-                await drive(window, out_dir, agent)
+                await drive(window, out_dir, agent, options.only)
                 status.append(0)
             except Exception as exc:
                 print(f"screenshots: {exc}", file=sys.stderr)  # noqa: T201
