@@ -56,7 +56,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -73,7 +72,7 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers._endpoint import HTTPEndpoint
+from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name
 from mcp_export.providers._retry import (
     Failure,
     close_quietly,
@@ -119,7 +118,6 @@ __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"
 logger = logging.getLogger(__name__)
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
-_ANTHROPIC_HOST = "api.anthropic.com"
 _KEEPALIVE_SECONDS = 5.0
 _OVERLOADED = 529
 
@@ -436,10 +434,7 @@ class AnthropicProvider(HTTPEndpoint):
     def _label(self) -> str:
         """How messages name the endpoint: ``Anthropic`` for its own API, else where it is
         (``host:port``): a proxy's or a compatible server's failure is not Anthropic's."""
-        parts = urllib.parse.urlsplit(self.base_url)
-        if (parts.hostname or "").lower() == _ANTHROPIC_HOST:
-            return "Anthropic"
-        return parts.netloc.rpartition("@")[2] or self.base_url
+        return endpoint_name(self.base_url)
 
     def _stream_error(self, exc: APIStatusError) -> ProviderError:
         """An ``error`` event inside a 200 stream, as the error its type means."""
