@@ -209,15 +209,15 @@ def test_unknown_token_counts_show_as_a_dash_and_totals_add_only_the_known(
     with FakeOpenAIServer([text_without_usage("Booked.")]) as model:
         agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
 
-        async def call() -> None:
+        async def call(history: HistoryStore) -> None:
             async with (
-                AgentServer(load_served_agents([agent]), history=store) as served,
+                AgentServer(load_served_agents([agent]), history=history) as served,
                 Client(served.server, mode="legacy", client_info=CLIENT) as client,
             ):
                 await client.call_tool("book_flight", {"destination": "Oslo"})
 
         with HistoryStore(tmp_path / "h.sqlite3") as store:
-            anyio.run(call)
+            anyio.run(call, store)
             chat = store.create_thread(
                 agent_path=str(agent), agent_name="Travel Desk", title="Mixed", kind="chat"
             )
