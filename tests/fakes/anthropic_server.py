@@ -11,20 +11,22 @@ Speaks what the ``anthropic`` SDK expects:
 - ``GET /v1/models`` → the model list.
 - Errors with Anthropic's body shape ``{"type": "error", "error": {"type", "message"}}`` and a
   ``request-id`` header; ``retry-after`` when the reply sets it.
-- A request the real API refuses is refused here too, with a 400 ``invalid_request_error`` in the
-  API's words (``wire_problem``): empty or whitespace-only text blocks, a ``tool_use`` without
-  its ``tool_result`` in the next message (or a result without its call), results that do not
-  lead their message, an error result with empty content, a ``tool_use`` input that is not an
-  object, a ``tool_choice`` without tools or naming a tool not offered, no ``max_tokens``.
-  Consecutive messages of one role are combined first, as the API does. ``strict=False`` turns
-  this off.
+- A request the real API refuses is refused here too, with a 400 ``invalid_request_error``
+  (``wire_problem``): empty or whitespace-only text blocks, a ``tool_use`` without its
+  ``tool_result`` in the next message (or a result without its call), results that do not lead
+  their message, an error result with empty content, a ``tool_use`` input that is not an object,
+  a tool name outside ``^[a-zA-Z0-9_-]{1,128}$``, a ``tool_choice`` without tools or naming a tool
+  not offered, no ``max_tokens``. The messages are the API's own where its refusals are on record
+  (users' reports of them), plain words otherwise. Consecutive messages of one role are combined
+  first, as the API documents. ``strict=False`` turns this off.
 
 Options that shape every answer: ``usage="absent"`` leaves the token counts out (as some
 Anthropic-compatible proxies do), ``cache_tokens=(created, read)`` adds prompt-cache counts to
-``message_start``. ``hold()`` keeps every streamed answer waiting after ``message_start`` (its
-request in flight) until ``release()``; ``in_flight`` / ``max_in_flight`` / ``wait_for_in_flight``
-count the streamed answers being sent. ``error_event(kind, message)`` is a 200 stream that fails
-with an ``error`` event after ``message_start``, as the API does when it is overloaded.
+``message_start``. ``hold()`` keeps every streamed answer built from a reply (not ``events``)
+waiting after ``message_start`` (its request in flight) until ``release()``; ``in_flight`` /
+``max_in_flight`` / ``wait_for_in_flight`` count those answers while they are being sent.
+``error_event(kind, message)`` is a 200 stream that fails with an ``error`` event after
+``message_start``, as the API does when it is overloaded.
 
 Usage::
 
