@@ -109,8 +109,7 @@ from mcp_export.redact import redact
 
 if TYPE_CHECKING:
     import httpx2
-    from anthropic import APIStatusError, AsyncAnthropic, AsyncStream
-    from anthropic._response import AsyncAPIResponse
+    from anthropic import APIStatusError, AsyncAnthropic, AsyncAPIResponse, AsyncStream
     from anthropic.types import Message, RawMessageStreamEvent
 
 __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"]
