@@ -4,7 +4,8 @@
   their base URL and API key (the names ``mcp_export.providers.provider_for_agent`` reads, in its
   order) and their default endpoint.
 - :func:`list_models`: the model ids an endpoint offers (``GET {base}/models``; OpenAI-compatible
-  servers and Ollama answer it, and so does Anthropic's API).
+  servers and Ollama answer it, through the OpenAI provider's own HTTP requests, and so does
+  Anthropic's API, through its SDK).
 - :func:`test_connection`: a one-word prompt through the provider the agent's settings call for
   (the same provider code a served call runs), timed.
 
@@ -188,24 +189,26 @@ async def list_models(agent: Agent, *, timeout: float = 15.0) -> list[str]:  # n
 
 
 async def _openai_models(endpoint: _Endpoint, timeout: float) -> list[str]:  # noqa: ASYNC109
-    import openai
+    import aiohttp
 
-    client = openai.AsyncOpenAI(
-        api_key=endpoint.api_key or "no-key",
-        base_url=endpoint.base_url,
-        max_retries=0,
-        timeout=timeout,
-    )
+    from mcp_export.providers._openai_http import ChatCompletionsHTTP, StatusError
+
+    http = ChatCompletionsHTTP(endpoint.base_url, endpoint.api_key, timeout=timeout)
     try:
-        return sorted([model.id async for model in client.models.list()])
-    except openai.APITimeoutError as exc:
+        entries = await http.models(timeout=timeout)
+    except TimeoutError as exc:
         raise EndpointError(f"{endpoint.base_url} did not answer within {timeout:g} s") from exc
-    except openai.APIConnectionError as exc:
+    except StatusError as exc:
+        raise EndpointError(_status_message(endpoint, exc.code, exc.detail)) from exc
+    except (aiohttp.ClientError, ConnectionError) as exc:
         raise EndpointError(_unreachable(endpoint)) from exc
-    except openai.APIStatusError as exc:
-        raise EndpointError(_status_message(endpoint, exc.status_code, exc.message)) from exc
+    except ValueError as exc:  # not JSON, not a model list
+        raise EndpointError(
+            f"{endpoint.base_url} has no model list ({exc}); type the model name instead"
+        ) from exc
     finally:
-        await client.close()
+        await http.aclose()
+    return sorted(str(entry["id"]) for entry in entries if isinstance(entry.get("id"), str))
 
 
 async def _anthropic_models(endpoint: _Endpoint, timeout: float) -> list[str]:  # noqa: ASYNC109

@@ -1,21 +1,24 @@
-"""The Chat Completions request of the OpenAI-compatible provider, made with aiohttp directly.
+"""The requests of the OpenAI-compatible provider, made with aiohttp directly: Chat Completions
+(streamed or whole) and the model list (``GET {base}/models``, for the studio's model picker and
+for what kind of server an endpoint is).
 
 Why not through the ``openai`` SDK's client: for each request the SDK builds an httpx-style request
 (header objects merged and re-encoded several times, URL parsed, platform headers), hands it through
 its auth, retry and transport layers to aiohttp, and decodes the stream line by line in Python, all
 of it CPU on the one event loop a served agent shares between all its calls (README, benchmarks: 64
-concurrent served calls). The SDK stays what lists an endpoint's models in the studio, and what the
-Anthropic provider uses.
+concurrent served calls). One HTTP stack serves both requests, so the project does not depend on the
+SDK at all.
 
-What the request keeps of the SDK's behaviour (so servers that work with the SDK work here):
+What the requests keep of the SDK's behaviour (so servers that work with the SDK work here):
 
 - headers: ``Authorization: Bearer <key>`` (``no-key`` for keyless local servers, as the SDK
   needs some token too), ``Content-Type: application/json``, ``Accept: application/json``, and
   ``OpenAI-Organization`` / ``OpenAI-Project`` from ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``
   when set, which the SDK reads from the environment;
 - proxies from the environment (``HTTPS_PROXY``, ``NO_PROXY``…; looked up once per provider)
-  and the system's certificates;
-  at most 100 connections per provider, kept alive between requests;
+  and the system's certificates; connections kept alive between requests, with no limit on how
+  many are open at once (a limit is the endpoint's ``maxConcurrentRequests`` setting, a queue in
+  ``HTTPEndpoint.request_slot``, not a pool size that would make requests wait unseen);
 - one timeout for the answer to start and for each wait between stream chunks;
 - Server-Sent Events decoded as the SDK does: ``data:`` lines of an event joined by newlines,
   comments skipped, ``[DONE]`` ends the stream (the rest of the body, up to 64 KiB or 1 s, is
@@ -27,7 +30,8 @@ base URL, not the API); the stream's bytes pass a ``BodyTap`` (one event at most
 ``MAX_EVENT_BYTES``, the body ``MAX_ANSWER_BYTES``), which also keeps the first bytes so a body
 without a single event can be described; an event cut off by the end of the body is
 ``StreamCutMidEvent``, not a JSON error. Decoding is linear in the body's size however it is
-split into chunks.
+split into chunks. What a model list says about its server (``owned_by``) is remembered per
+endpoint for messages (``server_kind``).
 """
 
 from __future__ import annotations
@@ -64,7 +68,6 @@ __all__ = [
     "server_kind",
 ]
 
-_MAX_CONNECTIONS = 100
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_DRAIN = 64 * 1024
 _DRAIN_SECONDS = 1.0
@@ -165,7 +168,8 @@ def _kind_of(entries: list[dict[str, Any]]) -> str | None:
 
 
 class ChatCompletionsHTTP:
-    """Streamed ``POST {base_url}/chat/completions`` requests on one aiohttp session.
+    """``POST {base_url}/chat/completions`` (streamed or whole) and ``GET {base_url}/models``
+    requests on one aiohttp session.
 
     Args:
         base_url: the endpoint, ending before ``/chat/completions``.
@@ -200,7 +204,7 @@ class ChatCompletionsHTTP:
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=_MAX_CONNECTIONS),
+                connector=aiohttp.TCPConnector(limit=0),  # no pool limit: see the docstring
                 timeout=aiohttp.ClientTimeout(
                     total=None, sock_connect=self._timeout, sock_read=self._timeout
                 ),

@@ -126,37 +126,38 @@ class OpenAIProvider(HTTPEndpoint):
             ProviderProtocolError: a malformed or cut-off answer.
             ProviderError: any other refusal (unknown model, bad request…).
         """
-        http = self._http_now()
-        streamed = self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS)
-        response: aiohttp.ClientResponse | None = None
-        if streamed:
+        async with self.request_slot():  # held from sending to the end of the answer
+            http = self._http_now()
+            streamed = self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS)
+            response: aiohttp.ClientResponse | None = None
+            if streamed:
+                try:
+                    response = await self._open(http, request, streamed=True)
+                except _StreamedToolsRefused:
+                    if self.base_url not in _WHOLE_TOOL_TURNS:
+                        _WHOLE_TOOL_TURNS.add(self.base_url)
+                        yield ProviderNotice(
+                            f"{_host_port(self.base_url)} refuses streamed tool use; tool turns go "
+                            "without streaming"
+                        )
+                    streamed = False
+            if response is None:
+                response = await self._open(http, request, streamed=False)
+            tool_names = frozenset(tool.name for tool in request.tools)
+            if not streamed and "event-stream" not in response.headers.get("Content-Type", ""):
+                async for event in self._whole_answer(http, response, tool_names):
+                    yield event
+                return
+            seen = StreamSeen()
+            events = http.events(response, seen)
             try:
-                response = await self._open(http, request, streamed=True)
-            except _StreamedToolsRefused:
-                if self.base_url not in _WHOLE_TOOL_TURNS:
-                    _WHOLE_TOOL_TURNS.add(self.base_url)
-                    yield ProviderNotice(
-                        f"{_host_port(self.base_url)} refuses streamed tool use; tool turns go "
-                        "without streaming"
-                    )
-                streamed = False
-        if response is None:
-            response = await self._open(http, request, streamed=False)
-        tool_names = frozenset(tool.name for tool in request.tools)
-        if not streamed and "event-stream" not in response.headers.get("Content-Type", ""):
-            async for event in self._whole_answer(http, response, tool_names):
-                yield event
-            return
-        seen = StreamSeen()
-        events = http.events(response, seen)
-        try:
-            assembly = _Assembly(tool_names=tool_names)
-            while (chunk := await self._next_chunk(events, seen)) is not _END:
-                for text in assembly.add(chunk):
-                    yield TextDelta(text)
-            yield assembly.completion(self._named(seen.server), seen, self.base_url)
-        finally:
-            await events.aclose()  # a stream left early closes its connection at once
+                assembly = _Assembly(tool_names=tool_names)
+                while (chunk := await self._next_chunk(events, seen)) is not _END:
+                    for text in assembly.add(chunk):
+                        yield TextDelta(text)
+                yield assembly.completion(self._named(seen.server), seen, self.base_url)
+            finally:
+                await events.aclose()  # a stream left early closes its connection at once
 
     async def _open(
         self, http: ChatCompletionsHTTP, request: ModelRequest, *, streamed: bool

@@ -24,6 +24,12 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   a 500 "Automatic streaming tool choice is not supported"; one with tools and no
   ``tool_choice`` is answered as if it had none (the reply's tool calls are not sent); a named
   choice, and any request without streaming, get the reply as scripted.
+- ``interrupt_streams``: a stream that starts ends every stream still in progress with
+  ``data: [DONE]`` and no ``finish_reason`` (that server serves one request at a time).
+
+Streams in flight are counted (``in_flight``, ``max_in_flight``); ``hold_until_in_flight=n`` keeps
+each stream from sending until ``n`` have been in flight at once (or ``hold_seconds`` passed), so
+a test can see whether a client really sends ``n`` requests at once.
 
 Usage::
 
@@ -36,6 +42,7 @@ Usage::
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -84,12 +91,22 @@ class FakeOpenAIServer(FakeModelServer):
         refuse_null_content: bool = False,
         usage_in_stream: bool = True,
         refuse_streamed_tool_choice: bool = False,
+        interrupt_streams: bool = False,
+        hold_until_in_flight: int | None = None,
+        hold_seconds: float = 10.0,
     ) -> None:
         self.owned_by = owned_by
         self.repeat_tool_names = repeat_tool_names
         self.refuse_null_content = refuse_null_content
         self.usage_in_stream = usage_in_stream
         self.refuse_streamed_tool_choice = refuse_streamed_tool_choice
+        self.interrupt_streams = interrupt_streams
+        self.hold_until_in_flight = hold_until_in_flight
+        self.hold_seconds = hold_seconds
+        self._flight = threading.Lock()
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._latest_stream = 0
         super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @classmethod
@@ -103,6 +120,7 @@ class FakeOpenAIServer(FakeModelServer):
             "refuse_null_content": True,
             "usage_in_stream": False,
             "refuse_streamed_tool_choice": True,
+            "interrupt_streams": True,
         }
         return cls(script, **(quirks | options))
 
@@ -162,9 +180,43 @@ class FakeOpenAIServer(FakeModelServer):
 
     # --- replies --------------------------------------------------------------------------------
 
+    @property
+    def in_flight(self) -> int:
+        """How many streams are being sent now."""
+        with self._flight:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most streams that were being sent at once."""
+        with self._flight:
+            return self._max_in_flight
+
     def stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
         if self.refuse_streamed_tool_choice and body.get("tools") and "tool_choice" not in body:
             reply = replace(reply, kind="text", calls=(), text=reply.text or "No tools here.")
+        with self._flight:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            self._latest_stream += 1
+            number = self._latest_stream
+        try:
+            if self.hold_until_in_flight is not None:
+                deadline = time.monotonic() + self.hold_seconds
+                while (
+                    self.max_in_flight < self.hold_until_in_flight and time.monotonic() < deadline
+                ):
+                    yield 0.01
+            for item in self._events(reply, body):
+                if self.interrupt_streams and self._latest_stream != number:
+                    yield b"data: [DONE]\n\n"
+                    return
+                yield item
+        finally:
+            with self._flight:
+                self._in_flight -= 1
+
+    def _events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
         chunk = _ChunkMaker(str(body.get("model", "fake-model")))
         pause = float(reply.chunk_delay)
         yield chunk.event({"role": "assistant", "content": ""})

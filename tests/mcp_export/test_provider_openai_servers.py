@@ -31,7 +31,16 @@ from mcp_export.providers.base import (
 from mcp_export.providers.openai_provider import OpenAIProvider
 from mcp_export.session.chat import ChatSession, run_to_result
 from schema_types.agent import Agent
-from tests.fakes import FakeOpenAIServer, events, page, status, text, tool_calls
+from tests.fakes import (
+    FakeOpenAIServer,
+    Reply,
+    RequestBody,
+    events,
+    page,
+    status,
+    text,
+    tool_calls,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -409,3 +418,68 @@ async def test_the_model_reads_why_its_call_could_not_run_and_the_next_turn_answ
     assert tool_result["content"].startswith(
         "Error: the arguments of this call could not be read: the arguments are not valid JSON: "
     )
+
+
+# --- how many requests at once ------------------------------------------------------------------
+
+
+async def test_a_limit_of_one_sends_one_request_at_a_time_and_the_rest_wait_in_line() -> None:
+    def slow(body: RequestBody) -> Reply:
+        return text(body.last_user_text, chunks=3, chunk_delay=0.02)
+
+    with FakeOpenAIServer(responder=slow) as server:
+        async with provider_at(server.base_url, max_concurrency=1) as provider:
+            answers: dict[int, str] = {}
+
+            async def one(index: int) -> None:
+                found = completion_of(await events_of(provider, ask(f"q{index}")))
+                answers[index] = found.message.content
+
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as group:
+                    for index in range(6):
+                        group.start_soon(one, index)
+        assert server.max_in_flight == 1
+    assert answers == {i: f"q{i}" for i in range(6)}
+
+
+async def test_without_a_limit_two_hundred_requests_are_in_flight_at_once() -> None:
+    count = 200
+    with FakeOpenAIServer(hold_until_in_flight=count, hold_seconds=10) as server:
+        async with provider_at(server.base_url) as provider:
+            answers: list[str] = []
+
+            async def one(index: int) -> None:
+                answers.append(
+                    completion_of(await events_of(provider, ask(f"q{index}"))).message.content
+                )
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+                    for index in range(count):
+                        group.start_soon(one, index)
+        assert server.max_in_flight == count
+    assert sorted(answers) == sorted(f"q{i}" for i in range(count))
+
+
+async def test_a_limit_is_shared_by_every_provider_of_the_endpoint() -> None:
+    with FakeOpenAIServer.like_llama_cpp_python(
+        responder=lambda body: text(body.last_user_text, chunks=4, chunk_delay=0.05)
+    ) as server:
+        async with (
+            provider_at(server.base_url, max_concurrency=1) as first,
+            provider_at(server.base_url, max_concurrency=1) as second,
+        ):
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as group:
+                    results: list[str] = []
+
+                    async def one(provider: OpenAIProvider, question: str) -> None:
+                        found = completion_of(await events_of(provider, ask(question)))
+                        results.append(found.message.content)
+
+                    group.start_soon(one, first, "one two three four")
+                    group.start_soon(one, second, "five six seven eight")
+        assert server.max_in_flight == 1
+    # The server cuts off a stream in progress when another starts: both whole means in line.
+    assert sorted(results) == ["five six seven eight", "one two three four"]
