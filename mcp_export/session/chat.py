@@ -367,6 +367,7 @@ class ChatSession:
             if turn == self.max_turns:
                 break  # the model wants more, but it would not be asked again: do not run them
             await self._run_tools(message.tool_calls, emit, state)
+            parameters = _unforced(parameters)
         raise turn_limit_error(self.max_turns)
 
     async def _offered_tools(self) -> tuple[ToolSchema, ...]:
@@ -471,7 +472,19 @@ class ChatSession:
         return finished.record()
 
 
+def _unforced(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of the turns after a tool round: a forced tool choice (``required``, a
+    tool's name) held the first request to a tool call; kept, it would hold every request to
+    one, and the run could only end at ``maxChatTurns``. ``none`` stays as it is."""
+    choice = parameters.get("tool_choice")
+    if choice is None or choice in ("auto", "none"):
+        return parameters
+    return {**parameters, "tool_choice": "auto"}
+
+
 def _empty_answer(stop_reason: str | None) -> EmptyAnswer:
+    if stop_reason == "refusal":
+        return EmptyAnswer("the model refused to answer (stop reason: refusal)")
     if stop_reason == "max_tokens":
         return EmptyAnswer(
             "the model used up its output tokens before writing any answer "
