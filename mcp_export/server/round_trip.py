@@ -30,7 +30,7 @@ from mcp_export.server.sampling import (
     response_from_result,
 )
 from mcp_export.server.steps import ServedRequest, drive, finish, new_session
-from mcp_export.session.events import Notice, SessionFailed, TurnFinished
+from mcp_export.session.events import SessionFailed, TurnFinished
 from mcp_export.session.record import SessionRecorder
 
 if TYPE_CHECKING:
@@ -71,8 +71,6 @@ class _NewsFilter:
         if isinstance(event, TurnFinished):
             self._turn = event.turn
             return event.turn > self._sampler.replayed_turns
-        if isinstance(event, Notice):  # comes during the turn in flight, before its TurnFinished
-            return self._turn + 1 > self._sampler.replayed_turns
         # Tool calls run after the turn that asked for them: replayed when that turn was.
         return self._turn > self._sampler.replayed_turns
 
