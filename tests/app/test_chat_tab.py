@@ -489,6 +489,27 @@ def test_a_tool_test_shows_a_notice_in_its_trace_and_the_callers_view_is_the_ans
     assert NOTICE not in tab.caller_view.toPlainText()
 
 
+def test_a_server_that_refuses_streamed_tool_use_is_noted_in_the_test_run_trace(
+    qtbot: QtBot, make_tab: Callable[..., ChatTab], tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(responder=_tool_then_answer(), refuse_streamed_tool_choice=True) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        tab = make_tab(
+            path, title="book_flight", tool_name="book_flight", arguments={"destination": "Oslo"}
+        )
+        outcome = run_turn(qtbot, tab, PROMPT, test=True)
+        follow_up = run_turn(qtbot, tab, "And the seat?")
+    host = model.base_url.removeprefix("http://").removesuffix("/v1")
+    assert isinstance(outcome, FinalAnswer) and isinstance(follow_up, FinalAnswer)
+    assert tab.transcript.notes() == [
+        f"{host} refuses streamed tool use; tool turns go without streaming"
+    ]
+    assert "refuses" not in tab.transcript.assistant_text()
+    assert len(tab.transcript.tool_cards()) == 2
+
+
 def test_an_empty_answer_of_a_tool_test_shows_the_failure_a_served_call_returns(
     qtbot: QtBot, model: FakeOpenAIServer, make_tab: Callable[..., ChatTab], tmp_path: Path
 ) -> None:

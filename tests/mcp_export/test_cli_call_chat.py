@@ -233,6 +233,23 @@ def test_call_whose_model_reports_no_usage_records_null_counts_not_zero(tmp_path
     assert (run.tokens_in, run.tokens_out) == (None, None)
 
 
+def test_call_notes_once_on_stderr_that_the_server_refuses_streamed_tool_use(tmp_path: Path):
+    call = ("c1", "time__get_current_time", {"timezone": "UTC"})
+    servers = {"time": {**time_server(), "serverToolDefaults": {"permissionRequired": False}}}
+    respond = tool_round_then_text([call], "It is noon.")
+    with FakeOpenAIServer(responder=respond, refuse_streamed_tool_choice=True) as server:
+        agent = write_agent(tmp_path, server, mcpServers=servers)
+        done = metaagent("call", str(agent), "greet", "--arg", "who=Ada")
+
+    host = server.base_url.removeprefix("http://").removesuffix("/v1")
+    note = f"note: {host} refuses streamed tool use; tool turns go without streaming\n"
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It is noon.\n"
+    assert done.stderr.startswith(note)
+    assert done.stderr.count(note) == 1
+    assert "→ time__get_current_time" in done.stderr
+
+
 def _noticing_runtime(path: Path, **options: Any) -> tuple[Agent, Runtime]:
     """The agent of ``path`` and a runtime whose provider also passes ``NOTICE``."""
     agent = load_agent(path)

@@ -338,6 +338,33 @@ def test_progress_leaves_out_the_counts_that_were_not_reported() -> None:
     assert progress_message(TurnFinished(5, 0, 0)) == "model turn 5 finished (0 tokens in, 0 out)"
 
 
+@MODES
+async def test_a_server_that_refuses_streamed_tool_use_is_noted_once_in_progress_and_the_log(
+    tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    respond = tool_round_then_text([TIME_CALL], "It is noon.")
+    with FakeOpenAIServer(responder=respond, refuse_streamed_tool_choice=True) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        progress = ProgressLog()
+        with caplog.at_level(logging.INFO, logger="mcp_export.server.steps"):
+            async with _served(path) as served, Client(served.server, mode=mode) as client:
+                result = await client.call_tool(
+                    "book_flight", {"destination": "Oslo"}, progress_callback=progress
+                )
+        streamed = [b["stream"] for b in model.bodies]
+    host = model.base_url.removeprefix("http://").removesuffix("/v1")
+    note = f"note: {host} refuses streamed tool use; tool turns go without streaming"
+    assert not result.is_error, _text(result)
+    assert _text(result) == "It is noon."  # the notice is not part of the answer
+    assert streamed == [True, False, False]  # refused once, then whole answers
+    assert progress.messages.count(note) == 1
+    assert progress.messages[0] == note
+    logged = [r for r in caplog.records if r.name == "mcp_export.server.steps"]
+    assert [(r.levelno, r.getMessage()) for r in logged] == [(logging.INFO, note)]
+
+
 class _ProgressContext:
     """The part of a request context ``drive`` uses: progress for the caller's token."""
 
