@@ -6,17 +6,18 @@ table; exits 0. Not a test: the figures depend on the machine.
 1. Overhead per session. Each session asks the model once (it calls one tool), runs the tool,
    and asks again (it answers). The model is ``FakeOpenAIServer`` answering at once, in its own
    process so its threads do not share our interpreter; the tool is ``echo`` of the fake stdio
-   MCP tool server. The same two model requests made directly with the ``openai`` SDK (the same
-   client and call the provider uses) plus the
-   same tool call made directly with ``mcp.Client`` are the baseline, interleaved with the
+   MCP tool server. The same two model requests made directly with the provider's own aiohttp
+   request (``bench/_direct.py``) plus the same tool call made directly with ``mcp.Client`` are
+   the baseline, interleaved with the
    sessions; the difference is the loop's own cost (event queue, task, message bookkeeping, the
    provider's translation, the toolbox's routing). Also measured: the same sessions writing the
    history store, and the pure loop with a scripted in-memory provider and toolbox (no I/O).
 2. Concurrency. 50 sessions at once against a model that takes 200 ms per request; the whole
    batch should take under 1.3 × 200 ms. The model is ``bench/_async_model.py`` (asyncio, its own
    process: the threaded test fake is itself slower than the goal at 50 requests at once).
-   Baselines in the same run: 50 plain HTTP requests (aiohttp, no SDK: the floor), the same 50
-   requests through ``AsyncOpenAI`` with its defaults, and 50 sessions on an in-memory model.
+   Baselines in the same run: 50 plain HTTP requests (aiohttp, no SDK: the floor), 50 sessions on
+   an in-memory model, and, when the ``openai`` package is installed (it is no dependency), the
+   same 50 requests through ``AsyncOpenAI`` with its defaults.
 """
 
 from __future__ import annotations
@@ -337,12 +338,19 @@ async def measure_pure_loop(sessions: int) -> list[Row]:
 
 
 async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str, float]]:
+    import importlib
+
     import aiohttp
-    from openai import AsyncOpenAI
 
     agent = make_agent(base_url, tools=False)
     provider = OpenAIProvider("sk-bench", base_url)
-    raw = AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
+    raw: Any = None
+    try:
+        openai = importlib.import_module("openai")
+    except ImportError:
+        pass
+    else:
+        raw = openai.AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
     messages: Any = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "m"}]
 
     async def one_session(index: int) -> None:
@@ -351,6 +359,7 @@ async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str
         assert result.answer == f"answer to m{index}", result.error
 
     async def one_raw(index: int) -> None:
+        assert raw is not None
         stream = await raw.chat.completions.create(
             model="fake-model",
             messages=messages,
@@ -387,23 +396,31 @@ async def measure_batch(base_url: str, size: int, rounds: int) -> list[tuple[str
         result = await run_to_result(session, f"m{index}")
         assert result.answer == "done", result.error
 
-    for run in (one_session, one_raw, one_http):  # warm up: imports, connection pools
+    runs: dict[str, Callable[[int], Awaitable[None]]] = {"http": one_http, "session": one_session}
+    if raw is not None:
+        runs["sdk"] = one_raw
+    for run in runs.values():  # warm up: imports, connection pools
         await batch(run)
-    http_batches, session_batches, raw_batches = [], [], []
-    for _ in range(rounds):  # interleaved, so a busy moment on the machine hits all three
-        http_batches.append(await batch(one_http))
-        session_batches.append(await batch(one_session))
-        raw_batches.append(await batch(one_raw))
+    batches: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):  # interleaved, so a busy moment on the machine hits all of them
+        for name, run in runs.items():
+            batches[name].append(await batch(run))
     memory_batches = [await batch(one_in_memory) for _ in range(rounds)]
     await provider.aclose()
-    await raw.close()
+    if raw is not None:
+        await raw.close()
     await http.close()
-    return [
-        (f"{size} plain HTTP requests at once (aiohttp, no SDK)", statistics.median(http_batches)),
-        (f"{size} SDK requests at once (AsyncOpenAI defaults)", statistics.median(raw_batches)),
-        (f"{size} sessions at once, OpenAI provider", statistics.median(session_batches)),
+    median = {name: statistics.median(values) for name, values in batches.items()}
+    rows = [(f"{size} plain HTTP requests at once (aiohttp, no SDK)", median["http"])]
+    if "sdk" in median:
+        rows.append((f"{size} SDK requests at once (AsyncOpenAI defaults)", median["sdk"]))
+    else:
+        print("   (the openai package is not installed: no AsyncOpenAI baseline)")
+    rows += [
+        (f"{size} sessions at once, OpenAI provider", median["session"]),
         (f"{size} sessions at once, in-memory 200 ms model", statistics.median(memory_batches)),
     ]
+    return rows
 
 
 async def main(sessions: int, batch_size: int) -> None:

@@ -9,8 +9,8 @@ share an interpreter with either side). Each sample is a pair, taken back to bac
 - a ``tools/call`` through the real server (``python -m mcp_export serve`` over stdio, the
   official ``mcp.Client``): arguments validated, prompt filled, chat session, model request,
   structured result — plus the MCP round trip itself;
-- the same model request made directly with the ``openai`` SDK, exactly as the provider makes it
-  (same client and transport, same messages, streamed).
+- the same model request made directly, exactly as the provider makes it (``bench/_direct.py``:
+  the provider's own aiohttp request, same headers, same messages, streamed; no ``openai`` SDK).
 
 The overhead is their difference; median and p99 over all pairs, for both protocol eras and with
 and without the history store. Goal: median ≤ 5 ms (with history, as served by default).
