@@ -13,7 +13,7 @@ QT_DEBS := libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0
 SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 fonts-dejavu-core
 
-.PHONY: setup studio test lint typecheck contracts pytest screenshots bench clean
+.PHONY: setup studio test lint typecheck contracts pytest screenshots bench test-real-model clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,13 @@ screenshots: setup
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# A tool-using agent against a real model on CPU (minutes; not part of `make test`): builds or
+# reuses llama-cpp-python and Gemma 3 270M in ~/.cache/metaagent-real-model (the first build
+# takes 15-25 minutes), then runs tests/real_model with the server on loopback.
+test-real-model: setup
+	$(PY) -m tests.real_model._llamacpp
+	METAAGENT_REAL_MODEL=1 QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/real_model -p no:randomly --timeout 900
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache

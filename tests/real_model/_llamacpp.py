@@ -267,3 +267,8 @@ def prepare() -> tuple[Path, Path]:
     """Wheel, venv and model, each reused when present: ``(interpreter, model)``."""
     python = ensure_venv()
     return python, ensure_model(python)
+
+
+if __name__ == "__main__":
+    interpreter, gguf = prepare()
+    print(f"llama-cpp-python: {interpreter}\nmodel: {gguf}")
