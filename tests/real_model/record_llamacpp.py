@@ -39,6 +39,7 @@ MODEL = "gemma-3-270m"
 SYSTEM = "You answer questions about time. Use the tools."
 TOOL_QUESTION = "Call get_current_time for Asia/Tokyo."
 PLAIN_QUESTION = "Say hello."
+GREETING = "Hello! How are you?"
 NAMED = {"type": "function", "function": {"name": "time__get_current_time"}}
 SAMPLING = {"temperature": 0.7, "seed": 1, "max_tokens": 64}
 HEADERS = {
@@ -247,6 +248,21 @@ def _first_turn_cases(tools: list[dict[str, Any]]) -> list[Case]:
             "several calls in this mode; this model never chose a second one.)",
             {**ask, **whole, "tool_choice": "auto"},
             drive={"stream": False, "parameters": {"tool_choice": None}},
+        ),
+        Case(
+            "auto_message_nonstreamed",
+            "tool_choice auto without streaming, a question the model answers in words: it picks "
+            "'message:', and the answer's text is constrained to the grammar functions | "
+            "'<|im_end|>' (llama_chat_format.chatml_function_calling, "
+            "follow_up_gbnf_tool_grammar), so the content comes back empty. With tools offered "
+            "and auto, this server cannot answer in words.",
+            {
+                **ask,
+                **whole,
+                "messages": [question[0], {"role": "user", "content": GREETING}],
+                "tool_choice": "auto",
+            },
+            drive={"stream": False},
         ),
         Case(
             "tool_call_no_choice_streamed",
