@@ -2,7 +2,9 @@
 
 The pydantic model checks types and values; on top of it this module checks what the model cannot
 see from one value alone (two tools with one name, reported at the second tool; a ``tools`` list at
-the top level, which nothing reads) and runs the parameters-schema check on every tool — or leaves
+the top level, which nothing reads; the endpoint settings among a provider's string values,
+``stream`` and ``maxConcurrentRequests``, which ``parse_stream`` and ``parse_max_concurrency``
+read for the runtime too) and runs the parameters-schema check on every tool — or leaves
 that check for later, on the built agent (:func:`tool_schema_problems`; the studio shows an agent
 before it loads ``jsonschema`` and checks each tool's schema after). Each problem gets the JSON path
 it is about (``metadata.tools[1].name``) and, when the source node tree is known, the line and
@@ -29,9 +31,12 @@ from schema_types.json_text import format_path, json_text
 from schema_types.schema.check import check_parameters_schema
 
 __all__ = [
+    "ENDPOINT_SETTINGS",
     "LocatedProblem",
     "check_agent_data",
+    "parse_max_concurrency",
     "parse_path",
+    "parse_stream",
     "tool_parameters_problem",
     "tool_schema_problems",
 ]
@@ -79,11 +84,19 @@ def check_agent_data(
     found: list[tuple[Parts, str]] = _misplaced_tools(data, check_schemas)
     duplicates = _duplicate_tool_names(data)
     found += duplicates
+    settings = _endpoint_setting_problems(data)
+    found += settings
     agent: Agent | None = None
     try:
         agent = Agent.model_validate(data)
     except ValidationError as exc:
-        found += _model_problems(exc, data, root, skip_unique_names=bool(duplicates))
+        found += _model_problems(
+            exc,
+            data,
+            root,
+            skip_unique_names=bool(duplicates),
+            skip={parts for parts, _ in settings},
+        )
     if check_schemas:
         found += _schema_problems(data, {parts for parts, _ in found})
     if not found:
@@ -166,6 +179,77 @@ def _duplicate_tool_names(data: Mapping[str, Any]) -> list[tuple[Parts, str]]:
     return problems
 
 
+ENDPOINT_SETTINGS = ("stream", "maxConcurrentRequests")
+"""The keys of ``providers.<id>`` that set how the endpoint is used rather than where it is."""
+
+_STREAM_VALUES = '"true" or "false"'
+_CONCURRENCY_VALUES = 'a whole number of at least 1, or "unlimited"'
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
+
+
+def parse_stream(value: str) -> bool:
+    """``providers.<id>.stream``: whether answers are streamed (``"true"`` / ``"false"``, in any
+    case).
+
+    Raises:
+        ValueError: any other value; the message says what is allowed.
+    """
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"expected {_STREAM_VALUES}, got {json_text(value)}")
+    return text == "true"
+
+
+def parse_max_concurrency(value: str) -> int | None:
+    """``providers.<id>.maxConcurrentRequests``: how many requests may be in flight to the
+    endpoint at once (a positive whole number), or None for ``"unlimited"``.
+
+    Raises:
+        ValueError: any other value; the message says what is allowed.
+    """
+    text = value.strip().lower()
+    if text == "unlimited":
+        return None
+    if _WHOLE_NUMBER.fullmatch(text) and int(text) >= 1:
+        return int(text)
+    raise ValueError(f"expected {_CONCURRENCY_VALUES}, got {json_text(value)}")
+
+
+def _endpoint_setting_problems(data: Mapping[str, Any]) -> list[tuple[Parts, str]]:
+    """Endpoint settings of ``providers`` that do not read as one (a YAML ``false`` or ``4`` is
+    named with what to write instead of as a string type error)."""
+    providers = data.get("providers")
+    if not isinstance(providers, Mapping):
+        return []
+    problems: list[tuple[Parts, str]] = []
+    for provider_id, values in providers.items():
+        if not isinstance(values, Mapping):
+            continue
+        for key, parse, allowed in (
+            ("stream", parse_stream, _STREAM_VALUES),
+            ("maxConcurrentRequests", parse_max_concurrency, _CONCURRENCY_VALUES),
+        ):
+            if key not in values:
+                continue
+            value = values[key]
+            parts: Parts = ("providers", str(provider_id), key)
+            text = value if isinstance(value, str) else json_text(value)
+            try:
+                parse(text)
+            except ValueError as exc:
+                wrong = str(exc) if isinstance(value, str) else f"expected {allowed}, got {text}"
+                problems.append((parts, wrong))
+                continue
+            if not isinstance(value, str):  # provider settings are strings
+                problems.append(
+                    (
+                        parts,
+                        f'expected {allowed} as a string, got {text} (put it in quotes: "{text}")',
+                    )
+                )
+    return problems
+
+
 def tool_schema_problems(agent: Agent) -> list[LocatedProblem]:
     """The parameters-schema problems of every tool of a built agent, by JSON path
     (``metadata.tools[1].parameters.properties.age.minimum``), in tool order; ``[]`` when sound.
@@ -204,7 +288,12 @@ def tool_parameters_problem(index: int, problem: Problem) -> LocatedProblem:
 
 
 def _model_problems(
-    exc: ValidationError, data: Mapping[str, Any], root: Node | None, *, skip_unique_names: bool
+    exc: ValidationError,
+    data: Mapping[str, Any],
+    root: Node | None,
+    *,
+    skip_unique_names: bool,
+    skip: set[Parts],
 ) -> list[tuple[Parts, str]]:
     # A union (``responseFormat: dict | str``) fails once per member, each with the member's
     # name appended to ``loc``: cut ``loc`` back to what exists in the data and merge those.
@@ -214,6 +303,8 @@ def _model_problems(
         parts = loc if error["type"] == "missing" else _existing_prefix(loc, data)
         if skip_unique_names and parts == ("metadata",) and error["type"] == "value_error":
             continue  # reported at the second tool by _duplicate_tool_names
+        if parts in skip:
+            continue  # already reported in its own words
         groups.setdefault(parts, []).append(error)
     problems: list[tuple[Parts, str]] = []
     for parts, errors in groups.items():

@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mcp_export.providers.kinds import azure_endpoint
 from schema_types.agent import Agent
 from schema_types.errors import SecretError
 
@@ -55,6 +56,8 @@ class ProviderInfo:
             vendor's own for OpenAI).
         key_required: whether requests fail without a key.
         sdk: ``openai`` (Chat Completions), ``anthropic`` or ``sampling`` (no endpoint).
+        key_header / version_names: as in ``mcp_export.providers.kinds.ProviderKind`` (Azure
+            OpenAI's ``api-key`` header and ``api-version``).
     """
 
     id: str
@@ -64,6 +67,8 @@ class ProviderInfo:
     default_url: str | None = None
     key_required: bool = False
     sdk: str = "openai"
+    key_header: str = "Authorization"
+    version_names: tuple[str, ...] = ()
 
 
 def _compatible(pid: str, label: str, default_url: str | None, required: bool) -> ProviderInfo:
@@ -105,6 +110,17 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
     ),
     _compatible("vllm", "OpenAI-compatible (vLLM)", None, False),
     _compatible("litellm", "OpenAI-compatible (LiteLLM)", None, False),
+    _compatible("llamacpp", "OpenAI-compatible (llama.cpp)", "http://localhost:8080/v1", False),
+    ProviderInfo(
+        "azure",
+        "Azure OpenAI",
+        ("AZURE_OPENAI_API_KEY",),
+        ("AZURE_OPENAI_ENDPOINT",),
+        None,
+        True,
+        key_header="api-key",
+        version_names=("AZURE_OPENAI_API_VERSION",),
+    ),
 )
 MAIN_PROVIDERS = PROVIDERS[:4]
 
@@ -146,6 +162,7 @@ class _Endpoint:
     info: ProviderInfo
     base_url: str
     api_key: str | None
+    api_version: str | None = None
 
 
 def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
@@ -159,7 +176,14 @@ def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
             "MCP sampling has no endpoint to ask: the calling client's model answers"
         )
     resolved: dict[str, str | None] = {}
-    for kind, names in (("key", info.key_names), ("url", info.url_names)):
+    for kind, names in (
+        ("key", info.key_names),
+        ("url", info.url_names),
+        ("version", info.version_names),
+    ):
+        if not names:
+            resolved[kind] = None
+            continue
         raw, name = setting_of(agent, info.id, names)
         try:
             resolved[kind] = resolve_secret(raw, key_name=name) if raw else environment.get(name)
@@ -168,7 +192,10 @@ def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
     base_url = resolved["url"] or info.default_url
     if base_url is None:
         raise EndpointError(f"{info.label} needs a base URL: enter it in Base URL")
-    return _Endpoint(info, base_url.rstrip("/"), resolved["key"] or None)
+    version = resolved["version"] or None
+    if info.version_names:
+        base_url, version = azure_endpoint(base_url, version)
+    return _Endpoint(info, base_url.rstrip("/"), resolved["key"] or None, version)
 
 
 async def list_models(agent: Agent, *, timeout: float = 15.0) -> list[str]:  # noqa: ASYNC109
@@ -193,7 +220,13 @@ async def _openai_models(endpoint: _Endpoint, timeout: float) -> list[str]:  # n
 
     from mcp_export.providers._openai_http import ChatCompletionsHTTP, StatusError
 
-    http = ChatCompletionsHTTP(endpoint.base_url, endpoint.api_key, timeout=timeout)
+    http = ChatCompletionsHTTP(
+        endpoint.base_url,
+        endpoint.api_key,
+        timeout=timeout,
+        key_header=endpoint.info.key_header,
+        api_version=endpoint.api_version,
+    )
     try:
         entries = await http.models(timeout=timeout)
     except TimeoutError as exc:

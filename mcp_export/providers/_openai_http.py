@@ -41,6 +41,7 @@ import contextlib
 import json
 import os
 import re
+import urllib.parse
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,20 +173,35 @@ class ChatCompletionsHTTP:
     requests on one aiohttp session.
 
     Args:
-        base_url: the endpoint, ending before ``/chat/completions``.
-        api_key: the bearer key; None for keyless local servers.
+        base_url: the endpoint, ending before ``/chat/completions`` (a query it carries stays).
+        api_key: the key; None for keyless local servers.
         timeout: seconds to wait for the answer to start, and between stream chunks.
+        key_header: ``Authorization`` (the key as ``Bearer <key>``) or another header that
+            carries the key as it is (Azure OpenAI's ``api-key``).
+        api_version: sent as ``?api-version=`` with every request (Azure OpenAI); None for none.
 
     The session is made on first use, in the event loop that uses it.
     """
 
-    def __init__(self, base_url: str, api_key: str | None, *, timeout: float) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout: float,
+        key_header: str = "Authorization",
+        api_version: str | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/chat/completions"
-        self.models_url = self.base_url + "/models"
+        self.url = _endpoint_url(self.base_url, "/chat/completions", api_version)
+        self.models_url = _endpoint_url(self.base_url, "/models", api_version)
         self._timeout = timeout
+        if key_header.lower() == "authorization":
+            credentials = {"Authorization": f"Bearer {api_key or 'no-key'}"}
+        else:
+            credentials = {key_header: api_key} if api_key else {}
         headers = {
-            "Authorization": f"Bearer {api_key or 'no-key'}",
+            **credentials,
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": "MetaAgentStudio (OpenAI-compatible)",
@@ -382,6 +398,17 @@ class ChatCompletionsHTTP:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+def _endpoint_url(base_url: str, path: str, api_version: str | None) -> str:
+    """``base_url`` + ``path``, with the query the base URL carried and ``api-version`` (which
+    replaces one the base URL carried)."""
+    base, _, query = base_url.partition("?")
+    params = [p for p in query.split("&") if p]
+    if api_version:
+        params = [p for p in params if not p.startswith("api-version=")]
+        params.append("api-version=" + urllib.parse.quote(api_version, safe=""))
+    return base.rstrip("/") + path + ("?" + "&".join(params) if params else "")
 
 
 async def _drained(response: aiohttp.ClientResponse) -> bool:

@@ -7,7 +7,11 @@
     ollama:llama3.2              http://localhost:11434/v1, no key
     lmstudio:qwen2.5-7b          http://localhost:1234/v1, no key
     openrouter:openai/gpt-4o     https://openrouter.ai/api/v1, key OPENROUTER_API_KEY (required)
+    llamacpp:qwen2.5-1.5b        http://localhost:8080/v1, no key, one request at a time
     vllm:… / litellm:…           OpenAI-compatible; needs a base URL (VLLM_BASE_URL…), key optional
+    azure:DEPLOYMENT             Azure OpenAI: AZURE_OPENAI_ENDPOINT (the resource, its /openai/v1,
+                                 or a deployment URL), key AZURE_OPENAI_API_KEY (required, sent
+                                 as api-key), AZURE_OPENAI_API_VERSION
     sampling                     the calling MCP client's model (``SamplingRequired``)
 
 Each setting is looked up in ``agent.providers[provider id]`` by its names in order (for
@@ -16,22 +20,34 @@ OpenAI-compatible servers the provider's own name, then the ``OPENAI_…`` one, 
 (``env://NAME``, ``keyring://service/name``). When the agent says nothing, the process environment
 variable of the provider's own name is used (``OPENAI_API_KEY`` for openai, ``OLLAMA_BASE_URL`` for
 ollama — never another provider's key, which would send it to the wrong server).
+
+Two settings in ``providers.<id>`` say how the endpoint is used, with defaults from the provider
+kind: ``stream`` (``"true"``/``"false"``: whether answers are streamed) and
+``maxConcurrentRequests`` (a positive whole number, or ``"unlimited"``: how many requests may be
+in flight to the endpoint at once; the rest wait in line). Both providers take them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mcp_export.errors import ConfigurationError, CredentialsMissing
 from mcp_export.providers.anthropic_provider import AnthropicProvider
 from mcp_export.providers.base import Provider
-from mcp_export.providers.kinds import KNOWN_PROVIDERS, PROVIDER_KINDS, ProviderKind
+from mcp_export.providers.kinds import (
+    KNOWN_PROVIDERS,
+    PROVIDER_KINDS,
+    ProviderKind,
+    azure_endpoint,
+)
 from mcp_export.providers.openai_provider import OpenAIProvider
 from mcp_export.providers.sampling import Sampler, SamplingProvider
 from mcp_export.redact import remember_secret
 from schema_types.agent import Agent
+from schema_types.agent_checks import parse_max_concurrency, parse_stream
 from schema_types.errors import SecretError
 from schema_types.secrets import ENV_SCHEME, resolve_secret
 
@@ -61,6 +77,9 @@ class _Resolved:
     api_key: str | None
     key_name: str
     base_url: str | None
+    stream: bool
+    max_concurrency: int | None
+    api_version: str | None
 
 
 def provider_for_agent(
@@ -86,15 +105,33 @@ def provider_for_agent(
         SamplingRequired: the model is ``sampling`` and no sampler was given.
         CredentialsMissing: a required key is not set; the message names the setting and where
             it was looked for (``OPENAI_API_KEY is not set (env://OPENAI_API_KEY)``).
-        ConfigurationError: no model, an unknown provider, or a base URL is missing.
+        ConfigurationError: no model, an unknown provider, a base URL is missing, or ``stream``
+            or ``maxConcurrentRequests`` holds a value they cannot take.
     """
     if agent.settings.model == "sampling" and sampler is not None:
         return SamplingProvider(sampler, supports_tools=sampling_tools), "sampling"
     resolved = _resolve(agent, env)
-    kind = AnthropicProvider if resolved.kind.sdk == "anthropic" else OpenAIProvider
-    provider: Provider = kind(
-        resolved.api_key, resolved.base_url, name=resolved.provider_id, key_name=resolved.key_name
-    )
+    provider: Provider
+    if resolved.kind.sdk == "anthropic":
+        provider = AnthropicProvider(
+            resolved.api_key,
+            resolved.base_url,
+            name=resolved.provider_id,
+            key_name=resolved.key_name,
+            stream=resolved.stream,
+            max_concurrency=resolved.max_concurrency,
+        )
+    else:
+        provider = OpenAIProvider(
+            resolved.api_key,
+            resolved.base_url,
+            name=resolved.provider_id,
+            key_name=resolved.key_name,
+            stream=resolved.stream,
+            max_concurrency=resolved.max_concurrency,
+            key_header=resolved.kind.key_header,
+            api_version=resolved.api_version,
+        )
     return provider, resolved.model
 
 
@@ -139,11 +176,60 @@ def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
     base_url, _ = _lookup(kind.url_names, values, environment)
     base_url = base_url or kind.default_url
     if kind.sdk == "openai" and base_url is None and provider_id != "openai":
+        example = (
+            "https://RESOURCE.openai.azure.com/openai/v1"
+            if kind.version_names  # Azure OpenAI
+            else "http://localhost:8000/v1"
+        )
         raise ConfigurationError(
             f"{provider_id} needs a base URL: set providers.{provider_id}."
-            f"{kind.url_names[0]} (e.g. http://localhost:8000/v1)"
+            f"{kind.url_names[0]} (e.g. {example})"
         )
-    return _Resolved(provider_id, model, kind, api_key, key_name, base_url)
+    api_version = (
+        _lookup(kind.version_names, values, environment)[0] if kind.version_names else None
+    )
+    if kind.version_names and base_url is not None:
+        base_url, api_version = azure_endpoint(base_url, api_version)
+    stream = _endpoint_setting(provider_id, values, "stream", parse_stream, kind.stream)
+    max_concurrency = _endpoint_setting(
+        provider_id, values, "maxConcurrentRequests", parse_max_concurrency, kind.max_concurrency
+    )
+    return _Resolved(
+        provider_id,
+        model,
+        kind,
+        api_key,
+        key_name,
+        base_url,
+        stream,
+        max_concurrency,
+        api_version,
+    )
+
+
+T = TypeVar("T")
+
+
+def _endpoint_setting(
+    provider_id: str,
+    values: Mapping[str, str],
+    name: str,
+    parse: Callable[[str], T],
+    default: T,
+) -> T:
+    """``providers.<id>.<name>`` read by ``parse``; ``default`` (the kind's) when not set.
+
+    Raises:
+        ConfigurationError: the value is not one the setting takes; the message names the
+            setting and what it takes.
+    """
+    raw = values.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise ConfigurationError(f"providers.{provider_id}.{name}: {exc}") from exc
 
 
 def _lookup(

@@ -11,10 +11,14 @@ no event at all (an HTML page, a JSON body, nothing) is described as what it is,
 single choice as an answer with no choices, the rest as cut off.
 
 Not streamed: when the provider's ``stream`` setting is off, and for requests with tools to an
-endpoint that refused streamed tool use (llama-cpp-python, older llama.cpp servers): that refusal
-is not retried, the request goes again at once with ``stream: false``, the endpoint is remembered
-for the process and a ``ProviderNotice`` says so once. A whole ``chat.completion`` is read as the
-one chunk that would carry it.
+endpoint that refused streamed tool use: an error status that says so (llama.cpp's server in older
+builds: 500 "Cannot use tools with stream"), or a 200 stream without a single byte, which is how
+llama-cpp-python fails a streamed request inside the model call ("Automatic streaming tool choice
+is not supported" for ``tool_choice: "auto"``, a prompt longer than its context: the reason is
+only in its log). The request is not retried as it was but asked again at once with
+``stream: false``, which answers or says why; when that answers a request with tools, the
+endpoint is remembered for the process and a ``ProviderNotice`` says so once. A whole
+``chat.completion`` is read as the one chunk that would carry it.
 
 Tool arguments that are not one JSON object (malformed, cut off by ``max_tokens``) do not fail the
 request: the call comes with empty arguments and an ``arguments_error``, and the session hands
@@ -43,6 +47,7 @@ import json
 import logging
 import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,8 +101,13 @@ class OpenAIProvider(HTTPEndpoint):
     """A ``Provider`` for anything that speaks the Chat Completions API.
 
     Takes ``HTTPEndpoint``'s arguments; ``api_key`` is None for keyless local servers (Ollama,
-    LM Studio…), ``base_url`` None for OpenAI itself, ``name`` the provider id used in messages
-    (``openai``, ``ollama``, ``openrouter``…).
+    LM Studio…), ``base_url`` None for OpenAI itself, ``name`` the provider id (``openai``,
+    ``ollama``, ``openrouter``…). Besides them:
+
+    Args:
+        key_header: the header the key goes in: ``Authorization`` (``Bearer <key>``) or Azure
+            OpenAI's ``api-key``.
+        api_version: an ``api-version`` sent with every request (Azure OpenAI), or None.
     """
 
     DEFAULT_URL = OPENAI_DEFAULT_URL
@@ -105,9 +115,44 @@ class OpenAIProvider(HTTPEndpoint):
     DEFAULT_KEY_NAME = "OPENAI_API_KEY"
     _http: ChatCompletionsHTTP | None = None
 
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None = None,
+        *,
+        name: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        retry_delay: float = 0.5,
+        key_name: str | None = None,
+        stream: bool = True,
+        max_concurrency: int | None = None,
+        key_header: str = "Authorization",
+        api_version: str | None = None,
+    ) -> None:
+        super().__init__(
+            api_key,
+            base_url,
+            name=name,
+            max_retries=max_retries,
+            timeout=timeout,
+            retry_delay=retry_delay,
+            key_name=key_name,
+            stream=stream,
+            max_concurrency=max_concurrency,
+        )
+        self._key_header = key_header
+        self._api_version = api_version
+
     def _http_now(self) -> ChatCompletionsHTTP:
         if self._http is None:
-            self._http = ChatCompletionsHTTP(self.base_url, self._api_key, timeout=self._timeout)
+            self._http = ChatCompletionsHTTP(
+                self.base_url,
+                self._api_key,
+                timeout=self._timeout,
+                key_header=self._key_header,
+                api_version=self._api_version,
+            )
         return self._http
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
@@ -115,7 +160,8 @@ class OpenAIProvider(HTTPEndpoint):
 
         Streamed unless the provider's ``stream`` setting is off, or the request offers tools and
         the endpoint refused streamed tool use before (then the whole answer arrives as one text
-        delta and the completion).
+        delta and the completion). A streamed request the endpoint refuses for its tools, or
+        answers with a 200 stream without a byte, is asked again at once without streaming.
 
         Raises:
             ProviderUnreachable: nothing answers at the base URL (after retries).
@@ -128,36 +174,73 @@ class OpenAIProvider(HTTPEndpoint):
         """
         async with self.request_slot():  # held from sending to the end of the answer
             http = self._http_now()
-            streamed = self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS)
-            response: aiohttp.ClientResponse | None = None
-            if streamed:
+            tool_names = frozenset(tool.name for tool in request.tools)
+            refused = False  # the endpoint said it refuses streamed tool use
+            came_back_empty = False
+            if self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS):
                 try:
                     response = await self._open(http, request, streamed=True)
                 except _StreamedToolsRefused:
-                    if self.base_url not in _WHOLE_TOOL_TURNS:
-                        _WHOLE_TOOL_TURNS.add(self.base_url)
-                        yield ProviderNotice(
-                            f"{_host_port(self.base_url)} refuses streamed tool use; tool turns go "
-                            "without streaming"
-                        )
-                    streamed = False
-            if response is None:
-                response = await self._open(http, request, streamed=False)
-            tool_names = frozenset(tool.name for tool in request.tools)
-            if not streamed and "event-stream" not in response.headers.get("Content-Type", ""):
-                async for event in self._whole_answer(http, response, tool_names):
-                    yield event
+                    refused = True
+                else:
+                    try:
+                        streamed = self._streamed_answer(http, response, tool_names, retry=True)
+                        async with aclosing(streamed) as answer:
+                            async for event in answer:
+                                yield event
+                        return
+                    except _EmptyStream:  # it failed inside its stream, before a byte
+                        came_back_empty = True
+                if refused and request.tools and _whole_tool_turns_from_now(self.base_url):
+                    yield self._whole_tool_turns_notice()
+            response = await self._open(http, request, streamed=False)
+            if "event-stream" in response.headers.get("Content-Type", ""):  # streamed anyway
+                streamed = self._streamed_answer(http, response, tool_names, retry=False)
+                async with aclosing(streamed) as answer:
+                    async for event in answer:
+                        yield event
                 return
-            seen = StreamSeen()
-            events = http.events(response, seen)
-            try:
-                assembly = _Assembly(tool_names=tool_names)
-                while (chunk := await self._next_chunk(events, seen)) is not _END:
-                    for text in assembly.add(chunk):
-                        yield TextDelta(text)
-                yield assembly.completion(self._named(seen.server), seen, self.base_url)
-            finally:
-                await events.aclose()  # a stream left early closes its connection at once
+            events = await self._whole_answer(http, response, tool_names)
+            if came_back_empty and request.tools and _whole_tool_turns_from_now(self.base_url):
+                # Streamed, the request came back empty; whole, it was answered.
+                yield self._whole_tool_turns_notice()
+            for event in events:
+                yield event
+
+    def _whole_tool_turns_notice(self) -> ProviderNotice:
+        return ProviderNotice(
+            f"{_host_port(self.base_url)} refuses streamed tool use; tool turns go without "
+            "streaming"
+        )
+
+    async def _streamed_answer(
+        self,
+        http: ChatCompletionsHTTP,
+        response: aiohttp.ClientResponse,
+        tool_names: frozenset[str],
+        *,
+        retry: bool,
+    ) -> AsyncGenerator[ProviderEvent, None]:
+        """The text deltas and the completion of a streamed answer.
+
+        Raises:
+            _EmptyStream: ``retry`` and the 200 stream ended without a single byte: how
+                llama-cpp-python answers a streamed request that fails inside the model call
+                (``tool_choice: "auto"``, a prompt longer than the context), the reason only
+                in its log; asked whole, it answers or says why.
+        """
+        seen = StreamSeen()
+        events = http.events(response, seen)
+        try:
+            assembly = _Assembly(tool_names=tool_names)
+            while (chunk := await self._next_chunk(events, seen)) is not _END:
+                for text in assembly.add(chunk):
+                    yield TextDelta(text)
+            if retry and seen.tap.total == 0 and "event-stream" in seen.content_type:
+                raise _EmptyStream
+            yield assembly.completion(self._named(seen.server), seen, self.base_url)
+        finally:
+            await events.aclose()  # a stream left early closes its connection at once
 
     async def _open(
         self, http: ChatCompletionsHTTP, request: ModelRequest, *, streamed: bool
@@ -184,9 +267,10 @@ class OpenAIProvider(HTTPEndpoint):
         http: ChatCompletionsHTTP,
         response: aiohttp.ClientResponse,
         tool_names: frozenset[str],
-    ) -> AsyncIterator[ProviderEvent]:
-        """The events of an answer that was not streamed: its text as one delta, then the
-        completion (``message.content``, ``message.tool_calls``, ``finish_reason``, ``usage``)."""
+    ) -> list[ProviderEvent]:
+        """The events of an answer that was not streamed, read whole: its text as one delta,
+        then the completion (``message.content``, ``message.tool_calls``, ``finish_reason``,
+        ``usage``)."""
         seen = StreamSeen()
         try:
             raw = await http.whole(response, seen)
@@ -217,9 +301,8 @@ class OpenAIProvider(HTTPEndpoint):
             )
         if assembly.finish_reason is None:  # the body is whole: the answer is complete
             assembly.finish_reason = "tool_calls" if assembly.calls else "stop"
-        if text:
-            yield TextDelta(text)
-        yield assembly.completion(self._named(seen.server), seen, self.base_url)
+        completion = assembly.completion(self._named(seen.server), seen, self.base_url)
+        return [TextDelta(text), completion] if text else [completion]
 
     async def _next_chunk(self, events: AsyncGenerator[object, None], seen: StreamSeen) -> object:
         """The next chunk of the stream, ``_END`` after the last; failures translated."""
@@ -386,9 +469,23 @@ class _StreamedToolsRefused(ProviderError):
     """The endpoint refused a streamed request with tools (``stream`` then goes off)."""
 
 
+class _EmptyStream(Exception):
+    """A streamed request got a 200 stream without a single byte."""
+
+
 _WHOLE_TOOL_TURNS: set[str] = set()
 """The endpoints (base URLs) that refused streamed tool use in this process: their requests with
 tools go without streaming."""
+
+
+def _whole_tool_turns_from_now(base_url: str) -> bool:
+    """Remember that ``base_url`` takes tool turns whole; True the first time (a notice says so
+    once per endpoint and process)."""
+    if base_url in _WHOLE_TOOL_TURNS:
+        return False
+    _WHOLE_TOOL_TURNS.add(base_url)
+    return True
+
 
 _REFUSAL_WORDS = ("not supported", "unsupported", "cannot", "can't", "not allowed")
 

@@ -21,11 +21,17 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   500 (that server fails to render it into its prompt).
 - ``usage_in_stream=False``: ``stream_options.include_usage`` is ignored (no usage chunk).
 - ``refuse_streamed_tool_choice``: a streamed request with tools and ``tool_choice: "auto"`` gets
-  a 500 "Automatic streaming tool choice is not supported"; one with tools and no
-  ``tool_choice`` is answered as if it had none (the reply's tool calls are not sent); a named
-  choice, and any request without streaming, get the reply as scripted.
+  a 200 ``text/event-stream`` with an empty body (that server raises "Automatic streaming tool
+  choice is not supported" inside the stream, after the status went out: the reason is only in
+  its log); one with tools and no ``tool_choice`` is answered as if it had none (the reply's
+  tool calls are not sent); a named choice, and any request without streaming, get the reply
+  as scripted.
 - ``interrupt_streams``: a stream that starts ends every stream still in progress with
   ``data: [DONE]`` and no ``finish_reason`` (that server serves one request at a time).
+
+Azure OpenAI: ``key_header="api-key"`` takes the key in that header instead of ``Authorization``;
+``like_azure(api_version="…")`` also answers the model path only with ``?api-version=…`` (without
+it: 404, as Azure answers).
 
 Streams in flight are counted (``in_flight``, ``max_in_flight``); ``hold_until_in_flight=n`` keeps
 each stream from sending until ``n`` have been in flight at once (or ``hold_seconds`` passed), so
@@ -54,6 +60,7 @@ from tests.fakes._script import (
     Responder,
     ToolCall,
     ToolResult,
+    events,
     split_evenly,
     status,
 )
@@ -86,6 +93,7 @@ class FakeOpenAIServer(FakeModelServer):
         responder: Responder | None = None,
         models: Iterable[str] = ("fake-model",),
         api_key: str | None = None,
+        key_header: str = "authorization",
         owned_by: str = "fake",
         repeat_tool_names: bool = False,
         refuse_null_content: bool = False,
@@ -95,6 +103,7 @@ class FakeOpenAIServer(FakeModelServer):
         hold_until_in_flight: int | None = None,
         hold_seconds: float = 10.0,
     ) -> None:
+        self.key_header = key_header.lower()
         self.owned_by = owned_by
         self.repeat_tool_names = repeat_tool_names
         self.refuse_null_content = refuse_null_content
@@ -108,6 +117,17 @@ class FakeOpenAIServer(FakeModelServer):
         self._max_in_flight = 0
         self._latest_stream = 0
         super().__init__(script, responder=responder, models=models, api_key=api_key)
+
+    @classmethod
+    def like_azure(
+        cls, script: Iterable[Reply] = (), *, api_version: str | None = None, **options: Any
+    ) -> FakeOpenAIServer:
+        """A fake of an Azure OpenAI endpoint: the key in ``api-key``; with ``api_version``, the
+        model path answers only with that ``?api-version=`` (a deployment URL's requests)."""
+        path = cls.model_path + (f"?api-version={api_version}" if api_version else "")
+        azure = type("FakeAzureOpenAIServer", (cls,), {"model_path": path})
+        server: FakeOpenAIServer = azure(script, key_header="api-key", **options)
+        return server
 
     @classmethod
     def like_llama_cpp_python(
@@ -170,13 +190,21 @@ class FakeOpenAIServer(FakeModelServer):
             and body.get("tools")
             and body.get("tool_choice") == "auto"
         ):
-            return status(500, message="Automatic streaming tool choice is not supported")
+            return events()  # a 200 stream without a byte
         return None
 
     def check_auth(self, headers: Mapping[str, str]) -> str | None:
-        if self.api_key is None or headers.get("authorization") == f"Bearer {self.api_key}":
+        if self.api_key is None or self.api_key_sent(headers) == self.api_key:
             return None
         return "Incorrect API key provided."
+
+    def credentials_sent(self, headers: Mapping[str, str]) -> str:
+        return headers.get(self.key_header, "")
+
+    def api_key_sent(self, headers: Mapping[str, str]) -> str | None:
+        if self.key_header == "authorization":
+            return super().api_key_sent(headers)
+        return headers.get(self.key_header)
 
     # --- replies --------------------------------------------------------------------------------
 

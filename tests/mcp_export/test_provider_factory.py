@@ -5,20 +5,22 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_export.errors import ConfigurationError, CredentialsMissing, ProviderUnreachable
 from mcp_export.providers.anthropic_provider import AnthropicProvider
-from mcp_export.providers.base import ChatMessage, Completion, ModelRequest
+from mcp_export.providers.base import ChatMessage, Completion, ModelRequest, Provider
 from mcp_export.providers.factory import SamplingRequired, credentials_available, provider_for_agent
 from mcp_export.providers.openai_provider import OpenAIProvider
 from mcp_export.providers.sampling import SamplingProvider, SamplingRequest, SamplingResponse
 from mcp_export.redact import REDACTED, redact
 from schema_types.agent import Agent
-from tests.fakes import FakeOpenAIServer, text
+from tests.fakes import FakeAnthropicServer, FakeOpenAIServer, text
 from tests.fakes.ports import refused_origin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,3 +209,142 @@ def test_every_key_the_factory_resolves_is_redacted_from_then_on(written: str | 
     assert redact(f"refused {value}") == f"refused {value}"
     provider_for_agent(configured, env=environment)
     assert redact(f"refused {value}") == f"refused {REDACTED}"
+
+
+# --- endpoint settings and the llamacpp / azure kinds -------------------------------------------
+
+
+async def answers_of(provider: Provider, model: str, questions: list[str]) -> list[str]:
+    """The answers to ``questions`` asked at once, in order."""
+    answers: dict[int, str] = {}
+
+    async def one(index: int) -> None:
+        async for event in provider.stream(
+            ModelRequest(model, (ChatMessage("user", questions[index]),))
+        ):
+            if isinstance(event, Completion):
+                answers[index] = event.message.content
+
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for index in range(len(questions)):
+                    group.start_soon(one, index)
+    finally:
+        await provider.aclose()
+    return [answers[i] for i in range(len(questions))]
+
+
+@pytest.mark.anyio
+async def test_llamacpp_is_local_keyless_and_one_request_at_a_time_by_default() -> None:
+    slow = lambda body: text(body.last_user_text, chunks=4, chunk_delay=0.05)  # noqa: E731
+    with FakeOpenAIServer.like_llama_cpp_python(responder=slow) as server:
+        configured = agent("llamacpp:qwen", llamacpp={"LLAMACPP_BASE_URL": server.base_url})
+        provider, model = provider_for_agent(configured, env={})
+        assert (provider.name, model) == ("llamacpp", "qwen")
+        answers = await answers_of(provider, model, ["one two three", "four five six"])
+        assert server.max_in_flight == 1
+    # That server cuts off a stream in progress when another starts: both whole means in line.
+    assert answers == ["one two three", "four five six"]
+    default, _ = provider_for_agent(agent("llamacpp:qwen"), env={})
+    assert isinstance(default, OpenAIProvider)
+    assert default.base_url == "http://localhost:8080/v1"
+
+
+@pytest.mark.anyio
+async def test_unlimited_lifts_the_kinds_default_limit() -> None:
+    with FakeOpenAIServer(hold_until_in_flight=3, hold_seconds=10) as server:
+        configured = agent(
+            "llamacpp:qwen",
+            llamacpp={"LLAMACPP_BASE_URL": server.base_url, "maxConcurrentRequests": "unlimited"},
+        )
+        provider, model = provider_for_agent(configured, env={})
+        started = time.monotonic()
+        assert await answers_of(provider, model, ["a", "b", "c"]) == ["a", "b", "c"]
+        assert server.max_in_flight == 3
+    assert time.monotonic() - started < 8  # not held until the fake's 10 s
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["ollama", "anthropic"])
+async def test_stream_false_reaches_either_provider(kind: str) -> None:
+    fake = FakeOpenAIServer if kind == "ollama" else FakeAnthropicServer
+    with fake([text("whole")]) as server:
+        names = {"OLLAMA_BASE_URL": server.base_url} if kind == "ollama" else {}
+        if kind == "anthropic":
+            names = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+        configured = agent(f"{kind}:m", **{kind: {**names, "stream": "false"}})
+        provider, model = provider_for_agent(configured, env={})
+        assert await answers_of(provider, model, ["q"]) == ["whole"]
+        assert server.bodies[0]["stream"] is False
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [
+        ("stream", "yes", 'expected "true" or "false", got "yes"'),
+        ("maxConcurrentRequests", "0", 'expected a whole number of at least 1, or "unlimited"'),
+        ("maxConcurrentRequests", "-2", 'or "unlimited", got "-2"'),
+        ("maxConcurrentRequests", "lots", 'or "unlimited", got "lots"'),
+    ],
+)
+def test_a_bad_endpoint_setting_names_the_setting_and_what_it_takes(
+    name: str, value: str, allowed: str
+) -> None:
+    configured = agent("ollama:llama3.2", ollama={name: value})
+    with pytest.raises(ConfigurationError) as caught:
+        provider_for_agent(configured, env={})
+    assert str(caught.value).startswith(f"providers.ollama.{name}: ")
+    assert allowed in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_an_azure_deployment_gets_its_key_in_api_key_and_an_api_version() -> None:
+    with FakeOpenAIServer.like_azure(
+        [text("hi")], api_version="2024-10-21", api_key="az-k"
+    ) as fake:
+        deployment = f"{fake.origin}/openai/deployments/gpt-4o"
+        configured = agent("azure:gpt-4o", azure={"AZURE_OPENAI_ENDPOINT": deployment})
+        provider, model = provider_for_agent(configured, env={"AZURE_OPENAI_API_KEY": "az-k"})
+        assert await answers_of(provider, model, ["q"]) == ["hi"]
+        (request,) = fake.model_requests
+    assert request.path == "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
+    assert request.headers["api-key"] == "az-k"
+    assert "authorization" not in request.headers
+
+
+@pytest.mark.anyio
+async def test_an_azure_resource_address_means_its_v1_api_without_a_version() -> None:
+    with FakeOpenAIServer.like_azure([text("hi")], api_key="az-k") as fake:
+        configured = agent("azure:my-deployment", azure={"AZURE_OPENAI_ENDPOINT": fake.origin})
+        provider, model = provider_for_agent(configured, env={"AZURE_OPENAI_API_KEY": "az-k"})
+        assert isinstance(provider, OpenAIProvider)
+        assert provider.base_url == f"{fake.origin}/openai/v1"
+        assert await answers_of(provider, model, ["q"]) == ["hi"]
+        (request,) = fake.model_requests
+    assert request.path == "/openai/v1/chat/completions"
+    assert request.body["model"] == "my-deployment"
+
+
+def test_azure_needs_its_endpoint_and_key() -> None:
+    with pytest.raises(CredentialsMissing, match=r"^AZURE_OPENAI_API_KEY is not set"):
+        provider_for_agent(agent("azure:gpt-4o"), env={})
+    with pytest.raises(ConfigurationError, match=r"set providers\.azure\.AZURE_OPENAI_ENDPOINT"):
+        provider_for_agent(agent("azure:gpt-4o"), env={"AZURE_OPENAI_API_KEY": "k"})
+
+
+@pytest.mark.anyio
+async def test_a_set_api_version_goes_with_every_request() -> None:
+    version = "2025-04-01-preview"
+    with FakeOpenAIServer.like_azure([text("hi")], api_version=version, api_key="k") as fake:
+        configured = agent(
+            "azure:gpt-4o",
+            azure={
+                "AZURE_OPENAI_ENDPOINT": f"{fake.origin}/openai/deployments/gpt-4o",
+                "AZURE_OPENAI_API_VERSION": version,
+            },
+        )
+        provider, model = provider_for_agent(configured, env={"AZURE_OPENAI_API_KEY": "k"})
+        assert await answers_of(provider, model, ["q"]) == ["hi"]
+        (request,) = fake.model_requests
+    assert request.path.endswith(f"/gpt-4o/chat/completions?api-version={version}")

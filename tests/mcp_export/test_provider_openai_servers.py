@@ -224,6 +224,31 @@ async def test_a_server_that_refuses_streamed_tool_use_gets_tool_turns_whole() -
     assert completion_of(plain).message.content == "Plain."
 
 
+async def test_an_empty_streamed_answer_is_asked_again_whole_once() -> None:
+    empty = events()  # a 200 event stream without a byte: llama-cpp-python failing inside it
+    script = [
+        empty,
+        status(400, message="the prompt is too long"),
+        empty,
+        text("Whole."),
+        text("x"),
+    ]
+    with FakeOpenAIServer(script) as server:
+        async with provider_at(server.base_url, max_retries=2) as provider:
+            with pytest.raises(ProviderError, match=r"\(400\): the prompt is too long$"):
+                await events_of(provider, ask())
+            found = await events_of(provider, ask())
+            again = await events_of(provider, ask())
+        bodies = server.bodies
+    assert found == [
+        TextDelta("Whole."),
+        Completion(ChatMessage("assistant", "Whole."), Usage(1, 1), "end_turn"),
+    ]
+    assert completion_of(again).message.content == "x"
+    # Without tools nothing is remembered and no notice is given: the next request streams.
+    assert [b["stream"] for b in bodies] == [True, False, True, False, True]
+
+
 @pytest.mark.parametrize(
     "refusal", ["Automatic streaming tool choice is not supported", "Cannot use tools with stream"]
 )

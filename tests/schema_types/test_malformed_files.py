@@ -307,6 +307,29 @@ CASES = [
         'quotes: "11434")',
     ),
     (
+        "provider_stream_not_a_truth_value",
+        "providers:\n  llamacpp:\n    stream: 'yes'\n",
+        ':3:13: providers.llamacpp.stream: expected "true" or "false", got "yes"',
+    ),
+    (
+        "provider_stream_a_yaml_boolean",
+        "providers:\n  llamacpp:\n    stream: false\n",
+        ':3:13: providers.llamacpp.stream: expected "true" or "false" as a string, got false '
+        '(put it in quotes: "false")',
+    ),
+    (
+        "max_concurrent_requests_zero",
+        "providers:\n  llamacpp:\n    maxConcurrentRequests: '0'\n",
+        ":3:28: providers.llamacpp.maxConcurrentRequests: expected a whole number of at least 1, "
+        'or "unlimited", got "0"',
+    ),
+    (
+        "max_concurrent_requests_a_yaml_number",
+        "providers:\n  vllm:\n    maxConcurrentRequests: 4\n",
+        ":3:28: providers.vllm.maxConcurrentRequests: expected a whole number of at least 1, or "
+        '"unlimited" as a string, got 4 (put it in quotes: "4")',
+    ),
+    (
         "settings_a_list",
         "settings:\n  - model: openai:gpt-4.1\n",
         ":2:3: settings: expected a mapping for settings (model, maxChatTurns, "
@@ -391,6 +414,20 @@ def test_a_schema_problem_left_for_later_is_the_same_problem(
     assert agent.tools[0].name == "search"
     assert [f"{p.path}: {p.detail}" for p in problems] == [expected.split(": ", 1)[1]]
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_endpoint_settings_that_read_as_one_load(tmp_path: Path):
+    path = tmp_path / "local.agent.yaml"
+    path.write_text(
+        "providers:\n  llamacpp:\n    stream: 'False'\n    maxConcurrentRequests: unlimited\n"
+        "  vllm:\n    maxConcurrentRequests: '8'\n",
+        encoding="utf-8",
+    )
+
+    agent = load_agent(path)
+
+    assert agent.providers["llamacpp"] == {"stream": "False", "maxConcurrentRequests": "unlimited"}
+    assert agent.providers["vllm"] == {"maxConcurrentRequests": "8"}
 
 
 def test_a_problem_the_model_sees_is_refused_even_when_schemas_are_checked_later(tmp_path: Path):
