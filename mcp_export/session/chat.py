@@ -356,7 +356,7 @@ class ChatSession:
             message, usage = completion.message, completion.usage
             state.usage = state.usage.plus(usage)
             if not message.tool_calls and not message.content.strip():
-                self._recorder.model_turn_finished(_redacted(message), usage)
+                # The pending row becomes the run's error row (``failed``), not an empty answer.
                 emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
                 raise _empty_answer(completion.stop_reason)
             self.messages.append(message)

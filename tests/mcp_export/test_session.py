@@ -649,6 +649,7 @@ async def test_a_thread_resumes_from_history_in_a_new_session(history: HistorySt
         first = real_session(server, history)
         await run_to_result(first, "remember 42")
         prior = load_thread_messages(history, thread_of(first))
+        rows = [(r.role, r.status, r.error) for r in history.messages(thread_of(first))]
         second = real_session(server, history, thread_id=first.thread_id, prior_messages=prior)
         result = await run_to_result(second, "what did I say?")
         await first.provider.aclose()
@@ -698,6 +699,7 @@ async def test_end_to_end_an_empty_answer_fails_and_a_resumed_thread_leaves_it_o
         first = real_session(server, history)
         failed = await run_to_result(first, "tell me")
         prior = load_thread_messages(history, thread_of(first))
+        rows = [(r.role, r.status, r.error) for r in history.messages(thread_of(first))]
         second = real_session(server, history, thread_id=first.thread_id, prior_messages=prior)
         answered = await run_to_result(second, "again, please")
         await first.provider.aclose()
@@ -707,6 +709,11 @@ async def test_end_to_end_an_empty_answer_fails_and_a_resumed_thread_leaves_it_o
     assert failed.failure.message == "the model answered with an empty message"
     assert failed.failure.hint == "try again, or make the prompt ask for a written answer"
     assert answered.answer == "Here it is."
+    # The model request's row is the run's error row: no empty "complete" answer beside it.
+    assert rows == [
+        ("user", "complete", None),
+        ("assistant", "error", "the model answered with an empty message"),
+    ]
     sent = [(m["role"], m.get("content")) for m in server.bodies[1]["messages"]]
     assert sent == [
         ("system", "You are terse."),
