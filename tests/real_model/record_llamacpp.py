@@ -85,12 +85,14 @@ async def _time_tools() -> list[dict[str, Any]]:
     ]
 
 
-async def _tool_result(arguments: dict[str, Any]) -> str:
-    """What the real time server answers to ``get_current_time(arguments)``."""
+async def _tool_result(arguments: dict[str, Any], name: str = "get_current_time") -> str:
+    """What the real time server answers to one call, as the session sends it back to the
+    model (a failure prefixed ``Error: ``)."""
     async with stdio_client(_time_server()) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        result = await session.call_tool("get_current_time", arguments)
-    return "".join(getattr(block, "text", "") for block in result.content)
+        result = await session.call_tool(name, arguments)
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    return f"Error: {text}" if result.is_error else text
 
 
 def _exchange(
@@ -482,10 +484,70 @@ def main(argv: list[str] | None = None) -> int:
                 _write(case.name, fixture)
         arguments = json.loads(call["function"]["arguments"])
         tool_result = anyio.run(_tool_result, arguments)
+        auto: dict[str, Any] = {}
         for case in _later_cases(tools, call, tool_result):
+            fixture = _record(server, source, case)
+            if case.name == "follow_up_auto_nonstreamed":
+                auto = fixture
             if wanted(case.name):
-                _write(case.name, _record(server, source, case))
+                _write(case.name, fixture)
+        for name, fixture in _auto_chain(server, source, auto):
+            if wanted(name):
+                _write(name, fixture)
     return 0
+
+
+def _auto_chain(
+    server: LlamaServer, source: dict[str, Any], fixture: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The turns after ``follow_up_auto_nonstreamed`` while the model keeps calling tools under
+    tool_choice auto (up to the fourth request, the loop tests' maxChatTurns): each request
+    carries the previous answer's calls and the real time server's results."""
+    recorded: list[tuple[str, dict[str, Any]]] = []
+    exchange = fixture["exchanges"][0]
+    for depth in (2, 3):
+        answer = json.loads("\n".join(exchange["response"]["body_lines"]))
+        calls = answer["choices"][0]["message"].get("tool_calls") or []
+        if not calls:
+            break
+        sent = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {
+                    "name": c["function"]["name"],
+                    "arguments": json.dumps(
+                        json.loads(c["function"]["arguments"]), ensure_ascii=False
+                    ),
+                },
+            }
+            for c in calls
+        ]
+        results = [
+            {
+                "role": "tool",
+                "tool_call_id": c["id"],
+                "content": anyio.run(
+                    _tool_result,
+                    json.loads(c["function"]["arguments"]),
+                    c["function"]["name"].removeprefix("time__"),
+                ),
+            }
+            for c in calls
+        ]
+        body = exchange["request"]["body"]
+        messages = [*body["messages"], {"role": "assistant", "content": "", "tool_calls": sent}]
+        case = Case(
+            f"follow_up_{depth}_auto_nonstreamed",
+            f"Request {depth + 1} of the loop that goes on with tool_choice auto after a forced "
+            "first call: the answer to the previous request called a tool again; its result is "
+            "sent and the model is asked again, without streaming.",
+            {**body, "messages": [*messages, *results]},
+        )
+        fixture = _record(server, source, case)
+        recorded.append((case.name, fixture))
+        exchange = fixture["exchanges"][0]
+    return recorded
 
 
 if __name__ == "__main__":
