@@ -97,7 +97,7 @@ def history_figures() -> dict[str, Any]:
     return {
         "status": run.status,
         "turns": sum(1 for m in messages if m.role == "assistant"),
-        "tool calls": run.tool_calls,
+        "tool calls": sum(1 for m in messages if m.role == "tool"),
         "tokens in/out": f"{run.tokens_in}/{run.tokens_out}",
         "answer": (run.answer or run.error or "")[:120],
     }
