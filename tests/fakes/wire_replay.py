@@ -21,12 +21,11 @@ them; whole bodies with ``Content-Length``. The ``Server`` header is the recorde
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -491,13 +490,3 @@ class ReplayServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-@contextlib.contextmanager
-def replaying(server: str) -> Iterator[ReplayServer]:
-    """``ReplayServer.for_server(server)`` for the length of a block."""
-    replay = ReplayServer.for_server(server)
-    try:
-        yield replay
-    finally:
-        replay.stop()
