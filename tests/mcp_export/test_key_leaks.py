@@ -30,7 +30,11 @@ import yaml
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from mcp_export.errors import ProviderAuthError
 from mcp_export.history.store import HistoryStore
+from mcp_export.providers.base import ChatMessage, ModelRequest
+from mcp_export.providers.factory import provider_for_agent
+from schema_types.agent import Agent
 from tests.fakes._script import Reply, status, text
 from tests.fakes._server import FakeModelServer
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -236,3 +240,29 @@ def test_a_refused_request_line_that_carries_a_key_is_logged_without_it(
     assert "refused" in served.stderr.lower() or "parse error" in served.stderr.lower()
     assert key not in served.stderr + served.stdout
     assert "sk-a1a1" not in served.stderr + served.stdout
+
+
+async def test_an_azure_key_sent_as_api_key_and_repeated_in_a_refusal_is_redacted(
+    key: str,
+) -> None:
+    with FakeOpenAIServer.like_azure([refusal()]) as server:
+        agent = Agent.model_validate(
+            {
+                "settings": {"model": "azure:gpt-4o"},
+                "providers": {"azure": {"AZURE_OPENAI_ENDPOINT": f"{server.origin}/openai/v1"}},
+            }
+        )
+        provider, model = provider_for_agent(agent, env={"AZURE_OPENAI_API_KEY": key})
+        try:
+            with pytest.raises(ProviderAuthError) as caught:
+                async for _ in provider.stream(ModelRequest(model, (ChatMessage("user", "x"),))):
+                    pass
+        finally:
+            await provider.aclose()
+        assert server.model_requests[0].headers["api-key"] == key
+    message = str(caught.value)
+    assert key not in message
+    assert message.endswith(
+        ": the API key was refused (401): check AZURE_OPENAI_API_KEY (Incorrect API key "
+        "provided: [redacted])"
+    )
