@@ -21,8 +21,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mcp_export.providers.kinds import azure_endpoint
+from mcp_export.providers.kinds import PROVIDER_KINDS, azure_endpoint
 from schema_types.agent import Agent
+from schema_types.agent_checks import parse_max_concurrency
 from schema_types.errors import SecretError
 
 __all__ = [
@@ -163,6 +164,7 @@ class _Endpoint:
     base_url: str
     api_key: str | None
     api_version: str | None = None
+    max_concurrency: int | None = None
 
 
 def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
@@ -195,7 +197,15 @@ def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
     version = resolved["version"] or None
     if info.version_names:
         base_url, version = azure_endpoint(base_url, version)
-    return _Endpoint(info, base_url.rstrip("/"), resolved["key"] or None, version)
+    known = PROVIDER_KINDS.get(info.id)
+    limit = known.max_concurrency if known is not None else None
+    written = agent.providers.get(info.id, {}).get("maxConcurrentRequests")
+    if written:
+        try:
+            limit = parse_max_concurrency(written)
+        except ValueError as exc:
+            raise EndpointError(f"providers.{info.id}.maxConcurrentRequests: {exc}") from exc
+    return _Endpoint(info, base_url.rstrip("/"), resolved["key"] or None, version, limit)
 
 
 async def list_models(agent: Agent, *, timeout: float = 15.0) -> list[str]:  # noqa: ASYNC109
@@ -218,17 +228,21 @@ async def list_models(agent: Agent, *, timeout: float = 15.0) -> list[str]:  # n
 async def _openai_models(endpoint: _Endpoint, timeout: float) -> list[str]:  # noqa: ASYNC109
     import aiohttp
 
-    from mcp_export.providers._openai_http import ChatCompletionsHTTP, StatusError
+    from mcp_export.providers._openai_http import StatusError
+    from mcp_export.providers.openai_provider import OpenAIProvider
 
-    http = ChatCompletionsHTTP(
-        endpoint.base_url,
+    # The provider's own request, in one of the endpoint's request slots, so that on a server
+    # that serves one request at a time the list waits for a chat's answer instead of cutting it.
+    provider = OpenAIProvider(
         endpoint.api_key,
+        endpoint.base_url,
         timeout=timeout,
+        max_concurrency=endpoint.max_concurrency,
         key_header=endpoint.info.key_header,
         api_version=endpoint.api_version,
     )
     try:
-        entries = await http.models(timeout=timeout)
+        entries = await provider.list_models(timeout=timeout)
     except TimeoutError as exc:
         raise EndpointError(f"{endpoint.base_url} did not answer within {timeout:g} s") from exc
     except StatusError as exc:
@@ -240,7 +254,7 @@ async def _openai_models(endpoint: _Endpoint, timeout: float) -> list[str]:  # n
             f"{endpoint.base_url} has no model list ({exc}); type the model name instead"
         ) from exc
     finally:
-        await http.aclose()
+        await provider.aclose()
     return sorted(str(entry["id"]) for entry in entries if isinstance(entry.get("id"), str))
 
 

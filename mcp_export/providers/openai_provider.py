@@ -359,6 +359,17 @@ class OpenAIProvider(HTTPEndpoint):
             )
         return None
 
+    async def list_models(self, *, timeout: float | None = None) -> list[dict[str, Any]]:  # noqa: ASYNC109
+        """The entries of the endpoint's model list (``GET {base}/models``), asked in one of its
+        request slots: on a server that serves one request at a time (llama-cpp-python cuts off
+        a stream in progress for any other request, a model list included) it waits in line.
+
+        Raises:
+            as ``ChatCompletionsHTTP.models``.
+        """
+        async with self.request_slot():
+            return await self._http_now().models(timeout=timeout)
+
     def request_arguments(self, request: ModelRequest, *, stream: bool = True) -> dict[str, Any]:
         """The request body for ``request``: streamed (asking for the usage chunk) or not."""
         arguments: dict[str, Any] = {

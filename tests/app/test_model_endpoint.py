@@ -13,10 +13,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 
 from app.pages.model_endpoint import EndpointError, list_models
+from mcp_export.providers.base import ChatMessage, Completion, ModelRequest
+from mcp_export.providers.factory import provider_for_agent
 from schema_types.agent import Agent
+from tests.fakes import FakeOpenAIServer, text
 
 pytestmark = pytest.mark.anyio
 
@@ -97,3 +101,37 @@ async def test_a_server_that_never_answers_times_out_within_the_bound() -> None:
         with pytest.raises(EndpointError) as caught:
             await asyncio.wait_for(list_models(agent_at(base_url), timeout=0.3), 10)
     assert str(caught.value) == f"{base_url} did not answer within 0.3 s"
+
+
+async def test_on_a_one_request_server_the_list_waits_for_the_answer_in_progress() -> None:
+    slow = text("one two three four", chunks=4, chunk_delay=0.2)
+    with FakeOpenAIServer.like_llama_cpp_python([slow], models=("gemma",)) as server:
+        agent = Agent.model_validate(
+            {
+                "settings": {"model": "llamacpp:gemma"},
+                "providers": {"llamacpp": {"LLAMACPP_BASE_URL": server.base_url}},
+            }
+        )
+        provider, model = provider_for_agent(agent)
+        order: list[str] = []
+        first = anyio.Event()
+
+        async def chat() -> None:
+            async for event in provider.stream(ModelRequest(model, (ChatMessage("user", "q"),))):
+                first.set()
+                if isinstance(event, Completion):
+                    order.append("answer")
+
+        async def listing() -> None:
+            await first.wait()
+            assert await list_models(agent) == ["gemma"]
+            order.append("list")
+
+        try:
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(chat)
+                    group.start_soon(listing)
+        finally:
+            await provider.aclose()
+    assert order == ["answer", "list"]
