@@ -649,7 +649,6 @@ async def test_a_thread_resumes_from_history_in_a_new_session(history: HistorySt
         first = real_session(server, history)
         await run_to_result(first, "remember 42")
         prior = load_thread_messages(history, thread_of(first))
-        rows = [(r.role, r.status, r.error) for r in history.messages(thread_of(first))]
         second = real_session(server, history, thread_id=first.thread_id, prior_messages=prior)
         result = await run_to_result(second, "what did I say?")
         await first.provider.aclose()
