@@ -58,6 +58,8 @@ from app.pages.model_fields import (
 )
 from app.pages.page_tasks import PageTasks
 from app.pages.server_tools import probe_cache, usable_summary
+from mcp_export.providers.kinds import PROVIDER_KINDS
+from schema_types.agent_checks import parse_max_concurrency, parse_stream
 
 __all__ = [
     "CONCURRENCY_KEY",
@@ -72,9 +74,7 @@ STREAM_KEY = "stream"
 CONCURRENCY_KEY = "maxConcurrentRequests"
 UNLIMITED = 0
 """The concurrency spin box's value for "unlimited" (shown as that word)."""
-_MAX_CONCURRENCY = 1024
-# Provider kinds that serve one request at a time unless the file says otherwise.
-_ONE_AT_A_TIME = frozenset({"llamacpp"})
+_MAX_CONCURRENCY = 1_000_000
 
 # (value, label, explanation)
 PERMISSIONS = (
@@ -488,24 +488,35 @@ class ModelPage(QScrollArea):
 
 def default_concurrency(provider_id: str) -> int:
     """How many requests go to a provider's endpoint at once when the file does not say
-    (``UNLIMITED``: no limit)."""
-    return 1 if provider_id in _ONE_AT_A_TIME else UNLIMITED
+    (``UNLIMITED``: no limit): the provider kind's default, as the runtime reads it."""
+    kind = PROVIDER_KINDS.get(provider_id)
+    limit = kind.max_concurrency if kind is not None else None
+    return UNLIMITED if limit is None else limit
 
 
-def _stream_value(text: str | None) -> bool:
-    """What ``providers.<id>.stream`` means: off only for "false" (the default is on)."""
-    return (text or "").strip().lower() != "false"
+def _stream_value(text: str | None, provider_id: str) -> bool:
+    """What ``providers.<id>.stream`` means, read as the runtime reads it (a value the runtime
+    refuses shows as the default; ``validate`` and a run name it)."""
+    kind = PROVIDER_KINDS.get(provider_id)
+    default = kind.stream if kind is not None else True
+    if text is None:
+        return default
+    try:
+        return parse_stream(text)
+    except ValueError:
+        return default
 
 
 def _concurrency_value(text: str | None, provider_id: str) -> int:
-    """What ``providers.<id>.maxConcurrentRequests`` means, as the spin box's value (a value the
-    runtime would refuse shows as the default)."""
-    word = (text or "").strip().lower()
-    if word == "unlimited":
-        return UNLIMITED
-    if word.isdigit() and 0 < int(word) <= _MAX_CONCURRENCY:
-        return int(word)
-    return default_concurrency(provider_id)
+    """What ``providers.<id>.maxConcurrentRequests`` means, as the spin box's value, read as the
+    runtime reads it (a value the runtime refuses shows as the default)."""
+    if text is None:
+        return default_concurrency(provider_id)
+    try:
+        limit = parse_max_concurrency(text)
+    except ValueError:
+        return default_concurrency(provider_id)
+    return UNLIMITED if limit is None else min(limit, _MAX_CONCURRENCY)
 
 
 class _EndpointBinding(FieldBinding):
@@ -555,7 +566,7 @@ class _StreamBinding(_EndpointBinding):
         return done
 
     def refresh(self) -> None:
-        checked = _stream_value(self.stored())
+        checked = _stream_value(self.stored(), self._provider())
         if self.check.isChecked() != checked:
             with QSignalBlocker(self.check):
                 self.check.setChecked(checked)
