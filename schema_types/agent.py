@@ -191,6 +191,19 @@ class McpServerConfig(_Model):
         return True if own is None else own.include
 
 
+_TYPED_SETTINGS = frozenset({"stream", "maxConcurrentRequests"})
+"""Provider settings whose natural YAML is a boolean or a number (the others are addresses, keys
+and references: text)."""
+
+
+def _setting_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
 class Agent(_Model):
     """A whole agent file."""
 
@@ -203,6 +216,23 @@ class Agent(_Model):
     mcp_servers: dict[str, McpServerConfig] = Field(
         default_factory=lambda: dict[str, McpServerConfig]()
     )
+
+    @field_validator("providers", mode="before")
+    @classmethod
+    def _scalar_settings_as_text(cls, value: Any) -> Any:
+        """``stream: false`` and ``maxConcurrentRequests: 4`` written without quotes read as the
+        strings every provider setting is (``"false"``, ``"4"``)."""
+        if not isinstance(value, dict):
+            return value
+        out: dict[Any, Any] = {}
+        for provider_id, values in value.items():
+            if isinstance(values, dict):
+                values = {
+                    key: _setting_text(item) if key in _TYPED_SETTINGS else item
+                    for key, item in values.items()
+                }
+            out[provider_id] = values
+        return out
 
     @property
     def tools(self) -> list[ToolDefinition]:

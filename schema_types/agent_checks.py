@@ -216,8 +216,8 @@ def parse_max_concurrency(value: str) -> int | None:
 
 
 def _endpoint_setting_problems(data: Mapping[str, Any]) -> list[tuple[Parts, str]]:
-    """Endpoint settings of ``providers`` that do not read as one (a YAML ``false`` or ``4`` is
-    named with what to write instead of as a string type error)."""
+    """Endpoint settings of ``providers`` that do not read as one (``false`` and ``4`` written
+    without quotes are fine: they read as the words)."""
     providers = data.get("providers")
     if not isinstance(providers, Mapping):
         return []
@@ -233,20 +233,17 @@ def _endpoint_setting_problems(data: Mapping[str, Any]) -> list[tuple[Parts, str
                 continue
             value = values[key]
             parts: Parts = ("providers", str(provider_id), key)
-            text = value if isinstance(value, str) else json_text(value)
+            if isinstance(value, bool):  # YAML's unquoted true/false read as the words
+                text = "true" if value else "false"
+            elif isinstance(value, int | str):
+                text = str(value)
+            else:
+                problems.append((parts, f"expected {allowed}, got {json_text(value)}"))
+                continue
             try:
                 parse(text)
             except ValueError as exc:
-                wrong = str(exc) if isinstance(value, str) else f"expected {allowed}, got {text}"
-                problems.append((parts, wrong))
-                continue
-            if not isinstance(value, str):  # provider settings are strings
-                problems.append(
-                    (
-                        parts,
-                        f'expected {allowed} as a string, got {text} (put it in quotes: "{text}")',
-                    )
-                )
+                problems.append((parts, str(exc)))
     return problems
 
 

@@ -312,22 +312,10 @@ CASES = [
         ':3:13: providers.llamacpp.stream: expected "true" or "false", got "yes"',
     ),
     (
-        "provider_stream_a_yaml_boolean",
-        "providers:\n  llamacpp:\n    stream: false\n",
-        ':3:13: providers.llamacpp.stream: expected "true" or "false" as a string, got false '
-        '(put it in quotes: "false")',
-    ),
-    (
         "max_concurrent_requests_zero",
         "providers:\n  llamacpp:\n    maxConcurrentRequests: '0'\n",
         ":3:28: providers.llamacpp.maxConcurrentRequests: expected a whole number of at least 1, "
         'or "unlimited", got "0"',
-    ),
-    (
-        "max_concurrent_requests_a_yaml_number",
-        "providers:\n  vllm:\n    maxConcurrentRequests: 4\n",
-        ":3:28: providers.vllm.maxConcurrentRequests: expected a whole number of at least 1, or "
-        '"unlimited" as a string, got 4 (put it in quotes: "4")',
     ),
     (
         "settings_a_list",
