@@ -96,7 +96,7 @@ def history_figures() -> dict[str, Any]:
         messages = store.messages(run.thread_id) if run.thread_id else []
     return {
         "status": run.status,
-        "turns": sum(1 for m in messages if m.role == "assistant"),
+        "turns": sum(1 for m in messages if m.role == "assistant" and m.status == "complete"),
         "tool calls": sum(1 for m in messages if m.role == "tool"),
         "tokens in/out": f"{run.tokens_in}/{run.tokens_out}",
         "answer": (run.answer or run.error or "")[:120],
