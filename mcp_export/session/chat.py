@@ -350,8 +350,13 @@ class ChatSession:
         parameters = resolve_parameters(self.agent.settings, self.overrides)
         for turn in range(1, self.max_turns + 1):
             state.turns = turn
+            asked = parameters
+            if tools and turn == self.max_turns and turn > 1 and asked.get("tool_choice") != "none":
+                # Tools asked for now could not run: the model answers with what it has.
+                asked = {**parameters, "tool_choice": "none"}
+                emit(Notice(_last_request_notice(self.max_turns)))
             self._recorder.model_turn_started()
-            request = ModelRequest(self.model, tuple(self.messages), tools, parameters)
+            request = ModelRequest(self.model, tuple(self.messages), tools, asked)
             completion = await self._model_turn(request, emit)
             message, usage = completion.message, completion.usage
             state.usage = state.usage.plus(usage)
@@ -470,6 +475,13 @@ class ChatSession:
         )
         emit(finished)
         return finished.record()
+
+
+def _last_request_notice(max_turns: int) -> str:
+    return (
+        f"model request {max_turns} of {max_turns} (settings.maxChatTurns): it goes with "
+        "tool_choice none, so the model answers with what the tools gave it"
+    )
 
 
 def _unforced(parameters: dict[str, Any]) -> dict[str, Any]:

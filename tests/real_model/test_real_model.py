@@ -67,7 +67,7 @@ def write_agent(path: Path, base_url: str) -> Path:
             "temperature": 0.7,
             "seed": 1,
             "maxOutputTokens": 64,
-            "maxChatTurns": 4,
+            "maxChatTurns": 2,
             "timeoutSeconds": CALL_SECONDS,
             "toolPermission": "tool",
         },
