@@ -3,7 +3,10 @@
 Run as ``python bench/_async_model.py DELAY``: prints the port, then answers every
 ``POST …/chat/completions`` after ``DELAY`` seconds with a streamed answer (``answer to <the last
 user message>`` in two ``delta.content`` chunks, a ``finish_reason`` chunk, a usage chunk,
-``[DONE]``), on kept-alive HTTP/1.1 connections, until killed.
+``[DONE]``), on kept-alive HTTP/1.1 connections, until killed. ``GET /stats`` answers with the
+``time.monotonic()`` times at which requests arrived and were answered since the last such
+request (JSON ``{"arrived": […], "answered": […]}``): when a server under test sent its model
+requests.
 
 Why not the tests' ``FakeOpenAIServer``: it is a thread per connection, and on this 2-core machine
 50 requests at once cost it ~90 ms of its own before answering (50 plain HTTP requests with a
@@ -20,6 +23,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from typing import Any
 
 __all__ = ["AsyncModelProcess"]
@@ -60,22 +64,43 @@ def _answer(body: bytes) -> bytes:
     )
 
 
+_ARRIVED: list[float] = []
+_ANSWERED: list[float] = []
+
+
+def _stats() -> bytes:
+    """The monotonic times requests arrived and were answered since the last ``GET /stats``."""
+    payload = json.dumps({"arrived": _ARRIVED, "answered": _ANSWERED}).encode()
+    _ARRIVED.clear()
+    _ANSWERED.clear()
+    return b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
+        len(payload),
+        payload,
+    )
+
+
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
+            if head.startswith(b"GET /stats"):
+                writer.write(_stats())
+                await writer.drain()
+                continue
             length = 0
             for line in head.split(b"\r\n")[1:]:
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length":
                     length = int(value)
             body = await reader.readexactly(length) if length else b""
+            _ARRIVED.append(time.monotonic())
             await asyncio.sleep(delay)
             payload = _answer(body)
             writer.write(
                 b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                 b"content-length: %d\r\n\r\n%s" % (len(payload), payload)
             )
+            _ANSWERED.append(time.monotonic())
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass

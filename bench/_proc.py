@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-__all__ = ["children", "cpu_seconds", "raise_file_limit"]
+__all__ = [
+    "PERF_RATE",
+    "children",
+    "cpu_seconds",
+    "raise_file_limit",
+    "sampled",
+    "thread_seconds",
+]
 
+PERF_RATE = 999
+"""perf's samples a second (``perf report`` in ms: samples × 1000 / PERF_RATE)."""
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -27,6 +42,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
+def thread_seconds(pid: int) -> dict[str, float]:
+    """User plus system CPU time of ``pid``'s threads so far: ``main`` (the thread whose id is the
+    process's) and ``other threads`` (the rest, summed; Python does not name its threads in
+    ``/proc`` before 3.14). Threads that ended are in neither."""
+    found = {"main": 0.0, "other threads": 0.0}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            raw = (task / "stat").read_text()
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2 :].split()
+        name = "main" if task.name == str(pid) else "other threads"
+        found[name] += (int(fields[11]) + int(fields[12])) / _TICKS
+    return found
+
+
 def children(parent: int | None = None) -> dict[int, str]:
     """The live child processes of ``parent`` (default: this process): pid → command line."""
     parent = os.getpid() if parent is None else parent
@@ -43,3 +74,39 @@ def children(parent: int | None = None) -> dict[int, str]:
         except (OSError, ValueError):
             continue
     return found
+
+
+@contextlib.asynccontextmanager
+async def sampled(pid: int, prefix: Path, rate: int = 500) -> AsyncIterator[None]:
+    """Sample process ``pid`` while the block runs: py-spy's Python stacks (non-blocking, of the
+    thread holding the interpreter lock only: without ``--gil`` a thread waiting for the lock is
+    sampled as running; collapsed: ``PREFIX.pyspy``; rank them with ``bench/_stacks.py``) and,
+    where ``perf`` is installed, its on-CPU time with native frames (``perf record -e
+    cpu-clock``: ``PREFIX.perf``). py-spy is no dependency: ``.venv/bin/pip install py-spy``."""
+    import anyio
+
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    commands = [
+        [
+            *(spy, "record", "--pid", str(pid), "--rate", str(rate), "--nonblocking", "--gil"),
+            *("--threads", "--format", "raw", "-o", f"{prefix}.pyspy"),
+        ]
+    ]
+    if shutil.which("perf"):
+        commands.append(
+            [
+                *("perf", "record", "-e", "cpu-clock", "-F", str(PERF_RATE), "-g"),
+                *("-p", str(pid), "-o", f"{prefix}.perf"),
+            ]
+        )
+    recorders = [
+        await anyio.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for command in commands
+    ]
+    try:
+        await anyio.sleep(1.0)  # both attached
+        yield
+    finally:
+        for recorder in recorders:
+            recorder.send_signal(signal.SIGINT)
+            await recorder.wait()

@@ -23,7 +23,17 @@ Before the servers, the floor: the same model requests made straight from this p
 aiohttp (``TCPConnector(limit=0)``), showing that the model process itself answers 1024 requests
 at once in about 1 s. The soft open-files limit is raised to the hard limit here, and every child
 inherits it. Also reported: the CPU time per call of each server process and of this process (the
-client) over the batch (``/proc/PID/stat``).
+client) over the batch (``/proc/PID/stat``), and, from the model's own clock, when the last model
+request of a batch reached it (seconds after the batch started) and how long the batch went on
+after the model's last answer.
+
+``--serve-args=…`` passes more arguments to ours (``--serve-args=--no-history``); ``--patches
+window-1s+…`` runs ours through ``bench/_patched_serve.py`` (what a change to the history store
+would save at this concurrency).
+
+``--profile DIR``: after the measured batches, one more batch of the largest size on each server
+while ``_proc.sampled`` samples it (py-spy, and perf where installed): ``DIR/TRANSPORT-MODE-NAME.*``
+with the calls and the CPU seconds they took in ``….calls``.
 
 Goal: at 1024 calls, ours ≤ 1.1 × bare (median batch time), on every transport and era run.
 """
@@ -54,7 +64,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
-from _proc import children, cpu_seconds, raise_file_limit  # noqa: E402
+from _proc import children, cpu_seconds, raise_file_limit, sampled  # noqa: E402
 from server_call_overhead import serve_params, write_agent  # noqa: E402
 
 MODEL_DELAY = 1.0
@@ -69,6 +79,10 @@ class Series:
     seconds: list[float] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
     client_cpu_ms: list[float] = field(default_factory=list)
+    last_out: list[float] = field(default_factory=list)
+    """Seconds from the batch's start to the last model request reaching the model."""
+    tail: list[float] = field(default_factory=list)
+    """Seconds from the model's last answer to the batch's end."""
 
 
 # --- the floor: the model asked directly ------------------------------------------------------
@@ -185,7 +199,9 @@ def _unlimited_http() -> Any:
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
             if self._http is None:
                 self._http = aiohttp.ClientSession(
-                    connector=aiohttp.TCPConnector(limit=0),
+                    # Idle connections are let go before uvicorn's keep-alive (5 s) ends them:
+                    # a POST sent on one the server is closing fails.
+                    connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=3),
                     timeout=aiohttp.ClientTimeout(total=None),
                     auto_decompress=False,
                     skip_auto_headers=("User-Agent", "Accept-Encoding"),
@@ -246,12 +262,18 @@ async def _compare(
     home: Path,
     sizes: list[int],
     reps: int,
+    serve_args: list[str],
+    profile: Path | None,
+    patches: str,
 ) -> dict[str, dict[int, Series]]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
 
     bare_script = str(BENCH / "_bare_model_server.py")
+    ours_module = ["-m", "mcp_export"]
+    if patches:
+        ours_module = [str(BENCH / "_patched_serve.py"), patches]
     results: dict[str, dict[int, Series]] = {
         "bare": {size: Series() for size in sizes},
         "ours": {size: Series() for size in sizes},
@@ -264,8 +286,9 @@ async def _compare(
                 "bare": StdioServerParameters(
                     command=sys.executable, args=[bare_script, base_url], cwd=str(REPO)
                 ),
-                "ours": serve_params(agent, home),
+                "ours": serve_params(agent, home, *serve_args),
             }
+            launched["ours"].args = [*ours_module, *launched["ours"].args[2:]]
             for name, params in launched.items():
                 before = set(children())
                 clients[name] = await stack.enter_async_context(Client(params, mode=mode))
@@ -276,7 +299,9 @@ async def _compare(
                 "bare": [sys.executable, bare_script, base_url, "--http", "0"],
                 "ours": [
                     sys.executable,
-                    *("-m", "mcp_export", "serve", str(agent), "--http", "127.0.0.1:0"),
+                    *ours_module,
+                    *("serve", str(agent), "--http", "127.0.0.1:0"),
+                    *serve_args,
                 ],
             }
             for name, command in commands.items():
@@ -288,18 +313,45 @@ async def _compare(
                 clients[name] = await stack.enter_async_context(Client(transport_cm, mode=mode))
         for client in clients.values():
             await client.list_tools()
+        import aiohttp
+
+        stats = await stack.enter_async_context(aiohttp.ClientSession())
+        stats_url = base_url.removesuffix("/v1") + "/stats"
+
+        async def model_times() -> dict[str, list[float]]:
+            async with stats.get(stats_url) as response:
+                found: dict[str, list[float]] = await response.json(content_type=None)
+                return found
+
         for rep in range(reps + 1):
             order = ["bare", "ours"] if rep % 2 else ["ours", "bare"]
             for size in sizes:
                 for name in order:
+                    await model_times()
                     cpu, own = cpu_seconds(pids[name]), cpu_seconds(os.getpid())
+                    started = time.monotonic()
                     elapsed = await _batch(clients[name], size, f"r{rep}s{size}")
+                    ended = time.monotonic()
+                    times = await model_times()
                     if rep:  # the first round warms the connections and caches
                         series = results[name][size]
+                        series.last_out.append(max(times["arrived"]) - started)
+                        series.tail.append(ended - max(times["answered"]))
                         series.seconds.append(elapsed)
                         series.cpu_ms.append((cpu_seconds(pids[name]) - cpu) / size * 1000)
                         own = cpu_seconds(os.getpid()) - own
                         series.client_cpu_ms.append(own / size * 1000)
+        if profile is not None:
+            import anyio
+
+            size = max(sizes)
+            for name in ("bare", "ours"):
+                prefix = profile / f"{transport}-{mode}-{name}"
+                async with sampled(pids[name], prefix):
+                    cpu = cpu_seconds(pids[name])
+                    await _batch(clients[name], size, f"profile{size}")
+                    spent = cpu_seconds(pids[name]) - cpu
+                await anyio.Path(f"{prefix}.calls").write_text(f"{size} {spent:.3f}\n")
     return results
 
 
@@ -311,24 +363,77 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
     return f"{mid:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})"
 
 
+def _report(label: str, found: dict[str, dict[int, Series]], sizes: list[int]) -> float:
+    """Print one comparison; returns ours ÷ bare (medians) at the largest size."""
+    print(f"\n{label}")
+    print(
+        f"  {'calls':>6}  {'bare batch s':<20}{'ours batch s':<20}{'ours ÷ bare':<20}"
+        f"{'bare CPU ms/call':<20}{'ours CPU ms/call':<20}{'client CPU ms/call (bare / ours)'}"
+    )
+    timeline: list[str] = []
+    ratio = 0.0
+    for size in sizes:
+        bare, ours = found["bare"][size], found["ours"][size]
+        ratios = [o / b for o, b in zip(ours.seconds, bare.seconds, strict=True)]
+        ratio = statistics.median(ours.seconds) / statistics.median(bare.seconds)
+        ratio_text = f"{ratio:.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+        print(
+            f"  {size:>6}  {_spread(bare.seconds):<20}{_spread(ours.seconds):<20}"
+            f"{ratio_text:<20}{_spread(bare.cpu_ms):<20}{_spread(ours.cpu_ms):<20}"
+            f"{_spread(bare.client_cpu_ms)} / {_spread(ours.client_cpu_ms)}",
+            flush=True,
+        )
+        timeline.append(
+            f"  {size:>6}  {_spread(bare.last_out):<20}{_spread(ours.last_out):<20}"
+            f"{_spread(bare.tail):<20}{_spread(ours.tail):<20}"
+        )
+    print(
+        f"  {'calls':>6}  {'bare last request s':<20}{'ours last request s':<20}"
+        f"{'bare after answers':<20}{'ours after answers':<20}"
+    )
+    print("\n".join(timeline), flush=True)
+    return ratio
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="256,1024")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--transports", default="stdio,http")
     parser.add_argument("--eras", default=",".join(ERAS))
+    parser.add_argument(
+        "--serve-args",
+        default="",
+        help="more arguments for ours, space-separated (--serve-args=--no-history)",
+    )
+    parser.add_argument("--profile", type=Path, help="sample one more batch of each server here")
+    parser.add_argument(
+        "--patches", default="", help="run ours through bench/_patched_serve.py with these patches"
+    )
     args = parser.parse_args()
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")]
     transports = args.transports.split(",")
     eras = args.eras.split(",")
     import anyio
 
     limit = raise_file_limit()
+    print(
+        f"concurrent served calls, model answers after {MODEL_DELAY:.0f} s; median (min–max) of "
+        f"{args.reps} repetitions; open-files limit {limit}; {os.cpu_count()} CPUs",
+        flush=True,
+    )
     model = AsyncModelProcess(MODEL_DELAY)
     model_pid = model._process.pid
-    rows: list[tuple[str, dict[str, dict[int, Series]]]] = []
+    worst = 0.0
     try:
         floor = anyio.run(_floor, model.base_url, sizes, args.reps, model_pid)
+        print("\nthe floor: plain aiohttp (TCPConnector(limit=0)) straight to the model")
+        print(f"  {'calls':>6}  {'batch s':<22}{'model CPU ms/request':<22}")
+        for size in sizes:
+            series = floor[size]
+            print(f"  {size:>6}  {_spread(series.seconds):<22}{_spread(series.cpu_ms):<22}")
         with tempfile.TemporaryDirectory() as tmp:
             agent = write_agent(Path(tmp), model.base_url)
             home = Path(tmp) / "home"
@@ -343,39 +448,14 @@ def main() -> int:
                         home,
                         sizes,
                         args.reps,
+                        args.serve_args.split(),
+                        args.profile,
+                        args.patches,
                     )
-                    rows.append((f"{transport}, {era}", found))
+                    ratio = _report(f"{transport}, {era}", found, sizes)
+                    worst = max(worst, ratio)
     finally:
         model.stop()
-
-    print(
-        f"concurrent served calls, model answers after {MODEL_DELAY:.0f} s; median (min–max) of "
-        f"{args.reps} repetitions; open-files limit {limit}; {os.cpu_count()} CPUs"
-    )
-    print("\nthe floor: plain aiohttp (TCPConnector(limit=0)) straight to the model")
-    print(f"  {'calls':>6}  {'batch s':<22}{'model CPU ms/request':<22}")
-    for size in sizes:
-        series = floor[size]
-        print(f"  {size:>6}  {_spread(series.seconds):<22}{_spread(series.cpu_ms):<22}")
-    worst = 0.0
-    for label, found in rows:
-        print(f"\n{label}")
-        print(
-            f"  {'calls':>6}  {'bare batch s':<20}{'ours batch s':<20}{'ours ÷ bare':<20}"
-            f"{'bare CPU ms/call':<20}{'ours CPU ms/call':<20}{'client CPU ms/call':<20}"
-        )
-        for size in sizes:
-            bare, ours = found["bare"][size], found["ours"][size]
-            ratios = [o / b for o, b in zip(ours.seconds, bare.seconds, strict=True)]
-            ratio = statistics.median(ours.seconds) / statistics.median(bare.seconds)
-            ratio_text = f"{ratio:.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
-            print(
-                f"  {size:>6}  {_spread(bare.seconds):<20}{_spread(ours.seconds):<20}"
-                f"{ratio_text:<20}{_spread(bare.cpu_ms):<20}{_spread(ours.cpu_ms):<20}"
-                f"{_spread(bare.client_cpu_ms)} / {_spread(ours.client_cpu_ms)}"
-            )
-            if size == max(sizes):
-                worst = max(worst, ratio)
     verdict = "met" if worst <= GOAL_RATIO else "MISSED"
     print(
         f"\ngoal: at {max(sizes)} calls ours ≤ {GOAL_RATIO} × bare "

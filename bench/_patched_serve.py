@@ -1,0 +1,226 @@
+"""``metaagent serve`` with parts of the serving path switched off, to price each part.
+
+Run: ``python bench/_patched_serve.py PATCHES serve AGENT…`` where PATCHES is ``-`` (none) or
+patch names joined by ``+``. ``bench/server_call_cpu.py --variants`` starts servers this way and
+compares their CPU per call with the unpatched server's, in the same run. The patches stand in for
+changes to the runtime, to measure what each would save; they are never a way to serve. They are
+applied in the order given (``coalesce`` wraps the writer's apply step as it is then: name it after
+``grouped``).
+
+- ``no-log``: history writes are not appended to the write log (no ``os.write`` per write, no
+  ``ftruncate`` once the queue drains);
+- ``no-redact``: history values are stored without passing ``redact``/``redact_json``;
+- ``no-sqlite``: the writer thread takes the writes off its queue and drops them (no
+  transaction, no rows), keeping its bookkeeping (the log emptied, readers woken);
+- ``coalesce``: the writer thread merges the writes of one batch that touch the same row (an
+  insert and the updates that follow it become one insert; updates of a row one update) before it
+  applies them: a call that ends within the 50 ms window costs four statements, not six;
+- ``no-triggers``: the two triggers that touch a thread's ``updated_at`` on every message and run
+  insert are dropped once the store is open (three ``UPDATE threads`` a call fewer);
+- ``grouped``: the writer thread applies a batch as one ``executemany`` per table and column set
+  (the inserts first, threads before runs before messages, then the updates in their order)
+  instead of one ``execute`` per write, with SQL strings built once per group;
+- ``window-1s``: the writer thread gathers writes for 1 s before a commit instead of 50 ms (20 ×
+  fewer wake-ups and transactions, the same rows);
+- ``no-screen``: over HTTP, the SDK's app is served without ``MessageScreen`` (no body read
+  ahead of the SDK, no screen of the message, no session check);
+- ``cprofile``: not a change but a measurement: the main thread runs under ``cProfile`` and
+  its stats are dumped at exit to the file named by ``BENCH_CPROFILE`` (compare two runs with
+  ``pstats``: the deterministic profile counts each function's calls, which sampling cannot);
+- ``no-history-thread``: the writes are dropped before the queue and the log (``WriteBehind._put``
+  does nothing): what is left is the main thread's own history bookkeeping (ids, ``Write``
+  objects, cleaning, the store's calls).
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def _no_log() -> None:
+    from mcp_export.history.write_log import WriteLog
+
+    def append(self: WriteLog, line: bytes) -> int:
+        self.size += len(line)
+        return self.size
+
+    def empty(self: WriteLog) -> None:
+        self.size = 0
+
+    WriteLog.append = append  # type: ignore[method-assign]
+    WriteLog.empty = empty  # type: ignore[method-assign]
+
+
+def _no_redact() -> None:
+    from mcp_export.history import rows
+
+    def same(value: Any) -> Any:
+        return value
+
+    setattr(rows, "redact", same)  # noqa: B010
+    setattr(rows, "redact_json", same)  # noqa: B010
+
+
+def _no_sqlite() -> None:
+    from mcp_export.history.writer import WriteBehind
+
+    def apply(self: Any, writes: list[Any]) -> None:
+        with self._settled:
+            self._queued -= len(writes)
+            self._applied = writes[-1][1]
+            self._applied_count += sum(1 for _write, size in writes if size)
+            if self._queued == 0 and self._log is not None:
+                self._log.empty()
+                self._applied = self._applied_count = self._logged_count = 0
+            self._settled.notify_all()
+
+    WriteBehind._apply = apply  # type: ignore[method-assign]
+
+
+def _coalesce() -> None:
+    from mcp_export.history.rows import Write
+    from mcp_export.history.writer import WriteBehind
+
+    original = WriteBehind._apply
+
+    def apply(self: Any, writes: list[Any]) -> None:
+        merged: list[list[Any]] = []
+        last: dict[tuple[str, Any], list[Any]] = {}
+        for write, size in writes:
+            key = (write.table, write.row if write.row is not None else write.values.get("id"))
+            earlier = last.get(key) if key[1] else None
+            if earlier is not None and write.row is not None:
+                before: Write = earlier[0]
+                earlier[0] = Write(before.table, {**before.values, **write.values}, before.row)
+                earlier[1] = size
+                continue
+            entry = [write, size]
+            merged.append(entry)
+            if key[1]:
+                last[key] = entry
+        queued = len(writes) - len(merged)
+        with self._settled:
+            self._queued -= queued
+        original(self, [(write, size) for write, size in merged])
+
+    WriteBehind._apply = apply  # type: ignore[method-assign]
+
+
+def _no_triggers() -> None:
+    from mcp_export.history.db import HistoryDatabase
+
+    original = HistoryDatabase.__init__
+
+    def init(self: HistoryDatabase, path: Any) -> None:
+        original(self, path)
+        with self.connection("drop triggers") as conn:
+            conn.execute("DROP TRIGGER IF EXISTS thread_touched_by_message")
+            conn.execute("DROP TRIGGER IF EXISTS thread_touched_by_run")
+
+    HistoryDatabase.__init__ = init  # type: ignore[method-assign]
+
+
+def _grouped() -> None:
+    from mcp_export.history.writer import WriteBehind
+
+    order = {"threads": 0, "runs": 1, "messages": 2}
+
+    def apply(self: Any, writes: list[Any]) -> None:
+        groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        for write, _size in writes:
+            columns = tuple(write.values)
+            if write.row is None:
+                key: tuple[Any, ...] = (0, order.get(write.table, 3), write.table, columns)
+                groups.setdefault(key, []).append(tuple(write.values.values()))
+            else:
+                key = (1, 0, write.table, columns)
+                groups.setdefault(key, []).append((*write.values.values(), write.row))
+
+        def body(conn: Any) -> None:
+            for (update, _rank, table, columns), rows in sorted(
+                groups.items(), key=lambda item: item[0][:2]
+            ):
+                if update:
+                    assignments = ", ".join(f"{c} = ?" for c in columns)
+                    sql = f"UPDATE {table} SET {assignments} WHERE id = ?"
+                else:
+                    keep = " ON CONFLICT (id) DO NOTHING" if "id" in columns else ""
+                    marks = ", ".join("?" * len(columns))
+                    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){keep}"
+                conn.executemany(sql, rows)
+
+        self._reserve_spare_ids()
+        self._retrying("write", body)
+        with self._settled:
+            self._queued -= len(writes)
+            self._applied = writes[-1][1]
+            self._applied_count += sum(1 for _write, size in writes if size)
+            if self._queued == 0 and self._log is not None:
+                self._log.empty()
+                self._applied = self._applied_count = self._logged_count = 0
+            self._settled.notify_all()
+
+    WriteBehind._apply = apply  # type: ignore[method-assign]
+
+
+def _no_history_thread() -> None:
+    from mcp_export.history.writer import WriteBehind
+
+    def put(self: Any, write: Any) -> None:
+        pass
+
+    WriteBehind._put = put  # type: ignore[method-assign]
+
+
+def _window_1s() -> None:
+    from mcp_export.history import writer
+
+    setattr(writer, "_WINDOW", 1.0)  # noqa: B010
+
+
+def _no_screen() -> None:
+    from mcp_export.server import http
+
+    def unscreened(app: Any, max_body: int = 0) -> Any:
+        return app
+
+    setattr(http, "MessageScreen", unscreened)  # noqa: B010
+
+
+def _cprofile() -> None:
+    import atexit
+    import cProfile
+    import os
+
+    profile = cProfile.Profile()
+    atexit.register(lambda: profile.dump_stats(os.environ["BENCH_CPROFILE"]))
+    profile.enable()
+
+
+PATCHES: dict[str, Callable[[], None]] = {
+    "no-log": _no_log,
+    "no-redact": _no_redact,
+    "no-sqlite": _no_sqlite,
+    "coalesce": _coalesce,
+    "no-triggers": _no_triggers,
+    "grouped": _grouped,
+    "no-history-thread": _no_history_thread,
+    "window-1s": _window_1s,
+    "no-screen": _no_screen,
+    "cprofile": _cprofile,
+}
+
+
+def main() -> None:
+    names = [] if sys.argv[1] == "-" else sys.argv[1].split("+")
+    for name in names:
+        PATCHES[name]()
+    sys.argv = ["metaagent", *sys.argv[2:]]
+    runpy.run_module("mcp_export", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
