@@ -257,19 +257,15 @@ class AnthropicProvider(HTTPEndpoint):
             tap = _tap(http)
             try:
                 raw = await response.read()
-            except AnswerTooLarge as exc:
-                raise ProviderProtocolError(
-                    f"{self._label}: {exc} — no answer is that large; check the server at "
-                    f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
-                ) from exc
-            except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
-                raise ProviderTimeout(
-                    f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
-                    f"answer ({self.base_url})"
-                ) from exc
-            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-                raise ProviderProtocolError(
-                    f"the answer from {self.base_url} broke off before it was complete"
+            except (
+                AnswerTooLarge,
+                anthropic.APITimeoutError,
+                httpx2.TimeoutException,
+                anthropic.APIConnectionError,
+                httpx2.TransportError,
+            ) as exc:
+                raise self._cut_short(
+                    exc, "the answer from {url} broke off before it was complete"
                 ) from exc
         finally:
             await close_quietly(response.close)
@@ -288,6 +284,26 @@ class AnthropicProvider(HTTPEndpoint):
                 f"API answer: {_BASE_URL_HINT}"
             )
         return _whole_answer(body)
+
+    def _cut_short(self, exc: Exception, broke_off: str) -> ProviderError:
+        """The error of an answer that stopped coming: too large, quiet too long, or broken off
+        (``broke_off`` with ``{url}``)."""
+        import anthropic  # the SDK and its transport: see the top
+        import httpx2
+
+        if isinstance(exc, AnswerTooLarge):
+            error: ProviderError = ProviderProtocolError(
+                f"{self._label}: {exc} — no answer is that large; check the server at "
+                f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
+            )
+        elif isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+            error = ProviderTimeout(
+                f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
+                f"answer ({self.base_url})"
+            )
+        else:
+            error = ProviderProtocolError(broke_off.format(url=self.base_url))
+        return error
 
     async def _refuse_html(self, response: httpx2.Response) -> None:
         """Raise at once when a 2xx answer is an HTML page (a proxy or a web page, not the API)."""
@@ -316,19 +332,15 @@ class AnthropicProvider(HTTPEndpoint):
                 event = await iterator.__anext__()
             except StopAsyncIteration:
                 return
-            except AnswerTooLarge as exc:
-                raise ProviderProtocolError(
-                    f"{self._label}: {exc} — no answer is that large; check the server at "
-                    f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
-                ) from exc
-            except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
-                raise ProviderTimeout(
-                    f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
-                    f"answer ({self.base_url})"
-                ) from exc
-            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-                raise ProviderProtocolError(
-                    f"the stream from {self.base_url} broke off before the answer was complete"
+            except (
+                AnswerTooLarge,
+                anthropic.APITimeoutError,
+                httpx2.TimeoutException,
+                anthropic.APIConnectionError,
+                httpx2.TransportError,
+            ) as exc:
+                raise self._cut_short(
+                    exc, "the stream from {url} broke off before the answer was complete"
                 ) from exc
             except anthropic.APIStatusError as exc:  # an ``error`` event inside the stream
                 raise self._stream_error(exc) from exc

@@ -60,19 +60,7 @@ async def test_a_forced_choice_forces_the_first_request_and_then_the_model_answe
     choice: str,
 ) -> None:
     with FakeOpenAIServer(responder=obedient) as server:
-        agent = agent_for(server, choice)
-        provider, model = provider_for_agent(agent)
-        toolbox = AgentToolbox(agent, base_dir=REPO)
-        session = ChatSession(agent, provider=provider, model=model, toolbox=toolbox)
-        try:
-            with anyio.fail_after(30):
-                async with aclosing(session.run("Say hi through the echo.")) as stream:
-                    events = [event async for event in stream]
-        finally:
-            with anyio.fail_after(20):
-                await toolbox.aclose()
-                await provider.aclose()
-        sent = [body.get("tool_choice") for body in server.bodies]
+        events, sent = await run_agent(server, choice)
 
     final = events[-1]
     assert isinstance(final, FinalAnswer), final
