@@ -6,10 +6,11 @@ other calls wait to send their model requests. Behind, the loop pays a line appe
 queue put per write, and the background thread applies what has queued up in one transaction (SQLite
 releases the interpreter lock while it works, so the thread runs on another core).
 
-Group commit: after the first write of a batch the thread waits ``_WINDOW`` (50 ms) for more before
+Group commit: after the first write of a batch the thread waits ``_WINDOW`` (1 s) for more before
 it commits, unless a reader or ``close`` is waiting for it. Woken for every write instead, its small
 transactions and the hand-overs of the interpreter lock between it and the event loop cost the
-served server CPU on every call (README, benchmarks).
+served server CPU on every call (README, benchmarks). Within the process nothing waits for it (a
+reader makes the thread commit first); another process sees the rows up to a second later.
 
 How it stays correct:
 
@@ -61,7 +62,7 @@ _ID_BLOCK = 1 << 16
 _FLUSH_TIMEOUT = 10.0
 _CLOSE_WITHIN = 5.0
 """Seconds ``close`` spends applying the queue before it hands the rest over in the log."""
-_WINDOW = 0.05
+_WINDOW = 1.0
 """Seconds the thread gathers writes after the first of a batch (unless someone is waiting)."""
 
 _Queued = tuple[Write, int]

@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import logging
 import urllib.parse
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,7 +238,7 @@ class OpenAIProvider(HTTPEndpoint):
                     yield TextDelta(text)
             if retry and seen.tap.total == 0 and "event-stream" in seen.content_type:
                 raise _EmptyStream
-            yield assembly.completion(self._named(seen.server), seen, self.base_url)
+            yield assembly.completion(lambda: self._named(seen.server), seen, self.base_url)
         finally:
             await events.aclose()  # a stream left early closes its connection at once
 
@@ -301,7 +301,7 @@ class OpenAIProvider(HTTPEndpoint):
             )
         if assembly.finish_reason is None:  # the body is whole: the answer is complete
             assembly.finish_reason = "tool_calls" if assembly.calls else "stop"
-        completion = assembly.completion(self._named(seen.server), seen, self.base_url)
+        completion = assembly.completion(lambda: self._named(seen.server), seen, self.base_url)
         return [TextDelta(text), completion] if text else [completion]
 
     async def _next_chunk(self, events: AsyncGenerator[object, None], seen: StreamSeen) -> object:
@@ -671,11 +671,11 @@ class _Assembly:
         self.text.extend(pieces)
         return pieces
 
-    def completion(self, label: str, seen: StreamSeen, url: str) -> Completion:
+    def completion(self, label: Callable[[], str], seen: StreamSeen, url: str) -> Completion:
         """The finished answer.
 
         Args:
-            label: the endpoint's name in messages.
+            label: the endpoint's name in messages (made only for a message).
             seen: what the read of the stream saw (for the message of a stream without answer).
             url: the base URL, named in messages.
 
@@ -684,7 +684,7 @@ class _Assembly:
                 instead).
         """
         if self.finish_reason is None:
-            raise ProviderProtocolError(_unfinished(label, seen, url, self.choices_seen))
+            raise ProviderProtocolError(_unfinished(label(), seen, url, self.choices_seen))
         calls = tuple(
             _parsed_call(self.calls[index], index, self.finish_reason)
             for index in sorted(self.calls)
