@@ -52,7 +52,7 @@ screenshots: setup
 	xvfb-run -a -s "-screen 0 1400x900x24" env QT_QPA_PLATFORM=xcb $(PY) -m app.screenshots build/screenshots
 
 bench: setup
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # A tool-using agent against a real model on CPU (minutes; not part of `make test`): builds or
 # reuses llama-cpp-python and Gemma 3 270M in ~/.cache/metaagent-real-model (the first build
