@@ -53,6 +53,13 @@ class FieldBinding(QObject):
         if follow:
             document.changed_at.connect(self._on_changed_at)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        """Installed on its widget (``installEventFilter(binding)``): the focus leaving seals the
+        typing run into one undo step."""
+        if event.type() == QEvent.Type.FocusOut:
+            self.document.seal()
+        return False
+
     @property
     def path(self) -> FieldPath | None:
         """The bound field's path now (None when its object is gone, e.g. a deleted tool)."""
@@ -141,12 +148,7 @@ class TextEditBinding(FieldBinding):
         self._updating = False
         self.refresh()
         edit.textChanged.connect(self._on_text_changed)
-        edit.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Type.FocusOut:
-            self.document.seal()
-        return False
+        edit.installEventFilter(self)  # a typing run is one undo step until the focus leaves
 
     def _on_text_changed(self) -> None:
         if not self._updating:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRegularExpression, QSignalBlocker
+from PySide6.QtCore import QRegularExpression, QSignalBlocker
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
@@ -26,6 +26,7 @@ __all__ = [
     "optional_number",
     "stop_from_text",
     "stop_to_text",
+    "wire_spin",
 ]
 
 _DECIMAL = QRegularExpression(r"-?\d*\.?\d*")
@@ -132,6 +133,16 @@ class StopSequencesBinding(TextEditBinding):
             self._updating = False
 
 
+def wire_spin(binding: FieldBinding, spin: QSpinBox | QDoubleSpinBox) -> None:
+    """Commit ``spin``'s value as it is typed, each typing run one undo step (sealed when the
+    editing finishes or the focus leaves)."""
+    spin.setKeyboardTracking(True)
+    spin.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
+    spin.valueChanged.connect(binding.commit)
+    spin.editingFinished.connect(binding.document.seal)
+    spin.installEventFilter(binding)
+
+
 class SpinBinding(FieldBinding):
     """A ``QSpinBox``/``QDoubleSpinBox`` bound to a number that is always set."""
 
@@ -144,17 +155,8 @@ class SpinBinding(FieldBinding):
     ) -> None:
         super().__init__(document, spin, path, label)
         self.spin = spin
-        spin.setKeyboardTracking(True)
-        spin.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
-        spin.valueChanged.connect(self.commit)
-        spin.editingFinished.connect(document.seal)
-        spin.installEventFilter(self)
+        wire_spin(self, spin)
         self.refresh()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Type.FocusOut:
-            self.document.seal()
-        return False
 
     def refresh(self) -> None:
         value = self.model_value()

@@ -17,9 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
-    QAbstractSpinBox,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -55,6 +54,7 @@ from app.pages.model_fields import (
     StopSequencesBinding,
     number_field,
     optional_number,
+    wire_spin,
 )
 from app.pages.page_tasks import PageTasks
 from app.pages.server_tools import probe_cache, usable_summary
@@ -580,17 +580,8 @@ class _ConcurrencyBinding(_EndpointBinding):
     def __init__(self, document: AgentDocument, spin: QSpinBox, provider: Any) -> None:
         super().__init__(document, spin, provider, "concurrent requests")
         self.spin = spin
-        spin.setKeyboardTracking(True)
-        spin.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
-        spin.valueChanged.connect(self.commit)
-        spin.editingFinished.connect(document.seal)
-        spin.installEventFilter(self)
+        wire_spin(self, spin)
         self.refresh()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Type.FocusOut:
-            self.document.seal()
-        return False
 
     def commit(self, widget_value: Any) -> bool:
         value = int(widget_value)
