@@ -360,13 +360,13 @@ class ChatSession:
             completion = await self._model_turn(request, emit)
             message, usage = completion.message, completion.usage
             state.usage = state.usage.plus(usage)
-            if not message.tool_calls and not message.content.strip():
-                # The pending row becomes the run's error row (``failed``), not an empty answer.
-                emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
-                raise _empty_answer(completion.stop_reason)
-            self.messages.append(message)
-            self._recorder.model_turn_finished(_redacted(message), usage)
+            empty = not message.tool_calls and not message.content.strip()
+            if not empty:  # an empty one's pending row becomes the run's error row (``failed``)
+                self.messages.append(message)
+                self._recorder.model_turn_finished(_redacted(message), usage)
             emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
+            if empty:
+                raise _empty_answer(completion.stop_reason)
             if not message.tool_calls:
                 return message.content
             if turn == self.max_turns:
