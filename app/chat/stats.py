@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
+from app.history.model import token_count
+
 if TYPE_CHECKING:
     from mcp_export.session.events import SessionEvent
 
-__all__ = ["UNKNOWN", "StatsStrip"]
+__all__ = ["StatsStrip"]
 
 _TICK_MS = 200
 _TOKENS_TIP = "Tokens sent to the model / tokens it produced"
-UNKNOWN = "—"
 
 
 class StatsStrip(QFrame):
@@ -87,14 +88,17 @@ class StatsStrip(QFrame):
 
     def on_event(self, event: SessionEvent) -> None:
         """Count what ``event`` adds."""
+        from mcp_export.providers.base import Usage
         from mcp_export.session.events import SessionStarted, ToolCallStarted, TurnFinished
 
         if isinstance(event, SessionStarted):
             self.model = event.model
         elif isinstance(event, TurnFinished):
             self.turns += 1
-            self.tokens_in = _known_sum(self.tokens_in, event.input_tokens)
-            self.tokens_out = _known_sum(self.tokens_out, event.output_tokens)
+            total = Usage(self.tokens_in, self.tokens_out).plus(
+                Usage(event.input_tokens, event.output_tokens)
+            )
+            self.tokens_in, self.tokens_out = total.input_tokens, total.output_tokens
             if event.input_tokens is None and event.output_tokens is None:
                 self.unreported_turns += 1
         elif isinstance(event, ToolCallStarted):
@@ -109,7 +113,8 @@ class StatsStrip(QFrame):
         self._labels["turns"].setText(f"Turns: {self.turns}")
         self._labels["calls"].setText(f"Tool calls: {self.tool_calls}")
         tokens = self._labels["tokens"]
-        tokens.setText(f"Tokens in/out: {_count(self.tokens_in)} / {_count(self.tokens_out)}")
+        shown = f"{token_count(self.tokens_in)} / {token_count(self.tokens_out)}"
+        tokens.setText(f"Tokens in/out: {shown}")
         tip = _TOKENS_TIP
         if self.unreported_turns:
             tip += (
@@ -118,13 +123,3 @@ class StatsStrip(QFrame):
             )
         tokens.setToolTip(tip)
         self._labels["time"].setText(f"Time: {seconds:.1f} s")
-
-
-def _known_sum(total: int | None, count: int | None) -> int | None:
-    if count is None:
-        return total
-    return count if total is None else total + count
-
-
-def _count(value: int | None) -> str:
-    return UNKNOWN if value is None else str(value)
