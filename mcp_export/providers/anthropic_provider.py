@@ -56,7 +56,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -232,7 +232,7 @@ class AnthropicProvider(HTTPEndpoint):
                     f"{self.base_url} answered {stream.response.status_code} with {described}, "
                     f"not a Messages API stream: {_BASE_URL_HINT}"
                 )
-            yield assembly.completion(self._label)
+            yield assembly.completion(lambda: self._label)  # named only for a message
         finally:
             await close_quietly(stream.close)
 
@@ -659,16 +659,19 @@ class _Assembly:
             self.stopped = True
         return ""
 
-    def completion(self, label: str) -> Completion:
+    def completion(self, label: Callable[[], str]) -> Completion:
         """The finished answer.
 
+        Args:
+            label: the endpoint's name in messages (made only for a message).
+
         Raises:
-            ProviderProtocolError: the stream never finished, or a tool input is not a JSON
-                object.
+            ProviderProtocolError: the stream never finished.
         """
         if self.stop_reason is None and not self.stopped:
             raise ProviderProtocolError(
-                f"the stream from {label} was cut off before the answer finished (no message_delta)"
+                f"the stream from {label()} was cut off before the answer finished "
+                "(no message_delta)"
             )
         text: list[str] = []
         calls: list[ToolCallRequest] = []
