@@ -14,7 +14,7 @@ from typing import ClassVar
 from mcp_export.providers._retry import RetryPolicy
 from mcp_export.redact import redact, remember_secret
 
-__all__ = ["HTTPEndpoint", "endpoint_name", "hosted_name"]
+__all__ = ["HTTPEndpoint", "endpoint_name", "host_port", "hosted_name"]
 
 
 class HTTPEndpoint:
@@ -121,6 +121,12 @@ def hosted_name(url: str) -> str | None:
     return None
 
 
+def host_port(url: str) -> str:
+    """``127.0.0.1:8080`` for ``http://127.0.0.1:8080/v1``: where an endpoint is, in short (any
+    credentials in the URL left out)."""
+    return urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
+
+
 def endpoint_name(url: str, *, kind: str | None = None, server: str | None = None) -> str:
     """How messages name an endpoint: a known hosted API by its name, any other by where it is
     (``host:port``), with what the server says it is when it does: ``127.0.0.1:8080
@@ -135,7 +141,7 @@ def endpoint_name(url: str, *, kind: str | None = None, server: str | None = Non
     hosted = hosted_name(url)
     if hosted is not None:
         return hosted
-    where = urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
+    where = host_port(url)
     said = kind
     if said is None and server:
         text = _UNPRINTABLE.sub(" ", server).strip()[:_SERVER_TEXT]

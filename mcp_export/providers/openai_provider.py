@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name, hosted_name
+from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name, host_port, hosted_name
 from mcp_export.providers._openai_http import (
     ChatCompletionsHTTP,
     NotAStream,
@@ -209,8 +208,7 @@ class OpenAIProvider(HTTPEndpoint):
 
     def _whole_tool_turns_notice(self) -> ProviderNotice:
         return ProviderNotice(
-            f"{_host_port(self.base_url)} refuses streamed tool use; tool turns go without "
-            "streaming"
+            f"{host_port(self.base_url)} refuses streamed tool use; tool turns go without streaming"
         )
 
     async def _streamed_answer(
@@ -514,11 +512,6 @@ def _refuses_streamed_tools(code: int, detail: str) -> bool:
         return False
     text = detail.lower()
     return "stream" in text and "tool" in text and any(w in text for w in _REFUSAL_WORDS)
-
-
-def _host_port(url: str) -> str:
-    """``127.0.0.1:8080`` for ``http://127.0.0.1:8080/v1``: where an endpoint is, in short."""
-    return urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
 
 
 def _as_chunk(body: object) -> object:
