@@ -240,8 +240,6 @@ class AnthropicProvider(HTTPEndpoint):
         self, client: AsyncAnthropic, arguments: dict[str, Any], model: str
     ) -> list[ProviderEvent]:
         """One request without streaming: its answer as one text delta and the completion."""
-        import anthropic  # the SDK and its transport: see the top
-        import httpx2
 
         async def attempt() -> AsyncAPIResponse[Message]:
             # The raw response with its body unread, so the read passes a BodyTap; closed below.
@@ -257,13 +255,7 @@ class AnthropicProvider(HTTPEndpoint):
             tap = _tap(http)
             try:
                 raw = await response.read()
-            except (
-                AnswerTooLarge,
-                anthropic.APITimeoutError,
-                httpx2.TimeoutException,
-                anthropic.APIConnectionError,
-                httpx2.TransportError,
-            ) as exc:
+            except _broken_off() as exc:
                 raise self._cut_short(
                     exc, "the answer from {url} broke off before it was complete"
                 ) from exc
@@ -323,8 +315,7 @@ class AnthropicProvider(HTTPEndpoint):
     async def _events(
         self, stream: AsyncStream[RawMessageStreamEvent]
     ) -> AsyncGenerator[RawMessageStreamEvent, None]:
-        import anthropic  # the SDK and its transport: see the top
-        import httpx2
+        import anthropic  # the SDK: see the top
 
         iterator = stream.__aiter__()
         while True:
@@ -332,13 +323,7 @@ class AnthropicProvider(HTTPEndpoint):
                 event = await iterator.__anext__()
             except StopAsyncIteration:
                 return
-            except (
-                AnswerTooLarge,
-                anthropic.APITimeoutError,
-                httpx2.TimeoutException,
-                anthropic.APIConnectionError,
-                httpx2.TransportError,
-            ) as exc:
+            except _broken_off() as exc:
                 raise self._cut_short(
                     exc, "the stream from {url} broke off before the answer was complete"
                 ) from exc
@@ -487,6 +472,22 @@ def _status_detail(exc: APIStatusError) -> str:
     except httpx2.ResponseNotRead:
         return exc.api_message or exc.message
     return error_detail(raw, exc.status_code)
+
+
+@functools.cache
+def _broken_off() -> tuple[type[Exception], ...]:
+    """What reading an answer raises when it stops coming (``_cut_short`` says which): too
+    large, quiet too long, broken off (made once: the SDK is imported with the first request)."""
+    import anthropic  # the SDK and its transport: see the top
+    import httpx2
+
+    return (
+        AnswerTooLarge,
+        anthropic.APITimeoutError,
+        httpx2.TimeoutException,
+        anthropic.APIConnectionError,
+        httpx2.TransportError,
+    )
 
 
 @functools.cache
