@@ -316,6 +316,10 @@ class FakeModelServer:
         self._requests: list[RecordedRequest] = []
         self._disconnects = 0
         self._changed = threading.Condition()
+        self._flight = threading.Condition()
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._streams_started = 0
         self._stop_writer, self.stop_reader = socket.socketpair()
         self._httpd = _HTTPServer(self)
         host, port = self._httpd.server_address[:2]
@@ -327,6 +331,47 @@ class FakeModelServer:
             name="fake-model-server",
         )
         self._thread.start()
+
+    # --- answers in flight ----------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Streamed answers being sent right now."""
+        with self._flight:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most streamed answers that were being sent at once."""
+        with self._flight:
+            return self._max_in_flight
+
+    def wait_for_in_flight(self, count: int, timeout: float = 5.0) -> bool:
+        """Wait until ``count`` streamed answers are being sent at once; False on timeout."""
+        with self._flight:
+            return self._flight.wait_for(lambda: self._in_flight >= count, timeout)
+
+    @contextlib.contextmanager
+    def counted(self) -> Iterator[int]:
+        """Count one streamed answer in flight while the block runs; yields how many streams
+        were started before it plus one (its number)."""
+        with self._flight:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            self._streams_started += 1
+            number = self._streams_started
+            self._flight.notify_all()
+        try:
+            yield number
+        finally:
+            with self._flight:
+                self._in_flight -= 1
+                self._flight.notify_all()
+
+    def latest_stream(self) -> int:
+        """The number of the last streamed answer started."""
+        with self._flight:
+            return self._streams_started
 
     # --- lifecycle ------------------------------------------------------------------------------
 

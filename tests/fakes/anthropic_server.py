@@ -95,9 +95,6 @@ class FakeAnthropicServer(FakeModelServer):
         self.strict = strict
         self.usage = usage
         self.cache_tokens = cache_tokens
-        self._flight = threading.Condition()
-        self._in_flight = 0
-        self._max_in_flight = 0
         self._released = threading.Event()
         self._released.set()
         super().__init__(script, responder=responder, models=models, api_key=api_key)
@@ -175,40 +172,10 @@ class FakeAnthropicServer(FakeModelServer):
         """Let the held answers (and all later ones) go on."""
         self._released.set()
 
-    @property
-    def in_flight(self) -> int:
-        """Streamed answers being sent right now."""
-        with self._flight:
-            return self._in_flight
-
-    @property
-    def max_in_flight(self) -> int:
-        """The most streamed answers that were being sent at once."""
-        with self._flight:
-            return self._max_in_flight
-
-    def wait_for_in_flight(self, count: int, timeout: float = 5.0) -> bool:
-        """Wait until ``count`` streamed answers are being sent at once; False on timeout."""
-        with self._flight:
-            return self._flight.wait_for(lambda: self._in_flight >= count, timeout)
-
-    @contextlib.contextmanager
-    def _counted(self) -> Iterator[None]:
-        with self._flight:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
-            self._flight.notify_all()
-        try:
-            yield
-        finally:
-            with self._flight:
-                self._in_flight -= 1
-                self._flight.notify_all()
-
     # --- replies --------------------------------------------------------------------------------
 
     def stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
-        with self._counted():
+        with self.counted():
             yield from self._stream_events(reply, body)
 
     def _stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:

@@ -48,7 +48,6 @@ Usage::
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -112,10 +111,6 @@ class FakeOpenAIServer(FakeModelServer):
         self.interrupt_streams = interrupt_streams
         self.hold_until_in_flight = hold_until_in_flight
         self.hold_seconds = hold_seconds
-        self._flight = threading.Lock()
-        self._in_flight = 0
-        self._max_in_flight = 0
-        self._latest_stream = 0
         super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @classmethod
@@ -208,27 +203,10 @@ class FakeOpenAIServer(FakeModelServer):
 
     # --- replies --------------------------------------------------------------------------------
 
-    @property
-    def in_flight(self) -> int:
-        """How many streams are being sent now."""
-        with self._flight:
-            return self._in_flight
-
-    @property
-    def max_in_flight(self) -> int:
-        """The most streams that were being sent at once."""
-        with self._flight:
-            return self._max_in_flight
-
     def stream_events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
         if self.refuse_streamed_tool_choice and body.get("tools") and "tool_choice" not in body:
             reply = replace(reply, kind="text", calls=(), text=reply.text or "No tools here.")
-        with self._flight:
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
-            self._latest_stream += 1
-            number = self._latest_stream
-        try:
+        with self.counted() as number:
             if self.hold_until_in_flight is not None:
                 deadline = time.monotonic() + self.hold_seconds
                 while (
@@ -236,13 +214,10 @@ class FakeOpenAIServer(FakeModelServer):
                 ):
                     yield 0.01
             for item in self._events(reply, body):
-                if self.interrupt_streams and self._latest_stream != number:
+                if self.interrupt_streams and self.latest_stream() != number:
                     yield b"data: [DONE]\n\n"
                     return
                 yield item
-        finally:
-            with self._flight:
-                self._in_flight -= 1
 
     def _events(self, reply: Reply, body: RequestBody) -> Iterator[bytes | float]:
         chunk = _ChunkMaker(str(body.get("model", "fake-model")))
