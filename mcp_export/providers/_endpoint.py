@@ -9,12 +9,25 @@ import re
 import urllib.parse
 import weakref
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from mcp_export.providers._retry import RetryPolicy
 from mcp_export.redact import redact, remember_secret
 
-__all__ = ["HTTPEndpoint", "endpoint_name", "host_port", "hosted_name"]
+__all__ = ["EndpointOptions", "HTTPEndpoint", "endpoint_name", "host_port", "hosted_name"]
+
+
+class EndpointOptions(TypedDict, total=False):
+    """``HTTPEndpoint``'s keyword arguments (see there), for a provider that takes them as they
+    are and adds its own: ``**options: Unpack[EndpointOptions]``."""
+
+    name: str | None
+    max_retries: int
+    timeout: float
+    retry_delay: float
+    key_name: str | None
+    stream: bool
+    max_concurrency: int | None
 
 
 class HTTPEndpoint:

@@ -48,7 +48,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import aiohttp
 
@@ -59,7 +59,13 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
-from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name, host_port, hosted_name
+from mcp_export.providers._endpoint import (
+    EndpointOptions,
+    HTTPEndpoint,
+    endpoint_name,
+    host_port,
+    hosted_name,
+)
 from mcp_export.providers._openai_http import (
     ChatCompletionsHTTP,
     NotAStream,
@@ -119,27 +125,11 @@ class OpenAIProvider(HTTPEndpoint):
         api_key: str | None,
         base_url: str | None = None,
         *,
-        name: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 60.0,
-        retry_delay: float = 0.5,
-        key_name: str | None = None,
-        stream: bool = True,
-        max_concurrency: int | None = None,
         key_header: str = "Authorization",
         api_version: str | None = None,
+        **options: Unpack[EndpointOptions],
     ) -> None:
-        super().__init__(
-            api_key,
-            base_url,
-            name=name,
-            max_retries=max_retries,
-            timeout=timeout,
-            retry_delay=retry_delay,
-            key_name=key_name,
-            stream=stream,
-            max_concurrency=max_concurrency,
-        )
+        super().__init__(api_key, base_url, **options)
         self._key_header = key_header
         self._api_version = api_version
 
