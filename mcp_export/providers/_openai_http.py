@@ -257,10 +257,10 @@ class ChatCompletionsHTTP:
             description = describe_body(raw, "text/html")
             raise NotAStream(response.status, description)
         try:
-            raw = await response.content.read(_MAX_ERROR_BODY)
+            error = await _status_error(response)
         finally:
             response.close()
-        raise StatusError(response.status, error_detail(raw, response.status), response.headers)
+        raise error
 
     async def models(self, *, timeout: float | None = None) -> list[dict[str, Any]]:  # noqa: ASYNC109
         """``GET {base_url}/models``: the entries of the endpoint's model list (``id``,
@@ -287,10 +287,7 @@ class ChatCompletionsHTTP:
         )
         try:
             if not 200 <= response.status < 300:
-                raw = await response.content.read(_MAX_ERROR_BODY)
-                raise StatusError(
-                    response.status, error_detail(raw, response.status), response.headers
-                )
+                raise await _status_error(response)
             parts: list[bytes] = []
             size = 0
             async for chunk in response.content.iter_any():
@@ -409,6 +406,13 @@ def _endpoint_url(base_url: str, path: str, api_version: str | None) -> str:
         params = [p for p in params if not p.startswith("api-version=")]
         params.append("api-version=" + urllib.parse.quote(api_version, safe=""))
     return base.rstrip("/") + path + ("?" + "&".join(params) if params else "")
+
+
+async def _status_error(response: aiohttp.ClientResponse) -> StatusError:
+    """The ``StatusError`` of a response with an error status: its body's first
+    ``_MAX_ERROR_BODY`` bytes read for the detail (the caller closes the response)."""
+    raw = await response.content.read(_MAX_ERROR_BODY)
+    return StatusError(response.status, error_detail(raw, response.status), response.headers)
 
 
 async def _drained(response: aiohttp.ClientResponse) -> bool:
