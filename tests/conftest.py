@@ -25,6 +25,16 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_endpoints() -> Iterator[None]:
+    """What a provider learns about an endpoint lasts for the process; fake servers reuse ports,
+    so each test starts with nothing learnt (a later server on the same port is another one)."""
+    yield
+    from mcp_export.providers.openai_provider import forget_endpoints
+
+    forget_endpoints()
+
+
+@pytest.fixture(autouse=True)
 def metaagent_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:

@@ -66,6 +66,7 @@ __all__ = [
     "StreamCutMidEvent",
     "StreamErrorEvent",
     "StreamSeen",
+    "forget_server_kinds",
     "server_kind",
 ]
 
@@ -152,6 +153,12 @@ a person's name) say nothing about the server.
 _KINDS: dict[str, str | None] = {}
 _MAX_MODEL_LIST = 16 * 1024 * 1024
 _PROBE_SECONDS = 2.0
+
+
+def forget_server_kinds() -> None:
+    """Forget what every endpoint's model list showed (a server on the same address may be
+    another one now)."""
+    _KINDS.clear()
 
 
 def server_kind(base_url: str) -> str | None:

@@ -73,6 +73,7 @@ from mcp_export.providers._openai_http import (
     StreamCutMidEvent,
     StreamErrorEvent,
     StreamSeen,
+    forget_server_kinds,
     server_kind,
 )
 from mcp_export.providers._retry import Failure, open_with_retries, status_failure
@@ -90,7 +91,13 @@ from mcp_export.providers.base import (
 )
 from mcp_export.redact import redact
 
-__all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
+__all__ = [
+    "OPENAI_DEFAULT_URL",
+    "OpenAIProvider",
+    "forget_endpoints",
+    "to_openai_messages",
+    "to_openai_tools",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -475,6 +482,13 @@ class _EmptyStream(Exception):
 _WHOLE_TOOL_TURNS: set[str] = set()
 """The endpoints (base URLs) that refused streamed tool use in this process: their requests with
 tools go without streaming."""
+
+
+def forget_endpoints() -> None:
+    """Forget what this process learnt about endpoints (tool turns taken whole, the kind of
+    server at an address): the next requests find out again."""
+    _WHOLE_TOOL_TURNS.clear()
+    forget_server_kinds()
 
 
 def _whole_tool_turns_from_now(base_url: str) -> bool:
