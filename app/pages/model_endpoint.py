@@ -72,56 +72,36 @@ class ProviderInfo:
     version_names: tuple[str, ...] = ()
 
 
-def _compatible(pid: str, label: str, default_url: str | None, required: bool) -> ProviderInfo:
-    prefix = pid.upper()
+def _info(pid: str, label: str) -> ProviderInfo:
+    """A provider's row: its label here, everything else from the runtime's kinds table."""
+    if pid == "sampling":
+        return ProviderInfo(pid, label, sdk="sampling")
+    kind = PROVIDER_KINDS[pid]
     return ProviderInfo(
         pid,
         label,
-        (f"{prefix}_API_KEY", "OPENAI_API_KEY"),
-        (f"{prefix}_BASE_URL", "OPENAI_BASE_URL"),
-        default_url,
-        required,
+        kind.key_names,
+        kind.url_names,
+        kind.default_url or kind.service_url,
+        kind.key_required,
+        kind.sdk,
+        kind.key_header,
+        kind.version_names,
     )
 
 
 PROVIDERS: tuple[ProviderInfo, ...] = (
-    ProviderInfo(
-        "openai",
-        "OpenAI-compatible",
-        ("OPENAI_API_KEY",),
-        ("OPENAI_BASE_URL",),
-        "https://api.openai.com/v1",
-        True,
-    ),
-    _compatible("ollama", "Ollama", "http://localhost:11434/v1", False),
-    ProviderInfo(
-        "anthropic",
-        "Anthropic",
-        ("ANTHROPIC_API_KEY",),
-        ("ANTHROPIC_BASE_URL",),
-        "https://api.anthropic.com",
-        True,
-        "anthropic",
-    ),
-    ProviderInfo("sampling", "MCP sampling (the client's model)", sdk="sampling"),
+    _info("openai", "OpenAI-compatible"),
+    _info("ollama", "Ollama"),
+    _info("anthropic", "Anthropic"),
+    _info("sampling", "MCP sampling (the client's model)"),
     # Offered only when an agent file already names them (all speak Chat Completions).
-    _compatible("lmstudio", "OpenAI-compatible (LM Studio)", "http://localhost:1234/v1", False),
-    _compatible(
-        "openrouter", "OpenAI-compatible (OpenRouter)", "https://openrouter.ai/api/v1", True
-    ),
-    _compatible("vllm", "OpenAI-compatible (vLLM)", None, False),
-    _compatible("litellm", "OpenAI-compatible (LiteLLM)", None, False),
-    _compatible("llamacpp", "OpenAI-compatible (llama.cpp)", "http://localhost:8080/v1", False),
-    ProviderInfo(
-        "azure",
-        "Azure OpenAI",
-        ("AZURE_OPENAI_API_KEY",),
-        ("AZURE_OPENAI_ENDPOINT",),
-        None,
-        True,
-        key_header="api-key",
-        version_names=("AZURE_OPENAI_API_VERSION",),
-    ),
+    _info("lmstudio", "OpenAI-compatible (LM Studio)"),
+    _info("openrouter", "OpenAI-compatible (OpenRouter)"),
+    _info("vllm", "OpenAI-compatible (vLLM)"),
+    _info("litellm", "OpenAI-compatible (LiteLLM)"),
+    _info("llamacpp", "OpenAI-compatible (llama.cpp)"),
+    _info("azure", "Azure OpenAI"),
 )
 MAIN_PROVIDERS = PROVIDERS[:4]
 

@@ -97,6 +97,7 @@ from mcp_export.providers.base import (
     ToolSchema,
     Usage,
 )
+from mcp_export.providers.kinds import ANTHROPIC_URL
 from mcp_export.providers.sampling import (
     DEFAULT_MAX_TOKENS,
     SamplingTurn,
@@ -116,7 +117,7 @@ __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"
 
 logger = logging.getLogger(__name__)
 
-ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+ANTHROPIC_DEFAULT_URL = ANTHROPIC_URL
 _KEEPALIVE_SECONDS = 5.0
 _OVERLOADED = 529
 

@@ -19,6 +19,11 @@ __all__ = [
 ]
 
 
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+"""The vendors' own endpoints, where a request goes when no base URL is set."""
+
+
 @dataclass(frozen=True)
 class ProviderKind:
     """Where one provider's settings are looked up, and what it needs.
@@ -35,6 +40,8 @@ class ProviderKind:
         key_header: the header the key goes in: ``Authorization`` (as ``Bearer <key>``) or, for
             Azure OpenAI, ``api-key`` (the key as it is).
         version_names: the settings that hold an ``api-version`` sent with every request.
+        service_url: the vendor's own endpoint, for openai and anthropic (shown where no base
+            URL is set; ``default_url`` stays None so the provider knows it talks to the vendor).
     """
 
     sdk: str
@@ -46,6 +53,7 @@ class ProviderKind:
     max_concurrency: int | None = None
     key_header: str = "Authorization"
     version_names: tuple[str, ...] = ()
+    service_url: str | None = None
 
 
 def _compatible(
@@ -66,9 +74,19 @@ def _compatible(
 
 
 PROVIDER_KINDS: dict[str, ProviderKind] = {
-    "openai": ProviderKind("openai", ("OPENAI_API_KEY",), ("OPENAI_BASE_URL",), key_required=True),
+    "openai": ProviderKind(
+        "openai",
+        ("OPENAI_API_KEY",),
+        ("OPENAI_BASE_URL",),
+        key_required=True,
+        service_url=OPENAI_URL,
+    ),
     "anthropic": ProviderKind(
-        "anthropic", ("ANTHROPIC_API_KEY",), ("ANTHROPIC_BASE_URL",), key_required=True
+        "anthropic",
+        ("ANTHROPIC_API_KEY",),
+        ("ANTHROPIC_BASE_URL",),
+        key_required=True,
+        service_url=ANTHROPIC_URL,
     ),
     "ollama": _compatible("OLLAMA", "http://localhost:11434/v1"),
     "lmstudio": _compatible("LMSTUDIO", "http://localhost:1234/v1"),

@@ -89,6 +89,7 @@ from mcp_export.providers.base import (
     ToolSchema,
     Usage,
 )
+from mcp_export.providers.kinds import OPENAI_URL
 from mcp_export.redact import redact
 
 __all__ = [
@@ -101,7 +102,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+OPENAI_DEFAULT_URL = OPENAI_URL
 
 _FINISH_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 _END = object()
