@@ -49,7 +49,12 @@ def page(qtbot: QtBot, document: AgentDocument) -> ServersPage:
 def connect(qtbot: QtBot, page: ServersPage, name: str) -> None:
     page.select(name)
     qtbot.mouseClick(page.connect_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: name in page.cache.results, timeout=CONNECT_TIMEOUT_MS)
+    # The result is cached before the connect task ends; the page shows it (and enables Connect
+    # again) once the task's end is reported.
+    qtbot.waitUntil(
+        lambda: name in page.cache.results and page.connect_button.isEnabled(),
+        timeout=CONNECT_TIMEOUT_MS,
+    )
 
 
 def check(model: ServerToolsModel, tool: str, column: int, checked: bool) -> bool:
