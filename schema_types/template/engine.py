@@ -1,4 +1,4 @@
-"""The prompt-template engine: resolution, diagnostics and rendering of ``{param}`` templates.
+"""The prompt-template engine: resolution, diagnostics and rendering of prompt templates.
 
 One implementation serves the editor's highlighter and diagnostics list, the live preview, the
 test dialog and the served MCP server, so what a person tests is what a client gets. The rules
@@ -13,8 +13,16 @@ test dialog and the served MCP server, so what a person tests is what a client g
   objects and arrays as ``json.dumps(value, ensure_ascii=False)`` with its default separators
   (``", "`` and ``": "``), so ``3.0`` stays ``3.0``.
 * A missing argument takes its schema default (at any depth), else renders as the empty string.
+* A path *has a value* when the call gives it or the schema has a default, and it is not null,
+  ``""`` or ``[]``. ``{path|text}`` inserts ``text`` when ``path`` has no value (a value is
+  inserted as usual, so ``{days|a few}`` and ``{days}`` only differ when ``days`` has none).
+* ``{?path}…{/path}`` keeps its text only when ``path`` has a value, ``{!path}…{/path}`` only
+  when it has none. Sections nest; a close names the innermost open section. A section tag alone
+  on its line (spaces and tabs around it) takes its line with it, so a section written as a block
+  leaves no blank line whether it is shown or not.
 
-Malformed braces never make rendering fail: they are kept literally and reported by ``diagnose``.
+Malformed braces never make rendering fail: they are kept literally and reported by ``diagnose``,
+and so is a section tag that pairs with nothing (its text then counts as outside any section).
 The lexical layer lives in ``template.tokens``; its public names are re-exported here.
 """
 
@@ -33,7 +41,9 @@ from schema_types.template.tokens import (
     Token,
     TokenKind,
     _tokens,
+    count_path_uses,
     referenced_paths,
+    rename_path,
     tokenize,
 )
 
@@ -46,10 +56,14 @@ __all__ = [
     "Severity",
     "Token",
     "TokenKind",
+    "count_path_uses",
     "diagnose",
+    "has_value",
+    "open_sections",
     "parameter_paths",
     "placeholder_kind",
     "referenced_paths",
+    "rename_path",
     "render",
     "render_segments",
     "render_value",
@@ -57,7 +71,7 @@ __all__ = [
 ]
 
 PlaceholderKind = Literal["parameter", "tool_field", "unknown"]
-SegmentKind = Literal["literal", "value", "missing", "error"]
+SegmentKind = Literal["literal", "value", "default", "fallback", "missing", "error"]
 
 # Bare names that fall back to the tool's own fields when no parameter claims them.
 _BARE_TOOL_FIELDS = frozenset({("name",), ("description",)})
@@ -85,8 +99,11 @@ class Diagnostic:
 
     Attributes:
         severity: ERROR or WARNING.
-        code: ``unknown-placeholder``, ``unterminated-brace``, ``stray-brace``,
-            ``invalid-placeholder`` or ``unused-required``.
+        code: errors ``unknown-placeholder`` (also for a section's path),
+            ``unterminated-brace``, ``stray-brace``, ``invalid-placeholder``,
+            ``unclosed-section``, ``unopened-section-end``, ``section-mismatch``; warnings
+            ``always-has-value`` (a section or fallback whose path always has a value) and
+            ``unused-required``.
         message: a sentence that can be shown to the person as it is.
         start: offset of the offending text; ``len(template)`` for ``unused-required``.
         end: offset just past it; ``len(template)`` for ``unused-required``.
@@ -106,16 +123,20 @@ class Segment:
     Attributes:
         text: the output text.
         kind: ``literal`` (template text or an escaped brace), ``value`` (a filled placeholder),
-            ``missing`` (a placeholder with no argument and no default) or ``error`` (malformed
-            or unknown placeholder, kept as its source text).
-        start: offset of the source token in the template.
-        end: offset just past the source token.
+            ``default`` (a placeholder filled from a schema default), ``fallback`` (the fallback
+            text of a placeholder with no value), ``missing`` (a placeholder with no value and
+            no fallback) or ``error`` (malformed or unknown placeholder, or a section tag that
+            pairs with nothing, kept as its source text).
+        start: offset of the source text in the template.
+        end: offset just past it.
+        section: whether it comes from inside a section that is shown.
     """
 
     text: str
     kind: SegmentKind
     start: int
     end: int
+    section: bool = False
 
 
 # --- Schema walking ---------------------------------------------------------------------------
@@ -300,8 +321,10 @@ def render_value(value: Any) -> str:
             return object.__repr__(value)
 
 
-def _lookup(path: tuple[str, ...], arguments: Any, parameters: Mapping[str, Any]) -> Any:
-    """The value at ``path``, taking schema defaults level by level; ``_ABSENT`` if none.
+def _lookup(
+    path: tuple[str, ...], arguments: Any, parameters: Mapping[str, Any]
+) -> tuple[Any, bool]:
+    """The value at ``path`` and whether a schema default supplied it; ``_ABSENT`` if none.
 
     At each step an argument wins over a default. A parent's default object is used before its
     children's defaults (as a default-filling validator would apply them), and a key absent from
@@ -310,16 +333,216 @@ def _lookup(path: tuple[str, ...], arguments: Any, parameters: Mapping[str, Any]
     """
     value: Any = arguments
     node: Any = parameters
+    defaulted = False
     for key in path:
         child, _ = _child_schema(node, key)
         if isinstance(value, Mapping) and key in value:
             value = value[key]
         elif child is not None and "default" in child:
             value = child["default"]
+            defaulted = True
         else:
             value = _ABSENT  # keep walking: a deeper default may still apply
         node = child
-    return value
+    return value, defaulted
+
+
+def has_value(value: Any) -> bool:
+    """Whether a value counts as given for sections and fallbacks.
+
+    Args:
+        value: an argument value.
+
+    Returns:
+        False for None, ``""`` and ``[]`` (and any other empty list); True for everything else,
+        ``false``, ``0`` and ``{}`` included.
+    """
+    return not (value is None or value == "" or (isinstance(value, list) and not value))
+
+
+# --- Sections ---------------------------------------------------------------------------------
+
+_OPENERS = frozenset({TokenKind.SECTION, TokenKind.INVERTED_SECTION})
+_BLANK = " \t"
+
+
+@dataclass(frozen=True, slots=True)
+class _Structure:
+    """How the section tags of a template pair up, and what their lines leave out.
+
+    Attributes:
+        tokens: the template's tokens.
+        ends: index of each paired opening tag → index of its end tag.
+        broken: indices of section tags that pair with nothing (rendered as their source text).
+        kept: index of a text token → the ``(start, end)`` of it that standalone tags leave.
+        problems: the structural diagnostics, in template order.
+    """
+
+    tokens: tuple[Token, ...]
+    ends: Mapping[int, int]
+    broken: frozenset[int]
+    kept: Mapping[int, tuple[int, int]]
+    problems: tuple[Diagnostic, ...]
+
+
+def _name(token: Token) -> str:
+    return ".".join(token.path)
+
+
+@lru_cache(maxsize=8)
+def _structure(template: str) -> _Structure:
+    tokens = _tokens(template)
+    open_: list[int] = []
+    ends: dict[int, int] = {}
+    broken: set[int] = set()
+    problems: list[Diagnostic] = []
+    for index, token in enumerate(tokens):
+        kind = token.kind
+        if kind in _OPENERS:
+            open_.append(index)
+        elif kind is TokenKind.SECTION_END:
+            depth = next(
+                (d for d in range(len(open_) - 1, -1, -1) if tokens[open_[d]].path == token.path),
+                None,
+            )
+            if depth is None:
+                broken.add(index)
+                if open_:
+                    inner = tokens[open_[-1]]
+                    message = (
+                        f"{token.text} does not close the open section {inner.text}:"
+                        f" write {{/{_name(inner)}}} to close it"
+                    )
+                    problems.append(_error("section-mismatch", message, token))
+                else:
+                    message = (
+                        f"{token.text} closes no section: open one before it with"
+                        f" {{?{_name(token)}}} or {{!{_name(token)}}}"
+                    )
+                    problems.append(_error("unopened-section-end", message, token))
+                continue
+            opener = tokens[open_[depth]]
+            for inner_index in open_[depth + 1 :]:
+                inner = tokens[inner_index]
+                broken.add(inner_index)
+                message = (
+                    f"unclosed section {inner.text}: {token.text} closes {opener.text} around it"
+                    f" first; write {{/{_name(inner)}}} before {token.text}"
+                )
+                problems.append(_error("unclosed-section", message, inner))
+            ends[open_[depth]] = index
+            del open_[depth:]
+    for index in open_:
+        inner = tokens[index]
+        message = f"unclosed section {inner.text}: write {{/{_name(inner)}}} where it ends"
+        problems.append(_error("unclosed-section", message, inner))
+    broken.update(open_)
+    problems.sort(key=lambda d: d.start)
+    kept = _standalone_cuts(template, tokens, [*ends, *ends.values()])
+    return _Structure(tokens, ends, frozenset(broken), kept, tuple(problems))
+
+
+def _standalone_cuts(
+    template: str, tokens: tuple[Token, ...], tags: list[int]
+) -> dict[int, tuple[int, int]]:
+    """What is left of the text tokens around section tags that stand alone on their line."""
+    kept: dict[int, tuple[int, int]] = {}
+    size = len(template)
+    for index in sorted(tags):
+        token = tokens[index]
+        line_start = template.rfind("\n", 0, token.start) + 1
+        line_end = template.find("\n", token.end)
+        line_end = size if line_end < 0 else line_end
+        if template[line_start : token.start].strip(_BLANK):
+            continue
+        if template[token.end : line_end].rstrip("\r").strip(_BLANK):
+            continue
+        if line_start < token.start:  # the indentation is the tail of the text token before
+            before = index - 1
+            start, _ = kept.get(before, (tokens[before].start, tokens[before].end))
+            kept[before] = (start, line_start)
+        cut = min(line_end + 1, size)
+        if token.end < cut:  # the rest of the line and its break: the head of the next one
+            after = index + 1
+            _, end = kept.get(after, (tokens[after].start, tokens[after].end))
+            kept[after] = (cut, end)
+    return kept
+
+
+def open_sections(template: str, offset: int) -> list[Token]:
+    """The section tags still open at an offset of a template (to offer their end tag).
+
+    Args:
+        template: the prompt template.
+        offset: a position in it (code points).
+
+    Returns:
+        The ``{?path}`` / ``{!path}`` tokens that end before ``offset`` and are not closed
+        before it, outermost first.
+    """
+    tokens = _tokens(template)
+    open_: list[Token] = []
+    for token in tokens:
+        if token.end > offset:
+            break
+        if token.kind in _OPENERS:
+            open_.append(token)
+        elif token.kind is TokenKind.SECTION_END:
+            for depth in range(len(open_) - 1, -1, -1):
+                if open_[depth].path == token.path:
+                    del open_[depth:]
+                    break
+    return open_
+
+
+def _always_has_value(path: tuple[str, ...], parameters: Mapping[str, Any]) -> str | None:
+    """Why ``path`` has a value whenever a call leaves it out or must send it, or None.
+
+    That is ``required`` when each step of the path is required, ``has a default`` when the
+    path has one; with ``(unless a call sends it empty)`` after it when its schema allows a
+    value that counts as none (null, ``""``, ``[]``).
+    """
+    root = _root_properties(parameters)
+    if not path or path[0] not in root:
+        return None
+    node: Any = parameters
+    required = True
+    for key in path:
+        listed = node.get("required") if isinstance(node, Mapping) else None
+        required = required and isinstance(listed, list) and key in listed
+        child, _ = _child_schema(node, key)
+        if child is None:
+            return None
+        node = child
+    if required:
+        why = "is required"
+    else:
+        value, _ = _lookup(path, {}, parameters)
+        if value is _ABSENT or not has_value(value):
+            return None
+        why = "has a default"
+    if not isinstance(node, Mapping) or _may_be_empty(node):
+        why += " (unless a call sends it empty)"
+    return why
+
+
+def _may_be_empty(node: Mapping[str, Any]) -> bool:
+    """Whether a value valid for ``node`` may count as no value (null, ``""``, ``[]``)."""
+    if isinstance(node.get("enum"), list):
+        return any(not has_value(choice) for choice in node["enum"])
+    if "const" in node:
+        return not has_value(node["const"])
+    declared = node.get("type")
+    types = [declared] if isinstance(declared, str) else declared
+    if not isinstance(types, list) or "null" in types:
+        return True
+    if "string" in types and not _at_least_one(node.get("minLength")):
+        return True
+    return "array" in types and not _at_least_one(node.get("minItems"))
+
+
+def _at_least_one(bound: Any) -> bool:
+    return isinstance(bound, int | float) and not isinstance(bound, bool) and bound >= 1
 
 
 # --- Public operations ------------------------------------------------------------------------
@@ -333,29 +556,38 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
         parameters: the tool's parameters as a JSON Schema object.
 
     Returns:
-        Errors in template order (unknown or invalid placeholders, unterminated or stray braces),
-        then one warning per required top-level parameter that no placeholder reaches (spanning
-        ``(len(template), len(template))``). A placeholder counts as a use of the parameter
-        named by its head even if its sub-path is wrong, so a typo in a sub-path gives one
-        diagnostic, not two. An unknown placeholder's message suggests the closest parameter
-        path or tool field, for the first 32 distinct unknowns of a template.
+        Errors and warnings in template order (unknown or invalid placeholders, unknown section
+        paths, unterminated or stray braces, section tags that pair with nothing, sections and
+        fallbacks whose path always has a value), then one warning per required top-level
+        parameter that no placeholder reaches (spanning ``(len(template), len(template))``; a
+        section tag is not a use). A placeholder counts as a use of the parameter named by its
+        head even if its sub-path is wrong, so a typo in a sub-path gives one diagnostic, not
+        two. An unknown placeholder's message suggests the closest parameter path or tool field,
+        for the first 32 distinct unknowns of a template.
     """
     resolver = _Resolver(parameters)
+    structure = _structure(template)
     diagnostics: list[Diagnostic] = []
     used: set[str] = set()
-    for token in _tokens(template):
+    for token in structure.tokens:
         kind = token.kind
         if kind is TokenKind.TEXT or kind is TokenKind.ESCAPED_BRACE:
             continue
-        if kind is TokenKind.PLACEHOLDER:
-            used.add(token.path[0])
+        if kind is TokenKind.PLACEHOLDER or kind in _OPENERS:
+            if kind is TokenKind.PLACEHOLDER:
+                used.add(token.path[0])
             found, why = resolver.classify(token.path)
             if found == "unknown":
-                message = f"unknown placeholder {token.text}: {why}"
-                suggestion = resolver.suggestion(token.text[1:-1])
+                what = "placeholder" if kind is TokenKind.PLACEHOLDER else "section"
+                message = f"unknown {what} {token.text}: {why}"
+                suggestion = resolver.suggestion(".".join(token.path))
                 if suggestion is not None:
-                    message += f" (did you mean {{{suggestion}}}?)"
+                    message += f" (did you mean {_renamed(token, suggestion)}?)"
                 diagnostics.append(_error("unknown-placeholder", message, token))
+            elif found == "parameter" and (kind in _OPENERS or token.fallback is not None):
+                always = _always_has_value(token.path, parameters)
+                if always is not None:
+                    diagnostics.append(_always_warning(token, always))
         elif kind is TokenKind.UNTERMINATED:
             message = (
                 'unterminated brace: "{" has no closing "}" on this line'
@@ -369,6 +601,8 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
             diagnostics.append(_error("stray-brace", message, token))
         elif kind is TokenKind.INVALID_PLACEHOLDER:
             diagnostics.append(_error("invalid-placeholder", _invalid_message(token.text), token))
+    if structure.problems:
+        diagnostics = sorted([*diagnostics, *structure.problems], key=lambda d: d.start)
     end = len(template)
     root = _root_properties(parameters)
     required = parameters.get("required") if isinstance(parameters, Mapping) else None
@@ -385,6 +619,24 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
     return diagnostics
 
 
+def _renamed(token: Token, dotted: str) -> str:
+    """``token``'s source text naming ``dotted`` instead of its own path."""
+    if token.kind is TokenKind.PLACEHOLDER:
+        return "{" + dotted + ("" if token.fallback is None else "|" + token.fallback) + "}"
+    return token.text[:2] + dotted + "}"
+
+
+def _always_warning(token: Token, why: str) -> Diagnostic:
+    name = _name(token)
+    if token.kind is TokenKind.SECTION:
+        message = f'section {token.text} is always kept: "{name}" {why}'
+    elif token.kind is TokenKind.INVERTED_SECTION:
+        message = f'section {token.text} is never kept: "{name}" {why}'
+    else:
+        message = f'the fallback of {token.text} is never used: "{name}" {why}'
+    return Diagnostic(Severity.WARNING, "always-has-value", message, token.start, token.end)
+
+
 def _error(code: str, message: str, token: Token) -> Diagnostic:
     return Diagnostic(Severity.ERROR, code, message, token.start, token.end)
 
@@ -396,7 +648,10 @@ def _invalid_message(text: str) -> str:
     if len(tokens) == 1 and tokens[0].path:
         hint = f"write {stripped} without spaces"
     else:
-        hint = "a placeholder is a parameter name or dotted path such as {trip.destination}"
+        hint = (
+            "a placeholder is a parameter name or dotted path such as {trip.destination},"
+            " optionally with a fallback ({days|a few}); a section is {?days}…{/days}"
+        )
     return f'invalid placeholder {text}: {hint} (write "{{{{" and "}}}}" for literal braces)'
 
 
@@ -418,34 +673,74 @@ def render_segments(
         tool_name: what ``{tool.name}`` (and an unclaimed bare ``{name}``) renders as.
         tool_description: what ``{tool.description}`` (and an unclaimed ``{description}``)
             renders as.
-        keep_missing: for previews: a placeholder with no argument and no default renders as
-            its own source text instead of the empty string (its kind is ``missing`` either way).
+        keep_missing: for previews: a placeholder with no value, no default and no fallback
+            renders as its own source text instead of the empty string (its kind is ``missing``
+            either way).
 
     Returns:
-        One segment per token, in order. Never raises: malformed braces and unknown
-        placeholders come out as their source text with kind ``error``.
+        The output in order: one segment per placeholder, escaped brace and (the kept part of)
+        each text token outside hidden sections; section tags give none. Never raises:
+        malformed braces, unknown placeholders and section tags that pair with nothing come out
+        as their source text with kind ``error``.
     """
     resolver = _Resolver(parameters)
-    # A long template repeats its placeholders; resolve and render each path once per call.
-    filled: dict[tuple[str, ...], tuple[str, SegmentKind]] = {}
+    structure = _structure(template)
+    tokens, ends, broken, kept = structure.tokens, structure.ends, structure.broken, structure.kept
+    # A long template repeats its placeholders; resolve and render each one once per call.
+    filled: dict[tuple[tuple[str, ...], str | None], tuple[str, SegmentKind]] = {}
+    shown: list[int] = []  # end-tag indices of the sections being rendered, innermost last
     segments: list[Segment] = []
     append = segments.append
-    for token in _tokens(template):
+    index, count = 0, len(tokens)
+    while index < count:
+        token = tokens[index]
         kind = token.kind
+        inside = bool(shown)
         if kind is TokenKind.TEXT:
-            append(Segment(token.text, "literal", token.start, token.end))
+            cut = kept.get(index)
+            if cut is None:
+                append(Segment(token.text, "literal", token.start, token.end, inside))
+            elif cut[1] > cut[0]:
+                append(Segment(template[cut[0] : cut[1]], "literal", cut[0], cut[1], inside))
         elif kind is TokenKind.ESCAPED_BRACE:
-            append(Segment(token.text[0], "literal", token.start, token.end))
+            append(Segment(token.text[0], "literal", token.start, token.end, inside))
         elif kind is TokenKind.PLACEHOLDER or kind is TokenKind.TOOL_FIELD:
-            found = filled.get(token.path)
+            key = (token.path, token.fallback)
+            found = filled.get(key)
             if found is None:
-                found = filled[token.path] = _fill(
+                found = filled[key] = _fill(
                     token, resolver, arguments, tool_name, tool_description, keep_missing
                 )
-            append(Segment(found[0], found[1], token.start, token.end))
+            append(Segment(found[0], found[1], token.start, token.end, inside))
+        elif index in broken or (kind not in _OPENERS and kind is not TokenKind.SECTION_END):
+            append(Segment(token.text, "error", token.start, token.end, inside))
+        elif kind is TokenKind.SECTION_END:
+            shown.pop()
         else:
-            append(Segment(token.text, "error", token.start, token.end))
+            given = _given(token, resolver, arguments, tool_name, tool_description)
+            if given == (kind is TokenKind.SECTION):
+                shown.append(ends[index])
+            else:
+                index = ends[index]  # past the hidden text and its end tag
+        index += 1
     return segments
+
+
+def _given(
+    token: Token,
+    resolver: _Resolver,
+    arguments: Mapping[str, Any],
+    tool_name: str,
+    tool_description: str,
+) -> bool:
+    """Whether the path of a section tag has a value."""
+    found = resolver.classify(token.path)[0]
+    if found == "tool_field":
+        return bool(tool_description if token.path[-1] == "description" else tool_name)
+    if found == "unknown":
+        return False
+    value, _ = _lookup(token.path, arguments, resolver.parameters)
+    return value is not _ABSENT and has_value(value)
 
 
 def _fill(
@@ -458,14 +753,18 @@ def _fill(
 ) -> tuple[str, SegmentKind]:
     """The text and segment kind of one well-formed placeholder."""
     found = resolver.classify(token.path)[0]
+    fallback = token.fallback
     if found == "tool_field":
-        return (tool_description if token.path[-1] == "description" else tool_name), "value"
+        text = tool_description if token.path[-1] == "description" else tool_name
+        return (fallback, "fallback") if fallback is not None and not text else (text, "value")
     if found == "unknown":
         return token.text, "error"
-    value = _lookup(token.path, arguments, resolver.parameters)
+    value, defaulted = _lookup(token.path, arguments, resolver.parameters)
+    if fallback is not None and (value is _ABSENT or not has_value(value)):
+        return fallback, "fallback"
     if value is _ABSENT:
         return (token.text if keep_missing else ""), "missing"
-    return render_value(value), "value"
+    return render_value(value), ("default" if defaulted else "value")
 
 
 def render(
@@ -487,8 +786,9 @@ def render(
             renders as.
 
     Returns:
-        The filled prompt; missing values without defaults are empty, malformed and unknown
-        placeholders stay as written. Never raises.
+        The filled prompt: sections kept or left out, fallbacks inserted; missing values
+        without defaults or fallbacks are empty, malformed and unknown placeholders and
+        unpaired section tags stay as written. Never raises.
     """
     segments = render_segments(
         template, arguments, parameters, tool_name=tool_name, tool_description=tool_description

@@ -10,8 +10,13 @@ output segment back to its source span. The grammar:
   ``TOOL_FIELD`` tokens; every other path (bare ``{name}`` included) is a ``PLACEHOLDER``, because
   whether a bare ``{name}`` means the tool's name depends on the parameters, which the tokenizer
   does not see (``template.engine.placeholder_kind`` decides).
-* ``{...}`` on one line whose content is not a path (``{ destination }``, ``{}``, ``{a..b}``) is an
-  ``INVALID_PLACEHOLDER``.
+* ``{path|fallback}`` is a placeholder with fallback text: the text after the first ``|`` (any
+  characters but braces and line breaks, possibly none) is inserted when ``path`` has no value.
+* ``{?path}`` opens a section kept only when ``path`` has a value (``SECTION``), ``{!path}`` one
+  kept only when it has none (``INVERTED_SECTION``), and ``{/path}`` closes either
+  (``SECTION_END``). Pairing them up is the engine's work; the tokenizer only names them.
+* ``{...}`` on one line whose content is none of these (``{ destination }``, ``{}``,
+  ``{a..b}``) is an ``INVALID_PLACEHOLDER``.
 * ``{`` with no ``}`` before the end of the line or the next ``{`` is ``UNTERMINATED``; the token
   runs up to (not including) that newline or brace, so ``{abc`` is flagged as a whole while a
   following ``{date}`` on the same line still reads as a placeholder.
@@ -30,7 +35,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["TOOL_FIELD_PATHS", "Token", "TokenKind", "referenced_paths", "tokenize"]
+__all__ = [
+    "TOOL_FIELD_PATHS",
+    "Token",
+    "TokenKind",
+    "count_path_uses",
+    "referenced_paths",
+    "rename_path",
+    "tokenize",
+]
 
 
 class TokenKind(enum.Enum):
@@ -43,6 +56,9 @@ class TokenKind(enum.Enum):
     UNTERMINATED = "unterminated"
     STRAY_CLOSE = "stray_close"
     INVALID_PLACEHOLDER = "invalid_placeholder"
+    SECTION = "section"
+    INVERTED_SECTION = "inverted_section"
+    SECTION_END = "section_end"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +70,10 @@ class Token:
         start: offset of its first character in the template.
         end: offset just past its last character (``template[start:end] == text``).
         text: its source text, braces included.
-        path: the dotted path split into identifiers, for ``PLACEHOLDER`` and ``TOOL_FIELD``
-            tokens; empty otherwise.
+        path: the dotted path split into identifiers, for ``PLACEHOLDER``, ``TOOL_FIELD`` and
+            the three section tokens; empty otherwise.
+        fallback: the text after ``|`` of a placeholder written ``{path|fallback}``; None for
+            every other token.
     """
 
     kind: TokenKind
@@ -63,6 +81,7 @@ class Token:
     end: int
     text: str
     path: tuple[str, ...] = ()
+    fallback: str | None = None
 
 
 #: The paths that always mean the tool's own fields, whatever the parameters are called.
@@ -76,15 +95,22 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_-]*"
 # of which accept any single brace), so the matches tile the template with no gaps. Plain text
 # comes first because it is by far the most frequent; among the brace forms the order encodes
 # precedence: escape, then placeholder, then the error forms.
+_PATH = _IDENT + r"(?:\." + _IDENT + r")*"
 _TOKEN_RE = re.compile(
     r"(?P<text>[^{}]+)"
     r"|(?P<escaped>\{\{|\}\})"
-    r"|\{(?P<path>" + _IDENT + r"(?:\." + _IDENT + r")*)\}"
+    r"|\{(?P<path>" + _PATH + r")(?:\|(?P<fallback>[^{}\n]*))?\}"
+    r"|\{(?P<sigil>[?!/])(?P<section>" + _PATH + r")\}"
     r"|(?P<invalid>\{[^{}\n]*\})"
     r"|(?P<unterminated>\{[^{}\n]*)"
     r"|(?P<stray>\})"
 )
 
+_SIGIL_KIND = {
+    "?": TokenKind.SECTION,
+    "!": TokenKind.INVERTED_SECTION,
+    "/": TokenKind.SECTION_END,
+}
 _GROUP_KIND = {
     "text": TokenKind.TEXT,
     "escaped": TokenKind.ESCAPED_BRACE,
@@ -103,9 +129,13 @@ def _tokens(template: str) -> tuple[Token, ...]:
     for match in _TOKEN_RE.finditer(template):
         group = match.lastgroup
         start, end = match.span()
-        if group == "path":
+        if group == "path" or group == "fallback":
             path = tuple(match.group("path").split("."))
             kind = TokenKind.TOOL_FIELD if path in TOOL_FIELD_PATHS else TokenKind.PLACEHOLDER
+            append(Token(kind, start, end, match.group(), path, match.group("fallback")))
+        elif group == "section":
+            path = tuple(match.group("section").split("."))
+            kind = _SIGIL_KIND[match.group("sigil")]
             append(Token(kind, start, end, match.group(), path))
         else:
             append(Token(_GROUP_KIND[group or "text"], start, end, match.group()))
@@ -127,13 +157,72 @@ def tokenize(template: str) -> list[Token]:
 
 
 def referenced_paths(template: str) -> set[tuple[str, ...]]:
-    """The paths of every well-formed placeholder in a template.
+    """The paths of every well-formed placeholder and section tag in a template.
 
     Args:
         template: the prompt template.
 
     Returns:
-        One tuple per distinct ``{path}``, tool fields (``("tool", "name")``) included; whether a
-        path names a parameter is for ``placeholder_kind`` to say.
+        One tuple per distinct path of a ``{path}``, ``{path|fallback}``, ``{?path}``,
+        ``{!path}`` or ``{/path}``, tool fields (``("tool", "name")``) included; whether a path
+        names a parameter is for ``placeholder_kind`` to say.
     """
     return {token.path for token in _tokens(template) if token.path}
+
+
+_PATH_KINDS = frozenset(
+    {
+        TokenKind.PLACEHOLDER,
+        TokenKind.SECTION,
+        TokenKind.INVERTED_SECTION,
+        TokenKind.SECTION_END,
+    }
+)
+
+
+def count_path_uses(template: str, path: tuple[str, ...]) -> int:
+    """How many placeholders and section tags of a template name ``path`` or a path below it.
+
+    Args:
+        template: the prompt template.
+        path: a parameter path such as ``("trip",)``; ``{trip.destination}`` counts for it.
+
+    Returns:
+        The number of such tokens (``{?trip}…{/trip}`` counts two).
+    """
+    size = len(path)
+    return sum(
+        1 for token in _tokens(template) if token.kind in _PATH_KINDS and token.path[:size] == path
+    )
+
+
+def rename_path(template: str, old: tuple[str, ...], new: tuple[str, ...]) -> tuple[str, int]:
+    """A template with every placeholder and section tag of ``old`` (or below it) renamed.
+
+    ``{trip}``, ``{trip.nights|a few}`` and ``{?trip}…{/trip}`` become ``{journey}``,
+    ``{journey.nights|a few}`` and ``{?journey}…{/journey}`` when ``trip`` is renamed to
+    ``journey``; escaped braces, tool fields and everything else stay as written.
+
+    Args:
+        template: the prompt template.
+        old: the path renamed.
+        new: its new name.
+
+    Returns:
+        The new template and how many tokens were rewritten.
+    """
+    size = len(old)
+    pieces: list[str] = []
+    count = 0
+    for token in _tokens(template):
+        if token.kind in _PATH_KINDS and token.path[:size] == old:
+            dotted = ".".join((*new, *token.path[size:]))
+            if token.kind is TokenKind.PLACEHOLDER:
+                tail = "" if token.fallback is None else "|" + token.fallback
+                pieces.append("{" + dotted + tail + "}")
+            else:
+                pieces.append(token.text[:2] + dotted + "}")
+            count += 1
+        else:
+            pieces.append(token.text)
+    return "".join(pieces), count

@@ -220,7 +220,7 @@ def test_keep_missing_shows_the_placeholder_source_for_previews() -> None:
         Segment("to ", "literal", 0, 3),
         Segment("{destination}", "missing", 3, 16),
         Segment(" x", "literal", 16, 18),
-        Segment("1", "value", 18, 30),
+        Segment("1", "default", 18, 30),
     ]
     plain = render_segments("{destination}", {}, PARAMS, tool_name="t", tool_description="d")
     assert plain == [Segment("", "missing", 0, 13)]
@@ -288,7 +288,10 @@ def test_braces_around_spaces_or_odd_text_are_invalid_placeholders_kept_literall
     template = "to { destination } {} {a..b} {9lives}"
     found = [(d.code, d.start, d.end, d.message) for d in diagnose(template, PARAMS)]
     literal = '(write "{{" and "}}" for literal braces)'
-    generic = "a placeholder is a parameter name or dotted path such as {trip.destination}"
+    generic = (
+        "a placeholder is a parameter name or dotted path such as {trip.destination},"
+        " optionally with a fallback ({days|a few}); a section is {?days}…{/days}"
+    )
     assert found[0] == (
         "invalid-placeholder",
         3,
