@@ -118,12 +118,47 @@ def test_render_prints_the_filled_prompt_exactly():
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
         "Find flights from LHR to LIS leaving on 2026-06-01.\n"
-        "Return date (empty for one way): \n"
+        "One way: no return flight.\n"
         'Passengers: [{"name": "Ada Lovelace", "age": 36, "seat": "any"}]\n'
-        "Cabin: economy; flexible dates: true; maximum total fare in EUR: \n"
+        "Cabin: economy; flexible dates: true.\n"
         "\n"
         "List the three best options as a table with columns {airline, flight, departs, arrives,\n"
         "price} and say which one you would choose and why.\n"
+    )
+
+
+def test_render_keeps_a_section_only_when_its_parameter_has_a_value():
+    with_return = metaagent(
+        "render",
+        TRAVEL,
+        "search_flights",
+        "--json",
+        '{"origin": "LHR", "destination": "LIS", "departure_date": "2026-06-01",'
+        ' "return_date": "2026-06-08", "max_price": 450.5, "passengers": [{"name": "Ada",'
+        ' "age": 36}]}',
+    )
+    booked = metaagent(
+        "render",
+        TRAVEL,
+        "book_flight",
+        "--json",
+        '{"traveller": {"name": "Grace", "email": "g@example.com"},'
+        ' "flight": {"number": "TP1351", "date": "2026-06-01"}}',
+    )
+
+    assert (with_return.returncode, with_return.stderr) == (0, "")
+    assert with_return.stdout.splitlines()[:5] == [
+        "Find flights from LHR to LIS leaving on 2026-06-01.",
+        "Return on 2026-06-08.",
+        'Passengers: [{"name": "Ada", "age": 36, "seat": "any"}]',
+        "Cabin: economy; flexible dates: false.",
+        "Maximum total fare: 450.5 EUR.",
+    ]
+    assert (booked.returncode, booked.stderr) == (0, "")
+    assert booked.stdout == (
+        "Book flight TP1351 on 2026-06-01 for Grace <g@example.com>.\n"
+        "Pay by company_card, cost center none given.\n"
+        "Confirm the booking reference, the seat and the total price.\n"
     )
 
 
@@ -147,7 +182,7 @@ def test_render_builds_nested_objects_from_dotted_args_over_json():
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
         "Plan 4 nights in Lisbon starting 2026-06-01.\n"
-        'Budget: {"amount": 900, "currency": "EUR"}\n'
+        "Budget: 900 EUR\n"
         'Interests: ["food", "architecture"]\n'
         "Pace: packed\n"
         "Give one short paragraph per day and end with the estimated total cost.\n"
