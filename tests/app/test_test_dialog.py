@@ -397,7 +397,7 @@ def test_run_emits_the_request_and_accepts(
     assert request.tool_name == "search_flights"
     assert request.arguments == VALID_FLIGHT_SEARCH  # as a caller sends them: no defaults
     assert request.prompt == dialog.prompt()
-    assert "Cabin: economy; flexible dates: false;" in request.prompt  # defaults applied
+    assert "Cabin: economy; flexible dates: false." in request.prompt  # defaults applied
     assert 'Passengers: [{"name": "Ada Lovelace", "age": 36, "seat": "any"}]' in request.prompt
     assert dialog.result() == QDialog.DialogCode.Accepted
 
