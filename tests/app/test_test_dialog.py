@@ -11,16 +11,12 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDateEdit,
-    QDateTimeEdit,
     QDialog,
-    QDoubleSpinBox,
     QGroupBox,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QScrollArea,
-    QSpinBox,
     QSplitter,
     QWidget,
 )
@@ -31,6 +27,7 @@ from app.settings_store import SettingsStore
 from app.test_run import TestRequest, TestToolDialog
 from app.test_run.fields import FieldEditor
 from app.test_run.lists import ArrayEditor
+from app.test_run.pickers import DateEditor, DateTimeEditor, IntegerEditor, NumberEditor, StepBox
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.arguments import validate_arguments
 from schema_types.template.engine import render
@@ -122,7 +119,8 @@ def test_every_parameter_gets_an_input_of_its_kind(
     dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     form = dialog.form
     assert isinstance(form.field("origin"), QLineEdit)
-    assert isinstance(form.field("departure_date"), QDateEdit)
+    assert isinstance(form.editor("departure_date"), DateEditor)
+    assert isinstance(form.field("departure_date"), StepBox)
     assert isinstance(form.field("cabin"), QComboBox)
     assert isinstance(form.field("flexible_dates"), QCheckBox)
     assert isinstance(form.editor("passengers"), ArrayEditor)
@@ -130,21 +128,24 @@ def test_every_parameter_gets_an_input_of_its_kind(
     assert isinstance(form.field("passengers[0]"), QGroupBox)  # each item its own sub-form
     assert isinstance(form.field("passengers[0].name"), QLineEdit)
 
-    age = form.field("passengers[0].age")
-    assert isinstance(age, QSpinBox)
-    assert age.maximum() == 120
-    assert age.minimum() == -1 and age.specialValueText() == "not set"  # just below minimum 0
+    age = form.editor("passengers[0].age")
+    assert isinstance(age, IntegerEditor) and isinstance(age.input, StepBox)
+    assert age.low == 0 and age.high == 120  # where the arrow keys stop
+    assert age.input.text() == "" and age.input.lineEdit().placeholderText() == "not set"
     cabin = form.field("cabin")
     assert isinstance(cabin, QComboBox)
     choices = [cabin.itemText(i) for i in range(1, cabin.count())]
     assert choices == ["economy", "premium_economy", "business", "first"]
 
-    price = form.field("max_price")
-    assert isinstance(price, QDoubleSpinBox)
-    form.editor("max_price").set_value(0)  # exclusiveMinimum 0: zero is "not set"
+    price = form.editor("max_price")
+    assert isinstance(price, NumberEditor) and isinstance(price.input, StepBox)
     assert "max_price" not in dialog.arguments()
-    price.setValue(price.minimum() + 10 ** -price.decimals())
-    assert 0 < dialog.form.value()["max_price"] < 0.1
+    qtbot.keyClicks(price.input, "0")  # exclusiveMinimum 0: zero is sent, and refused
+    assert dialog.arguments()["max_price"] == 0
+    assert problem_at(dialog, "max_price") == "0 must be greater than 0"
+    qtbot.keyClicks(price.input, ".05")
+    assert dialog.form.value()["max_price"] == 0.05
+    assert problem_at(dialog, "max_price") == ""
 
 
 def test_nested_objects_are_group_boxes_and_optional_ones_can_be_left_out(
@@ -156,7 +157,7 @@ def test_nested_objects_are_group_boxes_and_optional_ones_can_be_left_out(
     assert isinstance(trip, QGroupBox) and not trip.isCheckable()
     assert isinstance(budget, QGroupBox) and budget.isCheckable() and not budget.isChecked()
     nights = dialog.form.field("trip.nights")
-    assert isinstance(nights, QSpinBox) and nights.value() == 3 and nights.maximum() == 60
+    assert isinstance(nights, StepBox) and nights.text() == "3"
     assert "budget" not in dialog.arguments()["trip"]
 
     budget.setChecked(True)
@@ -169,9 +170,9 @@ def test_schemas_the_form_cannot_show_are_typed_as_json(qtbot: QtBot, tmp_path: 
     dialog = open_dialog(qtbot, document, tool, settings(tmp_path))
     for path in ("either", "grid", "free", "maybe", "linked"):
         assert isinstance(dialog.form.field(path), QPlainTextEdit), path
-    assert isinstance(dialog.form.field("at"), QDateTimeEdit)
-    odd = dialog.form.field("odd")
-    assert isinstance(odd, QSpinBox) and odd.maximum() == 9 and odd.minimum() == 0  # 0 = not set
+    assert isinstance(dialog.form.editor("at"), DateTimeEditor)
+    odd = dialog.form.editor("odd")
+    assert isinstance(odd, IntegerEditor) and odd.low == 1 and odd.high == 9
 
     free = dialog.form.field("free")
     assert isinstance(free, QPlainTextEdit)
@@ -186,10 +187,10 @@ def test_schemas_the_form_cannot_show_are_typed_as_json(qtbot: QtBot, tmp_path: 
     assert dialog.arguments() == {
         "grid": [[1, 2], [3]],
         "free": {"a": 1},
-        "at": "2026-01-31T07:00:00Z",
+        "at": "2026-01-31T09:00:00+02:00",
     }
     assert dialog.run_button.isEnabled()
-    assert dialog.prompt() == 'Either , free {"a": 1}, at 2026-01-31T07:00:00Z.'
+    assert dialog.prompt() == 'Either , free {"a": 1}, at 2026-01-31T09:00:00+02:00.'
 
 
 def test_required_fields_are_marked(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
@@ -287,13 +288,15 @@ def test_list_items_can_be_added_moved_and_removed(
     assert problem_at(dialog, "passengers") == "expected at least 1 item, got 0"
 
 
-def test_typing_into_a_spin_box_that_is_not_set_replaces_the_words(
+def test_typing_into_a_number_that_is_not_set_replaces_the_words(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
     dialog = search_flights_dialog(qtbot, example_path, tmp_path)
     age = dialog.form.field("passengers[0].age")
-    assert isinstance(age, QSpinBox) and age.text() == "not set"
+    assert isinstance(age, StepBox) and age.text() == ""
+    assert age.lineEdit().placeholderText() == "not set"
     qtbot.keyClicks(age, "42")
+    assert age.text() == "42"
     assert dialog.arguments()["passengers"][0]["age"] == 42
     editor: FieldEditor = dialog.form.editor("passengers[0].age")
     assert editor.value() == 42
