@@ -2,9 +2,12 @@
 
 Every editor turns its widget into the JSON value a caller would send for one argument, or
 :data:`ABSENT` when the caller would leave it out: an empty optional field must be absent, not
-``""``, so the template takes the schema default exactly as in a served call. Spin boxes and date
-edits are in :mod:`app.test_run.pickers`; objects, arrays and the choice of editor per schema in
-:mod:`app.test_run.form` and :mod:`app.test_run.lists`.
+``""``, so the template takes the schema default exactly as in a served call. Only an argument that
+is always sent (an array item, or required by an object that is itself always sent) turns empty
+into a value (``false``, ``[]``, ``{}``); inside an optional object, even a required field can be
+left empty, so that the object is left out. Numbers and dates are in :mod:`app.test_run.pickers`;
+objects, arrays and the choice of editor per schema in :mod:`app.test_run.form` and
+:mod:`app.test_run.lists`.
 """
 
 from __future__ import annotations
@@ -79,8 +82,10 @@ class FieldEditor(QWidget):
     Attributes:
         input: the widget a person types in (what ``ArgumentsForm.field`` returns).
         schema: the argument's JSON Schema.
-        required: whether the enclosing object requires it.
+        required: whether the enclosing object requires it (its label is marked).
         item: whether it is an item of an array (an empty item is a value, never absent).
+        always_sent: whether the argument is sent even when empty (``false``, ``[]``, ``{}``):
+            an array item, or required by an object that is always sent itself.
         owner: the object or array editor it belongs to (None for the root).
         key: its property name or array index in ``owner``.
         problem_label: the small red line under the input.
@@ -96,12 +101,14 @@ class FieldEditor(QWidget):
         *,
         required: bool,
         item: bool = False,
+        always_sent: bool | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.schema = dict(schema)
         self.required = required
         self.item = item
+        self.always_sent = (required or item) if always_sent is None else always_sent
         self.owner: FieldEditor | None = None
         self.key: str | int = ""
         self.input: QWidget = self
@@ -187,12 +194,19 @@ class StringEditor(FieldEditor):
 
 
 class BooleanEditor(FieldEditor):
-    """A check box; an optional one has a third, "not set" state."""
+    """A check box; one that is not always sent has a third, "not set" state."""
 
-    def __init__(self, schema: Mapping[str, Any], *, required: bool, item: bool = False) -> None:
-        super().__init__(schema, required=required, item=item)
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        required: bool,
+        item: bool = False,
+        always_sent: bool | None = None,
+    ) -> None:
+        super().__init__(schema, required=required, item=item, always_sent=always_sent)
         self.check_box = QCheckBox()
-        self.check_box.setTristate(not (required or item))
+        self.check_box.setTristate(not self.always_sent)
         self._lay_out(self.check_box)
         self.check_box.checkStateChanged.connect(self._on_state_changed)
         self.reset()
@@ -209,7 +223,7 @@ class BooleanEditor(FieldEditor):
         elif self.check_box.isTristate():
             state = Qt.CheckState.PartiallyChecked
         else:
-            state = Qt.CheckState.Unchecked  # a required boolean is false until ticked
+            state = Qt.CheckState.Unchecked  # one always sent is false until ticked
         with QSignalBlocker(self.check_box):
             self.check_box.setCheckState(state)
         self._show_state()

@@ -2,14 +2,19 @@
 
 :func:`build_editor` picks an editor per sub-schema from its typed node
 (``schema_types.schema.nodes``):
-a line edit for strings, spin boxes for numbers, a check box for booleans, a combo box for enums,
-date edits for ``date``/``date-time``, a list editor for arrays (each item its own sub-form) and a
-group box for objects. What the form cannot show (``anyOf``/``oneOf``/``$ref``, arrays of arrays,
-objects without properties, lists of types …) is typed as JSON for that sub-tree.
+a line edit for strings, number inputs that keep what is typed, a check box for booleans, a combo
+box for enums, date inputs for ``date``/``date-time``, a list editor for arrays (each item its own
+sub-form) and a group box for objects. What the form cannot show (``anyOf``/``oneOf``/``$ref``,
+arrays of arrays, objects without properties, lists of types …) is typed as JSON for that sub-tree.
 
 :class:`ArgumentsForm` reads the arguments as a caller would send them (empty optional fields
 absent), and shows validation problems at the field they name, walking up the path to the nearest
-field there is (``passengers[1].age`` → the age spin box of the second passenger).
+field there is (``passengers[1].age`` → the age input of the second passenger).
+
+An optional object is sent only once one of its fields is set, and then with just the fields set
+(the server fills in their defaults); its box says so while it is left out, and its Clear button
+empties every field to leave it out again. Its fields start empty rather than at their defaults,
+since a default shown there would be a field set.
 """
 
 from __future__ import annotations
@@ -17,16 +22,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.icons import icon
 from app.test_run.fields import (
     ABSENT,
     BooleanEditor,
@@ -80,7 +88,12 @@ def _fallback_reason(node: SchemaNode | bool | None) -> str:
 
 
 def build_editor(
-    node: SchemaNode | bool | None, *, required: bool, item: bool = False, title: str = ""
+    node: SchemaNode | bool | None,
+    *,
+    required: bool,
+    item: bool = False,
+    always_sent: bool | None = None,
+    title: str = "",
 ) -> FieldEditor:
     """The editor for one argument.
 
@@ -88,21 +101,26 @@ def build_editor(
         node: the argument's typed schema node (a boolean schema or None falls back to JSON).
         required: whether the enclosing object requires it.
         item: whether it is an array item.
+        always_sent: whether it is sent even when empty (default: when required or an item);
+            see :class:`~app.test_run.fields.FieldEditor`.
         title: the name shown on a group box (objects and arrays).
     """
     schema: dict[str, Any] = node.to_json() if not isinstance(node, bool | None) else {}
+    sent = (required or item) if always_sent is None else always_sent
     reason = _fallback_reason(node)
     if reason:
         return JsonEditor(schema, required=required, item=item, reason=reason)
     if isinstance(node, ObjectSchema):
-        return ObjectEditor(node, required=required, item=item, title=title)
+        return ObjectEditor(node, required=required, item=item, always_sent=sent, title=title)
     if isinstance(node, ArraySchema):
         items = node.items
 
         def item_editor() -> FieldEditor:
             return build_editor(items, required=True, item=True)
 
-        return ArrayEditor(node, item_editor, required=required, item=item, title=title)
+        return ArrayEditor(
+            node, item_editor, required=required, item=item, always_sent=sent, title=title
+        )
     if schema.get("enum"):
         return EnumEditor(schema, required=required, item=item)
     if isinstance(node, StringSchema) and node.format == "date":
@@ -114,7 +132,7 @@ def build_editor(
     if isinstance(node, NumberSchema):
         return NumberEditor(schema, required=required, item=item)
     if isinstance(node, BooleanSchema):
-        return BooleanEditor(schema, required=required, item=item)
+        return BooleanEditor(schema, required=required, item=item, always_sent=sent)
     return StringEditor(schema, required=required, item=item)
 
 
@@ -136,7 +154,14 @@ def field_label(name: str, required: bool, schema: Mapping[str, Any]) -> QLabel:
 class ObjectEditor(FieldEditor):
     """A group box with one row per property (the root is a plain form).
 
-    An optional object is a checkable group box: unchecked, the object is absent.
+    An object that is not always sent is sent only once one of its fields is set; until then a
+    line in the box says it is left out. Clear empties its fields to leave it out again.
+
+    Attributes:
+        fields: the editor of each property, by name.
+        group_box: the box around the rows (None for the root).
+        status: the "left out" line of an object that is not always sent (None otherwise).
+        clear_button: empties every field of an object that is not always sent (None otherwise).
     """
 
     is_group = True
@@ -147,12 +172,15 @@ class ObjectEditor(FieldEditor):
         *,
         required: bool,
         item: bool = False,
+        always_sent: bool | None = None,
         title: str = "",
         root: bool = False,
     ) -> None:
-        super().__init__(node.to_json(), required=required, item=item)
+        super().__init__(node.to_json(), required=required, item=item, always_sent=always_sent)
         self.fields: dict[str, FieldEditor] = {}
         self.group_box: QGroupBox | None = None
+        self.status: QLabel | None = None
+        self.clear_button: QToolButton | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         if root:
@@ -162,20 +190,25 @@ class ObjectEditor(FieldEditor):
         else:
             self.group_box = QGroupBox(f"{title} *" if required else title)
             self.group_box.setToolTip(hint_text(self.schema))
-            self.group_box.setCheckable(not (required or item))
             layout.addWidget(self.group_box)
             inner = QVBoxLayout(self.group_box)
+            if not self.always_sent:
+                inner.addLayout(self._status_row(title))
             inner.addWidget(self.problem_label)
             form = QFormLayout()
             inner.addLayout(form)
             self.input = self.group_box
-            self.group_box.toggled.connect(self.edited)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         required_names = set(node.required or [])
         for name, sub in (node.properties or {}).items():
-            child = build_editor(sub, required=name in required_names, title=name)
+            child = build_editor(
+                sub,
+                required=name in required_names,
+                always_sent=name in required_names and self.always_sent,
+                title=name,
+            )
             child.owner, child.key = self, name
-            child.edited.connect(self.edited)
+            child.edited.connect(self._on_field_edited)
             self.fields[name] = child
             if child.is_group:
                 form.addRow(child)
@@ -187,39 +220,63 @@ class ObjectEditor(FieldEditor):
             form.addRow(QLabel("This tool takes no arguments."))
         self.reset()
 
+    def _status_row(self, title: str) -> QHBoxLayout:
+        self.status = QLabel("Left out: set one of its fields to send it.")
+        self.status.setObjectName("objectStatus")
+        self.status.setEnabled(False)  # greyed, as a note
+        self.status.setWordWrap(True)
+        self.clear_button = QToolButton()
+        self.clear_button.setIcon(icon("close"))
+        self.clear_button.setAutoRaise(True)
+        tip = f"Clear: empty every field of {title or 'this object'} and leave it out"
+        self.clear_button.setToolTip(tip)
+        self.clear_button.setAccessibleName(f"Clear {title}".strip())
+        self.clear_button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.clear_button.clicked.connect(self._on_clear_clicked)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.status, 1)
+        row.addWidget(self.clear_button, 0, Qt.AlignmentFlag.AlignTop)
+        return row
+
     def value(self) -> Any:
-        group = self.group_box
-        if group is not None and group.isCheckable() and not group.isChecked():
-            return ABSENT
         found = {name: field.value() for name, field in self.fields.items()}
-        return {name: value for name, value in found.items() if value is not ABSENT}
+        value = {name: value for name, value in found.items() if value is not ABSENT}
+        return value if value or self.always_sent else ABSENT
 
     def set_value(self, value: Any) -> None:
-        if isinstance(value, Mapping):
-            for name, field in self.fields.items():
-                field.set_value(value.get(name, ABSENT))
-        else:
-            # An absent object keeps nothing to show: ticked later, it starts from its defaults.
-            for field in self.fields.values():
-                field.reset()
-        self._set_checked(isinstance(value, Mapping))
+        given = value if isinstance(value, Mapping) else {}
+        for name, field in self.fields.items():
+            field.set_value(given.get(name, ABSENT))
+        self._show_status()
 
     def reset(self) -> None:
         default = self.default()
         if isinstance(default, Mapping):
             self.set_value(default)
-        else:
+        elif self.always_sent:
             for field in self.fields.values():
                 field.reset()
-            self._set_checked(False)
-
-    def _set_checked(self, checked: bool) -> None:
-        if self.group_box is not None and self.group_box.isCheckable():
-            with QSignalBlocker(self.group_box):
-                self.group_box.setChecked(checked)
+            self._show_status()
+        else:
+            self.set_value(ABSENT)  # fields at their defaults would be fields set
 
     def sub_editors(self) -> list[FieldEditor]:
         return list(self.fields.values())
+
+    def _show_status(self) -> None:
+        if self.status is not None and self.clear_button is not None:
+            left_out = self.value() is ABSENT
+            self.status.setVisible(left_out)
+            self.clear_button.setEnabled(not left_out)
+
+    def _on_field_edited(self) -> None:
+        self._show_status()
+        self.edited.emit()
+
+    def _on_clear_clicked(self) -> None:
+        self.set_value(ABSENT)
+        self.edited.emit()
 
 
 def walk(editor: FieldEditor) -> Iterator[FieldEditor]:

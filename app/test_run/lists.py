@@ -1,8 +1,10 @@
 """The list editor of the test form: the items of an array argument, each its own sub-form.
 
 Items can be added (with their defaults), removed and moved up or down; their paths
-(``passengers[1]``) follow their position, so validation problems land on the right item. An
-optional array with no items is absent from the arguments; a required one is ``[]``.
+(``passengers[1]``) follow their position, so validation problems land on the right item. An array
+with no items is absent from the arguments unless it is always sent (required, see
+:class:`~app.test_run.fields.FieldEditor`): then it is ``[]``, and it starts with as many empty
+items as ``minItems`` asks for. An array that may be left out starts with none.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def _tool_button(icon_name: str) -> QToolButton:
 class ArrayEditor(FieldEditor):
     """A list of items of the item type: add, remove, move up and down.
 
-    An optional array with no items is absent; a required one is ``[]``.
+    With no items it is absent, or ``[]`` when it is always sent.
     """
 
     is_group = True
@@ -89,9 +91,10 @@ class ArrayEditor(FieldEditor):
         *,
         required: bool,
         item: bool = False,
+        always_sent: bool | None = None,
         title: str = "",
     ) -> None:
-        super().__init__(node.to_json(), required=required, item=item)
+        super().__init__(node.to_json(), required=required, item=item, always_sent=always_sent)
         self._item_editor = item_editor
         self._max_items = node.max_items
         self._min_items = node.min_items or 0
@@ -121,7 +124,7 @@ class ArrayEditor(FieldEditor):
 
     def value(self) -> Any:
         values = [row.editor.value() for row in self.rows]
-        if not values and not (self.required or self.item):
+        if not values and not self.always_sent:
             return ABSENT
         return [None if value is ABSENT else value for value in values]
 
@@ -140,11 +143,13 @@ class ArrayEditor(FieldEditor):
         if isinstance(default, list):
             self.set_value(default)
             return
-        # Start with as many (empty) items as the list needs, so there is something to fill.
         self.set_value([])
-        for _ in range(self._min_items):
-            self._append(ABSENT)
-        self._renumber()
+        if self.always_sent:
+            # As many (empty) items as the list needs, so there is something to fill; a list
+            # that may be left out is, until the person adds an item.
+            for _ in range(self._min_items):
+                self._append(ABSENT)
+            self._renumber()
 
     def add_item(self) -> FieldEditor:
         """Append an item (its defaults filled in) and return its editor."""

@@ -26,6 +26,7 @@ from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
 from app.test_run import TestRequest, TestToolDialog
 from app.test_run.fields import FieldEditor
+from app.test_run.form import ObjectEditor
 from app.test_run.lists import ArrayEditor
 from app.test_run.pickers import DateEditor, DateTimeEditor, IntegerEditor, NumberEditor, StepBox
 from schema_types.agent import Agent, ToolDefinition
@@ -153,16 +154,21 @@ def test_nested_objects_are_group_boxes_and_optional_ones_can_be_left_out(
 ) -> None:
     document = travel_desk(example_path)
     dialog = open_dialog(qtbot, document, tool_named(document, "plan_trip"), settings(tmp_path))
-    trip, budget = dialog.form.field("trip"), dialog.form.field("trip.budget")
-    assert isinstance(trip, QGroupBox) and not trip.isCheckable()
-    assert isinstance(budget, QGroupBox) and budget.isCheckable() and not budget.isChecked()
+    trip, budget = dialog.form.editor("trip"), dialog.form.editor("trip.budget")
+    assert isinstance(trip, ObjectEditor) and isinstance(trip.input, QGroupBox)
+    assert trip.status is None  # required: always sent
+    assert isinstance(budget, ObjectEditor) and isinstance(budget.input, QGroupBox)
+    assert budget.status is not None and budget.status.isVisible()
     nights = dialog.form.field("trip.nights")
-    assert isinstance(nights, StepBox) and nights.text() == "3"
-    assert "budget" not in dialog.arguments()["trip"]
+    assert isinstance(nights, StepBox) and nights.text() == "3"  # a required object's defaults
+    assert dialog.arguments()["trip"] == {"nights": 3}
 
-    budget.setChecked(True)
+    currency = dialog.form.field("trip.budget.currency")
+    assert isinstance(currency, QComboBox) and currency.currentText() == "(not set)"
+    currency.setCurrentIndex(currency.findText("EUR"))
     assert dialog.arguments()["trip"]["budget"] == {"currency": "EUR"}
     assert problem_at(dialog, "trip.budget.amount") == "required argument is missing"
+    assert not budget.status.isVisible()
 
 
 def test_schemas_the_form_cannot_show_are_typed_as_json(qtbot: QtBot, tmp_path: Path) -> None:
@@ -435,8 +441,7 @@ def test_dialog_layout_title_and_example_filling(
     assert dialog.problems() == []
     assert dialog.arguments()["traveller"]["email"] == "grace@example.com"
     assert "Book flight TP1351 on 2026-06-01 for Grace Hopper" in dialog.preview.text()
-    payment = dialog.form.field("payment")
-    assert isinstance(payment, QGroupBox) and payment.isChecked()
+    assert dialog.arguments()["payment"] == {"method": "company_card", "cost_center": "CC-4711"}
     qtbot.mouseClick(dialog.defaults_button, Qt.MouseButton.LeftButton)
     assert dialog.arguments() == {"traveller": {}, "flight": {}}
 

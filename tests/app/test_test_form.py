@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QDate, Qt
-from PySide6.QtWidgets import QLineEdit, QTableView, QToolButton
+from PySide6.QtWidgets import QComboBox, QGroupBox, QLineEdit, QTableView, QToolButton
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
 from app.test_run import TestToolDialog
+from app.test_run.form import ObjectEditor
 from app.test_run.pickers import DateEditor, StepBox
 from schema_types.agent import Agent, ToolDefinition
 
@@ -250,6 +251,7 @@ def test_values_put_into_the_form_come_back_unchanged(qtbot: QtBot, tmp_path: Pa
         "rate": 1e-7,
         "start": "31/01/2026",
         "at": "2026-01-31T09:00:00.250+02:00",
+        "budget": {"amount": "lots"},
     }
     dialog.set_arguments(given)
     assert dialog.arguments() == given
@@ -257,3 +259,55 @@ def test_values_put_into_the_form_come_back_unchanged(qtbot: QtBot, tmp_path: Pa
     assert shown_json(dialog) == given
     assert box(dialog, "days").text() == "99"
     assert box(dialog, "people").text() == "1.0"
+    assert box(dialog, "budget.amount").text() == '"lots"'
+    assert problem_at(dialog, "budget.amount") == 'expected number, got string "lots"'
+
+
+def test_ticking_nothing_an_optional_object_is_left_out_until_a_field_is_set(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    dialog = open_dialog(qtbot, tmp_path)
+    qtbot.keyClicks(dialog.form.field("city"), "Lisbon")
+    budget = dialog.form.editor("budget")
+    assert isinstance(budget, ObjectEditor) and budget.status is not None
+    group = dialog.form.field("budget")
+    assert isinstance(group, QGroupBox) and not group.isCheckable()
+    assert budget.status.isVisible()
+    assert budget.status.text() == "Left out: set one of its fields to send it."
+    currency = dialog.form.field("budget.currency")
+    assert isinstance(currency, QComboBox) and currency.currentIndex() == 0  # not the default
+    assert "budget" not in dialog.arguments() and "budget" not in shown_json(dialog)
+    assert dialog.run_button.isEnabled()
+
+    qtbot.keyClicks(box(dialog, "budget.amount"), "800")
+    assert dialog.arguments()["budget"] == {"amount": 800}
+    assert shown_json(dialog)["budget"] == {"amount": 800}
+    assert not budget.status.isVisible()
+    # Started, the object's required fields count: "firm" is required and not set.
+    assert problem_at(dialog, "budget.firm") == "required argument is missing"
+    assert not dialog.run_button.isEnabled()
+    firm = dialog.form.field("budget.firm")
+    firm.setFocus()
+    qtbot.keyClick(firm, Qt.Key.Key_Space)  # "not set" → true
+    assert dialog.arguments()["budget"] == {"amount": 800, "firm": True}
+    assert dialog.run_button.isEnabled()
+    # The server fills in the currency's default; the preview shows what it submits.
+    assert 'budget {"amount": 800, "firm": true, "currency": "EUR"};' in dialog.preview.text()
+
+    assert budget.clear_button is not None
+    qtbot.mouseClick(budget.clear_button, Qt.MouseButton.LeftButton)
+    assert "budget" not in dialog.arguments()
+    assert budget.status.isVisible() and box(dialog, "budget.amount").text() == ""
+    assert dialog.run_button.isEnabled()
+
+
+def test_a_required_field_alone_starts_an_optional_object(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = open_dialog(qtbot, tmp_path)
+    qtbot.keyClicks(dialog.form.field("city"), "Lisbon")
+    currency = dialog.form.field("budget.currency")
+    assert isinstance(currency, QComboBox)
+    currency.setCurrentIndex(currency.findText("USD"))
+    assert dialog.arguments()["budget"] == {"currency": "USD"}
+    assert problem_at(dialog, "budget.amount") == "required argument is missing"
+    assert problem_at(dialog, "budget.firm") == "required argument is missing"
+    assert not dialog.run_button.isEnabled()
