@@ -10,12 +10,13 @@ number is an input problem of the field. A value put into the form (remembered, 
 as text and sent back unchanged until the text is edited.
 
 A caller may leave a number or a date out: an empty input is "not set", shown as those words in
-grey, and the clear button beside the input empties it. The arrow keys, the wheel and the arrow
-buttons still step: a number by its ``multipleOf`` (else 1), stopping at the bounds (a value typed
-out of range steps to the nearest bound); a date by the year, month or day (hour, minute, second)
-under the cursor. Stepping a "not set" input starts from a real value: the default or the allowed
-value nearest 0 for a number, today (this hour, in UTC) for a date; a date's calendar button opens
-on today too, not on some date far off.
+grey, and the clear button beside the input empties it. The arrow keys, the arrow buttons and the
+wheel (on the input being edited only: scrolling the form past one changes nothing) still step: a
+number by its ``multipleOf`` (else 1), stopping at the bounds (a value typed out of range steps to
+the nearest bound); a date by the year, month or day (hour, minute, second) under the cursor.
+Stepping a "not set" input starts from a real value: the default or the allowed value nearest 0
+for a number, today (this hour, in UTC) for a date; a date's calendar button opens on today too,
+not on some date far off.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 
 from PySide6.QtCore import QDate, QDateTime, QSignalBlocker, QSize, Qt, QTime, QTimeZone
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCalendarWidget,
@@ -63,6 +65,7 @@ class StepBox(QAbstractSpinBox):
         self._stepper = stepper
         self.lineEdit().setPlaceholderText(placeholder)
         self.setAccelerated(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel does not take focus
 
     def set_text(self, text: str) -> None:
         """Show ``text`` (emits the line edit's ``textChanged`` when it differs)."""
@@ -85,6 +88,12 @@ class StepBox(QAbstractSpinBox):
         if text is not None:
             self.set_text(text)
             line.setCursorPosition(min(cursor, len(text)))  # a date steps the same part again
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if self.hasFocus():
+            super().wheelEvent(event)
+        else:
+            event.ignore()  # the form scrolls instead
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
@@ -326,6 +335,7 @@ class _DateTextEditor(_TextEditor):
         button.setAccessibleName("Calendar")
         button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        button.setStyleSheet("QToolButton::menu-indicator { image: none; }")  # the arrow is one
         menu = QMenu(button)
         shown = QWidgetAction(menu)
         shown.setDefaultWidget(self.calendar)

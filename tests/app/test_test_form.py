@@ -6,8 +6,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QDate, Qt
-from PySide6.QtWidgets import QComboBox, QGroupBox, QLineEdit, QTableView, QToolButton
+from PySide6.QtCore import QDate, QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QGroupBox,
+    QLineEdit,
+    QTableView,
+    QToolButton,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -184,6 +193,32 @@ def test_arrow_keys_step_within_the_bounds(qtbot: QtBot, tmp_path: Path) -> None
     qtbot.keyClick(fare, Qt.Key.Key_Up)
     qtbot.keyClick(fare, Qt.Key.Key_Up)
     assert fare.text() == "0.02" and dialog.arguments()["fare"] == 0.02  # by multipleOf
+
+
+def wheel_up(widget: QWidget) -> None:
+    centre = QPointF(widget.rect().center())
+    event = QWheelEvent(
+        centre,
+        QPointF(widget.mapToGlobal(widget.rect().center())),
+        QPoint(0, 0),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_steps_only_the_number_being_edited(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = open_dialog(qtbot, tmp_path)
+    qtbot.keyClicks(dialog.form.field("city"), "Lisbon")
+    days = box(dialog, "days")
+    wheel_up(days)  # scrolling the form past it
+    assert days.text() == "" and "days" not in dialog.arguments()
+    days.setFocus()
+    wheel_up(days)
+    assert days.text() == "1"
 
 
 def test_clearing_a_number_leaves_it_out(qtbot: QtBot, tmp_path: Path) -> None:
