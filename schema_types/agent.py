@@ -18,8 +18,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator, model_validator
+
+from schema_types.cases import TestCase
+from schema_types.file_model import FileModel
 
 __all__ = [
     "TOOL_NAME_PATTERN",
@@ -41,24 +43,11 @@ ToolPermission = Literal["never", "tool", "always"]
 ServerType = Literal["stdio", "streamable-http", "sse"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        validate_assignment=True,
-    )
-
-    def to_data(self) -> dict[str, Any]:
-        """The plain-JSON form as written to a file (aliases, unset fields left out)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
 def _empty_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
-class ToolDefinition(_Model):
+class ToolDefinition(FileModel):
     """One MCP tool the agent exposes: a name, a description, parameters and a prompt template.
 
     ``parameters`` is the plain JSON Schema object exactly as authored (served as ``inputSchema``);
@@ -72,6 +61,7 @@ class ToolDefinition(_Model):
     prompt: str = ""
     annotations: dict[str, Any] | None = None
     conversation: bool = False
+    tests: list[TestCase] = Field(default_factory=lambda: list[TestCase]())
 
     @field_validator("name")
     @classmethod
@@ -83,8 +73,24 @@ class ToolDefinition(_Model):
             )
         return value
 
+    @field_validator("tests")
+    @classmethod
+    def _unique_case_names(cls, value: list[TestCase]) -> list[TestCase]:
+        seen: set[str] = set()
+        for case in value:
+            if case.name in seen:
+                raise ValueError(
+                    f"two test cases are named {case.name!r}: case names must be unique per tool"
+                )
+            seen.add(case.name)
+        return value
 
-class AgentMetadata(_Model):
+    def case(self, name: str) -> TestCase | None:
+        """The test case called ``name``, or None."""
+        return next((case for case in self.tests if case.name == name), None)
+
+
+class AgentMetadata(FileModel):
     """``metadata``: who the agent is (served as MCP serverInfo and instructions) and its tools."""
 
     name: str = "Untitled agent"
@@ -107,7 +113,7 @@ class AgentMetadata(_Model):
         return next((t for t in self.tools if t.name == name), None)
 
 
-class AgentSettings(_Model):
+class AgentSettings(FileModel):
     """``settings``: the model and its parameters, loop bounds and the tool permission policy.
 
     ``model`` is ``provider:model`` (``openai:gpt-4.1-mini``, ``ollama:llama3.2``,
@@ -143,14 +149,14 @@ class AgentSettings(_Model):
         return self.model.split(":", 1)[1]
 
 
-class McpToolSetting(_Model):
+class McpToolSetting(FileModel):
     """Per-tool setting of an MCP server the agent uses."""
 
     permission_required: bool | None = None
     include: bool = True
 
 
-class McpServerConfig(_Model):
+class McpServerConfig(FileModel):
     """An MCP server the agent itself uses (stdio, streamable HTTP or SSE)."""
 
     type: ServerType = "stdio"
@@ -204,7 +210,7 @@ def _setting_text(value: Any) -> Any:
     return value
 
 
-class Agent(_Model):
+class Agent(FileModel):
     """A whole agent file."""
 
     metadata: AgentMetadata = Field(default_factory=AgentMetadata)

@@ -1,0 +1,105 @@
+"""Test cases of a tool: arguments to call it with and what a good answer looks like.
+
+Written under each tool of the agent file::
+
+    tests:
+      - name: Lisbon family of three
+        arguments: {origin: LHR, destination: LIS}
+        expect:
+          contains: [TP1351]             # every string appears in the answer
+          notContains: [sorry]           # none of these does
+          matches: (?i)window seat       # a regular expression found in the answer
+          jsonSchema: {type: object}     # the answer parses as JSON and validates
+          toolCalls: [flights__search]   # inner tools called (or {name, arguments} subsets)
+          maxToolCalls: 3
+          maxTurns: 4
+          maxDurationMs: 20000
+          judge: The answer recommends exactly one flight.   # a judge model decides
+          isError: false                 # true: the call must fail (e.g. bad arguments)
+
+Keys are camelCase like the rest of the file. A case with no expectation passes when the call
+succeeds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError as JsonSchemaError
+from pydantic import Field, field_validator
+
+from schema_types.file_model import FileModel
+
+__all__ = ["CalledTool", "Expectations", "TestCase", "expectation_names"]
+
+
+class CalledTool(FileModel):
+    """An inner tool call a case expects: its name and, optionally, arguments it must include.
+
+    Attributes:
+        name: the inner tool's name as the model sees it (``server__tool``).
+        arguments: a subset of the call's arguments (each key must be present with an equal
+            value; nested objects are compared as subsets too); None: any arguments.
+    """
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = None
+
+
+class Expectations(FileModel):
+    """What a good answer of a case looks like; every expectation set must hold."""
+
+    contains: list[str] = Field(default_factory=lambda: list[str]())
+    not_contains: list[str] = Field(default_factory=lambda: list[str]())
+    matches: str | None = None
+    json_schema: dict[str, Any] | bool | None = None
+    tool_calls: list[str | CalledTool] = Field(default_factory=lambda: list[str | CalledTool]())
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    max_turns: int | None = Field(default=None, ge=1)
+    max_duration_ms: float | None = Field(default=None, gt=0)
+    judge: str | None = None
+    is_error: bool | None = None
+
+    @field_validator("matches")
+    @classmethod
+    def _check_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+    @field_validator("json_schema")
+    @classmethod
+    def _check_schema(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
+        if value is not None:
+            try:
+                Draft202012Validator.check_schema(value)
+            except JsonSchemaError as exc:
+                raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        return value
+
+
+def expectation_names(expect: Expectations) -> list[str]:
+    """The expectations a case sets, by their file names (``contains``, ``maxTurns`` …)."""
+    data = expect.to_data()
+    return [key for key, value in data.items() if value not in (None, [], "")]
+
+
+class TestCase(FileModel):
+    """One test case of a tool.
+
+    Attributes:
+        name: unique among the tool's cases.
+        arguments: the call's arguments, exactly as an MCP client would send them.
+        expect: what a good answer looks like.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
+    expect: Expectations = Field(default_factory=Expectations)
