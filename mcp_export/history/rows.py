@@ -45,9 +45,13 @@ __all__ = [
 
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
-ROW_ID_TABLES = ("messages", "runs")
+ROW_ID_TABLES = ("messages", "runs", "case_runs")
 """Tables whose rows have integer ids (``threads`` ids are uuids made by the caller)."""
-_JSON_COLUMNS = {"messages": frozenset({"tool_calls"}), "runs": frozenset({"arguments"})}
+_JSON_COLUMNS = {
+    "messages": frozenset({"tool_calls"}),
+    "runs": frozenset({"arguments"}),
+    "case_runs": frozenset({"failures", "verdict"}),
+}
 _KEY_COLUMNS = frozenset(
     [
         "id",
@@ -59,6 +63,9 @@ _KEY_COLUMNS = frozenset(
         "tool_name",
         "tool_call_id",
         "writer_start",
+        "matrix_id",
+        "case_name",
+        "model",
     ]
 )
 _COLUMN = re.compile(r"[a-z_]+")

@@ -1,9 +1,11 @@
 """The history database's tables, their migrations, and the records read from them.
 
-Three tables: ``threads`` (one conversation: a chat tab, a tool test, a served or CLI call),
-``messages`` (its messages, with ``pending``/``complete``/``error`` status and token counts) and
+Four tables: ``threads`` (one conversation: a chat tab, a tool test, a served or CLI call),
+``messages`` (its messages, with ``pending``/``complete``/``error`` status and token counts),
 ``runs`` (one tool call of the agent: arguments, filled prompt, answer or error, duration, tokens,
-caller). A token count is NULL where the model server did not report it (absent is not 0).
+caller) and ``case_runs`` (one run of a test case on one model, grouped by ``matrix_id``: passed,
+the failed expectations, answer, duration, tokens, the judge's verdict). A token count is NULL
+where the model server did not report it (absent is not 0).
 ``PRAGMA user_version`` holds the schema version; triggers keep ``threads.updated_at`` current
 whoever writes, from whichever process.
 """
@@ -23,11 +25,13 @@ from mcp_export.errors import HistoryError
 __all__ = [
     "INTERRUPTED",
     "SCHEMA_VERSION",
+    "CaseRunRecord",
     "MessageStatus",
     "RunRecord",
     "StoredMessage",
     "ThreadKind",
     "ThreadRecord",
+    "case_run_record",
     "dicts",
     "message_record",
     "migrate",
@@ -39,7 +43,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -110,8 +114,35 @@ CREATE TRIGGER IF NOT EXISTS thread_touched_by_run AFTER INSERT ON runs BEGIN
 END;
 """
 
-# Future schema changes: {version reached: script}, applied in order by ``migrate``.
-_MIGRATIONS: dict[int, str] = {}
+_CASE_RUNS = """
+CREATE TABLE IF NOT EXISTS case_runs (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    matrix_id    TEXT NOT NULL,
+    agent_path   TEXT,
+    agent_name   TEXT NOT NULL,
+    tool_name    TEXT NOT NULL,
+    case_name    TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    attempt      INTEGER NOT NULL,
+    passed       INTEGER NOT NULL,
+    failures     TEXT NOT NULL,
+    answer       TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0,
+    duration_ms  REAL,
+    tokens_in    INTEGER,
+    tokens_out   INTEGER,
+    turns        INTEGER,
+    verdict      TEXT,
+    created_at   REAL NOT NULL,
+    writer_pid   INTEGER NOT NULL,
+    writer_start TEXT
+);
+CREATE INDEX IF NOT EXISTS case_runs_by_agent ON case_runs (agent_path, created_at);
+CREATE INDEX IF NOT EXISTS case_runs_by_matrix ON case_runs (matrix_id);
+"""
+
+# Schema changes: {version reached: script}, applied in order by ``migrate``.
+_MIGRATIONS: dict[int, str] = {2: _CASE_RUNS}
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
@@ -208,6 +239,31 @@ class RunRecord:
     agent_name: str | None
 
 
+@dataclass(frozen=True)
+class CaseRunRecord:
+    """One run of a test case on one model; ``failures`` are ``"expectation: message"`` lines and
+    ``verdict`` the judge's ``{"pass", "reason"}`` (None without a judge)."""
+
+    id: int
+    matrix_id: str
+    agent_path: str | None
+    agent_name: str
+    tool_name: str
+    case_name: str
+    model: str
+    attempt: int
+    passed: bool
+    failures: list[str]
+    answer: str | None
+    is_error: bool
+    duration_ms: float | None
+    tokens_in: int | None
+    tokens_out: int | None
+    turns: int | None
+    verdict: dict[str, Any] | None
+    created_at: datetime
+
+
 def _time(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
@@ -248,6 +304,19 @@ def run_record(row: dict[str, Any]) -> RunRecord:
         arguments=json.loads(row["arguments"]),
         started_at=_time(row["started_at"]),
         finished_at=_time(row["finished_at"]) if row["finished_at"] else None,
+    )
+
+
+def case_run_record(row: dict[str, Any]) -> CaseRunRecord:
+    """A ``case_runs`` row as a record."""
+    return _record(
+        CaseRunRecord,
+        row,
+        passed=bool(row["passed"]),
+        failures=json.loads(row["failures"]),
+        is_error=bool(row["is_error"]),
+        verdict=json.loads(row["verdict"]) if row["verdict"] else None,
+        created_at=_time(row["created_at"]),
     )
 
 

@@ -41,11 +41,13 @@ from mcp_export.history.rows import (
 from mcp_export.history.schema import (
     INTERRUPTED,
     SCHEMA_VERSION,
+    CaseRunRecord,
     MessageStatus,
     RunRecord,
     StoredMessage,
     ThreadKind,
     ThreadRecord,
+    case_run_record,
     dicts,
     message_record,
     run_record,
@@ -278,6 +280,48 @@ class HistoryStore:
             },
         )
 
+    def add_case_run(
+        self,
+        *,
+        matrix_id: str,
+        agent_path: str | None,
+        agent_name: str,
+        tool_name: str,
+        case_name: str,
+        model: str,
+        attempt: int,
+        passed: bool,
+        failures: list[str],
+        answer: str | None,
+        is_error: bool,
+        duration_ms: float | None,
+        tokens_in: int | None,
+        tokens_out: int | None,
+        turns: int | None,
+        verdict: dict[str, Any] | None,
+    ) -> int:
+        """Record one run of a test case on one model; returns the row id."""
+        return self._insert(
+            "case_runs",
+            matrix_id=matrix_id,
+            agent_path=agent_path,
+            agent_name=agent_name,
+            tool_name=tool_name,
+            case_name=case_name,
+            model=model,
+            attempt=attempt,
+            passed=int(passed),
+            failures=failures,
+            answer=answer,
+            is_error=int(is_error),
+            duration_ms=duration_ms,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            turns=turns,
+            verdict=verdict,
+            created_at=time.time(),
+        )
+
     def _insert(self, table: str, **values: Any) -> int:
         """Insert one row stamped with this process as its writer; returns its id.
 
@@ -377,6 +421,22 @@ class HistoryStore:
             )
             found = [thread_record(row) for row in dicts(rows)]
         return found[0] if found else None
+
+    def case_runs(
+        self,
+        *,
+        agent_path: str | None = None,
+        matrix_id: str | None = None,
+        limit: int = 20000,
+    ) -> list[CaseRunRecord]:
+        """Runs of test cases, newest first, optionally one agent's or one matrix run's."""
+        self.flush()
+        filters, values = _filters(("agent_path", agent_path), ("matrix_id", matrix_id))
+        with self._db.connection("read") as conn:
+            rows = conn.execute(
+                f"SELECT * FROM case_runs {filters} ORDER BY id DESC LIMIT ?", (*values, limit)
+            )
+            return [case_run_record(row) for row in dicts(rows)]
 
     def latest_thread(
         self, *, agent_path: str | None = None, kind: ThreadKind | None = None
