@@ -89,6 +89,7 @@ def structured_answer(
             "outputTokens": answer.usage.output_tokens,
         },
         "durationMs": round(duration_ms, 3),
+        "turns": answer.turns,
     }
     if conversation_id is not None:
         data["conversationId"] = conversation_id

@@ -90,6 +90,7 @@ OUTPUT_SCHEMA: dict[str, Any] = {
             "required": ["inputTokens", "outputTokens"],
         },
         "durationMs": {"type": "number"},
+        "turns": {"type": "integer", "description": "Model requests the call took."},
         "unavailableServers": {
             "type": "object",
             "description": "The agent's tool servers that could not be used, with why.",
