@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "_validate",
     "_render",
     "_call",
+    "_test",
     "_chat",
     "_serve",
     "_export",

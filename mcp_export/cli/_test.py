@@ -1,0 +1,229 @@
+"""``metaagent test AGENT_FILE``: run the agent's test cases, on one or more models, as CI would.
+
+Every case is a ``tools/call`` of the agent's own MCP server (in-process), checked against its
+expectations (``mcp_export.testing``). The report goes to stdout, regressions first (each cell is
+compared with its last earlier run in the history database), with each failed expectation named;
+a progress bar shows on stderr while a long run goes on in a terminal. ``--junit`` writes JUnit
+XML, ``--json`` the whole result. Exit code 0 only when every case passes, 1 when one fails, 2 for
+a bad command line or agent file, or no case to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from mcp_export.cli._report import error, load_agent_or_report
+from mcp_export.errors import ExportError, HistoryError
+from mcp_export.history.store import HistoryStore
+from mcp_export.redact import redact
+from mcp_export.testing.record import Cell, Change, cell_status, compare, record_matrix
+from mcp_export.testing.report import write_json, write_junit
+from mcp_export.testing.run import CaseResult, MatrixResult, NoCases, run_matrix, select_cases
+
+if TYPE_CHECKING:
+    from schema_types.agent import Agent, ToolDefinition
+    from schema_types.cases import TestCase
+
+__all__ = ["register", "run"]
+
+_LABELS: dict[str, tuple[str, str]] = {
+    "regressed": ("REGRESSED", "bold red"),
+    "fail": ("FAIL", "red"),
+    "fixed": ("FIXED", "green"),
+    "pass": ("PASS", "green"),
+}
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``test`` subcommand."""
+    parser = subparsers.add_parser(
+        "test",
+        help="run the agent's test cases (JUnit XML for CI)",
+        description=(
+            "Run the test cases written under each tool's tests: as served MCP calls, on the "
+            "agent's model or on each --model, and check every expectation. Exit 0 only when "
+            "every case passes."
+        ),
+    )
+    parser.add_argument("agent_file", metavar="AGENT_FILE", help="the agent file")
+    parser.add_argument("--tool", metavar="T", help="only this tool's cases")
+    parser.add_argument("--case", metavar="NAME", help="only the case of this name")
+    parser.add_argument(
+        "--model",
+        metavar="M",
+        action="append",
+        default=[],
+        help="run on this model (provider:model from the agent's providers); repeat for a matrix",
+    )
+    parser.add_argument("--judge-model", metavar="M", help="the model for judge: expectations")
+    parser.add_argument("--repeat", metavar="N", type=_positive, default=1, help="runs per case")
+    parser.add_argument(
+        "--concurrency", metavar="K", type=_positive, default=4, help="calls at once (default 4)"
+    )
+    parser.add_argument("--junit", metavar="FILE", type=Path, help="write JUnit XML here")
+    parser.add_argument("--json", metavar="FILE", type=Path, help="write the results as JSON")
+    parser.add_argument(
+        "--no-history", action="store_true", help="do not record the run in the history database"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``test`` with parsed arguments; returns the exit code."""
+    path = Path(args.agent_file)
+    agent = load_agent_or_report("test", path)
+    if agent is None:
+        return 2
+    try:
+        cases = select_cases(agent, tool=args.tool, case=args.case)
+    except NoCases as exc:
+        error("test", str(exc))
+        return 2
+    models = list(dict.fromkeys(args.model)) or [agent.settings.model or ""]
+    history: HistoryStore | None = None
+    if not args.no_history:
+        try:
+            history = HistoryStore()
+        except HistoryError as exc:
+            error("history", f"{exc}; going on without recording")
+    try:
+        matrix = asyncio.run(_run(agent, path.resolve(), cases, models, args, history))
+    except KeyboardInterrupt:
+        return 130
+    except ExportError as exc:
+        error("test", str(exc))
+        return 1
+    changes: dict[Cell, Change] | None = None
+    if history is not None:
+        try:
+            record_matrix(matrix, history)
+            changes = compare(matrix, history)
+        except HistoryError as exc:
+            error("history", f"{exc}; the run is not recorded")
+        finally:
+            history.close()
+    _print_report(matrix, changes)
+    try:
+        if args.junit is not None:
+            write_junit(matrix, args.junit)
+        if args.json is not None:
+            write_json(matrix, args.json, changes)
+    except OSError as exc:
+        error("test", f"cannot write the report: {exc}")
+        return 2
+    return 0 if matrix.passed else 1
+
+
+async def _run(
+    agent: Agent,
+    path: Path,
+    cases: list[tuple[ToolDefinition, TestCase]],
+    models: list[str],
+    args: argparse.Namespace,
+    history: HistoryStore | None,
+) -> MatrixResult:
+    total = len(cases) * len(models) * args.repeat
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+        disable=not sys.stderr.isatty() or total < 2,
+    )
+    with progress:
+        task = progress.add_task(f"Testing {agent.metadata.name}", total=total)
+
+        def advance(result: CaseResult) -> None:
+            progress.advance(task)
+
+        return await run_matrix(
+            agent,
+            path,
+            cases,
+            models=models,
+            repeat=args.repeat,
+            concurrency=args.concurrency,
+            judge_model=args.judge_model,
+            history=history,
+            on_result=advance,
+        )
+
+
+def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> None:
+    console = Console(highlight=False, soft_wrap=True)
+    passed = cell_status(matrix)
+    order = [(tool, case, model) for tool, case in matrix.cases for model in matrix.models]
+    cells = sorted(order, key=lambda key: _rank(passed[key], _change(changes, key)))
+    runs = len(matrix.results)
+    console.print(
+        f"{escape(matrix.agent_name)}: {len(matrix.cases)} case{'s' * (len(matrix.cases) != 1)}"
+        f" × {len(matrix.models)} model{'s' * (len(matrix.models) != 1)}"
+        + (f" × {matrix.repeat} repeats" if matrix.repeat > 1 else "")
+    )
+    for key in cells:
+        tool, case, model = key
+        results = matrix.cell(tool, case, model)
+        change = _change(changes, key)
+        status = "pass" if passed[key] else "fail"
+        if change in ("regressed", "fixed"):
+            status = change
+        label, style = _LABELS[status]
+        rate = f"{sum(r.passed for r in results)}/{len(results)}"
+        slowest = _duration(max(r.outcome.duration_ms for r in results))
+        tokens = _tokens(results)
+        line = (
+            f"[{style}]{label:<9}[/] {escape(tool)} / {escape(case)}  [dim]{escape(model)}"
+            f"  {rate}  {slowest}{tokens}[/]"
+        )
+        console.print(line)
+        seen: set[str] = set()
+        for result in results:
+            for failure in result.failures:
+                text = redact(str(failure))
+                if text not in seen:
+                    seen.add(text)
+                    console.print(f"    {escape(text)}")
+    failed = sum(1 for ok in passed.values() if not ok)
+    regressed = sum(1 for k in passed if _change(changes, k) == "regressed")
+    summary = f"{len(passed) - failed} passed, {failed} failed"
+    if regressed:
+        summary += f" ({regressed} regressed)"
+    console.print(f"{summary}; {runs} call{'s' * (runs != 1)} in {_duration(matrix.duration_ms)}")
+
+
+def _duration(milliseconds: float) -> str:
+    return f"{milliseconds:.0f} ms" if milliseconds < 1000 else f"{milliseconds / 1000:.1f} s"
+
+
+def _rank(passed: bool, change: Change | None) -> int:
+    """Regressions first, then the other failures, then the passes."""
+    return 0 if change == "regressed" else 1 if not passed else 2
+
+
+def _change(changes: dict[Cell, Change] | None, key: Cell) -> Change | None:
+    return None if changes is None else changes.get(key)
+
+
+def _tokens(results: list[CaseResult]) -> str:
+    counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in results]
+    if any(i is None or o is None for i, o in counts):
+        return ""
+    spent = sum(i or 0 for i, _ in counts) + sum(o or 0 for _, o in counts)
+    return f"  {spent} tokens"

@@ -1,0 +1,228 @@
+"""Checking the outcome of one test-case call against the case's expectations.
+
+The outcome is read from the ``CallToolResult`` an MCP client receives (text, ``isError`` and
+``structuredContent``: inner tool calls, usage, turns, duration), so a case checks what a client
+would get. Every failed expectation is named by its key in the agent file (``contains[1]``,
+``toolCalls[0]``) with what was found instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from jsonschema import Draft202012Validator
+
+from schema_types.cases import CalledTool, Expectations
+
+__all__ = ["CallOutcome", "Failure", "check", "outcome_of"]
+
+_QUOTE_LIMIT = 80
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One expectation that did not hold.
+
+    Attributes:
+        expectation: its key in the agent file, with an index for list entries
+            (``contains[0]``, ``maxTurns``, ``judge``).
+        message: what was expected and what was found, one sentence.
+    """
+
+    expectation: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.expectation}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What a client received for one call.
+
+    Attributes:
+        text: the result's text (the answer, or the error message).
+        is_error: the result's ``isError``.
+        tool_calls: the inner tool calls (``name``, ``arguments``, ``isError``), in order.
+        turns: model requests the call took (None when the result does not say).
+        duration_ms: the call's wall time as the client measured it.
+        input_tokens: tokens sent, None when the model server did not say.
+        output_tokens: tokens received, None when the model server did not say.
+    """
+
+    text: str
+    is_error: bool
+    duration_ms: float
+    tool_calls: tuple[Mapping[str, Any], ...] = field(default=())
+    turns: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
+    """The outcome of a ``tools/call`` result received after ``duration_ms``."""
+    text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+    structured = result.structured_content or {}
+    calls = structured.get("toolCalls")
+    usage = structured.get("usage")
+    usage = usage if isinstance(usage, Mapping) else {}
+    return CallOutcome(
+        text=text,
+        is_error=bool(result.is_error),
+        duration_ms=duration_ms,
+        tool_calls=tuple(c for c in calls if isinstance(c, Mapping))
+        if isinstance(calls, list)
+        else (),
+        turns=_count(structured.get("turns")),
+        input_tokens=_count(usage.get("inputTokens")),
+        output_tokens=_count(usage.get("outputTokens")),
+    )
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= _QUOTE_LIMIT else flat[: _QUOTE_LIMIT - 1] + "…")
+
+
+def _subset(expected: Any, actual: Any) -> bool:
+    """Whether ``actual`` holds ``expected``: every key of an object (recursively), else equal."""
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(
+            key in actual and _subset(value, actual[key]) for key, value in expected.items()
+        )
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual  # true is not 1
+    return bool(expected == actual)
+
+
+def _called(wanted: str | CalledTool, calls: Sequence[Mapping[str, Any]]) -> bool:
+    name, arguments = (wanted, None) if isinstance(wanted, str) else (wanted.name, wanted.arguments)
+    for call in calls:
+        if call.get("name") == name and (
+            arguments is None or _subset(arguments, call.get("arguments"))
+        ):
+            return True
+    return False
+
+
+def check(expect: Expectations, outcome: CallOutcome) -> list[Failure]:
+    """The expectations of a case that ``outcome`` does not meet (``judge`` is not checked here).
+
+    Args:
+        expect: the case's expectations.
+        outcome: what the client received.
+
+    Returns:
+        The failures in the order the expectations are listed in the file format; empty when
+        the case passes (apart from its judge).
+    """
+    failures: list[Failure] = []
+    wants_error = bool(expect.is_error)
+    if outcome.is_error != wants_error:
+        if wants_error:
+            failures.append(
+                Failure(
+                    "isError", f"expected an error result, got the answer {_quote(outcome.text)}"
+                )
+            )
+        else:
+            failures.append(Failure("isError", f"the call failed: {_quote(outcome.text)}"))
+            return failures  # the answer checks would only repeat that there is no answer
+    text = outcome.text
+    for index, needle in enumerate(expect.contains):
+        if needle not in text:
+            failures.append(
+                Failure(
+                    f"contains[{index}]", f"{_quote(needle)} is not in the answer {_quote(text)}"
+                )
+            )
+    for index, needle in enumerate(expect.not_contains):
+        if needle in text:
+            failures.append(
+                Failure(
+                    f"notContains[{index}]", f"{_quote(needle)} is in the answer {_quote(text)}"
+                )
+            )
+    if expect.matches is not None and re.search(expect.matches, text) is None:
+        failures.append(
+            Failure("matches", f"/{expect.matches}/ finds nothing in the answer {_quote(text)}")
+        )
+    if expect.json_schema is not None:
+        failures.extend(_json_failures(expect.json_schema, text))
+    calls = outcome.tool_calls
+    made = ", ".join(str(c.get("name")) for c in calls) or "none"
+    for index, wanted in enumerate(expect.tool_calls):
+        if not _called(wanted, calls):
+            what = (
+                wanted
+                if isinstance(wanted, str)
+                else f"{wanted.name} with {json.dumps(wanted.arguments)}"
+            )
+            failures.append(
+                Failure(f"toolCalls[{index}]", f"{what} was not called (calls made: {made})")
+            )
+    if expect.max_tool_calls is not None and len(calls) > expect.max_tool_calls:
+        failures.append(
+            Failure(
+                "maxToolCalls",
+                f"{len(calls)} inner tool calls, at most {expect.max_tool_calls} expected",
+            )
+        )
+    if (
+        expect.max_turns is not None
+        and outcome.turns is not None
+        and outcome.turns > expect.max_turns
+    ):
+        failures.append(
+            Failure(
+                "maxTurns", f"{outcome.turns} model requests, at most {expect.max_turns} expected"
+            )
+        )
+    limit = expect.max_duration_ms
+    if limit is not None and outcome.duration_ms > limit:
+        failures.append(
+            Failure(
+                "maxDurationMs", f"took {outcome.duration_ms:.0f} ms, at most {limit:g} ms expected"
+            )
+        )
+    return failures
+
+
+def _json_failures(schema: dict[str, Any] | bool, text: str) -> list[Failure]:
+    try:
+        value = json.loads(_unfenced(text))
+    except json.JSONDecodeError as exc:
+        return [
+            Failure(
+                "jsonSchema",
+                f"the answer is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            )
+        ]
+    errors = sorted(
+        Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path)
+    )
+    return [
+        Failure(
+            "jsonSchema",
+            f"at {'/'.join(str(p) for p in error.absolute_path) or 'the top'}: {error.message}",
+        )
+        for error in errors[:5]
+    ]
+
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\n(.*?)\n```\s*$", re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    """The answer without one Markdown code fence around it (models like to add one)."""
+    found = _FENCE.match(text)
+    return found.group(1) if found else text
