@@ -1,11 +1,11 @@
 """The list of a template's problems, shown under the template editor.
 
 Each row is one :class:`~schema_types.template.engine.Diagnostic` of
-:func:`~schema_types.template.engine.diagnose` with its line and column; clicking (or Enter on) a
-row
-asks the pane to select that span in the editor (:attr:`DiagnosticsView.jump_requested`). The
-count of errors (warnings aside) is published through :attr:`DiagnosticsView.error_count_changed`
-so the tool tab can show a badge.
+:func:`~schema_types.template.engine.diagnose` with its line and column, wrapped to the view's
+width; clicking (or Enter on) a row asks the pane to select that span in the editor
+(:attr:`DiagnosticsView.jump_requested`). Typing moves the problems after the cursor, so rows are
+rewritten in place rather than rebuilt. The count of errors (warnings aside) is published through
+:attr:`DiagnosticsView.error_count_changed` so the tool tab can show a badge.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyle, QWidget
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStyle, QWidget
 
 from schema_types.template.engine import Diagnostic, Severity
 
@@ -42,7 +43,7 @@ def location(starts: Sequence[int], offset: int) -> tuple[int, int]:
 
 
 class DiagnosticsView(QListWidget):
-    """Problems of the template: errors first in text order, then warnings."""
+    """Problems of the template in template order, unused required parameters last."""
 
     jump_requested = Signal(int, int)
     """A row was chosen: select ``(start, end)`` (code-point offsets) in the template."""
@@ -53,9 +54,10 @@ class DiagnosticsView(QListWidget):
         super().__init__(parent)
         self.setObjectName("templateDiagnostics")
         self.setAccessibleName("Template problems")
-        self.setUniformItemSizes(True)
-        self.setWordWrap(False)
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # Messages say what to write instead: wrapped, so the end of one is never cut off.
+        self.setWordWrap(True)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._shown: list[tuple[str, str, int, int]] | None = None
         self._errors = 0
         self.diagnostics: list[Diagnostic] = []
@@ -82,38 +84,58 @@ class DiagnosticsView(QListWidget):
     def _rebuild(self, diagnostics: Sequence[Diagnostic], template: str) -> None:
         self.setUpdatesEnabled(False)
         try:
-            self.clear()
             if not diagnostics:
+                self.clear()
                 item = QListWidgetItem("No problems: every placeholder names a parameter.")
                 item.setFlags(Qt.ItemFlag.NoItemFlags)
                 self.addItem(item)
                 return
-            style = self.style()
-            error_icon = style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical)
-            warning_icon = style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
-            starts = line_starts(template)
-            for diagnostic in diagnostics[:MAX_ROWS]:
-                if diagnostic.code == "unused-required":
-                    where = "prompt"
-                else:
-                    line, column = location(starts, diagnostic.start)
-                    where = f"{line}:{column}"
-                item = QListWidgetItem(f"{where}  {diagnostic.message}")
-                error = diagnostic.severity is Severity.ERROR
-                item.setIcon(error_icon if error else warning_icon)
-                item.setToolTip(
-                    f"{'Error' if error else 'Warning'} at {where}: {diagnostic.message}\n"
-                    "Click to show it in the template."
-                )
-                item.setData(_SPAN_ROLE, [diagnostic.start, diagnostic.end])
-                self.addItem(item)
-            hidden = len(diagnostics) - MAX_ROWS
-            if hidden > 0:
-                more = QListWidgetItem(f"… and {hidden} more problems")
-                more.setFlags(Qt.ItemFlag.NoItemFlags)
-                self.addItem(more)
+            rows = self._rows(diagnostics, template)
+            if self.count() != len(rows) or self.item(0).data(_SPAN_ROLE) is None:
+                self.clear()
+                for _ in rows:
+                    self.addItem(QListWidgetItem())
+            # Typing before a problem moves it: the rows are rewritten in place, not rebuilt.
+            for number, (text, icon, tip, span) in enumerate(rows):
+                item = self.item(number)
+                if item.data(_SPAN_ROLE) != span:
+                    item.setData(_SPAN_ROLE, span)
+                if item.text() == text:
+                    continue
+                item.setText(text)
+                item.setToolTip(tip)
+                # The text names the problem, so the severity can only change with it.
+                item.setIcon(QIcon() if icon is None else icon)
+                enabled = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+                item.setFlags(Qt.ItemFlag.NoItemFlags if icon is None else enabled)
         finally:
             self.setUpdatesEnabled(True)
+
+    def _rows(
+        self, diagnostics: Sequence[Diagnostic], template: str
+    ) -> list[tuple[str, QIcon | None, str, list[int] | None]]:
+        """``(text, icon, tooltip, span)`` of each row; the "more" row has no icon or span."""
+        style = self.style()
+        icons = {
+            Severity.ERROR: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxCritical),
+            Severity.WARNING: style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning),
+        }
+        starts = line_starts(template)
+        rows: list[tuple[str, QIcon | None, str, list[int] | None]] = []
+        for diagnostic in diagnostics[:MAX_ROWS]:
+            if diagnostic.code == "unused-required":
+                where = "prompt"
+            else:
+                line, column = location(starts, diagnostic.start)
+                where = f"{line}:{column}"
+            kind = "Error" if diagnostic.severity is Severity.ERROR else "Warning"
+            tip = f"{kind} at {where}: {diagnostic.message}\nClick to show it in the template."
+            span = [diagnostic.start, diagnostic.end]
+            rows.append((f"{where}  {diagnostic.message}", icons[diagnostic.severity], tip, span))
+        hidden = len(diagnostics) - MAX_ROWS
+        if hidden > 0:
+            rows.append((f"… and {hidden} more problems", None, "", None))
+        return rows
 
     def _on_item_chosen(self, item: QListWidgetItem) -> None:
         span = item.data(_SPAN_ROLE)

@@ -2,12 +2,18 @@
 """Syntax highlighting of prompt templates, driven by the template engine's own tokenizer.
 
 The highlighter never parses templates itself: it asks :func:`schema_types.template.engine.tokenize`
-for the tokens and :func:`schema_types.template.engine.placeholder_kind` what each placeholder
-names, so what the editor colours is exactly what the server fills.
+for the tokens and :func:`schema_types.template.engine.placeholder_kind` what each path names, so
+what the editor colours is exactly what the server fills. Placeholders are coloured by what they
+name (parameter, tool field, unknown), the ``|fallback`` part of ``{days|a few}`` in the
+parameter colour without weight, in italics; section tags (``{?days}``, ``{!days}``, ``{/days}``)
+in a colour of their own, their path in the unknown style when it names nothing; escaped braces
+dimmed and brace errors in the error colour. Whether section tags pair up is not a matter of one
+line: the diagnostics list says so.
 
 Each block (line) is tokenized on its own when Qt asks for it. No brace token spans a line break
-(placeholders and brace errors end at the line) and plain text holds no brace, so a line's tokens
-are the same alone as inside the whole template; a keystroke tokenizes just its own line.
+(placeholders, fallbacks, section tags and brace errors end at the line) and plain text holds no
+brace, so a line's tokens are the same alone as inside the whole template; a keystroke tokenizes
+just its own line.
 
 Offsets: the engine counts code points, Qt counts UTF-16 units; :class:`OffsetMap` converts (a
 no-op for text without characters outside the Basic Multilingual Plane, the usual case).
@@ -41,6 +47,7 @@ __all__ = [
     "document_text",
     "is_dark",
     "style_colours",
+    "style_formats",
 ]
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -89,6 +96,8 @@ class HighlightStyle(enum.Enum):
     UNKNOWN = "unknown"
     ESCAPED = "escaped"
     MALFORMED = "malformed"
+    SECTION = "section"
+    FALLBACK = "fallback"
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -99,9 +108,19 @@ def is_dark(palette: QPalette) -> bool:
 def style_colours(palette: QPalette) -> dict[HighlightStyle, QColor]:
     """The text colour of each style for ``palette`` (readable in light and dark mode)."""
     if is_dark(palette):
-        names = {"parameter": "#78aeff", "tool_field": "#d7a0ff", "error": "#ff7b72"}
+        names = {
+            "parameter": "#78aeff",
+            "tool_field": "#d7a0ff",
+            "error": "#ff7b72",
+            "section": "#4cc9b0",
+        }
     else:
-        names = {"parameter": "#1a5fb4", "tool_field": "#8236b0", "error": "#c01c28"}
+        names = {
+            "parameter": "#1a5fb4",
+            "tool_field": "#8236b0",
+            "error": "#c01c28",
+            "section": "#00796b",
+        }
     dim = QColor(palette.color(QPalette.ColorRole.PlaceholderText))
     return {
         HighlightStyle.PARAMETER: QColor(names["parameter"]),
@@ -109,17 +128,20 @@ def style_colours(palette: QPalette) -> dict[HighlightStyle, QColor]:
         HighlightStyle.UNKNOWN: QColor(names["error"]),
         HighlightStyle.MALFORMED: QColor(names["error"]),
         HighlightStyle.ESCAPED: dim,
+        HighlightStyle.SECTION: QColor(names["section"]),
+        HighlightStyle.FALLBACK: QColor(names["parameter"]),
     }
 
 
-def _formats(palette: QPalette) -> dict[HighlightStyle, QTextCharFormat]:
+def style_formats(palette: QPalette) -> dict[HighlightStyle, QTextCharFormat]:
+    """The character format of each style for ``palette``: what the highlighter applies."""
     formats: dict[HighlightStyle, QTextCharFormat] = {}
     for style, colour in style_colours(palette).items():
         fmt = QTextCharFormat()
         fmt.setForeground(colour)
-        if style in (HighlightStyle.PARAMETER, HighlightStyle.TOOL_FIELD):
+        if style in (HighlightStyle.PARAMETER, HighlightStyle.TOOL_FIELD, HighlightStyle.SECTION):
             fmt.setFontWeight(QFont.Weight.DemiBold)
-        if style is HighlightStyle.TOOL_FIELD:
+        if style in (HighlightStyle.TOOL_FIELD, HighlightStyle.FALLBACK):
             fmt.setFontItalic(True)
         if style in (HighlightStyle.UNKNOWN, HighlightStyle.MALFORMED):
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
@@ -136,6 +158,8 @@ _FIXED_STYLES = {
     TokenKind.INVALID_PLACEHOLDER: HighlightStyle.MALFORMED,
 }
 
+_SECTION_KINDS = frozenset({TokenKind.SECTION, TokenKind.INVERTED_SECTION, TokenKind.SECTION_END})
+
 _KIND_STYLES = {
     "parameter": HighlightStyle.PARAMETER,
     "tool_field": HighlightStyle.TOOL_FIELD,
@@ -144,7 +168,7 @@ _KIND_STYLES = {
 
 
 class TemplateHighlighter(QSyntaxHighlighter):
-    """Colours a template document: parameters, tool fields, unknowns, escapes, brace errors.
+    """Colours a template document: placeholders, fallbacks, section tags, escapes, errors.
 
     Args:
         document: the editor's text document.
@@ -154,8 +178,8 @@ class TemplateHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument, parent: QObject) -> None:
         super().__init__(parent)
         self._parameters: Mapping[str, Any] = {}
-        self._kinds: dict[tuple[str, ...], HighlightStyle] = {}  # placeholder path → its style
-        self._formats = _formats(QPalette())
+        self._kinds: dict[tuple[str, ...], HighlightStyle] = {}  # path → the style of its name
+        self._formats = style_formats(QPalette())
         self.setDocument(document)
 
     # -- configuration ---------------------------------------------------------------------
@@ -168,29 +192,54 @@ class TemplateHighlighter(QSyntaxHighlighter):
 
     def set_palette(self, palette: QPalette) -> None:
         """Pick colours that read well on ``palette`` (light or dark)."""
-        self._formats = _formats(palette)
+        self._formats = style_formats(palette)
         self.rehighlight()
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _style_of(self, token: Token) -> HighlightStyle | None:
-        """How ``token`` is shown (None for plain text)."""
-        if token.kind is TokenKind.TEXT:
-            return None
-        if token.kind is TokenKind.PLACEHOLDER:
-            style = self._kinds.get(token.path)
-            if style is None:
-                kind = placeholder_kind(token.path, self._parameters)
-                style = self._kinds[token.path] = _KIND_STYLES[kind]
-            return style
-        return _FIXED_STYLES[token.kind]
+    def _path_style(self, path: tuple[str, ...]) -> HighlightStyle:
+        style = self._kinds.get(path)
+        if style is None:
+            kind = placeholder_kind(path, self._parameters)
+            style = self._kinds[path] = _KIND_STYLES[kind]
+        return style
+
+    def styled(self, token: Token) -> list[tuple[int, int, HighlightStyle]]:
+        """How ``token`` is shown: ``(start, end, style)`` pieces, none for plain text."""
+        kind = token.kind
+        if kind is TokenKind.TEXT:
+            return []
+        if kind is TokenKind.PLACEHOLDER or kind is TokenKind.TOOL_FIELD:
+            style = (
+                self._path_style(token.path)
+                if kind is TokenKind.PLACEHOLDER
+                else HighlightStyle.TOOL_FIELD
+            )
+            if token.fallback is None:
+                return [(token.start, token.end, style)]
+            bar = token.end - 1 - len(token.fallback) - 1  # the "|" before the fallback
+            return [
+                (token.start, bar, style),
+                (bar, token.end - 1, HighlightStyle.FALLBACK),
+                (token.end - 1, token.end, style),
+            ]
+        if kind in _SECTION_KINDS:
+            style = self._path_style(token.path)
+            if style is not HighlightStyle.UNKNOWN:
+                return [(token.start, token.end, HighlightStyle.SECTION)]
+            return [
+                (token.start, token.start + 2, HighlightStyle.SECTION),
+                (token.start + 2, token.end - 1, style),
+                (token.end - 1, token.end, HighlightStyle.SECTION),
+            ]
+        return [(token.start, token.end, _FIXED_STYLES[kind])]
 
     # -- Qt --------------------------------------------------------------------------------
 
     def highlightBlock(self, text: str) -> None:
         offsets = OffsetMap(text)
+        formats = self._formats
         for token in tokenize(text):
-            style = self._style_of(token)
-            if style is not None:
-                first, last = offsets.to_qt(token.start), offsets.to_qt(token.end)
-                self.setFormat(first, last - first, self._formats[style])
+            for start, end, style in self.styled(token):
+                first, last = offsets.to_qt(start), offsets.to_qt(end)
+                self.setFormat(first, last - first, formats[style])

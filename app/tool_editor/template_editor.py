@@ -9,7 +9,9 @@ Ctrl+Z / Ctrl+Shift+Z (and Ctrl+Y) go to :attr:`TemplateEditor.undo_stack` when 
 Completion opens when ``{`` is typed (not ``{{``, a literal brace) or on Ctrl+Space inside a
 placeholder, lists parameter paths (nested ones dotted) and the tool fields with their types and
 descriptions, filters as the path is typed, and on Enter/Tab/click writes the path and the
-closing ``}``.
+closing ``}``. After a section sigil (``{?``, ``{!``, ``{/``) it lists the parameter paths; after
+``{/`` the sections still open at the cursor (the engine's ``open_sections``) come first,
+innermost first, so ``{/`` and Enter close the innermost one.
 """
 
 from __future__ import annotations
@@ -32,13 +34,17 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QTreeView, QWidget
 
-from app.tool_editor.highlighter import TemplateHighlighter, document_text
+from app.tool_editor.highlighter import OffsetMap, TemplateHighlighter, document_text
 from schema_types.schema.nodes import parameter_paths
+from schema_types.template.engine import TOOL_FIELD_PATHS, open_sections
 
 __all__ = ["CompletionEntry", "TemplateEditor", "completion_entries"]
 
-# The path typed so far inside an open placeholder: everything after the last "{" of the line.
-_OPEN_PATH = re.compile(r"\{([A-Za-z0-9_.-]*)$")
+# The path typed so far inside an open placeholder or section tag: everything after the last "{"
+# of the line and its sigil, if any.
+_OPEN_PATH = re.compile(r"\{([?!/]?)([A-Za-z0-9_.-]*)$")
+_SIGILS = ("?", "!", "/")
+_TOOL_FIELDS = frozenset(".".join(path) for path in TOOL_FIELD_PATHS)
 _DETAIL_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -102,6 +108,7 @@ class TemplateEditor(QPlainTextEdit):
             "write {{ and }} for literal braces."
         )
         self.undo_stack: QUndoStack | None = None
+        self._entries: list[CompletionEntry] = []
         self.highlighter = TemplateHighlighter(self.document(), self)
         self.highlighter.set_palette(self.palette())
 
@@ -132,6 +139,11 @@ class TemplateEditor(QPlainTextEdit):
 
     def set_completions(self, entries: Sequence[CompletionEntry]) -> None:
         """Offer ``entries`` when a placeholder is typed."""
+        self._entries = list(entries)
+        self._offer(self._entries)
+
+    def _offer(self, entries: Sequence[CompletionEntry]) -> None:
+        """Put ``entries`` in the popup's model (untouched when they are already there)."""
         current = [
             (self._model.item(row, 0).text(), self._model.item(row, 1).text())
             for row in range(self._model.rowCount())
@@ -148,7 +160,13 @@ class TemplateEditor(QPlainTextEdit):
             self._model.appendRow([path, detail])
 
     def open_placeholder_prefix(self) -> str | None:
-        """The path typed so far when the cursor is inside an open ``{…``, else None."""
+        """The path typed so far when the cursor is inside an open ``{…`` (or ``{?…``, ``{!…``,
+        ``{/…``), else None."""
+        found = self._open_tag()
+        return None if found is None else found[1]
+
+    def _open_tag(self) -> tuple[str, str] | None:
+        """The sigil ("" for a placeholder) and path typed so far of the tag at the cursor."""
         cursor = self.textCursor()
         if cursor.hasSelection():
             return None
@@ -159,15 +177,34 @@ class TemplateEditor(QPlainTextEdit):
         brace = match.start()
         # "{{" is a literal brace, not a placeholder (count the run: "{{{" opens one).
         run = len(before[: brace + 1]) - len(before[: brace + 1].rstrip("{"))
-        return None if run % 2 == 0 else match.group(1)
+        return None if run % 2 == 0 else (match.group(1), match.group(2))
+
+    def _entries_for(self, sigil: str) -> list[CompletionEntry]:
+        """What to offer after ``{`` + ``sigil``."""
+        if not sigil:
+            return self._entries
+        entries = [e for e in self._entries if e.path not in _TOOL_FIELDS]
+        if sigil != "/":
+            return entries
+        text = self.text()
+        offset = OffsetMap(text).from_qt(self.textCursor().position())
+        closing: dict[str, CompletionEntry] = {}
+        for tag in reversed(open_sections(text, offset)):
+            path = ".".join(tag.path)
+            if path not in closing:
+                line = text.count("\n", 0, tag.start) + 1
+                closing[path] = CompletionEntry(path, f"closes {tag.text} (line {line})")
+        return [*closing.values(), *(e for e in entries if e.path not in closing)]
 
     def show_completions(self) -> bool:
         """Open the completion popup for the placeholder at the cursor; False when not in one."""
-        prefix = self.open_placeholder_prefix()
+        found = self._open_tag()
         popup = self.popup
-        if prefix is None:
+        if found is None:
             popup.hide()
             return False
+        sigil, prefix = found
+        self._offer(self._entries_for(sigil))
         if prefix != self.completer.completionPrefix():
             self.completer.setCompletionPrefix(prefix)
         if self.completer.completionCount() == 0:
@@ -236,7 +273,7 @@ class TemplateEditor(QPlainTextEdit):
             self.show_completions()
             return
         super().keyPressEvent(event)
-        if event.text() == "{" or popup.isVisible():
+        if event.text() == "{" or event.text() in _SIGILS or popup.isVisible():
             self.show_completions()
 
     def focusOutEvent(self, event: QFocusEvent) -> None:
