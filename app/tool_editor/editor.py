@@ -7,7 +7,8 @@ builder (:class:`~app.tool_editor.parameter_builder.ParameterBuilder`) above the
 tool through a :class:`~app.document.tool_ref.ToolRef` (a tool renamed or moved is still the one
 edited; after a reload it is the tool of the same name), and says ``tool_removed`` when the tool is
 gone. Renaming a parameter in the tree offers to update the template's placeholders; template
-errors show as a count in the tab title (the "badge").
+errors show as a count in the tab title (the "badge"). Given a sample store, the template pane
+keeps the person's sample values there between sessions.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from app.document.tool_ref import ToolRef
 from app.icons import icon
 from app.tool_editor.parameter_builder import ParameterBuilder
 from app.tool_editor.parameter_edits import template_path
+from app.tool_editor.sample_values import SampleStore
 from app.tool_editor.template_pane import TemplatePane
 from app.tool_editor.tool_fields import ToolFields
 from schema_types.agent import ToolDefinition
@@ -38,6 +40,13 @@ def _heading(text: str) -> QLabel:
 class ToolEditor(QWidget):
     """Everything about one tool, edited through the document's undo stack.
 
+    Args:
+        document: the open agent.
+        tool: the tool to edit.
+        parent: the owning widget.
+        samples_memory: where the template pane keeps the person's sample values between
+            sessions (None: nowhere).
+
     Attributes:
         document: the open agent.
         ref: the edited tool, followed through edits.
@@ -51,7 +60,12 @@ class ToolEditor(QWidget):
     """The person asked to test-run the tool ("Test tool…"); carries the ``ToolDefinition``."""
 
     def __init__(
-        self, document: AgentDocument, tool: ToolDefinition, parent: QWidget | None = None
+        self,
+        document: AgentDocument,
+        tool: ToolDefinition,
+        parent: QWidget | None = None,
+        *,
+        samples_memory: SampleStore | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("toolEditor")
@@ -60,7 +74,7 @@ class ToolEditor(QWidget):
         self._last_tool = tool
         self.fields = ToolFields(self.ref)
         self.parameters = ParameterBuilder(self.ref)
-        self.template = TemplatePane(self.ref)
+        self.template = TemplatePane(self.ref, samples_memory=samples_memory)
         self._title = self._make_title()
 
         top = QWidget()

@@ -11,13 +11,26 @@ from PySide6.QtWidgets import QWidget
 
 from app.document.agent_document import AgentDocument
 from app.tool_editor.editor import ToolEditor
+from app.tool_editor.sample_values import SampleStore
 from schema_types.agent import ToolDefinition
 
 __all__ = ["create_tool_tab"]
 
 
 def create_tool_tab(
-    document: AgentDocument, tool: ToolDefinition, parent: QWidget | None = None
+    document: AgentDocument,
+    tool: ToolDefinition,
+    parent: QWidget | None = None,
+    *,
+    samples_memory: SampleStore | None = None,
 ) -> QWidget:
-    """The widget the main window shows in a tab for ``tool``."""
-    return ToolEditor(document, tool, parent)
+    """The widget the main window shows in a tab for ``tool``.
+
+    Args:
+        document: the open agent.
+        tool: the tool to edit.
+        parent: the owning widget.
+        samples_memory: where the editor keeps the person's preview sample values between
+            sessions (the studio's :class:`~app.test_run.memory.SampleMemory`).
+    """
+    return ToolEditor(document, tool, parent, samples_memory=samples_memory)

@@ -10,10 +10,18 @@ or description update highlighting, completion, diagnostics and preview. A tool 
 while the pane is open is still the one edited. When the tool is gone, the editor turns
 read-only.
 
+The preview shows what a call with the sample values sends (``keep_missing=False``), unless
+the person turns on its "Show placeholders" toggle (in the Preview heading). Sample values a call
+would be refused for (not JSON of their type, or refused by the schema) are flagged at their row,
+listed under the table, and marked where they show in the preview. With a
+:class:`~app.tool_editor.sample_values.SampleStore`, what the person changed in the samples is
+kept per agent file and tool, and back when the tool is opened again.
+
 For the parameter builder:
 
-- :meth:`TemplatePane.placeholder_uses` says how many placeholders use a parameter path;
-  :meth:`TemplatePane.rename_placeholders` rewrites them as one undoable edit (call it inside
+- :meth:`TemplatePane.placeholder_uses` says how many placeholders and section tags use a
+  parameter path (the engine's ``count_path_uses``); :meth:`TemplatePane.rename_placeholders`
+  rewrites them (``rename_path``) as one undoable edit (call it inside
   ``document.macro`` with the parameter rename to undo both at once);
   :meth:`TemplatePane.offer_placeholder_rename` shows a bar offering that instead of asking.
 - :attr:`TemplatePane.error_count_changed` (and :meth:`TemplatePane.error_count` for the start)
@@ -22,20 +30,17 @@ For the parameter builder:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -45,59 +50,52 @@ from app.document.tool_ref import ToolRef
 from app.tool_editor.diagnostics_view import DiagnosticsView
 from app.tool_editor.highlighter import OffsetMap
 from app.tool_editor.preview import TemplatePreview
-from app.tool_editor.sample_values import SampleValuesModel
+from app.tool_editor.sample_panel import SampleValuesPanel, heading, show_as_error
+from app.tool_editor.sample_values import SampleStore
 from app.tool_editor.template_editor import TemplateEditor, completion_entries
 from schema_types.agent import ToolDefinition
-from schema_types.arguments import validate_arguments
-from schema_types.errors import SchemaDefinitionError, SchemaError
 from schema_types.template.engine import (
     Severity,
     TokenKind,
+    count_path_uses,
     diagnose,
     placeholder_kind,
+    rename_path,
     render_segments,
     tokenize,
 )
 
-__all__ = ["TemplatePane", "count_placeholders", "rename_in_template"]
+__all__ = ["TemplatePane"]
 
 PathLike = str | Sequence[str]
+
+_PREVIEW_NOTE = "What a call with the sample values below sends. Hover a marked part to see why."
+_REFUSED_NOTE = (
+    "A call with these sample values is refused (see below); the preview shows them where"
+    " they would go, marked."
+)
 
 
 def _parts(path: PathLike) -> tuple[str, ...]:
     return tuple(path.split(".")) if isinstance(path, str) else tuple(path)
 
 
-def count_placeholders(template: str, path: PathLike) -> int:
-    """How many placeholders of ``template`` use ``path`` or a path below it."""
-    head = _parts(path)
-    return sum(
-        1
-        for token in tokenize(template)
-        if token.kind is TokenKind.PLACEHOLDER and token.path[: len(head)] == head
-    )
+def _problem_marks(template: str, problems: Mapping[str, str]) -> dict[int, str]:
+    """Template offsets of the placeholders showing a refused sample value, with the reason.
 
-
-def rename_in_template(template: str, old: PathLike, new: PathLike) -> tuple[str, int]:
-    """``template`` with every placeholder of ``old`` (or below it) renamed to ``new``.
-
-    ``{trip}`` and ``{trip.destination}`` become ``{journey}`` and ``{journey.destination}``
-    when ``trip`` is renamed to ``journey``; escaped braces, tool fields and everything else stay
-    as written.
-
-    Returns:
-        The new template and the number of placeholders rewritten.
+    A placeholder shows a value when it names its path, a path above it (``{trip}`` holds
+    ``trip.budget``) or below it.
     """
-    head, replacement = _parts(old), _parts(new)
-    pieces: list[str] = []
-    count = 0
+    marks: dict[int, str] = {}
     for token in tokenize(template):
-        if token.kind is TokenKind.PLACEHOLDER and token.path[: len(head)] == head:
-            pieces.append("{" + ".".join((*replacement, *token.path[len(head) :])) + "}")
-            count += 1
-        else:
-            pieces.append(token.text)
-    return "".join(pieces), count
+        if token.kind is not TokenKind.PLACEHOLDER:
+            continue
+        dotted = ".".join(token.path)
+        for path, message in problems.items():
+            if dotted == path or path.startswith(dotted + ".") or dotted.startswith(path + "."):
+                marks[token.start] = f"{path}: {message}"
+                break
+    return marks
 
 
 def _as_blocks(text: str) -> str:
@@ -122,75 +120,48 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     return most
 
 
-def _heading(text: str, buddy: QWidget | None = None) -> QLabel:
-    label = QLabel(text)
-    font = label.font()
-    font.setBold(True)
-    label.setFont(font)
-    if buddy is not None:
-        label.setBuddy(buddy)
-    return label
-
-
 class TemplatePane(QWidget):
     """Template editor with diagnostics, live preview and sample values for one tool.
 
     Args:
         ref: the edited tool.
         parent: the owning widget.
+        samples_memory: where the person's sample values are kept between sessions (None:
+            they last as long as the pane).
     """
 
     error_count_changed = Signal(int)
     """The number of template errors changed (for the tab's badge)."""
-    samples_checked = Signal()
-    """The sample values were checked against the schema (:attr:`samples_problem` is current)."""
 
-    def __init__(self, ref: ToolRef, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        ref: ToolRef,
+        parent: QWidget | None = None,
+        *,
+        samples_memory: SampleStore | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("templatePane")
         self.ref = ref
         self.document = document = ref.document
         self._updating = False
-        self._parameters: Any = None
-        self._arguments: dict[str, Any] = {}
         self._rename: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._analysed_prompt: str | None = None
-        # Checking the samples against the schema builds a validator (a meta-schema check the
-        # first time, ~0.1 s for 300 properties): done once the pane is shown, not while opening.
-        self._samples_timer = QTimer(self)
-        self._samples_timer.setSingleShot(True)
-        self._samples_timer.setInterval(0)
-        self._samples_timer.timeout.connect(self.check_samples)
 
         self.editor = TemplateEditor()
         self.editor.undo_stack = document.undo_stack
         self.diagnostics = DiagnosticsView()
         self.preview = TemplatePreview()
-        self.samples = SampleValuesModel(self)
-        self.samples_view = QTableView()
-        self.samples_view.setObjectName("sampleValues")
-        self.samples_view.setModel(self.samples)
-        rows = self.samples_view.verticalHeader()
-        rows.hide()
-        rows.setDefaultSectionSize(self.samples_view.fontMetrics().height() + 8)
-        self.samples_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.samples_view.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.AnyKeyPressed
-            | QAbstractItemView.EditTrigger.SelectedClicked
-        )
-        header = self.samples_view.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        header.resizeSection(0, 180)
-        self.samples_problem = QLabel()
-        self.samples_problem.setObjectName("sampleValuesProblem")
-        self.samples_problem.setWordWrap(True)
-        self.samples_problem.hide()
-        self.reset_samples = QPushButton("Reset")
-        self.reset_samples.setToolTip("Use the samples from the schema again and send every value.")
-        self.problems_title = _heading("Problems", self.diagnostics)
+        self.sample_panel = SampleValuesPanel()
+        self.samples = self.sample_panel.model
+        self.preview_note = QLabel(_PREVIEW_NOTE)
+        self.preview_note.setObjectName("previewNote")
+        self.preview_note.setWordWrap(True)
+        self.placeholders_button = QToolButton()
+        self.placeholders_button.setObjectName("showPlaceholdersButton")
+        self.placeholders_button.setDefaultAction(self.preview.placeholders_action)
+        self.placeholders_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.problems_title = heading("Problems", self.diagnostics)
         self._build_rename_bar()
         self._lay_out()
 
@@ -198,11 +169,14 @@ class TemplatePane(QWidget):
         self.editor.editing_finished.connect(document.seal)
         self.diagnostics.jump_requested.connect(self.jump_to)
         self.diagnostics.error_count_changed.connect(self._on_error_count_changed)
-        self.samples.values_changed.connect(self._on_samples_changed)
-        self.reset_samples.clicked.connect(self.samples.reset)
+        self.samples.values_changed.connect(self._render_preview)
+        self.samples.problems_changed.connect(self._on_sample_problems_changed)
+        self.preview.placeholders_toggled.connect(lambda _on: self._render_preview())
         ref.changed.connect(self._on_tool_changed)
         ref.removed.connect(lambda: self.editor.setReadOnly(True))
         self.refresh()
+        if samples_memory is not None:
+            self.sample_panel.keep_in(samples_memory, document, self._tool_name)
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -227,7 +201,7 @@ class TemplatePane(QWidget):
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(_heading("&Prompt template", self.editor))
+        left_layout.addWidget(heading("&Prompt template", self.editor))
         left_layout.addWidget(self.rename_bar)
         problems = QWidget()
         problems_layout = QVBoxLayout(problems)
@@ -245,25 +219,16 @@ class TemplatePane(QWidget):
         preview_box = QWidget()
         preview_layout = QVBoxLayout(preview_box)
         preview_layout.setContentsMargins(0, 0, 0, 0)
-        preview_layout.addWidget(_heading("Preview", self.preview))
-        note = QLabel("The prompt a call sends, filled with the sample values below.")
-        note.setWordWrap(True)
-        note.setEnabled(False)
-        preview_layout.addWidget(note)
+        preview_header = QHBoxLayout()
+        preview_header.addWidget(heading("Preview", self.preview), 1)
+        preview_header.addWidget(self.placeholders_button)
+        preview_layout.addLayout(preview_header)
+        preview_layout.addWidget(self.preview_note)
         preview_layout.addWidget(self.preview, 1)
-        samples_box = QWidget()
-        samples_layout = QVBoxLayout(samples_box)
-        samples_layout.setContentsMargins(0, 0, 0, 0)
-        samples_header = QHBoxLayout()
-        samples_header.addWidget(_heading("&Sample values", self.samples_view), 1)
-        samples_header.addWidget(self.reset_samples)
-        samples_layout.addLayout(samples_header)
-        samples_layout.addWidget(self.samples_view, 1)
-        samples_layout.addWidget(self.samples_problem)
         right = QSplitter(Qt.Orientation.Vertical)
         right.setChildrenCollapsible(False)
         right.addWidget(preview_box)
-        right.addWidget(samples_box)
+        right.addWidget(self.sample_panel)
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 2)
 
@@ -280,13 +245,17 @@ class TemplatePane(QWidget):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            self.samples.set_palette(self.palette())
+            self._on_sample_problems_changed()
 
     # -- the tool --------------------------------------------------------------------------
 
     def tool(self) -> ToolDefinition | None:
         """The edited tool while it is in the agent, else None."""
         return self.ref.tool()
+
+    def _tool_name(self) -> str | None:
+        tool = self.tool()
+        return None if tool is None else tool.name
 
     def prompt_path(self) -> FieldPath | None:
         """The document path of the tool's prompt now (None when the tool is gone)."""
@@ -335,10 +304,9 @@ class TemplatePane(QWidget):
         self._analyse(tool)
 
     def _take_parameters(self, tool: ToolDefinition) -> None:
-        self._parameters = parameters = tool.parameters
+        parameters = tool.parameters
         self.editor.highlighter.set_parameters(parameters)
-        self.samples.set_parameters(parameters)
-        self._update_arguments()
+        self.sample_panel.set_parameters(parameters)
         if self._rename is not None:
             old = self._rename[0]
             if placeholder_kind(old, parameters) != "unknown":
@@ -380,19 +348,29 @@ class TemplatePane(QWidget):
         """Diagnostics and preview for the tool as it is."""
         prompt, parameters = tool.prompt, tool.parameters
         self._analysed_prompt = prompt
-        if self._rename is not None and count_placeholders(prompt, self._rename[0]) == 0:
+        if self._rename is not None and count_path_uses(prompt, self._rename[0]) == 0:
             self._hide_rename_bar()
         self.diagnostics.set_diagnostics(diagnose(prompt, parameters), prompt)
         self._update_problems_title()
+        self._render_preview(tool)
+
+    def _render_preview(self, tool: ToolDefinition | None = None) -> None:
+        """Show what a call with the sample values sends (placeholders kept when asked)."""
+        tool = tool or self.tool()
+        if tool is None:
+            return
+        prompt = tool.prompt
         segments = render_segments(
             prompt,
-            self._arguments,
-            parameters,
+            self.sample_panel.arguments(),
+            tool.parameters,
             tool_name=tool.name,
             tool_description=tool.description,
-            keep_missing=True,
+            keep_missing=self.preview.show_placeholders(),
         )
-        self.preview.show_segments(segments)
+        problems = self.samples.problems()
+        marks = _problem_marks(prompt, problems) if problems else {}
+        self.preview.show_segments(segments, template=prompt, problems=marks)
 
     def _update_problems_title(self) -> None:
         errors = self.diagnostics.error_count()
@@ -402,30 +380,11 @@ class TemplatePane(QWidget):
             parts.append(f"{warnings} warning{'s' * (warnings != 1)}")
         self.problems_title.setText("Problems" + (f" ({', '.join(parts)})" if parts else ""))
 
-    def _update_arguments(self) -> None:
-        self._arguments = self.samples.arguments()
-        self._samples_timer.start()
-
-    def check_samples(self) -> None:
-        """Say under the table which sample values the schema would refuse (runs deferred)."""
-        self._samples_timer.stop()
-        problem = ""
-        if isinstance(self._parameters, dict):
-            try:
-                validate_arguments(self._parameters, self._arguments)
-            except SchemaDefinitionError:
-                problem = ""  # the parameter builder reports a broken schema where it is edited
-            except SchemaError as exc:
-                problem = "These values would be refused by the schema:\n" + str(exc)
-        self.samples_problem.setText(problem)
-        self.samples_problem.setVisible(bool(problem))
-        self.samples_checked.emit()
-
-    def _on_samples_changed(self) -> None:
-        self._update_arguments()
-        tool = self.tool()
-        if tool is not None:
-            self._analyse(tool)
+    def _on_sample_problems_changed(self) -> None:
+        refused = bool(self.samples.problems())
+        self.preview_note.setText(_REFUSED_NOTE if refused else _PREVIEW_NOTE)
+        show_as_error(self.preview_note, refused)
+        self._render_preview()
 
     def _on_error_count_changed(self, count: int) -> None:
         self.error_count_changed.emit(count)
@@ -464,20 +423,22 @@ class TemplatePane(QWidget):
     # -- parameter renames -----------------------------------------------------------------
 
     def placeholder_uses(self, path: PathLike) -> int:
-        """How many placeholders of the prompt use ``path`` (``"trip.destination"``) or below."""
+        """How many placeholders and section tags of the prompt use ``path`` (``"trip.city"``)
+        or a path below it."""
         tool = self.tool()
-        return 0 if tool is None else count_placeholders(tool.prompt, path)
+        return 0 if tool is None else count_path_uses(tool.prompt, _parts(path))
 
     def rename_placeholders(self, old_path: PathLike, new_path: PathLike) -> int:
-        """Rewrite the placeholders of ``old_path`` (and below) to ``new_path``, undoably.
+        """Rewrite the placeholders and section tags of ``old_path`` (and below) to
+        ``new_path``, undoably.
 
         Returns:
-            How many placeholders were rewritten (0: nothing changed, no undo step).
+            How many placeholders and tags were rewritten (0: nothing changed, no undo step).
         """
         tool, path = self.tool(), self.prompt_path()
         if tool is None or path is None:
             return 0
-        template, count = rename_in_template(tool.prompt, old_path, new_path)
+        template, count = rename_path(tool.prompt, _parts(old_path), _parts(new_path))
         if count:
             old, new = ".".join(_parts(old_path)), ".".join(_parts(new_path))
             self.document.set_field(
@@ -494,9 +455,10 @@ class TemplatePane(QWidget):
             return False
         old, new = ".".join(_parts(old_path)), ".".join(_parts(new_path))
         self._rename = (_parts(old_path), _parts(new_path))
-        places = "placeholder uses" if uses == 1 else f"{uses} placeholders use"
+        places = "once" if uses == 1 else f"in {uses} places"
         self.rename_label.setText(
-            f"The parameter {old} is now called {new}, but {'a ' * (uses == 1)}{places} {{{old}}}."
+            f"The parameter {old} is now called {new}, but the template still uses {{{old}}}"
+            f" {places}."
         )
         self.rename_bar.show()
         return True

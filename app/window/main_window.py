@@ -398,9 +398,11 @@ class MainWindow(FileActions, RunActions, QMainWindow):
             if getattr(tab, "document", None) is document and getattr(tab, "tool", None) is tool:
                 self.tabs.setCurrentWidget(tab)
                 return tab
-        from app.tool_editor.tab import create_tool_tab  # the editor's modules load on first use
+        # The editor's modules load on first use.
+        from app.test_run.memory import SampleMemory
+        from app.tool_editor.tab import create_tool_tab
 
-        tab = create_tool_tab(document, tool)
+        tab = create_tool_tab(document, tool, samples_memory=SampleMemory(self.settings))
         self.watch_text_fields(tab)
         self._tool_tabs.append(tab)
         index = self.tabs.addTab(tab, icon("tool"), tool.name)

@@ -5,16 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPalette, QTextCharFormat
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextDocument
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
 from app.document.tool_ref import ToolRef
-from app.tool_editor.highlighter import HighlightStyle, OffsetMap, style_colours
+from app.tool_editor.highlighter import (
+    HighlightStyle,
+    OffsetMap,
+    TemplateHighlighter,
+    style_colours,
+    style_formats,
+)
 from app.tool_editor.template_editor import TemplateEditor
-from app.tool_editor.template_pane import TemplatePane, count_placeholders, rename_in_template
+from app.tool_editor.template_pane import TemplatePane
 from schema_types.agent import Agent, ToolDefinition
+from schema_types.template.engine import TokenKind, placeholder_kind, tokenize
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -83,23 +92,44 @@ def style_colour(editor: TemplateEditor, style: HighlightStyle) -> str:
     return style_colours(editor.palette())[style].name()
 
 
-def painted(editor: TemplateEditor) -> set[tuple[str, str]]:
-    """What a person sees highlighted: ``(text, look)`` for every format range Qt draws, the
-    look named by its colour ("error" covers unknown and malformed: they look the same)."""
-    looks = {
-        style_colour(editor, HighlightStyle.PARAMETER): "parameter",
-        style_colour(editor, HighlightStyle.TOOL_FIELD): "tool field",
-        style_colour(editor, HighlightStyle.UNKNOWN): "error",
-        style_colour(editor, HighlightStyle.ESCAPED): "escaped",
-    }
-    found: set[tuple[str, str]] = set()
-    block = editor.document().begin()
+LOOKS = {
+    HighlightStyle.PARAMETER: "parameter",
+    HighlightStyle.TOOL_FIELD: "tool field",
+    HighlightStyle.UNKNOWN: "error",
+    HighlightStyle.MALFORMED: "error",
+    HighlightStyle.ESCAPED: "escaped",
+    HighlightStyle.SECTION: "section",
+    HighlightStyle.FALLBACK: "fallback",
+}
+"""How each style looks to a person: unknown and malformed look the same ("error")."""
+
+
+def look(palette: QPalette, fmt: QTextCharFormat) -> str:
+    """The look of a format the highlighter applied on ``palette``."""
+    found = {LOOKS[s] for s, f in style_formats(palette).items() if f == fmt}
+    assert len(found) == 1, f"a format the highlighter has no style for: {fmt}"
+    return found.pop()
+
+
+def painted_ranges(document: QTextDocument, palette: QPalette) -> list[tuple[int, int, str]]:
+    """Every format range Qt draws: ``(start, end, look)`` in document positions."""
+    ranges: list[tuple[int, int, str]] = []
+    block = document.begin()
     while block.isValid():
         for piece in block.layout().formats():
-            text = block.text()[piece.start : piece.start + piece.length]
-            found.add((text, looks[colour(QTextCharFormat(piece.format))]))
+            start = block.position() + piece.start
+            ranges.append((start, start + piece.length, look(palette, piece.format)))
         block = block.next()
-    return found
+    return ranges
+
+
+def painted(editor: TemplateEditor) -> set[tuple[str, str]]:
+    """What a person sees highlighted: ``(text, look)`` for every format range Qt draws."""
+    text = editor.document().toRawText()
+    return {
+        (text[start:end], seen)
+        for start, end, seen in painted_ranges(editor.document(), editor.palette())
+    }
 
 
 def offered(editor: TemplateEditor) -> list[str]:
@@ -210,6 +240,145 @@ def test_highlight_colours_follow_a_dark_palette(qtbot: QtBot) -> None:
     assert on_dark is not None and on_dark.foreground().color().lightness() > 128
 
 
+def test_sections_and_fallbacks_are_highlighted(qtbot: QtBot) -> None:
+    prompt = "{?nights} Stay {nights|a few} nights {/nights} {!trip.cabin} {?nope} {tool.name|x}"
+    pane, _, _ = make_pane(qtbot, prompt)
+    assert painted(pane.editor) == {
+        ("{?nights}", "section"),
+        ("{nights", "parameter"),
+        ("|a few", "fallback"),
+        ("}", "parameter"),
+        ("{/nights}", "section"),
+        ("{!trip.cabin}", "section"),
+        ("{?", "section"),
+        ("nope", "error"),
+        ("}", "section"),
+        ("{tool.name", "tool field"),
+        ("|x", "fallback"),
+        ("}", "tool field"),
+    }
+    colours = style_colours(pane.editor.palette())
+    section = colours[HighlightStyle.SECTION]
+    assert section not in (colours[HighlightStyle.PARAMETER], colours[HighlightStyle.UNKNOWN])
+    fallback = format_at(pane.editor, prompt.index("a few"))
+    parameter = format_at(pane.editor, prompt.index("{nights|"))
+    assert fallback is not None and parameter is not None
+    assert fallback.fontItalic() and not parameter.fontItalic()
+    assert fallback.fontWeight() < parameter.fontWeight()
+
+
+def test_section_tags_read_well_on_a_dark_palette(qtbot: QtBot) -> None:
+    pane, _, _ = make_pane(qtbot, "{?nights}x{/nights}")
+    editor = pane.editor
+    light = colour(format_at(editor, 1))
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#e0e0e0"))
+    editor.setPalette(dark)
+    on_dark = format_at(editor, 1)
+    assert colour(on_dark) != light
+    assert on_dark is not None and on_dark.foreground().color().lightness() > 128
+    assert painted(editor) == {("{?nights}", "section"), ("{/nights}", "section")}
+
+
+PIECES = [
+    "a",
+    " ",
+    "\t",
+    "\n",
+    "{",
+    "}",
+    "{{",
+    "}}",
+    "?",
+    "!",
+    "/",
+    "|",
+    ".",
+    "-",
+    "é",
+    "nights",
+    "trip",
+    "cabin",
+    "nope",
+    "tool",
+    "name",
+    "{?",
+    "{!",
+    "{/",
+    "{nights",
+    "{trip.cabin",
+    "{nope",
+    "{tool.name",
+    "|a few}",
+    "{?nights}",
+    "{!trip.cabin}",
+    "{/nope}",
+    "{?tool.name}",
+    "{trip.budget|}",
+]
+
+
+def expected_looks(template: str) -> list[tuple[int, int, str]]:
+    """The looks the tokens of the whole template call for, one ``(start, end, look)`` per
+    styled character run, as the highlighter documents them."""
+    styles: list[HighlightStyle | None] = [None] * len(template)
+
+    def paint(start: int, end: int, style: HighlightStyle) -> None:
+        styles[start:end] = [style] * (end - start)
+
+    for token in tokenize(template):
+        kind, start, end = token.kind, token.start, token.end
+        named = placeholder_kind(token.path, PARAMETERS) if token.path else None
+        if kind is TokenKind.TEXT:
+            continue
+        if kind in (TokenKind.PLACEHOLDER, TokenKind.TOOL_FIELD):
+            name = {"parameter": HighlightStyle.PARAMETER, "unknown": HighlightStyle.UNKNOWN}
+            paint(start, end, name.get(str(named), HighlightStyle.TOOL_FIELD))
+            if token.fallback is not None:
+                paint(start + token.text.index("|"), end - 1, HighlightStyle.FALLBACK)
+        elif kind in (TokenKind.SECTION, TokenKind.INVERTED_SECTION, TokenKind.SECTION_END):
+            paint(start, end, HighlightStyle.SECTION)
+            if named == "unknown":
+                paint(start + 2, end - 1, HighlightStyle.UNKNOWN)
+        elif kind is TokenKind.ESCAPED_BRACE:
+            paint(start, end, HighlightStyle.ESCAPED)
+        else:
+            paint(start, end, HighlightStyle.MALFORMED)
+    runs: list[tuple[int, int, str]] = []
+    for offset, style in enumerate(styles):
+        if style is None:
+            continue
+        seen = LOOKS[style]
+        if runs and runs[-1][1] == offset and runs[-1][2] == seen:
+            runs[-1] = (runs[-1][0], offset + 1, seen)
+        else:
+            runs.append((offset, offset + 1, seen))
+    return runs
+
+
+def merged(ranges: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    runs: list[tuple[int, int, str]] = []
+    for start, end, seen in sorted(ranges):
+        if runs and runs[-1][1] == start and runs[-1][2] == seen:
+            runs[-1] = (runs[-1][0], end, seen)
+        else:
+            runs.append((start, end, seen))
+    return runs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+def test_line_by_line_highlighting_equals_the_tokens_of_the_whole_template(
+    qapp: object, template: str
+) -> None:
+    document = QTextDocument()
+    highlighter = TemplateHighlighter(document, document)
+    document.setPlainText(template)
+    highlighter.set_parameters(PARAMETERS)  # highlights block by block, each line on its own
+    assert merged(painted_ranges(document, QPalette())) == expected_looks(template)
+
+
 # -- completion ------------------------------------------------------------------------------
 
 
@@ -275,6 +444,49 @@ def test_ctrl_space_inside_a_placeholder_opens_completion(qtbot: QtBot) -> None:
     assert editor.popup.isVisible()
     assert offered(editor) == ["trip.cabin"]
     assert editor.toPlainText() == "See {trip.c"
+
+
+def test_a_section_sigil_offers_parameter_paths(qtbot: QtBot) -> None:
+    pane, _, _ = make_pane(qtbot, "")
+    editor = pane.editor
+    qtbot.keyClicks(editor, "{?")
+    assert editor.popup.isVisible()
+    assert offered(editor) == ["destination", "nights", "trip", "trip.budget", "trip.cabin"]
+    qtbot.keyClicks(editor, "ni")
+    assert offered(editor) == ["nights"]
+    qtbot.keyClick(editor.popup, Qt.Key.Key_Return)
+    assert editor.text() == "{?nights}"
+    qtbot.keyClicks(editor, " {!ca")
+    assert offered(editor) == ["trip.cabin"]
+    qtbot.keyClick(editor.popup, Qt.Key.Key_Tab)
+    assert current(pane).prompt == "{?nights} {!trip.cabin}"
+    qtbot.keyClicks(editor, " {")  # a plain placeholder offers the tool fields again
+    assert offered(editor)[-2:] == ["tool.name", "tool.description"]
+
+
+def test_a_closing_sigil_offers_the_innermost_open_section_first(qtbot: QtBot) -> None:
+    prompt = "{?trip.cabin}In {trip.cabin}\n{?trip.budget}for {trip.budget}"
+    pane, document, _ = make_pane(qtbot, prompt)
+    editor = pane.editor
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(editor, " {/")
+    assert editor.popup.isVisible()
+    assert offered(editor)[:3] == ["trip.budget", "trip.cabin", "destination"]
+    model = editor.completer.model()
+    assert model.index(0, 1).data() == "closes {?trip.budget} (line 2)"
+    assert model.index(1, 1).data() == "closes {?trip.cabin} (line 1)"
+    qtbot.keyClick(editor.popup, Qt.Key.Key_Return)  # {/ and Enter close the innermost
+    assert editor.text().endswith("for {trip.budget} {/trip.budget}")
+
+    qtbot.keyClicks(editor, "{/")
+    assert offered(editor)[0] == "trip.cabin"
+    qtbot.keyClick(editor.popup, Qt.Key.Key_Return)
+    assert current(pane).prompt.endswith("{/trip.budget}{/trip.cabin}")
+    assert pane.error_count() == 0  # every section closed
+    assert document.undo_stack.count() == 1
+
+    qtbot.keyClicks(editor, " {/")  # nothing open: the parameters, in their order
+    assert offered(editor) == ["destination", "nights", "trip", "trip.budget", "trip.cabin"]
 
 
 # -- diagnostics -----------------------------------------------------------------------------
@@ -421,15 +633,22 @@ def test_a_prompt_with_carriage_returns_is_shown_once(qtbot: QtBot) -> None:
 # -- renames ---------------------------------------------------------------------------------
 
 
-def test_rename_in_template_rewrites_the_path_and_paths_below_it() -> None:
-    template = "{trip} {trip.budget} {{trip}} {tripper} {tool.name} {trip.cabin"
-    renamed, count = rename_in_template(template, "trip", "journey")
-    assert renamed == "{journey} {journey.budget} {{trip}} {tripper} {tool.name} {trip.cabin"
-    assert count == 2
-    assert count_placeholders(template, ("trip", "budget")) == 1
-    assert rename_in_template(template, "trip.budget", "trip.limit")[0].startswith(
-        "{trip} {trip.limit}"
+def test_renaming_rewrites_placeholders_fallbacks_and_section_tags(qtbot: QtBot) -> None:
+    prompt = (
+        "{trip} {trip.budget|any} {{trip}} {tripper} {tool.name} {trip.cabin\n"
+        "{?trip.budget}up to {trip.budget}{/trip.budget}"
     )
+    pane, document, _ = make_pane(qtbot, prompt)
+    assert pane.placeholder_uses(("trip", "budget")) == 4
+    assert pane.placeholder_uses("trip") == 5
+    assert pane.rename_placeholders("trip", "journey") == 5
+    assert current(pane).prompt == (
+        "{journey} {journey.budget|any} {{trip}} {tripper} {tool.name} {trip.cabin\n"
+        "{?journey.budget}up to {journey.budget}{/journey.budget}"
+    )
+    assert pane.editor.text() == current(pane).prompt
+    document.undo_stack.undo()
+    assert current(pane).prompt == prompt
 
 
 def test_rename_placeholders_is_one_undoable_edit(qtbot: QtBot) -> None:
@@ -457,7 +676,7 @@ def test_renaming_a_parameter_offers_to_update_the_template(qtbot: QtBot) -> Non
     assert pane.error_count() == 2
     assert pane.offer_placeholder_rename("destination", "place")
     assert pane.rename_bar.isVisible()
-    assert "2 placeholders use {destination}" in pane.rename_label.text()
+    assert "still uses {destination} in 2 places" in pane.rename_label.text()
 
     qtbot.mouseClick(pane.rename_apply, Qt.MouseButton.LeftButton)
     assert current(pane).prompt == "Go to {place}, {place}!"

@@ -1,4 +1,4 @@
-"""The live preview: the server's renderer, sample values, missing/unknown marks, updates."""
+"""The live preview: what a call sends, where each part came from, sample values, updates."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import random
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCharFormat
-from PySide6.QtWidgets import QLineEdit
+import pytest
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QPalette, QTextCharFormat
+from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
 from app.document.tool_ref import ToolRef
+from app.tool_editor.highlighter import HighlightStyle, style_colours
 from app.tool_editor.preview import TemplatePreview
 from app.tool_editor.sample_values import SampleValuesModel
 from app.tool_editor.template_pane import TemplatePane
@@ -98,10 +100,30 @@ def test_preview_is_what_the_server_would_send(qtbot: QtBot, example_path: Path)
     assert pane.preview.text() != "" and first.prompt
 
 
-def test_marks_values_missing_values_and_unknown_placeholders(qtbot: QtBot) -> None:
+def hover(preview: TemplatePreview, text: str) -> str:
+    """The tooltip shown when the mouse rests on the middle of ``text`` in the preview."""
+    position = preview.text().index(text) + len(text) // 2
+    cursor = preview.textCursor()
+    cursor.setPosition(position)
+    rect = preview.cursorRect(cursor)
+    point = QPoint(rect.x() + 2, rect.center().y())
+    QToolTip.hideText()
+    event = QHelpEvent(QEvent.Type.ToolTip, point, preview.viewport().mapToGlobal(point))
+    QApplication.sendEvent(preview.viewport(), event)
+    return QToolTip.text() if QToolTip.isVisible() else ""
+
+
+def test_a_left_out_value_shows_as_sent_and_placeholders_on_request(qtbot: QtBot) -> None:
     pane, _, _ = make_pane(qtbot, "To {destination}: {notes} {nope}")
     assert pane.samples.set_sent("notes", False)
     preview = pane.preview
+    assert preview.text() == "To Lisbon:  {nope}"  # what a call sends: nothing for notes
+    assert not preview.show_placeholders()
+
+    with qtbot.waitSignal(preview.placeholders_toggled, timeout=10_000) as toggled:
+        qtbot.mouseClick(pane.placeholders_button, Qt.MouseButton.LeftButton)
+    assert toggled.args == [True] and preview.show_placeholders()
+    assert pane.placeholders_button.isChecked()
     assert preview.text() == "To Lisbon: {notes} {nope}"
     kinds = {preview.text()[s.start : s.end]: s.kind for s in preview.spans}
     assert kinds == {"Lisbon": "value", "{notes}": "missing", "{nope}": "error"}
@@ -115,6 +137,69 @@ def test_marks_values_missing_values_and_unknown_placeholders(qtbot: QtBot) -> N
     assert error is not None
     assert error.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline
     assert format_at(preview, 0) is None  # "To " is literal
+    assert "no value, no default and no fallback" in hover(preview, "{notes}")
+
+    qtbot.mouseClick(pane.placeholders_button, Qt.MouseButton.LeftButton)
+    assert preview.text() == "To Lisbon:  {nope}"
+
+
+def test_sections_fallbacks_and_defaults_are_marked_and_explained(qtbot: QtBot) -> None:
+    prompt = (
+        "Book {nights} nights{?notes} (notes: {notes}){/notes}"
+        " for {trip.cabin|any cabin}{!destination}, anywhere{/destination}."
+    )
+    pane, _, tool = make_pane(qtbot, prompt)
+    samples, preview = pane.samples, pane.preview
+    samples.set_sent("nights", False)
+    samples.set_sent("trip.cabin", False)
+    samples.set_value("notes", "quiet room")
+    expected = "Book 3 nights (notes: quiet room) for any cabin."
+    assert preview.text() == expected
+    served = render(
+        prompt, samples.arguments(), PARAMETERS, tool_name=tool.name, tool_description=""
+    )
+    assert served == expected  # exactly what a call with these values sends
+    marks = {preview.text()[s.start : s.end]: (s.kind, s.section) for s in preview.spans}
+    assert marks == {
+        "3": ("default", False),
+        " (notes: ": ("literal", True),
+        "quiet room": ("value", True),
+        ")": ("literal", True),
+        "any cabin": ("fallback", False),
+    }
+    assert "from the schema default" in hover(preview, "3")
+    assert "fallback text" in hover(preview, "any cabin")
+    assert hover(preview, "(notes:") == "Inside {?notes}…{/notes}"
+    assert hover(preview, "quiet room") == "{notes}: the value\nInside {?notes}…{/notes}"
+
+    default = format_at(preview, expected.index("3"))
+    fallback = format_at(preview, expected.index("any cabin"))
+    section = format_at(preview, expected.index("(notes:"))
+    assert default is not None and fallback is not None and section is not None
+    dotted = QTextCharFormat.UnderlineStyle.DotLine
+    assert default.underlineStyle() == dotted and fallback.underlineStyle() == dotted
+    assert fallback.fontItalic()
+    assert section.background().style() != Qt.BrushStyle.NoBrush
+    assert section.background().color().alpha() < 60  # a faint tint: the text stays readable
+    assert format_at(preview, expected.index(" for")) is None
+
+    samples.set_sent("destination", False)
+    assert preview.text().endswith("for any cabin, anywhere.")
+
+
+def test_marks_follow_a_dark_palette(qtbot: QtBot) -> None:
+    pane, _, _ = make_pane(qtbot, "{?notes}Notes: {notes}{/notes}")
+    preview = pane.preview
+    light = format_at(preview, 0)
+    assert light is not None
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#e0e0e0"))
+    preview.setPalette(dark)
+    on_dark = format_at(preview, 0)
+    assert on_dark is not None
+    assert on_dark.background().color() != light.background().color()
+    assert on_dark.background().color().alpha() < 60
 
 
 def test_leaving_out_a_value_with_a_default_shows_the_default(qtbot: QtBot) -> None:
@@ -135,37 +220,90 @@ def test_typed_sample_values_override_and_reset_restores(qtbot: QtBot) -> None:
     assert samples.index(row, 1).data() == "Porto"
     assert samples.index(row, 1).data(Qt.ItemDataRole.ForegroundRole) is None  # typed: normal
 
-    qtbot.mouseClick(pane.reset_samples, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(pane.sample_panel.reset_button, Qt.MouseButton.LeftButton)
     assert pane.preview.text() == "Book 3 nights in Lisbon (economy, max 1200). <notes>"
     assert samples.index(row, 1).data(Qt.ItemDataRole.ForegroundRole) is not None  # sample: grey
 
 
-def test_a_typed_value_that_is_not_json_is_flagged_and_the_sample_used(qtbot: QtBot) -> None:
+def test_a_typed_value_that_is_not_json_is_an_error_at_its_row(qtbot: QtBot) -> None:
     pane, _, _ = make_pane(qtbot)
-    samples = pane.samples
+    samples, preview = pane.samples, pane.preview
     samples.set_value("trip.budget", "lots")
     problem = samples.problem("trip.budget")
-    assert problem is not None and problem.startswith("not a JSON number")
-    assert "max 1200" in pane.preview.text()
+    assert problem == "lots is not a JSON number (Expecting value at column 1)"
     row = samples.paths().index("trip.budget")
-    assert samples.index(row, 1).data() == "lots"  # what was typed stays visible
-    assert samples.index(row, 1).data(Qt.ItemDataRole.ToolTipRole) == problem
+    value = samples.index(row, 1)
+    assert value.data() == "lots"  # what was typed stays visible
+    assert (
+        value.data(Qt.ItemDataRole.ForegroundRole)
+        == style_colours(pane.palette())[HighlightStyle.UNKNOWN]
+    )
+    assert value.data(Qt.ItemDataRole.BackgroundRole) is not None
+    assert problem in value.data(Qt.ItemDataRole.ToolTipRole)
+    assert not pane.sample_panel.problem_label.isHidden()  # said at once, under the table
+    assert "trip.budget: lots is not a JSON number" in pane.sample_panel.problem_label.text()
+    assert pane.preview_note.text().startswith("A call with these sample values is refused")
+
+    # The preview does not pretend the sample is used: it shows what was typed, flagged.
+    assert "max 1200" not in preview.text() and "max lots" in preview.text()
+    (flagged,) = [s for s in preview.spans if s.problem]
+    assert preview.text()[flagged.start : flagged.end] == "lots"
+    assert "refused: trip.budget: lots is not a JSON number" in hover(preview, "lots")
+    mark = format_at(preview, flagged.start)
+    assert mark is not None
+    assert mark.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline
+
+    samples.set_value("trip.budget", "950")
+    assert samples.problem("trip.budget") is None
+    assert "max 950" in preview.text() and not any(s.problem for s in preview.spans)
+    assert pane.sample_panel.problem_label.isHidden()
 
 
-def test_values_the_schema_would_refuse_are_named(qtbot: QtBot) -> None:
+def test_a_whole_object_placeholder_is_flagged_for_a_bad_leaf(qtbot: QtBot) -> None:
+    pane, _, _ = make_pane(qtbot, "Trip: {trip}")
+    pane.samples.set_value("trip.budget", "{oops")
+    (flagged,) = [s for s in pane.preview.spans if s.problem]
+    assert flagged.problem.startswith("trip.budget: {oops is not a JSON number")
+
+
+@pytest.mark.parametrize(
+    ("path", "typed", "message"),
+    [
+        ("nights", "1.5", "nights: expected integer, got number 1.5"),
+        ("nights", "0", "nights: 0 is less than the minimum of 1"),
+        ("trip.cabin", "first", 'trip.cabin: "first" is not one of'),
+    ],
+)
+def test_values_the_schema_would_refuse_are_named_at_their_row(
+    qtbot: QtBot, path: str, typed: str, message: str
+) -> None:
     pane, _, _ = make_pane(qtbot)
-    pane.check_samples()
-    assert pane.samples_problem.isHidden()
-    with qtbot.waitSignal(pane.samples_checked, timeout=10_000):
-        pane.samples.set_value("nights", "0")  # checked once the event loop is idle
-    assert not pane.samples_problem.isHidden()
-    assert "nights" in pane.samples_problem.text()
-    assert "Book 0 nights" in pane.preview.text()  # shown anyway: it is a preview
+    pane.sample_panel.check()
+    assert pane.sample_panel.problem_label.isHidden()
+    with qtbot.waitSignal(pane.sample_panel.checked, timeout=10_000):
+        pane.samples.set_value(path, typed)  # checked once the event loop is idle
+    assert not pane.sample_panel.problem_label.isHidden()
+    assert message in pane.sample_panel.problem_label.text()
+    problem = pane.samples.problem(path)
+    assert problem is not None and f"{path}: {problem}".startswith(message)
+    row = pane.samples.paths().index(path)
+    assert pane.samples.index(row, 1).data(Qt.ItemDataRole.BackgroundRole) is not None
+    assert typed in pane.preview.text()  # shown where it goes, and flagged
+    assert any(s.problem for s in pane.preview.spans)
+
+
+def test_a_required_value_left_out_is_named_at_its_row(qtbot: QtBot) -> None:
+    pane, _, _ = make_pane(qtbot, "To {destination|anywhere}")
+    with qtbot.waitSignal(pane.sample_panel.checked, timeout=10_000):
+        pane.samples.set_sent("destination", False)
+    assert pane.samples.problem("destination") == "required argument is missing"
+    assert "destination: required argument is missing" in pane.sample_panel.problem_label.text()
+    assert pane.preview.text() == "To anywhere"
 
 
 def test_editing_in_the_table_updates_the_preview(qtbot: QtBot) -> None:
     pane, _, _ = make_pane(qtbot, "{destination}")
-    view = pane.samples_view
+    view = pane.sample_panel.view
     index = pane.samples.index(pane.samples.paths().index("destination"), 1)
     view.setCurrentIndex(index)
     view.edit(index)
@@ -218,7 +356,22 @@ def test_incremental_preview_updates_match_a_fresh_rendering(qtbot: QtBot) -> No
     qtbot.addWidget(preview)
     arguments = {"destination": "Lisbon", "trip": {"budget": 12}}
     rng = random.Random(7)
-    pieces = ["{destination}", "{nights}", "{nope}", "{notes}", "\n", "text ", "{{", "é🚀", "{x"]
+    pieces = [
+        "{destination}",
+        "{nights}",
+        "{nope}",
+        "{notes}",
+        "{notes|none}",
+        "{?notes}",
+        "{!destination}",
+        "{/notes}",
+        "{/destination}",
+        "\n",
+        "text ",
+        "{{",
+        "é🚀",
+        "{x",
+    ]
     template = ""
     for _ in range(150):
         position = rng.randint(0, len(template))
@@ -232,21 +385,23 @@ def test_incremental_preview_updates_match_a_fresh_rendering(qtbot: QtBot) -> No
             PARAMETERS,
             tool_name="t",
             tool_description="d",
-            keep_missing=True,
+            keep_missing=rng.random() < 0.5,
         )
-        preview.show_segments(segments)
+        preview.show_segments(segments, template=template)
         expected = "".join(segment.text for segment in segments)
         assert preview.text() == expected
         assert preview.toPlainText() == expected.replace("\u00a0", " ")
     fresh = TemplatePreview()
     qtbot.addWidget(fresh)
-    fresh.show_segments(segments)
+    fresh.show_segments(segments, template=template)
     assert fresh.spans == preview.spans
     document, other = preview.document(), fresh.document()
     for number in range(document.blockCount()):
-        mine = [(f.start, f.length) for f in document.findBlockByNumber(number).layout().formats()]
-        theirs = [(f.start, f.length) for f in other.findBlockByNumber(number).layout().formats()]
-        assert mine == theirs
+        mine = document.findBlockByNumber(number).layout().formats()
+        theirs = other.findBlockByNumber(number).layout().formats()
+        assert [(f.start, f.length, QTextCharFormat(f.format)) for f in mine] == [
+            (f.start, f.length, QTextCharFormat(f.format)) for f in theirs
+        ]
 
 
 def test_sample_values_model_lists_leaves_and_builds_arguments() -> None:

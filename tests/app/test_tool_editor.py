@@ -114,6 +114,24 @@ def test_renaming_a_parameter_offers_to_update_the_template(qtbot: QtBot) -> Non
     assert editor.tool.prompt == "Go to {trip.city} in {cabin}."
 
 
+def test_renaming_a_parameter_updates_its_sections_and_fallbacks_too(qtbot: QtBot) -> None:
+    prompt = "Go to {trip.city}{?trip.nights} for {trip.nights|a few} nights{/trip.nights}."
+    editor = make_editor(qtbot, prompt)
+    model = editor.parameters.model
+    index = model.index_for_path(("properties", "trip", "properties", "nights"))
+
+    assert model.setData(index, "stay", Qt.ItemDataRole.EditRole)
+
+    assert "still uses {trip.nights} in 3 places" in editor.template.rename_label.text()
+    editor.template.rename_apply.click()
+    assert editor.tool.prompt == (
+        "Go to {trip.city}{?trip.stay} for {trip.stay|a few} nights{/trip.stay}."
+    )
+    assert editor.template.error_count() == 0
+    editor.document.undo_stack.undo()
+    assert editor.tool.prompt == prompt
+
+
 def test_template_errors_show_as_a_badge_in_the_title(qtbot: QtBot) -> None:
     editor = make_editor(qtbot)
     titles: list[str] = []
