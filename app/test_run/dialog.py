@@ -3,12 +3,16 @@
 The form (:mod:`app.test_run.form`) is validated on every change with the validator the server
 uses (``validate_arguments``: defaults applied, problems named by argument path), each problem
 shown under its field, and Run stays disabled while there is one. Beside the form, the prompt is
-rendered by the server's renderer from the arguments with defaults applied, with
-``keep_missing=True`` so an unfilled placeholder stays visible as ``{param}``.
+rendered by the server's renderer from the arguments with defaults applied: the text a call with
+these arguments submits. "Show placeholders" (the toggle in the preview's heading) shows a
+parameter that has no value instead as ``{param}``.
 
-Run emits :attr:`TestToolDialog.run_requested` with a :class:`TestRequest`; whoever opened the
-dialog starts the chat tab. The arguments used (Run or Copy) are remembered per agent file and
-tool (:mod:`app.test_run.memory`) and pre-fill the dialog next time.
+The arguments are read from the form on every change, and once more by Run and Copy (which show
+that reading before they use it), and each reading is one value that everything shows and sends:
+the "Arguments sent" JSON, the prompt preview, the request Run emits
+(:attr:`TestToolDialog.run_requested` with a :class:`TestRequest`; whoever opened the dialog
+starts the chat tab), the ``tools/call`` text Copy puts on the clipboard, and the arguments
+remembered per agent file and tool (:mod:`app.test_run.memory`) that pre-fill the dialog next time.
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from PySide6.QtGui import QAction, QFont, QFontDatabase, QGuiApplication, QKeySe
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -73,6 +79,16 @@ def mcp_call_text(tool_name: str, arguments: dict[str, Any]) -> str:
     return json.dumps(request, indent=2, ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """The arguments read from the form once, and what follows from them."""
+
+    arguments: dict[str, Any]
+    problems: list[Problem]
+    filled: dict[str, Any]
+    """The arguments with defaults applied: what the template is filled from."""
+
+
 def _heading(text: str, buddy: QWidget) -> QLabel:
     label = QLabel(text)
     font = QFont(label.font())
@@ -95,6 +111,7 @@ class TestToolDialog(QDialog):
     Attributes:
         form: the arguments form (``form.field("trip.city")`` is the input of that argument).
         preview: the filled prompt.
+        placeholders_button: turns "Show placeholders" (``preview.placeholders_action``) on or off.
         arguments_view: the arguments as they would be sent, as JSON.
         run_button: runs the test (default button, Ctrl+Enter); disabled while invalid.
         copy_button: copies the ``tools/call`` request.
@@ -144,9 +161,12 @@ class TestToolDialog(QDialog):
         self.preview = TemplatePreview()
         self.preview.setFont(mono)
         self.preview.setToolTip(
-            "The prompt a call with these arguments submits, filled by the server's renderer;"
-            " {placeholders} still shown have no value and no default"
+            "The prompt a call with these arguments submits, filled by the server's renderer"
         )
+        self.placeholders_button = QToolButton()
+        self.placeholders_button.setObjectName("showPlaceholdersButton")
+        self.placeholders_button.setDefaultAction(self.preview.placeholders_action)
+        self.placeholders_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.arguments_view = QPlainTextEdit()
         self.arguments_view.setObjectName("argumentsJson")
         self.arguments_view.setAccessibleName("Arguments sent")
@@ -156,7 +176,10 @@ class TestToolDialog(QDialog):
         preview_side = QWidget()
         preview_layout = QVBoxLayout(preview_side)
         preview_layout.setContentsMargins(0, 0, 0, 0)
-        preview_layout.addWidget(_heading("Prompt preview", self.preview))
+        preview_heading = QHBoxLayout()
+        preview_heading.addWidget(_heading("Prompt preview", self.preview), 1)
+        preview_heading.addWidget(self.placeholders_button)
+        preview_layout.addLayout(preview_heading)
         preview_layout.addWidget(self.preview, 3)
         preview_layout.addWidget(_heading("Arguments sent", self.arguments_view))
         preview_layout.addWidget(self.arguments_view, 2)
@@ -214,6 +237,7 @@ class TestToolDialog(QDialog):
         self.run_action.triggered.connect(self._on_run)
         self.addAction(self.run_action)
         self.form.edited.connect(self._on_arguments_changed)
+        self.preview.placeholders_toggled.connect(lambda _on: self._on_arguments_changed())
 
         remembered = self._memory.recall(document, tool.name)
         if remembered is not None:
@@ -233,17 +257,11 @@ class TestToolDialog(QDialog):
 
     def problems(self) -> list[str]:
         """What keeps the arguments from running, as ``path: message`` lines."""
-        return [str(problem) for problem in self._check(self.arguments())[0]]
+        return [str(problem) for problem in self._read().problems]
 
     def prompt(self) -> str:
         """The prompt the arguments fill (defaults applied), as the server would send it."""
-        return render(
-            self.tool.prompt,
-            self._check(self.arguments())[1],
-            self.tool.parameters,
-            tool_name=self.tool.name,
-            tool_description=self.tool.description,
-        )
+        return self._prompt(self._read())
 
     def mcp_call(self) -> str:
         """The ``tools/call`` request for the current arguments (what Copy copies)."""
@@ -251,16 +269,17 @@ class TestToolDialog(QDialog):
 
     # -- handlers --------------------------------------------------------------------------
 
-    def _check(self, arguments: dict[str, Any]) -> tuple[list[Problem], dict[str, Any]]:
-        """The problems of ``arguments`` and the arguments with defaults applied.
+    def _read(self) -> _Reading:
+        """The form's arguments, their problems and the arguments with defaults applied.
 
         The server fills the template from the arguments with defaults applied; the dialog does
         the same even while they are invalid, so the preview shows what would be sent.
         """
+        arguments = self.form.value()
         parameters = self.tool.parameters
         problems = self.form.input_problems()
         try:
-            return problems, validate_arguments(parameters, arguments)
+            return _Reading(arguments, problems, validate_arguments(parameters, arguments))
         except ArgumentsError as exc:
             problems += exc.problems
         except SchemaDefinitionError as exc:
@@ -268,11 +287,21 @@ class TestToolDialog(QDialog):
                 Problem("", f"the parameters schema is invalid: {problem}")
                 for problem in exc.problems
             ]
-        return problems, apply_defaults(parameters, arguments)
+        return _Reading(arguments, problems, apply_defaults(parameters, arguments))
 
-    def _on_arguments_changed(self) -> None:
-        arguments = self.form.value()
-        problems, filled = self._check(arguments)
+    def _prompt(self, reading: _Reading) -> str:
+        return render(
+            self.tool.prompt,
+            reading.filled,
+            self.tool.parameters,
+            tool_name=self.tool.name,
+            tool_description=self.tool.description,
+        )
+
+    def _show(self) -> _Reading:
+        """Read the form and show what the arguments are, make and lack; return the reading."""
+        reading = self._read()
+        problems = reading.problems
         self.form.show_problems(problems)
         self.run_button.setEnabled(not problems)
         self.run_button.setToolTip(
@@ -286,28 +315,36 @@ class TestToolDialog(QDialog):
         )
         segments = render_segments(
             self.tool.prompt,
-            filled,
+            reading.filled,
             self.tool.parameters,
             tool_name=self.tool.name,
             tool_description=self.tool.description,
-            keep_missing=True,
+            keep_missing=self.preview.show_placeholders(),
         )
-        self.preview.show_segments(segments)
-        self.arguments_view.setPlainText(json.dumps(arguments, indent=2, ensure_ascii=False))
+        self.preview.show_segments(segments, template=self.tool.prompt)
+        self.arguments_view.setPlainText(
+            json.dumps(reading.arguments, indent=2, ensure_ascii=False)
+        )
+        return reading
+
+    def _on_arguments_changed(self) -> None:
+        self._show()
 
     def _on_run(self) -> None:
-        if not self.run_button.isEnabled():
+        reading = self._show()  # what is sent is what the dialog shows at this moment
+        if reading.problems:
             return  # Ctrl+Enter while invalid
-        arguments = self.arguments()
-        request = TestRequest(self.tool.name, deepcopy(arguments), self.prompt())
+        arguments = reading.arguments
+        request = TestRequest(self.tool.name, deepcopy(arguments), self._prompt(reading))
         self._memory.remember(self.document, self.tool.name, arguments)
         self.run_requested.emit(request)
         self.accept()
 
     def _on_copy(self) -> None:
+        reading = self._show()
         clipboard = QGuiApplication.clipboard()
-        clipboard.setText(self.mcp_call())
-        self._memory.remember(self.document, self.tool.name, self.arguments())
+        clipboard.setText(mcp_call_text(self.tool.name, reading.arguments))
+        self._memory.remember(self.document, self.tool.name, reading.arguments)
         self.status.setText("Copied the tools/call request to the clipboard.")
 
     def _on_fill_examples(self) -> None:

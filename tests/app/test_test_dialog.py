@@ -318,7 +318,7 @@ def test_preview_follows_each_keystroke_like_the_server(
     dialog.set_arguments({**everything, "origin": ""})
     origin = dialog.form.field("origin")
     assert isinstance(origin, QLineEdit)
-    assert dialog.preview.text().startswith("Find flights from {origin} to LIS")
+    assert dialog.preview.text().startswith("Find flights from  to LIS")  # as a call sends it
     typed = ""
     for key in "LHR":
         qtbot.keyClicks(origin, key)
@@ -326,7 +326,7 @@ def test_preview_follows_each_keystroke_like_the_server(
         assert dialog.preview.text().startswith(f"Find flights from {typed} to LIS")
     served = render(
         tool.prompt,
-        validate_arguments(tool.parameters, dialog.arguments()),
+        validate_arguments(tool.parameters, dialog.arguments()),  # defaults applied
         tool.parameters,
         tool_name=tool.name,
         tool_description=tool.description,
@@ -337,19 +337,31 @@ def test_preview_follows_each_keystroke_like_the_server(
     assert dialog.preview.font().family() == fixed.family()
 
 
-def test_unfilled_placeholders_stay_visible_in_the_preview(
+def test_the_preview_shows_what_is_sent_and_placeholders_when_asked(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
     dialog = search_flights_dialog(qtbot, example_path, tmp_path)
-    dialog.set_arguments(VALID_FLIGHT_SEARCH)
+    dialog.set_arguments({**VALID_FLIGHT_SEARCH, "destination": ""})
     text = dialog.preview.text()
-    assert "Return date (empty for one way): {return_date}" in text
+    assert text.startswith("Find flights from LHR to  leaving on 2026-06-01.")
+    assert text == dialog.prompt()  # exactly what a call sends
+    assert "One way: no return flight." in text  # the section for a missing return date
+
+    assert dialog.placeholders_button.isVisible()
+    assert dialog.placeholders_button.defaultAction() is dialog.preview.placeholders_action
+    qtbot.mouseClick(dialog.placeholders_button, Qt.MouseButton.LeftButton)
+    assert dialog.preview.show_placeholders()
+    text = dialog.preview.text()
+    assert text.startswith("Find flights from LHR to {destination} leaving on 2026-06-01.")
     kinds = {text[s.start : s.end]: s.kind for s in dialog.preview.spans}
-    assert kinds["{return_date}"] == "missing"
-    assert "Return date (empty for one way): \n" in dialog.prompt()  # the served prompt is empty
-    dialog.form.editor("return_date").set_value("2026-06-08")
-    dialog.form.editor("return_date").edited.emit()
-    assert "Return date (empty for one way): 2026-06-08" in dialog.preview.text()
+    assert kinds["{destination}"] == "missing"
+    assert dialog.prompt().startswith("Find flights from LHR to  leaving")  # sent: unchanged
+
+    qtbot.keyClicks(dialog.form.field("destination"), "OPO")
+    assert dialog.preview.text().startswith("Find flights from LHR to OPO leaving")
+    qtbot.mouseClick(dialog.placeholders_button, Qt.MouseButton.LeftButton)
+    assert not dialog.preview.show_placeholders()
+    assert dialog.preview.text() == dialog.prompt()
 
 
 def test_values_last_used_are_remembered_per_tool(

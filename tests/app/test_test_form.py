@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QDate, QPoint, QPointF, Qt
-from PySide6.QtGui import QWheelEvent
+from PySide6.QtGui import QGuiApplication, QWheelEvent
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -21,10 +21,12 @@ from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
-from app.test_run import TestToolDialog
+from app.test_run import ArgumentMemory, TestRequest, TestToolDialog
 from app.test_run.form import ObjectEditor
 from app.test_run.pickers import DateEditor, StepBox
 from schema_types.agent import Agent, ToolDefinition
+from schema_types.arguments import apply_defaults
+from schema_types.template.engine import render
 
 TRIP_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -313,6 +315,7 @@ def test_ticking_nothing_an_optional_object_is_left_out_until_a_field_is_set(
     assert isinstance(currency, QComboBox) and currency.currentIndex() == 0  # not the default
     assert "budget" not in dialog.arguments() and "budget" not in shown_json(dialog)
     assert dialog.run_button.isEnabled()
+    assert "budget ;" in dialog.preview.text()
 
     qtbot.keyClicks(box(dialog, "budget.amount"), "800")
     assert dialog.arguments()["budget"] == {"amount": 800}
@@ -346,3 +349,76 @@ def test_a_required_field_alone_starts_an_optional_object(qtbot: QtBot, tmp_path
     assert problem_at(dialog, "budget.amount") == "required argument is missing"
     assert problem_at(dialog, "budget.firm") == "required argument is missing"
     assert not dialog.run_button.isEnabled()
+
+
+def everything_agrees(qtbot: QtBot, dialog: TestToolDialog) -> dict[str, Any]:
+    """Copy, the JSON view and the preview show one value (the preview: as the server renders
+    it); returns that value."""
+    tool = dialog.tool
+    arguments = dialog.arguments()
+    qtbot.mouseClick(dialog.copy_button, Qt.MouseButton.LeftButton)
+    copied = json.loads(QGuiApplication.clipboard().text())
+    assert copied["params"] == {"name": tool.name, "arguments": arguments}
+    assert shown_json(dialog) == arguments
+    served = render(
+        tool.prompt,
+        apply_defaults(tool.parameters, arguments),
+        tool.parameters,
+        tool_name=tool.name,
+        tool_description=tool.description,
+    )
+    assert dialog.preview.text() == served == dialog.preview.toPlainText() == dialog.prompt()
+    return arguments
+
+
+def test_run_copy_the_json_view_memory_and_preview_are_one_value(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    states: list[tuple[str, dict[str, str]]] = [
+        ("city only: days missing", {"city": "Lisbon"}),
+        ("all set", {"city": "Porto", "days": "3", "fare": "99.5", "rate": "0.125"}),
+        ("budget started", {"city": "Faro", "budget.amount": "150.75", "people": "4"}),
+        ("invalid", {"city": "Braga", "days": "99"}),
+    ]
+    for index, (state, typed) in enumerate(states):
+        dialog = open_dialog(qtbot, tmp_path, f"settings{index}")
+        document, tool = dialog.document, dialog.tool
+        for path, text in typed.items():
+            field = dialog.form.field(path)
+            assert isinstance(field, StepBox | QLineEdit), path
+            retype(qtbot, field, text)
+        if "budget.amount" in typed:
+            firm = dialog.form.field("budget.firm")
+            firm.setFocus()
+            qtbot.keyClick(firm, Qt.Key.Key_Space)
+        arguments = everything_agrees(qtbot, dialog)
+        assert "{" + "days}" not in dialog.preview.text(), state
+        remembered = ArgumentMemory(SettingsStore(tmp_path / f"settings{index}"))
+        assert remembered.recall(document, tool.name) == arguments, state
+        if state == "invalid":
+            assert not dialog.run_button.isEnabled()
+            continue
+        assert dialog.problems() == [], state
+        with qtbot.waitSignal(dialog.run_requested, timeout=10_000) as blocker:
+            qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+        (request,) = blocker.args
+        assert isinstance(request, TestRequest)
+        assert request.arguments == arguments == shown_json(dialog), state
+        assert request.prompt == dialog.preview.text(), state
+        assert remembered.recall(document, tool.name) == arguments, state
+
+
+def test_placeholders_show_only_when_asked(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = open_dialog(qtbot, tmp_path)
+    qtbot.keyClicks(dialog.form.field("city"), "Lisbon")
+    assert dialog.preview.text().startswith("Trip to Lisbon for  days with 2;")
+    button = dialog.placeholders_button
+    assert button.isVisible() and button.isCheckable() and not button.isChecked()
+    assert button.defaultAction() is dialog.preview.placeholders_action
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert dialog.preview.text().startswith("Trip to Lisbon for {days} days with 2;")
+    assert dialog.prompt().startswith("Trip to Lisbon for  days")  # what Run sends is unchanged
+    qtbot.keyClicks(box(dialog, "days"), "5")
+    assert dialog.preview.text().startswith("Trip to Lisbon for 5 days")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert "{" not in dialog.preview.text()
