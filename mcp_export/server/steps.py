@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from mcp_export.providers.base import ChatMessage, Provider
     from mcp_export.server.runtime import AgentRuntime
 
-__all__ = ["ServedRequest", "drive", "finish", "new_session"]
+__all__ = ["THREAD_META", "ServedRequest", "drive", "finish", "new_session"]
+
+THREAD_META = "io.metaagent/threadId"
+"""The ``_meta`` key of a recorded call's result that names its history thread."""
 
 logger = logging.getLogger(__name__)
 
@@ -146,16 +149,23 @@ def finish(
 ) -> types.CallToolResult:
     """The call's result (recorded in history): the answer, or the failure with what to do.
 
+    A recorded call's result carries its history thread in ``_meta`` (:data:`THREAD_META`), so
+    the studio can open the transcript of a test case's call.
+
     ``unavailable`` names the agent's tool servers that could not be used, with why: the answer's
     ``unavailableServers``, and a line of a failure's text.
     """
     if isinstance(outcome, SessionFailed):
         record.failed(outcome.message)
-        return failure_result(tool.name, outcome, unavailable=unavailable)
-    elapsed = outcome.duration_ms if duration_ms is None else duration_ms
-    conversation = thread_id if tool.conversation else None
-    structured = structured_answer(
-        outcome, duration_ms=elapsed, conversation_id=conversation, unavailable=unavailable
-    )
-    record.succeeded(outcome, thread_id)
-    return answer_result(structured)
+        result = failure_result(tool.name, outcome, unavailable=unavailable)
+    else:
+        elapsed = outcome.duration_ms if duration_ms is None else duration_ms
+        conversation = thread_id if tool.conversation else None
+        structured = structured_answer(
+            outcome, duration_ms=elapsed, conversation_id=conversation, unavailable=unavailable
+        )
+        record.succeeded(outcome, thread_id)
+        result = answer_result(structured)
+    if thread_id is not None:
+        result.meta = {THREAD_META: thread_id}
+    return result

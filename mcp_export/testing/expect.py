@@ -17,6 +17,7 @@ from typing import Any
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
+from mcp_export.server.steps import THREAD_META
 from schema_types.cases import CalledTool, Expectations
 
 __all__ = ["CallOutcome", "Failure", "check", "outcome_of"]
@@ -53,6 +54,7 @@ class CallOutcome:
         duration_ms: the call's wall time as the client measured it.
         input_tokens: tokens sent, None when the model server did not say.
         output_tokens: tokens received, None when the model server did not say.
+        thread_id: the call's history thread (its transcript), None when it was not recorded.
     """
 
     text: str
@@ -62,6 +64,7 @@ class CallOutcome:
     turns: int | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    thread_id: str | None = None
 
 
 def _count(value: Any) -> int | None:
@@ -85,7 +88,13 @@ def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
         turns=_count(structured.get("turns")),
         input_tokens=_count(usage.get("inputTokens")),
         output_tokens=_count(usage.get("outputTokens")),
+        thread_id=_thread(result.meta),
     )
+
+
+def _thread(meta: Any) -> str | None:
+    found = meta.get(THREAD_META) if isinstance(meta, Mapping) else None
+    return found if isinstance(found, str) else None
 
 
 def _quote(text: str) -> str:

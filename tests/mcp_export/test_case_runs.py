@@ -127,6 +127,7 @@ async def test_each_answer_expectation_passes_and_fails_by_name(tmp_path: Path) 
         12,
         1,
     )
+    assert passed.outcome.thread_id is None  # no history, no transcript to open
 
 
 async def test_a_json_answer_is_validated_against_the_cases_schema(tmp_path: Path) -> None:
@@ -360,6 +361,7 @@ async def test_each_run_is_kept_in_history_and_compared_with_the_one_before(tmp_
     changes = compare(runs[1], store)
     rows = store.case_runs(matrix_id=runs[1].id)
     served = store.runs()
+    transcripts = [store.messages(r.outcome.thread_id or "") for r in runs[1].results]
     store.close()
 
     assert set(first_changes.values()) == {"new"}
@@ -373,6 +375,7 @@ async def test_each_run_is_kept_in_history_and_compared_with_the_one_before(tmp_
         ("mends", True, []),
         ("stays green", True, []),
     ]
+    assert [[m.role for m in t] for t in transcripts] == [["user", "assistant"]] * 3
     assert {r.caller for r in served} == {"metaagent test 1"}
     assert len(served) == 6  # each case call is a served run of its own
 
