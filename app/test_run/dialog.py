@@ -13,6 +13,8 @@ the "Arguments sent" JSON, the prompt preview, the request Run emits
 (:attr:`TestToolDialog.run_requested` with a :class:`TestRequest`; whoever opened the dialog
 starts the chat tab), the ``tools/call`` text Copy puts on the clipboard, and the arguments
 remembered per agent file and tool (:mod:`app.test_run.memory`) that pre-fill the dialog next time.
+Arguments put into the form (remembered, or a past call's from the history) that it cannot show
+are named in a notice, not dropped silently.
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ class TestToolDialog(QDialog):
         placeholders_button: turns "Show placeholders" (``preview.placeholders_action``) on or off.
         arguments_view: the arguments as they would be sent, as JSON.
         run_button: runs the test (default button, Ctrl+Enter); disabled while invalid.
+        notice: names the values given to :meth:`set_arguments` (or remembered) that the form
+            cannot show, and so does not send; hidden when there are none.
         copy_button: copies the ``tools/call`` request.
     """
 
@@ -192,6 +196,10 @@ class TestToolDialog(QDialog):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([540, 460])
 
+        self.notice = QLabel()
+        self.notice.setObjectName("testNotice")
+        self.notice.setWordWrap(True)
+        self.notice.hide()
         self.status = QLabel()
         self.status.setObjectName("testStatus")
         self.status.setWordWrap(True)
@@ -217,13 +225,14 @@ class TestToolDialog(QDialog):
         layout.addWidget(title)
         layout.addWidget(description)
         layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.notice)
         layout.addWidget(self.status)
         layout.addWidget(buttons)
 
         self.run_button.clicked.connect(self._on_run)
         self.copy_button.clicked.connect(self._on_copy)
         self.examples_button.clicked.connect(self._on_fill_examples)
-        self.defaults_button.clicked.connect(self.form.reset)
+        self.defaults_button.clicked.connect(self._on_reset)
         cancel.clicked.connect(self.reject)
         # One action for both keys: two shortcuts would count as one ambiguous key to Qt.
         self.run_action = QAction("Run", self)
@@ -241,7 +250,7 @@ class TestToolDialog(QDialog):
 
         remembered = self._memory.recall(document, tool.name)
         if remembered is not None:
-            self.form.set_value(remembered)  # emits edited: validates and renders
+            self.set_arguments(remembered)  # validates and renders
         else:
             self._on_arguments_changed()
 
@@ -252,8 +261,17 @@ class TestToolDialog(QDialog):
         return self.form.value()
 
     def set_arguments(self, arguments: dict[str, Any]) -> None:
-        """Fill the form with ``arguments``; what they leave out is cleared."""
-        self.form.set_value(arguments)
+        """Fill the form with ``arguments``; what they leave out is cleared.
+
+        A given value the form cannot show is not sent; :attr:`notice` names it.
+        """
+        lost = self.form.set_value(arguments)
+        self.notice.setText(
+            "Not sent: the form cannot show the given value of " + ", ".join(lost) + "."
+            if lost
+            else ""
+        )
+        self.notice.setVisible(bool(lost))
 
     def problems(self) -> list[str]:
         """What keeps the arguments from running, as ``path: message`` lines."""
@@ -348,4 +366,8 @@ class TestToolDialog(QDialog):
         self.status.setText("Copied the tools/call request to the clipboard.")
 
     def _on_fill_examples(self) -> None:
-        self.form.set_value(sample_arguments(self.tool.parameters))
+        self.set_arguments(sample_arguments(self.tool.parameters))
+
+    def _on_reset(self) -> None:
+        self.notice.hide()
+        self.form.reset()

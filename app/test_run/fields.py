@@ -172,23 +172,34 @@ class FieldEditor(QWidget):
 
 
 class StringEditor(FieldEditor):
-    """A line edit; empty means absent (an empty array item is ``""``)."""
+    """A line edit; empty means absent (an empty array item is ``""``).
+
+    A value put in that is not a string (from a past call, say) is shown as JSON and sent as it
+    was, so validation names it, until the text is edited.
+    """
 
     def __init__(self, schema: Mapping[str, Any], *, required: bool, item: bool = False) -> None:
         super().__init__(schema, required=required, item=item)
         self.line_edit = QLineEdit()
         self.line_edit.setPlaceholderText(example_text(schema))
         self.line_edit.setClearButtonEnabled(True)
+        self._other: tuple[str, Any] | None = None  # a value that is not a string, and its text
         self._lay_out(self.line_edit)
         self.line_edit.textChanged.connect(self.edited)
         self.reset()
 
     def value(self) -> Any:
         text = self.line_edit.text()
+        if self._other is not None and self._other[0] == text:
+            return deepcopy(self._other[1])
         return text if text or self.item else ABSENT
 
     def set_value(self, value: Any) -> None:
-        text = "" if value is ABSENT else value if isinstance(value, str) else json.dumps(value)
+        if isinstance(value, str) or value is ABSENT:
+            text, self._other = (value if isinstance(value, str) else ""), None
+        else:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+            self._other = (text, deepcopy(value))
         with QSignalBlocker(self.line_edit):
             self.line_edit.setText(text)
 

@@ -19,6 +19,7 @@ since a default shown there would be a field set.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ from app.test_run.fields import (
 from app.test_run.lists import ArrayEditor
 from app.test_run.pickers import DateEditor, DateTimeEditor, IntegerEditor, NumberEditor
 from schema_types.errors import Problem, SchemaDefinitionError
+from schema_types.json_text import PathParts, format_path
 from schema_types.schema.nodes import (
     NODE_CLASSES,
     ArraySchema,
@@ -323,10 +325,17 @@ class ArgumentsForm(QWidget):
         value = self.root.value()
         return value if isinstance(value, dict) else {}
 
-    def set_value(self, arguments: Mapping[str, Any]) -> None:
-        """Fill the form with ``arguments`` (what is not in them is cleared); emits ``edited``."""
-        self.root.set_value(dict(arguments))
+    def set_value(self, arguments: Mapping[str, Any]) -> list[str]:
+        """Fill the form with ``arguments`` (what is not in them is cleared); emits ``edited``.
+
+        Returns:
+            The paths of the given values the form cannot show, and so does not send: a choice
+            the ``enum`` does not list, a text where a check box is, a list where an object is.
+        """
+        given = dict(arguments)
+        self.root.set_value(given)
         self.edited.emit()
+        return _unshown(given, self.value())
 
     def reset(self) -> None:
         """Back to the schema defaults; emits ``edited``."""
@@ -381,6 +390,31 @@ class ArgumentsForm(QWidget):
                 messages[owner].append(text)
         for editor in editors:
             editor.set_problem("\n".join(messages.get(editor.path, [])))
+
+
+def _unshown(given: Any, shown: Any, parts: PathParts = ()) -> list[str]:
+    """The paths of the values in ``given`` that ``shown`` does not hold as they are.
+
+    Only what ``given`` holds counts: a value ``shown`` has besides (``false`` for a check box that
+    is always sent) is no value lost.
+    """
+    if isinstance(given, Mapping) and isinstance(shown, Mapping):
+        lost: list[str] = []
+        for key, value in given.items():
+            where = (*parts, key)
+            lost += _unshown(value, shown[key], where) if key in shown else [format_path(where)]
+        return lost
+    if isinstance(given, list) and isinstance(shown, list) and len(given) == len(shown):
+        return [
+            path
+            for index, (value, kept) in enumerate(zip(given, shown, strict=True))
+            for path in _unshown(value, kept, (*parts, index))
+        ]
+    # As JSON, so that 1, 1.0 and true stay different values.
+    same = json.dumps(given, sort_keys=True, default=str) == json.dumps(
+        shown, sort_keys=True, default=str
+    )
+    return [] if same else [format_path(parts)]
 
 
 def _nearest(path: str, by_path: Mapping[str, FieldEditor]) -> str:

@@ -300,6 +300,30 @@ def test_values_put_into_the_form_come_back_unchanged(qtbot: QtBot, tmp_path: Pa
     assert problem_at(dialog, "budget.amount") == 'expected number, got string "lots"'
 
 
+def test_given_values_the_form_cannot_show_are_named_not_dropped_silently(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    dialog = open_dialog(qtbot, tmp_path)
+    assert not dialog.notice.isVisible()
+    dialog.set_arguments(
+        {"city": 5, "days": 3, "budget": {"amount": 1, "currency": "GBP", "firm": "yes"}}
+    )
+    city = dialog.form.field("city")
+    assert isinstance(city, QLineEdit) and city.text() == "5"
+    assert dialog.arguments() == {"city": 5, "days": 3, "budget": {"amount": 1}}
+    assert problem_at(dialog, "city") == "expected string, got integer 5"
+    assert dialog.notice.isVisible()
+    assert dialog.notice.text() == (
+        "Not sent: the form cannot show the given value of budget.currency, budget.firm."
+    )
+    retype(qtbot, city, "Lisbon")
+    assert dialog.arguments()["city"] == "Lisbon"
+    qtbot.mouseClick(dialog.defaults_button, Qt.MouseButton.LeftButton)
+    assert not dialog.notice.isVisible()
+    dialog.set_arguments({"city": "Lisbon", "people": 3})
+    assert not dialog.notice.isVisible()
+
+
 def test_ticking_nothing_an_optional_object_is_left_out_until_a_field_is_set(
     qtbot: QtBot, tmp_path: Path
 ) -> None:
