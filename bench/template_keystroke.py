@@ -4,14 +4,18 @@ Run: ``.venv/bin/python bench/template_keystroke.py [--keys 400]``. Prints a tab
 with ``--check`` when a median is over the goal). Not a test: the figures depend on the machine.
 
 A tool with 100 leaf parameters (70 top-level, 10 objects of 3) and a 20 KB prompt that uses them
-all (some nested, some escaped braces, two unknown placeholders) is opened in a
+all (some nested, some escaped braces, two unknown placeholders, fallbacks on every other line,
+optional and inverted sections inline and as standalone blocks, some nested; sections and
+fallbacks on optional parameters without defaults, as an author writes them) is opened in a
 :class:`~app.tool_editor.template_pane.TemplatePane`, offscreen, in this process. Each keystroke
 is a real key event on the editor (``QTest.keyClick``), and the time is taken around it: the
 pane's whole path runs synchronously inside it — the document edit (an undoable ``set_field``
 merged with the previous keys), the highlighter re-colouring the changed block, ``diagnose`` and
 the diagnostics list, ``render_segments`` and the preview's incremental update. Painting is not
 included (Qt paints later, once per frame, not per key). Keys alternate between a character and
-Backspace so the template stays at its size. Goal: median under 8 ms.
+Backspace so the template stays at its size; typing inside a section tag's path unpairs it from
+its end tag (an unknown path and two section errors) and pairs them again. Goal: median under
+8 ms.
 """
 
 from __future__ import annotations
@@ -101,24 +105,40 @@ def build_parameters() -> dict[str, Any]:
 
 
 def build_template(parameters: dict[str, Any]) -> str:
-    """A 20 KB prompt naming every parameter, with escapes and two unknown placeholders."""
+    """A 20 KB prompt naming every parameter, with escapes, fallbacks, sections and two unknown
+    placeholders."""
     paths = []
+    optional = []  # sections and fallbacks on these are not "always has a value" warnings
+    required = set(parameters["required"])
     for name, node in parameters["properties"].items():
         if node["type"] == "object":
             paths += [f"{name}.{child}" for child in node["properties"]]
+            optional += [f"{name}.{c}" for c, n in node["properties"].items() if "default" not in n]
         else:
             paths.append(name)
+            if name not in required and "default" not in node:
+                optional.append(name)
     lines: list[str] = []
     size = 0
     number = 0
     while size < TEMPLATE_BYTES:
         first, second = paths[number % len(paths)], paths[(number * 7 + 3) % len(paths)]
+        third = optional[(number * 3 + 1) % len(optional)]
+        fourth = optional[(number * 5 + 2) % len(optional)]
+        fallback = f"{{{fourth}|not given}}" if number % 2 else f"{{{second}}}"
         line = (
-            f"Step {number}: consider {{{first}}} together with {{{second}}} and write the "
-            f"result as {{{{json}}}} for the reviewer."
+            f"Step {number}: consider {{{first}}} together with {fallback} and write "
+            f"the result as {{{{json}}}} for the reviewer."
         )
-        if number in (40, 160):
+        if number % 3 == 0:
+            line += f"{{?{third}}} Weigh {{{third}}} as well.{{/{third}}}"
+        elif number % 3 == 1:
+            line += f"{{!{third}}} Say that {third} was left out.{{/{third}}}"
+        if number in (40, 120):
             line += " Mention {unknown_thing} too."
+        if number % 10 == 5:  # a standalone block, every other one with a section inside
+            inner = f"{{?{fourth}}}Also {{{fourth}|none}}.{{/{fourth}}}" if number % 20 == 5 else ""
+            line = f"{{?{third}}}\n{line}{inner}\n{{/{third}}}"
         lines.append(line)
         size += len(line) + 1
         number += 1
@@ -184,6 +204,7 @@ def main() -> int:
     middle = template.index("\n", len(template) // 2)
     in_text = template.index("together", middle)
     in_placeholder = template.index("{", middle) + 3
+    in_section_tag = template.index("{?", middle) + 4
 
     def at(offset: int) -> Callable[[QTextCursor], None]:
         return lambda cursor: cursor.setPosition(offset)
@@ -194,6 +215,7 @@ def main() -> int:
     scenarios = [
         ("plain text mid-template", at(in_text)),
         ("inside a placeholder (known ↔ unknown)", at(in_placeholder)),
+        ("inside a section tag (pairs ↔ unpaired)", at(in_section_tag)),
         ("end of the template", at_end),
     ]
     print(f"template: {len(template)} characters, {template.count(chr(10)) + 1} lines")
