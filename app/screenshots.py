@@ -156,7 +156,8 @@ async def studio_views(window: MainWindow, camera: Camera, agent: Path) -> None:
 
 
 async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
-    """The tool editor with its tree, a string panel with an enum, and the JSON view."""
+    """The tool editor with its tree, a string panel with an enum, and the JSON view; then a
+    template with sections and fallbacks (:func:`template_sections_view`)."""
     from app.tool_editor.editor import ToolEditor
 
     document = window.current_document()
@@ -187,6 +188,47 @@ async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
     await camera.shoot(window, "tool-editor.png")
     builder.side.setCurrentWidget(builder.json_view)
     await camera.shoot(window, "schema-json.png")
+    document.undo_stack.undo()
+    await template_sections_view(window, camera)
+
+
+SECTIONS_TOOL = "plan_trip"
+SECTION_PROBLEMS = (
+    "\n{!trip.start_date}Pick the best season to go.{/trip.start_date}"
+    "\n{?trip.budget}Stay within the budget."
+)
+"""Appended to the tool's prompt: an inverted section on a required parameter (a warning) and a
+section left open (an error)."""
+
+
+async def template_sections_view(window: MainWindow, camera: Camera) -> None:
+    """A template with sections and fallbacks, two section problems, and the preview of what is
+    sent with its marks (a default, a fallback, a shown section); then the same at 1024×700."""
+    from app.tool_editor.editor import ToolEditor
+
+    document = window.current_document()
+    assert document is not None
+    tool = document.agent.metadata.tool(SECTIONS_TOOL)
+    if tool is None:
+        raise RuntimeError(f"the example has no tool {SECTIONS_TOOL}")
+    editor = window.open_tool_tab(document, tool)
+    assert isinstance(editor, ToolEditor)
+    pane = editor.template
+    cursor = pane.editor.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    pane.editor.setTextCursor(cursor)
+    pane.editor.insertPlainText(SECTION_PROBLEMS)
+    for path in ("trip.nights", "interests", "pace"):  # a default, a fallback, a default
+        pane.samples.set_sent(path, False)
+    if not any(d.code.endswith("section") for d in pane.diagnostics.diagnostics):
+        raise RuntimeError("the template shows no section problem")
+    total = sum(editor.split.sizes())
+    editor.split.setSizes([total // 4, total - total // 4])
+    await camera.shoot(window, "template-sections.png")
+    window.resize(1024, 700)
+    await camera.shoot(window, "template-sections-1024.png")
+    window.resize(1400, 900)
+    pane.samples.reset()
     document.undo_stack.undo()
 
 
