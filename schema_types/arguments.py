@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from copy import deepcopy
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError, best_match, relevance
 from referencing import Registry
 from referencing.exceptions import Unresolvable
@@ -379,8 +380,33 @@ def meta_validator() -> Draft202012Validator:
 _NO_RETRIEVAL: Registry[Any] = Registry()
 
 
+def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``multipleOf`` on the numbers as written: 19.99 is a multiple of 0.01.
+
+    jsonschema divides the binary floats (19.99 / 0.01 = 1998.9999999999998) and refuses it; a
+    float's ``repr`` is the shortest text that reads back as it, so its Decimal is what the
+    person (or the JSON) wrote.
+    """
+    if not validator.is_type(instance, "number"):
+        return
+    if isinstance(divisor, float) or isinstance(instance, float):
+        try:
+            quotient = Decimal(repr(instance)) / Decimal(repr(divisor))
+            failed = quotient != quotient.to_integral_value()
+        except (InvalidOperation, ValueError):
+            failed = True
+    else:
+        failed = bool(instance % divisor)
+    if failed:
+        yield ValidationError(f"{instance!r} is not a multiple of {divisor}")
+
+
+_Checking = validators.extend(Draft202012Validator, {"multipleOf": _multiple_of})
+
+
 def checking_validator(parameters: Mapping[str, Any]) -> Draft202012Validator:
     """A validator for values against ``parameters`` (formats checked, nothing downloaded)."""
-    return Draft202012Validator(
+    checking: Draft202012Validator = _Checking(
         parameters, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=_NO_RETRIEVAL
     )
+    return checking

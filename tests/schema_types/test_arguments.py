@@ -353,3 +353,30 @@ def test_a_reference_to_another_document_is_never_fetched() -> None:
     assert str(caught.value).startswith(
         f'properties.name.$ref: cannot resolve the reference "{url}"'
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "divisor", "fits"),
+    [
+        (19.99, 0.01, True),
+        (0.3, 0.1, True),
+        (4.35, 0.05, True),
+        (19.995, 0.01, False),
+        (1.2345, 0.01, False),
+        (10, 2.5, True),
+        (7, 5, False),
+        (1e308, 0.01, True),
+    ],
+)
+def test_multiple_of_judges_numbers_as_written_not_as_binary_floats(
+    value: float, divisor: float, fits: bool
+) -> None:
+    params = {"type": "object", "properties": {"price": {"type": "number", "multipleOf": divisor}}}
+    if fits:
+        assert validate_arguments(params, {"price": value}) == {"price": value}
+    else:
+        with pytest.raises(ArgumentsError) as caught:
+            validate_arguments(params, {"price": value})
+        assert [str(p) for p in caught.value.problems] == [
+            f"price: {value!r} is not a multiple of {divisor}"
+        ]
