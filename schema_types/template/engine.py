@@ -569,6 +569,7 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
     structure = _structure(template)
     diagnostics: list[Diagnostic] = []
     used: set[str] = set()
+    always_memo: dict[tuple[str, ...], str | None] = {}  # a long template repeats its paths
     for token in structure.tokens:
         kind = token.kind
         if kind is TokenKind.TEXT or kind is TokenKind.ESCAPED_BRACE:
@@ -585,7 +586,10 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
                     message += f" (did you mean {_renamed(token, suggestion)}?)"
                 diagnostics.append(_error("unknown-placeholder", message, token))
             elif found == "parameter" and (kind in _OPENERS or token.fallback is not None):
-                always = _always_has_value(token.path, parameters)
+                if token.path in always_memo:
+                    always = always_memo[token.path]
+                else:
+                    always = always_memo[token.path] = _always_has_value(token.path, parameters)
                 if always is not None:
                     diagnostics.append(_always_warning(token, always))
         elif kind is TokenKind.UNTERMINATED:
