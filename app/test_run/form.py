@@ -229,6 +229,8 @@ class ObjectEditor(FieldEditor):
         self.status.setWordWrap(True)
         self.clear_button = QToolButton()
         self.clear_button.setIcon(icon("close"))
+        self.clear_button.setText("Leave out")
+        self.clear_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.clear_button.setAutoRaise(True)
         tip = f"Clear: empty every field of {title or 'this object'} and leave it out"
         self.clear_button.setToolTip(tip)
@@ -238,6 +240,7 @@ class ObjectEditor(FieldEditor):
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.status, 1)
+        row.addStretch()  # keeps the button at the right while the note is hidden
         row.addWidget(self.clear_button, 0, Qt.AlignmentFlag.AlignTop)
         return row
 
