@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[2]
-METAAGENT = ROOT / ".venv" / "bin" / "metaagent"
+from tests.fakes.cli import metaagent as run_cli
+
 GOOD = "resources/examples/code-reviewer.agent.yaml"
 NOT_A_FILE = "not a regular file: save the agent as a *.agent.yaml file and give that file's path"
 
@@ -49,16 +49,7 @@ def _limited() -> None:
 
 
 def metaagent(*args: str, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(METAAGENT), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        stdin=stdin,
-        preexec_fn=_limited,
-    )
+    return run_cli(*args, stdin=stdin, preexec_fn=_limited)
 
 
 def test_validate_refuses_a_named_pipe_without_waiting_for_a_writer(tmp_path: Path) -> None:

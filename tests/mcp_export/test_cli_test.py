@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,28 +17,14 @@ import yaml
 
 from mcp_export.history.store import HistoryStore
 from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
-
-ROOT = Path(__file__).parents[2]
-METAAGENT = ROOT / ".venv" / "bin" / "metaagent"
 
 CASES: list[dict[str, Any]] = [
     {"name": "oslo", "arguments": {"destination": "Oslo"}, "expect": {"contains": ["AF123"]}},
     {"name": "bad arguments", "arguments": {"passengers": 0}, "expect": {"isError": True}},
 ]
-
-
-def metaagent(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(METAAGENT), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
-    )
 
 
 def _agent(tmp_path: Path, server: FakeOpenAIServer, **providers: Any) -> Path:

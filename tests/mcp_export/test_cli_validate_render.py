@@ -14,17 +14,10 @@ from pathlib import Path
 import pytest
 
 from mcp_export.cli._render import parse_cli_arguments
+from tests.fakes.cli import ROOT, metaagent
 
-ROOT = Path(__file__).parents[2]
-METAAGENT = ROOT / ".venv" / "bin" / "metaagent"
 TRAVEL = "resources/examples/travel-desk.agent.yaml"
 REVIEWER = "resources/examples/code-reviewer.agent.yaml"
-
-
-def metaagent(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(METAAGENT), *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
-    )
 
 
 def test_validate_examples_is_clean():
