@@ -8,7 +8,9 @@ button to the settings page that fixes it. Runs are tasks on the
 qasync loop (the window keeps answering, and any number of tabs run at once); Stop cancels the
 session, follow-up messages continue it. A tool test (``tool_name`` given) also offers the
 "Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
-served server's own code.
+served server's own code; once that call has ended, "Save as test case…" (a button and the
+tab's and the answer's context menus) keeps its arguments as a test case of the tool, with what
+the person selected in the answer as the text a good answer must contain.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QFontDatabase, QKeyEvent
+from PySide6.QtGui import QAction, QCloseEvent, QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -35,6 +37,7 @@ from app.chat.tool_card import ERROR_COLOR, OK_COLOR, WARNING_COLOR, ToolCard
 from app.chat.transcript import AssistantBlock, NoteLine, NoticeBlock, TranscriptView, UserBlock
 from app.document.agent_document import AgentDocument
 from app.pages.page_tasks import PageTasks
+from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -123,8 +126,25 @@ class ChatTab(QWidget):
         )
         self.caller_toggle.toggled.connect(self._on_caller_view_toggled)
         self.caller_toggle.setVisible(tool_name is not None)
+        self.save_case_action = QAction("Save as test case…", self)
+        self.save_case_action.setToolTip(
+            "Keep this call's arguments as a test case of the tool (select a part of the answer "
+            "first to require it)"
+        )
+        self.save_case_action.triggered.connect(self.save_as_test_case)
+        self.save_case_button = QPushButton(self.save_case_action.text())
+        self.save_case_button.setObjectName("saveCaseButton")
+        self.save_case_button.setToolTip(self.save_case_action.toolTip())
+        self.save_case_button.clicked.connect(self.save_case_action.trigger)
+        self.save_case_button.setVisible(tool_name is not None)
+        self._answer_actions: list[QAction] = []
+        if tool_name is not None:
+            self._answer_actions.append(self.save_case_action)
+            self.addAction(self.save_case_action)
+            self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         top = QHBoxLayout()
         top.addWidget(self.stats, 1)
+        top.addWidget(self.save_case_button)
         top.addWidget(self.caller_toggle)
 
         self.transcript = TranscriptView()
@@ -176,6 +196,7 @@ class ChatTab(QWidget):
         layout.addWidget(self.pages, 1)
         layout.addWidget(self.status)
         layout.addLayout(bottom)
+        self._update_save_case()
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -218,6 +239,27 @@ class ChatTab(QWidget):
     def start_test(self, prompt: str) -> bool:
         """Run the tool test: submit the filled ``prompt`` at once."""
         return self.submit(prompt)
+
+    def save_as_test_case(self) -> SaveCaseDialog | None:
+        """Open the dialog that saves the tool call as a test case of the tool (None: not now,
+        or the tool is gone, which is reported)."""
+        test = self.runner.test
+        result = self.runner.caller_view
+        if test is None or result is None or self._busy:
+            return None
+        content = result.get("content")
+        blocks = content if isinstance(content, list) else []
+        texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+        answer = "".join(str(b.get("text", "")) for b in texts)
+        return open_save_case_dialog(
+            self.document,
+            test.tool_name,
+            test.arguments,
+            answer=answer,
+            contains=self.transcript.selected_answer_text(),
+            failed=bool(result.get("isError")),
+            parent=self,
+        )
 
     def stop(self) -> None:
         """Cancel the running turn; the tab shows "stopped"."""
@@ -288,7 +330,19 @@ class ChatTab(QWidget):
         self.send_button.setEnabled(not busy)
         if busy:
             self._set_status("Running…", None)
+        self._update_save_case()
         self.busy_changed.emit(busy)
+
+    def _can_save_test_case(self) -> bool:
+        """Whether "Save as test case…" applies: a tool test whose call has ended, not busy."""
+        return (
+            self.runner.test is not None and self.runner.caller_view is not None and not self._busy
+        )
+
+    def _update_save_case(self) -> None:
+        enabled = self._can_save_test_case()
+        self.save_case_action.setEnabled(enabled)
+        self.save_case_button.setEnabled(enabled)
 
     def _set_status(self, text: str, color: str | None) -> None:
         self.status.setText(text)
@@ -312,7 +366,7 @@ class ChatTab(QWidget):
 
         if isinstance(event, TextDelta):
             if self._assistant is None:
-                self._assistant = AssistantBlock()
+                self._assistant = AssistantBlock(self._answer_actions)
                 self.transcript.add(self._assistant)
             self._assistant.append(event.text)
             return
@@ -342,7 +396,7 @@ class ChatTab(QWidget):
         blocks = [b for b in self.transcript.blocks() if not isinstance(b, NoteLine)]
         if answer.text and not (blocks and isinstance(blocks[-1], AssistantBlock)):
             # The provider did not stream this answer's text: show it whole.
-            block = AssistantBlock()
+            block = AssistantBlock(self._answer_actions)
             self.transcript.add(block)
             block.append(answer.text)
             block.flush()

@@ -6,20 +6,25 @@ costly part: the model may send hundreds of deltas a second and re-laying out a 
 answer takes milliseconds, so an :class:`AssistantBlock` only appends deltas to a buffer and
 re-renders on a single-shot timer (at most every ``RENDER_INTERVAL_MS``, longer when a render
 itself was slow), so a fast stream never stalls the window; :meth:`AssistantBlock.flush` renders
-the rest at once when the turn ends.
+the rest at once when the turn ends. Text selected in an answer is read back as the Markdown has
+it (:func:`markdown_source`), since that, not what is drawn, is what a caller of the tool gets.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 import time
+from collections.abc import Sequence
 
-from PySide6.QtCore import QElapsedTimer, QSizeF, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QPalette
+from PySide6.QtCore import QElapsedTimer, QPoint, QSizeF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QContextMenuEvent, QFont, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -39,6 +44,7 @@ __all__ = [
     "NoticeBlock",
     "TranscriptView",
     "UserBlock",
+    "markdown_source",
     "paragraph_end",
 ]
 
@@ -48,6 +54,39 @@ _MAX_INTERVAL_MS = 250
 _TEXT_FLAGS = (
     Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse
 )
+# What Markdown may put between two characters of its rendered text: spaces, emphasis, code and
+# heading marks, a link's target, a list item's number.
+_MARKUP = r"(?:\s|[*_`~#>|\\\[\]!-]|\]\([^)]*\)|\d+[.)](?=\s))*?"
+_EMPHASIS = "*_`~"
+_LINK_TARGET = re.compile(r"[*_`~]*\]\([^)]*\)")
+_MAPPED_LIMIT = 2000
+_selections = itertools.count(1)  # orders the selections made in any answer, newest highest
+
+
+def markdown_source(markdown: str, shown: str) -> str:
+    """The part of ``markdown`` that renders as ``shown`` (its markup included), or ``shown``.
+
+    A selection in a rendered answer lacks the ``**`` and backticks that the answer itself (what
+    a caller gets) has, so it would not be found in it as it is.
+    """
+    if shown in markdown or len(shown) > _MAPPED_LIMIT:
+        return shown
+    characters = [c for c in shown if not c.isspace()]
+    if not characters:
+        return shown
+    found = re.search(_MARKUP.join(re.escape(c) for c in characters), markdown)
+    if found is None:
+        return shown
+    start, end = found.span()
+    # Take the marks around the ends too, so "**late** in UTC" keeps both pairs and a link that
+    # ends the selection keeps its target.
+    while start > 0 and markdown[start - 1] in _EMPHASIS:
+        start -= 1
+    link = _LINK_TARGET.match(markdown, end)
+    end = link.end() if link is not None else end
+    while end < len(markdown) and markdown[end] in _EMPHASIS:
+        end += 1
+    return markdown[start:end]
 
 
 def _wrapping_label(object_name: str) -> QLabel:
@@ -66,12 +105,17 @@ class MarkdownView(QTextBrowser):
     A word-wrapped ``QLabel`` would do, but a layout asks a label's height-for-width several times
     per pass, each time laying its text out again; this view lays its document out once per
     change and has a fixed height, which the transcript's layout takes as it is.
+
+    Args:
+        actions: added to its context menu, below Copy and Select All.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, actions: Sequence[QAction] = ()) -> None:
         super().__init__()
         self.setObjectName("assistantText")
         self.markdown = ""
+        self.context_actions = list(actions)
+        self.selected_at = 0  # when the current selection was made (higher: later)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setOpenExternalLinks(True)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -81,11 +125,34 @@ class MarkdownView(QTextBrowser):
         self.document().setDocumentMargin(0)
         self.document().documentLayout().documentSizeChanged.connect(self._on_size_changed)
         self.setFixedHeight(self.fontMetrics().lineSpacing())
+        self.selectionChanged.connect(self._on_selection_changed)
 
     def set_markdown(self, text: str) -> None:
         """Show ``text`` (Markdown)."""
         self.markdown = text
         self.setMarkdown(text)
+
+    def selected_source(self) -> str:
+        """The selected text as the Markdown has it ("" without a selection)."""
+        shown = self.textCursor().selection().toPlainText().strip()
+        return markdown_source(self.markdown, shown) if shown else ""
+
+    def context_menu(self, position: QPoint) -> QMenu:
+        """The menu a right click at ``position`` shows: Copy, Select All and the tab's actions."""
+        menu = self.createStandardContextMenu(position)
+        if self.context_actions:
+            menu.addSeparator()
+            menu.addActions(self.context_actions)
+        return menu
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 (Qt override)
+        menu = self.context_menu(event.pos())
+        menu.exec(event.globalPos())
+        menu.deleteLater()
+
+    def _on_selection_changed(self) -> None:
+        if self.textCursor().hasSelection():
+            self.selected_at = next(_selections)
 
     def _on_size_changed(self, size: QSizeF) -> None:
         height = math.ceil(size.height()) + 2 * self.frameWidth()
@@ -120,15 +187,19 @@ class AssistantBlock(QWidget):
     holds ``FREEZE_AT`` characters, its complete paragraphs (up to a blank line outside a code
     fence) go into a label that never changes again, and only the tail is re-rendered.
 
+    Args:
+        actions: added to the context menu of its text.
+
     Signals:
         rendered(int): the labels now show the first N characters of the text.
     """
 
     rendered = Signal(int)
 
-    def __init__(self) -> None:
+    def __init__(self, actions: Sequence[QAction] = ()) -> None:
         super().__init__()
         self.setObjectName("assistantMessage")
+        self._actions = list(actions)
         self._parts: list[str] = []
         self._text = ""
         self._frozen = 0  # text[:_frozen] is in labels that no longer change
@@ -174,7 +245,7 @@ class AssistantBlock(QWidget):
             self._render()
 
     def _new_label(self) -> MarkdownView:
-        label = MarkdownView()
+        label = MarkdownView(self._actions)
         self.labels.append(label)
         self._column.addWidget(label)
         return label
@@ -330,6 +401,17 @@ class TranscriptView(QScrollArea):
     def tool_cards(self) -> list[ToolCard]:
         """The tool cards, oldest first."""
         return [b for b in self.blocks() if isinstance(b, ToolCard)]
+
+    def selected_answer_text(self) -> str:
+        """The text last selected in an answer, as its Markdown has it ("" when none is)."""
+        views = [
+            label
+            for block in self.blocks()
+            if isinstance(block, AssistantBlock)
+            for label in block.labels
+            if label.textCursor().hasSelection()
+        ]
+        return max(views, key=lambda view: view.selected_at).selected_source() if views else ""
 
     def assistant_text(self) -> str:
         """Everything the assistant said, turns separated by blank lines."""
