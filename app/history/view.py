@@ -3,8 +3,10 @@
 A table (``HistoryTableModel`` behind ``HistoryFilterModel``) filtered by tool, status and text;
 opening a row (double-click or Enter) shows its whole conversation read-only in the side pane; a
 selected tool run can be run again with the same arguments (:attr:`HistoryView.rerun_requested`,
-which the main window answers by opening the test dialog or a chat tab). The store is shared with
-``metaagent serve``, so Refresh shows calls served since the view was opened.
+which the main window answers by opening the test dialog or a chat tab), or saved as a test case
+of its tool in the open agent (the row's context menu, or the button above the transcript for the
+run shown; text selected in the transcript becomes what the answer must contain). The store is
+shared with ``metaagent serve``, so Refresh shows calls served since the view was opened.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -31,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.history.model import (
     ALL,
@@ -44,6 +48,7 @@ from app.history.model import (
     local_time,
     token_count,
 )
+from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 
 if TYPE_CHECKING:
     from mcp_export.history.schema import StoredMessage
@@ -53,6 +58,11 @@ __all__ = ["HistoryView", "transcript_html"]
 
 _STATUSES = ("complete", "error", "pending")
 _NO_TRANSCRIPT = "Open a row (double-click or Enter) to read its conversation here."
+_SAVE_CASE = "Save as test case…"
+_SAVE_CASE_TIP = (
+    "Keep the run's arguments as a test case of its tool (select a part of the answer in the "
+    "transcript first to require it)"
+)
 
 
 class HistoryView(QWidget):
@@ -63,6 +73,9 @@ class HistoryView(QWidget):
         agent_path: the agent file, or None for an unsaved agent.
         store: the history store (not closed by the view).
         parent: the parent widget.
+
+    The open agent that test cases are saved into is the view's ``document``, which the main
+    window sets (the view closes with it); without one, runs cannot be saved as cases.
 
     Signals:
         rerun_requested(tool, arguments): run ``tool`` again with these stored arguments.
@@ -145,7 +158,14 @@ class HistoryView(QWidget):
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(QLabel("Transcript (read only)"))
+        self.save_case_button = QPushButton(_SAVE_CASE)
+        self.save_case_button.setObjectName("saveCaseButton")
+        self.save_case_button.setToolTip(_SAVE_CASE_TIP)
+        self.save_case_button.setEnabled(False)
+        side_heading = QHBoxLayout()
+        side_heading.addWidget(QLabel("Transcript (read only)"), 1)
+        side_heading.addWidget(self.save_case_button)
+        side_layout.addLayout(side_heading)
         side_layout.addWidget(self.transcript)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -167,6 +187,9 @@ class HistoryView(QWidget):
         self.refresh_button.clicked.connect(self.refresh)
         self.rerun_button.clicked.connect(self.rerun_selected)
         self.table.activated.connect(self._on_row_activated)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._on_context_menu)
+        self.save_case_button.clicked.connect(lambda: self.save_as_test_case(self._opened))
         self.table.selectionModel().currentRowChanged.connect(self._on_selection_changed)
 
     # -- public API ---------------------------------------------------------------------------
@@ -224,11 +247,69 @@ class HistoryView(QWidget):
     def rerun_selected(self) -> None:
         """Emit :attr:`rerun_requested` for the selected run (nothing for a chat)."""
         entry = self.selected_entry()
-        if entry is None or entry.run is None:
-            return
-        self.rerun_requested.emit(entry.run.tool_name, dict(entry.run.arguments))
+        if entry is not None:
+            self._rerun(entry)
+
+    def row_menu(self, row: int) -> QMenu:
+        """The context menu of visible row ``row``: Open, Re-run and Save as test case."""
+        entry = self.proxy.entry(row)
+        menu = QMenu(self)
+        menu.addAction("Open transcript", lambda: self.open_entry(row))
+        rerun = menu.addAction("Re-run", lambda: self._rerun(entry))
+        save = menu.addAction(_SAVE_CASE, lambda: self.save_as_test_case(entry))
+        save.setToolTip(_SAVE_CASE_TIP)
+        rerun.setEnabled(entry.run is not None)
+        save.setEnabled(self._can_save(entry))
+        return menu
+
+    def save_as_test_case(self, entry: HistoryEntry | None) -> SaveCaseDialog | None:
+        """Open the dialog that saves ``entry``'s run as a test case of its tool in the open
+        agent; the text selected in its shown transcript pre-fills what the answer must contain.
+
+        Returns:
+            The dialog; None for a chat, without an open agent, or (reported) when the agent
+            has no such tool any more.
+        """
+        document = self._document()
+        if entry is None or entry.run is None or document is None:
+            return None
+        run = entry.run
+        failed = run.status == "error"
+        selected = ""
+        if self._opened is not None and _same(self._opened, entry):
+            selected = self.transcript.textCursor().selection().toPlainText().strip()
+        return open_save_case_dialog(
+            document,
+            run.tool_name,
+            run.arguments,
+            answer=(run.error if failed else run.answer) or "",
+            contains=selected,
+            failed=failed,
+            parent=self,
+        )
 
     # -- reactions ----------------------------------------------------------------------------
+
+    def _document(self) -> AgentDocument | None:
+        # Set by the main window after it builds the view (its run tabs close with their agent).
+        document = getattr(self, "document", None)
+        return document if isinstance(document, AgentDocument) else None
+
+    def _can_save(self, entry: HistoryEntry | None) -> bool:
+        return entry is not None and entry.run is not None and self._document() is not None
+
+    def _rerun(self, entry: HistoryEntry) -> None:
+        if entry.run is not None:
+            self.rerun_requested.emit(entry.run.tool_name, dict(entry.run.arguments))
+
+    def _on_context_menu(self, position: QPoint) -> None:
+        index = self.table.indexAt(position)
+        if not index.isValid():
+            return
+        self.select_row(index.row())
+        menu = self.row_menu(index.row())
+        menu.exec(self.table.viewport().mapToGlobal(position))
+        menu.deleteLater()
 
     def _fill_tool_combo(self) -> None:
         chosen = self.tool_combo.currentData()
@@ -262,6 +343,7 @@ class HistoryView(QWidget):
         from mcp_export.errors import HistoryError
 
         self._opened = entry
+        self.save_case_button.setEnabled(self._can_save(entry))
         if entry is None:
             self.transcript.clear()
             return

@@ -3,7 +3,8 @@
 The served calls run the real ``AgentServer`` with the official ``mcp.Client`` in-process, the
 real OpenAI provider against ``FakeOpenAIServer`` and the reference time server as the agent's
 own tool, so the rows are exactly what ``metaagent serve`` writes. A chat and a pending test run
-are written through the store's public methods.
+are written through the store's public methods. A run saved as a test case goes into an open
+agent attached to the view as the main window attaches it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QTextCursor
+from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
+from app.document.agent_document import AgentDocument
+from app.errors import reporter
 from app.history.model import (
     ALL,
     COLUMNS,
@@ -28,8 +33,10 @@ from app.history.model import (
     load_history,
 )
 from app.history.view import HistoryView, transcript_html
+from app.save_case_dialog import SaveCaseDialog
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
+from schema_types.files.agent_file import load_agent
 from tests.fakes._script import status, text, text_without_usage, tool_calls
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -347,3 +354,118 @@ def test_no_history_shows_the_empty_state(qtbot: QtBot, tmp_path: Path) -> None:
         assert view.stack.currentWidget() is view.empty_label
         assert "No history for Travel Desk yet" in view.empty_label.text()
         assert not view.rerun_button.isEnabled()
+
+
+# -- saving a run as a test case ------------------------------------------------------------------
+
+
+def _attach(view: HistoryView, path: Path) -> AgentDocument:
+    """The open agent of the view, attached as the main window attaches it."""
+    document = AgentDocument.load(path)
+    view.document = document  # type: ignore[attr-defined]
+    return document
+
+
+def _save_dialog(view: HistoryView) -> SaveCaseDialog:
+    dialog = view.findChild(SaveCaseDialog)
+    assert isinstance(dialog, SaveCaseDialog) and dialog.isVisible()
+    return dialog
+
+
+def test_a_run_shown_in_history_saves_as_a_test_case_with_the_selected_answer_text(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    agent = write_agent(tmp_path / "t.agent.yaml", api_key=None)
+    with HistoryStore(tmp_path / "h.sqlite3") as store:
+        thread = store.create_thread(
+            agent_path=str(agent), agent_name="Travel Desk", title="book", kind="tool-test"
+        )
+        store.add_message(thread, "user", "Book a flight to Lisbon for 3 passenger(s).")
+        store.add_message(thread, "assistant", "Booked TP1351 to Lisbon.")
+        run = store.start_run(
+            thread_id=thread,
+            tool_name="book_flight",
+            arguments={"destination": "Lisbon", "passengers": 3},
+            filled_prompt="Book a flight to Lisbon for 3 passenger(s).",
+            caller="Meta Agent Studio",
+        )
+        store.finish_run(run, answer="Booked TP1351 to Lisbon.", duration_ms=900)
+        view = HistoryView("Travel Desk", agent, store)
+        qtbot.addWidget(view)
+        view.show()
+        assert not view.save_case_button.isEnabled()  # nothing shown yet
+        document = _attach(view, agent)
+        view.open_entry(0)
+        assert view.save_case_button.isEnabled()
+        shown = view.transcript.toPlainText()
+        cursor = view.transcript.textCursor()
+        start = shown.rindex("TP1351")  # in the answer, not the prompt
+        cursor.setPosition(start)
+        cursor.setPosition(start + len("TP1351"), QTextCursor.MoveMode.KeepAnchor)
+        view.transcript.setTextCursor(cursor)
+        qtbot.mouseClick(view.save_case_button, Qt.MouseButton.LeftButton)
+        dialog = _save_dialog(view)
+        assert dialog.name_edit.text() == "Lisbon, passengers 3"
+        assert dialog.contains_edit.toPlainText() == "TP1351"
+        assert dialog.contains_note.text() == "✓ This run's answer has it."
+        assert dialog.answer_view.toPlainText() == "Booked TP1351 to Lisbon."
+        with qtbot.waitSignal(dialog.finished, timeout=10_000):
+            qtbot.mouseClick(
+                dialog.buttons.button(QDialogButtonBox.StandardButton.Save),
+                Qt.MouseButton.LeftButton,
+            )
+    assert reporter().history[-1].message == "Saved test case “Lisbon, passengers 3” to book_flight"
+    saved = tmp_path / "saved.agent.yaml"
+    document.save(saved)
+    tool = load_agent(saved).metadata.tool("book_flight")
+    assert tool is not None
+    assert [(c.name, c.arguments, c.expect.contains) for c in tool.tests] == [
+        ("Lisbon, passengers 3", {"destination": "Lisbon", "passengers": 3}, ["TP1351"])
+    ]
+    document.undo_stack.undo()
+    assert document.agent.tools[0].tests == []
+
+
+def test_the_row_menu_saves_a_served_call_and_offers_nothing_for_a_chat(
+    view: HistoryView, qtbot: QtBot, recorded: tuple[Path, Path]
+) -> None:
+    def save_action(row: int) -> QAction:
+        (action,) = [a for a in view.row_menu(row).actions() if a.text() == "Save as test case…"]
+        return action
+
+    chat_row = next(i for i, e in enumerate(view.visible_entries()) if e.kind == "chat")
+    served_row = _find(view, "book_flight", "error")
+    assert not save_action(served_row).isEnabled()  # no open agent to save into
+    document = _attach(view, recorded[1])
+    assert not save_action(chat_row).isEnabled()
+    save_action(served_row).trigger()
+    dialog = _save_dialog(view)
+    assert dialog.name_edit.text() == "Rome, passengers 1"
+    assert dialog.contains_edit.toPlainText() == ""  # nothing was selected
+    assert dialog.expect_error is not None  # the call failed
+    assert "model refused" in dialog.answer_view.toPlainText()
+    dialog.expect_error.setChecked(True)
+    with qtbot.waitSignal(dialog.finished, timeout=10_000):
+        dialog.buttons.button(QDialogButtonBox.StandardButton.Save).click()
+    tool = document.agent.metadata.tool("book_flight")
+    assert tool is not None
+    assert [(c.arguments, c.expect.is_error) for c in tool.tests] == [
+        ({"destination": "Rome", "passengers": 1}, True)
+    ]
+
+
+def test_a_run_of_a_tool_the_agent_no_longer_has_says_so(
+    view: HistoryView, recorded: tuple[Path, Path]
+) -> None:
+    document = _attach(view, recorded[1])
+    assert document.remove_item(("metadata", "tools", 1), text="Delete find_hotel")
+    view.open_entry(_find(view, "find_hotel", "complete"))
+    assert view.save_case_button.isEnabled()
+    assert view.save_as_test_case(view.opened_entry()) is None
+    assert view.findChild(SaveCaseDialog) is None
+    report = reporter().history[-1]
+    assert (report.level, report.message) == (
+        "warning",
+        "Travel Desk has no tool find_hotel any more: the test case was not saved. Run the tool "
+        "as it is now and save that run.",
+    )
