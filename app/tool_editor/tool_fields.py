@@ -3,14 +3,16 @@
 The name is checked as it is typed (MCP-safe, unique in the agent: the agent model's rules) and
 applied on Enter or when focus leaves; title and description are typed into the document like
 every other field (one undo step per field until focus leaves). Annotations are the MCP behaviour
-hints; each check box has three states: yes, no, and "not stated" (the hint is left out).
+hints. Each hint is yes, no or "not stated" (left out, so clients assume the protocol's default):
+its check box shows the value a client goes by, and says "(default)" while the hint is not
+stated. A click goes not stated → the opposite of the default → the default stated → not stated.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -27,7 +29,7 @@ from app.pages import LineEditBinding, TextEditBinding
 from app.tool_editor.value_editors import error_colour
 from schema_types.agent import ToolDefinition
 
-__all__ = ["ANNOTATION_HINTS", "ToolFields"]
+__all__ = ["ANNOTATION_HINTS", "HINT_DEFAULTS", "ToolFields"]
 
 # MCP ToolAnnotations hints: (key, label, what it tells a client).
 ANNOTATION_HINTS = (
@@ -36,7 +38,13 @@ ANNOTATION_HINTS = (
     ("idempotentHint", "Idempotent", "Calling it again with the same arguments changes nothing."),
     ("openWorldHint", "Open world", "The tool reaches outside systems (web, other services)."),
 )
-_STATE = {True: Qt.CheckState.Checked, False: Qt.CheckState.Unchecked}
+# What a client assumes for a hint the tool does not state (MCP ToolAnnotations).
+HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
 
 
 class ToolFields(QWidget):
@@ -73,8 +81,11 @@ class ToolFields(QWidget):
         for key, label, tip in ANNOTATION_HINTS:
             check = QCheckBox(label)
             check.setObjectName(key)
-            check.setTristate(True)
-            check.setToolTip(f"{tip}\n(Filled: not stated — clients assume their default.)")
+            default = "yes" if HINT_DEFAULTS[key] else "no"
+            check.setToolTip(
+                f"{tip}\nNot stated, clients assume {default}. Click to state the other value, "
+                "again to state the default, again to leave it out."
+            )
             check.clicked.connect(lambda _checked=False, k=key: self._on_hint_clicked(k))
             self.hint_checks[key] = check
             hints.addWidget(check)
@@ -143,12 +154,15 @@ class ToolFields(QWidget):
             with QSignalBlocker(self.name_edit):
                 self.name_edit.setText(tool.name)
         annotations = tool.annotations or {}
-        for key, check in self.hint_checks.items():
-            value = annotations.get(key)
+        for key, label, _tip in ANNOTATION_HINTS:
+            check, value = self.hint_checks[key], annotations.get(key)
+            stated = isinstance(value, bool)
             with QSignalBlocker(check):
-                check.setCheckState(
-                    _STATE[value] if isinstance(value, bool) else Qt.CheckState.PartiallyChecked
-                )
+                check.setChecked(value if stated else HINT_DEFAULTS[key])
+            check.setText(label if stated else f"{label} (default)")
+            font = check.font()
+            font.setItalic(not stated)
+            check.setFont(font)
 
     def _on_name_edited(self, text: str) -> None:
         tool, path = self._tool_getter(), self._field("name")
@@ -172,11 +186,13 @@ class ToolFields(QWidget):
         tool, path = self._tool_getter(), self._field("annotations")
         if tool is None or path is None:
             return
-        state = self.hint_checks[key].checkState()
         annotations: dict[str, Any] = dict(tool.annotations or {})
-        if state == Qt.CheckState.PartiallyChecked:
-            annotations.pop(key, None)
+        value, default = annotations.get(key), HINT_DEFAULTS[key]
+        if not isinstance(value, bool):
+            annotations[key] = not default
+        elif value != default:
+            annotations[key] = default
         else:
-            annotations[key] = state == Qt.CheckState.Checked
+            annotations.pop(key, None)
         label = next(text for k, text, _ in ANNOTATION_HINTS if k == key)
         self.document.set_field(path, annotations or None, text=f"Set hint {label}")
