@@ -6,6 +6,10 @@ child, add item schema, duplicate, delete, move up/down, import), the tree
 drop, in-place rename and the required check box), and beside it the property panel of the
 selected node and the JSON view of the whole ``parameters``, as two tabs. It holds no state of its
 own: every action is a method of the model, which pushes one undoable edit on the document.
+
+Adding a property opens its name for typing, all of it selected, so what is typed replaces
+``new_property``. An open name editor keeps what it shows while the model refreshes the row
+(problem marks arrive a moment after each edit), so neither the typing nor the selection is lost.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QHeaderView,
+    QLineEdit,
     QSplitter,
+    QStyledItemDelegate,
     QTabWidget,
     QToolBar,
     QTreeView,
@@ -38,6 +44,21 @@ from schema_types.schema.nodes import ArraySchema, ObjectSchema
 __all__ = ["ParameterBuilder"]
 
 NodePath = tuple[str, ...]
+
+
+class _NameDelegate(QStyledItemDelegate):
+    """The tree's delegate: an open editor is rewritten only when the name itself changed and
+    nothing was typed yet (Qt rewrites every open editor a ``dataChanged`` covers, whatever the
+    roles, which would put ``new_property`` back under the cursor)."""
+
+    def setEditorData(  # noqa: N802 (Qt override)
+        self, editor: QWidget, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        if isinstance(editor, QLineEdit) and (
+            editor.isModified() or editor.text() == index.data(Qt.ItemDataRole.EditRole)
+        ):
+            return
+        super().setEditorData(editor, index)
 
 
 class ParameterBuilder(QWidget):
@@ -61,6 +82,7 @@ class ParameterBuilder(QWidget):
         self.tree.setObjectName("parameterTree")
         self.tree.setAccessibleName("Parameters")
         self.tree.setModel(self.model)
+        self.tree.setItemDelegate(_NameDelegate(self.tree))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

@@ -158,7 +158,7 @@ class ToolFields(QWidget):
             check, value = self.hint_checks[key], annotations.get(key)
             stated = isinstance(value, bool)
             with QSignalBlocker(check):
-                check.setChecked(value if stated else HINT_DEFAULTS[key])
+                check.setChecked(value if isinstance(value, bool) else HINT_DEFAULTS[key])
             check.setText(label if stated else f"{label} (default)")
             font = check.font()
             font.setItalic(not stated)
