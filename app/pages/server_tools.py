@@ -8,7 +8,8 @@
   the others are hidden — the runtime's own rule (``AgentToolbox.hidden_reason``), applied to the
   probed tools without starting anything.
 - :class:`ServerToolsModel`: one server's tools as a table whose "Include" and "Needs permission"
-  columns edit ``mcpServers.<name>.tools.<tool>`` through the document (undoable).
+  columns edit ``mcpServers.<name>.tools.<tool>`` through the document (undoable);
+  :func:`include_all` includes or leaves out every listed tool of a server as one undo step.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "ProbeCache",
     "ServerToolsModel",
     "ToolVerdict",
+    "include_all",
     "probe_cache",
     "set_tool_setting",
     "tool_verdicts",
@@ -194,6 +196,29 @@ def set_tool_setting(
         return document.set_field(path, value, text=text)
     setting = McpToolSetting.model_validate({field: value})
     return document.set_field(("mcp_servers", server, "tools", tool), setting, text=text)
+
+
+def include_all(document: AgentDocument, server: str, tools: list[str], include: bool) -> int:
+    """Include (or leave out) each of ``tools`` of ``server``, as one undo step.
+
+    Returns:
+        How many tools changed (0: all were so already, nothing added to the undo stack).
+    """
+    config = document.agent.mcp_servers.get(server)
+    if config is None:
+        return 0
+    changing = [
+        tool
+        for tool in tools
+        if (config.tools[tool].include if tool in config.tools else True) != include
+    ]
+    if not changing:
+        return 0
+    verb = "Include" if include else "Leave out"
+    with document.macro(f"{verb} every tool of {server}"):
+        for tool in changing:
+            set_tool_setting(document, server, tool, "include", include)
+    return len(changing)
 
 
 class ServerToolsModel(QAbstractTableModel):

@@ -37,7 +37,7 @@ from app.errors import reporter
 from app.icons import icon
 from app.pages.model_endpoint import agent_slug
 from app.pages.page_tasks import PageTasks
-from app.pages.server_tools import ServerToolsModel, probe_cache, usable_summary
+from app.pages.server_tools import ServerToolsModel, include_all, probe_cache, usable_summary
 from schema_types.agent import McpServerConfig
 
 __all__ = ["AskServer", "ServersPage", "describe_transport"]
@@ -168,7 +168,15 @@ class ServersPage(QWidget):
         details_layout.addWidget(self.error_view)
         tools_label = QLabel("&Tools (listed at the last connection):")
         tools_label.setBuddy(self.tools_view)
-        details_layout.addWidget(tools_label)
+        self.include_all_button = QPushButton("Include all")
+        self.include_all_button.setToolTip("Offer the model every tool this server listed")
+        self.include_none_button = QPushButton("Include none")
+        self.include_none_button.setToolTip("Offer the model none of this server's tools")
+        tools_row = QHBoxLayout()
+        tools_row.addWidget(tools_label, 1)
+        tools_row.addWidget(self.include_all_button)
+        tools_row.addWidget(self.include_none_button)
+        details_layout.addLayout(tools_row)
         details_layout.addWidget(self.tools_view, 1)
         self.empty_hint = QLabel("Add a server, or select one to see its tools.")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -195,6 +203,8 @@ class ServersPage(QWidget):
         self.edit_button.clicked.connect(self.edit_selected)
         self.remove_button.clicked.connect(self.remove_selected)
         self.connect_button.clicked.connect(self.connect_selected)
+        self.include_all_button.clicked.connect(lambda: self.include_all_tools(True))
+        self.include_none_button.clicked.connect(lambda: self.include_all_tools(False))
         self.default_check.clicked.connect(self._on_default_clicked)
         self.server_list.currentItemChanged.connect(lambda *_: self._show_selected())
         self.server_list.itemDoubleClicked.connect(lambda *_: self.edit_selected())
@@ -276,10 +286,20 @@ class ServersPage(QWidget):
             )
         else:
             self.connect_status.setText("Could not connect; the error and the server's stderr:")
+        listed = bool(self.tools_model.tool_names())
+        self.include_all_button.setEnabled(listed)
+        self.include_none_button.setEnabled(listed)
         failed = result is not None and not result.ok and not busy
         self.error_view.setVisible(failed)
         if failed and result is not None:
             self.error_view.setPlainText(_failure_text(result.error or "", result.stderr_tail))
+
+    def include_all_tools(self, include: bool) -> int:
+        """Include (or leave out) every listed tool of the selected server, one undo step."""
+        name = self.selected_name()
+        if name is None:
+            return 0
+        return include_all(self.document, name, self.tools_model.tool_names(), include)
 
     # -- server edits ----------------------------------------------------------------------
 

@@ -188,6 +188,31 @@ def test_permission_and_include_toggles_are_saved_and_undoable(
     assert page.document.agent.mcp_servers["time"].tools == {}
 
 
+def test_include_all_and_none_change_every_listed_tool_in_one_undo_step(
+    qtbot: QtBot, page: ServersPage, qasync_loop: asyncio.AbstractEventLoop
+) -> None:
+    assert not page.include_none_button.isEnabled()  # nothing listed yet
+    connect(qtbot, page, "time")
+    model = page.tools_model
+    steps = page.document.undo_stack.count()
+
+    qtbot.mouseClick(page.include_none_button, Qt.MouseButton.LeftButton)
+    included = [shown(model, name, ServerToolsModel.INCLUDE) for name in model.tool_names()]
+    assert included == [Qt.CheckState.Unchecked, Qt.CheckState.Unchecked]
+    assert page.document.undo_stack.count() == steps + 1
+    assert page.document.undo_stack.undoText() == "Leave out every tool of time"
+
+    qtbot.mouseClick(page.include_all_button, Qt.MouseButton.LeftButton)
+    tools = page.document.agent.mcp_servers["time"].tools
+    assert [tools[name].include for name in model.tool_names()] == [True, True]
+    assert page.include_all_tools(True) == 0  # all included already: no empty undo step
+    assert page.document.undo_stack.count() == steps + 2
+
+    page.document.undo_stack.undo()
+    tools = page.document.agent.mcp_servers["time"].tools
+    assert [tools[name].include for name in model.tool_names()] == [False, False]
+
+
 def test_a_failing_server_command_shows_its_stderr(
     qtbot: QtBot, page: ServersPage, qasync_loop: asyncio.AbstractEventLoop
 ) -> None:
