@@ -13,6 +13,8 @@ the "Arguments sent" JSON, the prompt preview, the request Run emits
 (:attr:`TestToolDialog.run_requested` with a :class:`TestRequest`; whoever opened the dialog
 starts the chat tab), the ``tools/call`` text Copy puts on the clipboard, and the arguments
 remembered per agent file and tool (:mod:`app.test_run.memory`) that pre-fill the dialog next time.
+"Save as test case…" asks for a name and adds that same value as a new test case of the tool
+(one undo step in the agent); the dialog stays open and its status line names the case.
 Arguments put into the form (remembered, or a past call's from the history) that it cannot show
 are named in a notice, not dropped silently.
 """
@@ -30,6 +32,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -41,6 +44,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.document.agent_document import AgentDocument
+from app.document.test_cases import add_test_case, new_case
+from app.save_case_dialog import default_case_name
 from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
 from app.test_run.memory import ArgumentMemory
@@ -119,6 +124,8 @@ class TestToolDialog(QDialog):
         notice: names the values given to :meth:`set_arguments` (or remembered) that the form
             cannot show, and so does not send; hidden when there are none.
         copy_button: copies the ``tools/call`` request.
+        save_case_button: saves the arguments as a test case of the tool (asks for its name);
+            disabled while invalid, like Run.
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -209,12 +216,15 @@ class TestToolDialog(QDialog):
         self.run_button.setDefault(True)
         self.copy_button = QPushButton("Copy as MCP call")
         self.copy_button.setToolTip("Copy the JSON-RPC tools/call request for these arguments")
+        self.save_case_button = QPushButton("Save as test case…")
+        self.save_case_button.setObjectName("saveAsTestCase")
         self.examples_button = QPushButton("Fill with examples")
         self.examples_button.setToolTip("Fill every argument with its example or a sample value")
         self.defaults_button = QPushButton("Reset")
         self.defaults_button.setToolTip("Back to the schema defaults")
         buttons.addButton(self.run_button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.copy_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.save_case_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.examples_button, QDialogButtonBox.ButtonRole.ResetRole)
         buttons.addButton(self.defaults_button, QDialogButtonBox.ButtonRole.ResetRole)
         cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
@@ -231,6 +241,7 @@ class TestToolDialog(QDialog):
 
         self.run_button.clicked.connect(self._on_run)
         self.copy_button.clicked.connect(self._on_copy)
+        self.save_case_button.clicked.connect(self._on_save_case)
         self.examples_button.clicked.connect(self._on_fill_examples)
         self.defaults_button.clicked.connect(self._on_reset)
         cancel.clicked.connect(self.reject)
@@ -327,6 +338,14 @@ class TestToolDialog(QDialog):
             if problems
             else "Run the tool in a new chat tab (Ctrl+Enter)"
         )
+        self.save_case_button.setEnabled(not problems)
+        self.save_case_button.setToolTip(
+            "Fix the problems shown in the form first (a case whose arguments the tool refuses"
+            " is made in the tool's Tests tab, with 'Expect an error')"
+            if problems
+            else "Keep these arguments as a test case of the tool; say what its answer must"
+            " hold in the tool's Tests tab"
+        )
         count = len(problems)
         self.status.setText(
             f"{count} problem{'s' if count != 1 else ''} to fix before running." if count else ""
@@ -364,6 +383,39 @@ class TestToolDialog(QDialog):
         clipboard.setText(mcp_call_text(self.tool.name, reading.arguments))
         self._memory.remember(self.document, self.tool.name, reading.arguments)
         self.status.setText("Copied the tools/call request to the clipboard.")
+
+    def _on_save_case(self) -> None:
+        reading = self._show()  # the arguments Run would send at this moment
+        if reading.problems:
+            return
+        arguments = deepcopy(reading.arguments)
+        ask = QInputDialog(self)
+        ask.setObjectName("saveCaseName")
+        ask.setWindowTitle(f"Save as test case · {self.tool.name}")
+        ask.setLabelText(
+            f"A test case of {self.tool.name} calls it with the arguments in the form.\nName:"
+        )
+        ask.setTextValue(default_case_name(self.document, self.tool.name, arguments))
+        ask.setOkButtonText("Save")
+        ask.textValueSelected.connect(lambda name: self._save_case(name, arguments))
+        ask.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        ask.open()
+
+    def _save_case(self, name: str, arguments: dict[str, Any]) -> None:
+        tool_name = self.tool.name
+        if self.document.agent.metadata.tool(tool_name) is None:
+            self.status.setText(
+                f"The agent has no tool {tool_name} any more: the test case was not saved."
+            )
+            return
+        case = new_case(" ".join(name.split()) or "Case", arguments)
+        saved = add_test_case(self.document, tool_name, case)
+        if saved is None:
+            self.status.setText("The test case was not saved (see the status bar).")
+            return
+        self._memory.remember(self.document, tool_name, arguments)
+        taken = f" (“{case.name}” was taken)" if saved != case.name else ""
+        self.status.setText(f"Saved test case “{saved}”{taken} to {tool_name}.")
 
     def _on_fill_examples(self) -> None:
         self.set_arguments(sample_arguments(self.tool.parameters))

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QGroupBox,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -476,3 +477,38 @@ def test_every_input_has_a_label_or_a_title(
             else:
                 assert label_for(dialog, editor.path).text(), editor.path
         dialog.close()
+
+
+def test_save_as_test_case_saves_exactly_the_arguments_run_sends(
+    qtbot: QtBot, example_path: Path, tmp_path: Path
+) -> None:
+    document = travel_desk(example_path)
+    dialog = open_dialog(
+        qtbot, document, tool_named(document, "search_flights"), settings(tmp_path)
+    )
+    assert not dialog.save_case_button.isEnabled()  # invalid, like Run
+    dialog.set_arguments({**VALID_FLIGHT_SEARCH, "destination": "LI"})
+    qtbot.keyClicks(dialog.form.field("destination"), "S")  # typed: the one reading counts
+
+    qtbot.mouseClick(dialog.save_case_button, Qt.MouseButton.LeftButton)
+    ask = dialog.findChild(QInputDialog, "saveCaseName")
+    assert isinstance(ask, QInputDialog)
+    qtbot.waitUntil(ask.isVisible, timeout=10_000)
+    name_edit = ask.findChild(QLineEdit)
+    assert name_edit is not None
+    name_edit.selectAll()
+    qtbot.keyClicks(name_edit, "Lisbon for one")
+    qtbot.keyClick(name_edit, Qt.Key.Key_Return)
+
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Saved"), timeout=10_000)
+    assert dialog.status.text() == "Saved test case “Lisbon for one” to search_flights."
+    assert dialog.isVisible()  # saving does not close the test dialog
+    (case,) = tool_named(document, "search_flights").tests
+    assert case.name == "Lisbon for one"
+    with qtbot.waitSignal(dialog.run_requested, timeout=10_000) as blocker:
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert case.arguments == blocker.args[0].arguments == VALID_FLIGHT_SEARCH
+    assert case.expect.to_data() == {}
+
+    document.undo_stack.undo()  # one undo step
+    assert tool_named(document, "search_flights").tests == []
