@@ -1,30 +1,42 @@
 """The Tools page: the agent's tools as a list to add, duplicate, rename, delete and reorder.
 
 Every action is one undoable command on the document. Names are checked by the agent model
-(MCP-safe, unique); a refused rename leaves the tool as it was and the reporter says why.
-Double-click (or Enter) asks the main window to open the tool's editor tab. A filter field
-narrows the list to the tools whose name contains what is typed (an agent may have thousands);
-rows keep the agent's order and every action acts on the agent's own positions.
+(MCP-safe, unique). A name is typed in place: *Add tool* puts ``new_tool`` at the end with its
+name open for typing, all of it selected; Enter takes the name and asks the main window to open
+the new tool's editor tab, Escape takes the new tool back, and leaving the field keeps the tool
+under the name typed. While a name is typed (after *Add tool* or *Rename*), a line under the list
+says why the agent would refuse it, and Enter does nothing until it is fixed. A rename through
+:meth:`ToolsListWidget.rename_tool` that is refused leaves the tool as it was and the reporter
+says why. Double-click (or Enter) asks the main window to open the tool's editor tab. A filter
+field narrows the list to the tools whose name contains what is typed (an agent may have
+thousands); rows keep the agent's order and every action acts on the agent's own positions.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import (
     QItemSelectionModel,
     QModelIndex,
+    QObject,
+    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QValidator
 from PySide6.QtWidgets import (
+    QAbstractItemDelegate,
     QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -34,6 +46,7 @@ from app.document.agent_document import AgentDocument
 from app.document.qt_models import ToolsListModel
 from app.icons import icon
 from app.naming import numbered_name
+from app.tool_editor.value_editors import error_colour
 from schema_types.agent import ToolDefinition
 
 __all__ = ["ToolsListWidget", "unique_tool_name"]
@@ -42,6 +55,63 @@ __all__ = ["ToolsListWidget", "unique_tool_name"]
 def unique_tool_name(base: str, taken: set[str]) -> str:
     """``base`` made MCP-safe, with ``_2``, ``_3``… appended until it is not in ``taken``."""
     return numbered_name(re.sub(r"[^A-Za-z0-9_.\-]", "_", base)[:120] or "tool", taken)
+
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+NameCheck = Callable[[AnyIndex, str], str | None]
+
+
+class _NameValidator(QValidator):
+    """Acceptable when the agent would take the name; otherwise Intermediate (typing goes on,
+    Enter waits)."""
+
+    def __init__(self, problem: Callable[[str], str | None], parent: QObject) -> None:
+        super().__init__(parent)
+        self._problem = problem
+
+    def validate(self, text: str, pos: int) -> Any:
+        state = QValidator.State.Acceptable
+        if self._problem(text) is not None:
+            state = QValidator.State.Intermediate
+        return state, text, pos
+
+
+class _ToolNameDelegate(QStyledItemDelegate):
+    """The list's name editor: validated as typed, told apart when Enter submits it, and left
+    alone while typed in (Qt rewrites every open editor a ``dataChanged`` covers, and the
+    tools' schema marks arrive a moment after each edit).
+
+    Signals:
+        problem_changed(str): why the typed name is refused ("" when it is fine).
+        submitted(): Enter took an acceptable name.
+    """
+
+    problem_changed = Signal(str)
+    submitted = Signal()
+
+    def __init__(self, check: NameCheck, parent: QObject) -> None:
+        super().__init__(parent)
+        self._check = check
+
+    def createEditor(  # noqa: N802 (Qt override)
+        self, parent: QWidget, option: QStyleOptionViewItem, index: AnyIndex
+    ) -> QWidget:
+        editor = super().createEditor(parent, option, index)
+        if isinstance(editor, QLineEdit):
+            row = QPersistentModelIndex(index)
+            editor.setValidator(_NameValidator(lambda text: self._check(row, text), editor))
+            editor.textChanged.connect(
+                lambda text: self.problem_changed.emit(self._check(row, text) or "")
+            )
+            editor.returnPressed.connect(self.submitted)
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: AnyIndex) -> None:  # noqa: N802 (Qt override)
+        if isinstance(editor, QLineEdit) and (
+            editor.isModified() or editor.text() == index.data(Qt.ItemDataRole.EditRole)
+        ):
+            return
+        super().setEditorData(editor, index)
 
 
 class ToolsListWidget(QWidget):
@@ -80,6 +150,15 @@ class ToolsListWidget(QWidget):
         )
         self.view.setToolTip("Double-click a tool to edit it; drag to reorder; F2 to rename.")
         self.view.activated.connect(self._on_activated)
+        self.delegate = _ToolNameDelegate(self._name_problem, self.view)
+        self.view.setItemDelegate(self.delegate)
+        self.delegate.problem_changed.connect(self._show_name_problem)
+        self.delegate.submitted.connect(self._on_name_submitted)
+        self.delegate.closeEditor.connect(self._on_name_editor_closed)
+        # The tool Add tool made, while its name is being typed, and the undo step that made it.
+        self._naming: QPersistentModelIndex | None = None
+        self._added_at = -1
+        self._name_submitted = False
 
         self.add_action = self._action(
             "add", "&Add tool", "Add a new tool", "Ctrl+Shift+N", self.add_tool
@@ -150,12 +229,18 @@ class ToolsListWidget(QWidget):
         intro.setWordWrap(True)
         self.empty_hint = QLabel("No tools yet — add one to start.")
         self.empty_hint.setEnabled(False)
+        self.name_hint = QLabel()
+        self.name_hint.setObjectName("toolNameHint")
+        self.name_hint.setWordWrap(True)
+        self.name_hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.name_hint.hide()
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(intro)
         layout.addLayout(buttons)
         layout.addWidget(self.filter_edit)
         layout.addWidget(self.view, 1)
+        layout.addWidget(self.name_hint)
         layout.addWidget(self.empty_hint)
 
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_actions())
@@ -250,13 +335,18 @@ class ToolsListWidget(QWidget):
         return {t.name for t in self.document.agent.tools}
 
     def add_tool(self) -> ToolDefinition | None:
-        """Append a new, uniquely named tool and select it."""
+        """Append a new, uniquely named tool, select it and open its name for typing."""
         name = unique_tool_name("new_tool", self._taken())
         tool = ToolDefinition(name=name, description="", prompt="")
         row = len(self.document.agent.tools)
         if not self.document.insert_item(("metadata", "tools", row), tool, text=f"Add tool {name}"):
             return None
-        self.select_row(row)
+        self.select_row(row)  # closes a name editor still open
+        self._naming = QPersistentModelIndex(self.model.index(row, 0))
+        self._added_at = self.document.undo_stack.index()
+        self._name_submitted = False
+        self.view.edit(self.view.currentIndex())
+        self._show_name_problem("")
         return self.document.agent.tools[row]
 
     def duplicate_selected(self) -> ToolDefinition | None:
@@ -279,6 +369,46 @@ class ToolsListWidget(QWidget):
         index = self.view.currentIndex()  # a row of the filtered list
         if index.isValid():
             self.view.edit(index)
+
+    def _name_problem(self, index: AnyIndex, text: str) -> str | None:
+        """Why the agent would refuse ``text`` as the name of the tool in the list's ``index``."""
+        row = self.shown.mapToSource(self.shown.index(index.row(), 0)).row()
+        tool = self.model.tool(row)
+        name = text.strip()
+        if tool is None or name == tool.name:
+            return None
+        problem = self.document.validate_field(("metadata", "tools", row, "name"), name)
+        return problem.removeprefix("name: ") if problem else None
+
+    def _show_name_problem(self, problem: str) -> None:
+        if problem:
+            self.name_hint.setText(problem)
+            self.name_hint.setStyleSheet(f"color: {error_colour(self).name()};")
+        elif self._naming is not None:
+            self.name_hint.setText("Name the new tool: Enter opens it, Escape takes it back.")
+            self.name_hint.setStyleSheet("")
+        self.name_hint.setVisible(bool(problem) or self._naming is not None)
+
+    def _on_name_submitted(self) -> None:
+        self._name_submitted = True
+
+    def _on_name_editor_closed(
+        self, _editor: QWidget, hint: QAbstractItemDelegate.EndEditHint
+    ) -> None:
+        naming, submitted = self._naming, self._name_submitted
+        self._naming, self._name_submitted = None, False
+        self.name_hint.hide()
+        if naming is None or not naming.isValid():
+            return
+        row = naming.row()
+        if hint == QAbstractItemDelegate.EndEditHint.RevertModelCache:
+            stack = self.document.undo_stack
+            if stack.index() == self._added_at:  # nothing done since the add: take it back
+                stack.undo()
+            return
+        tool = self.model.tool(row)
+        if submitted and tool is not None:
+            self.open_tool.emit(tool)
 
     def rename_tool(self, row: int, name: str) -> bool:
         """Rename the tool in ``row``; False (and reported) when the name is refused."""
