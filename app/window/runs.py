@@ -1,4 +1,4 @@
-"""The main window's "Agent" menu: test a tool, chat with the agent, history, export.
+"""The main window's "Agent" menu: test a tool, run test cases, chat, history, export.
 
 Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.files.FileActions`.
 A
@@ -6,13 +6,16 @@ test run goes tool editor (Ctrl+Enter) or tools list → :class:`~app.test_run.d
 → a new :class:`~app.chat.chat_tab.ChatTab` that submits the filled prompt at once; a chat tab's
 "open settings" button shows the agent's model or MCP servers page; a history tab re-runs a past
 test through the dialog again, pre-filled. These tabs (chat and history) are "run tabs": closable,
-and closed with their agent. The history store is opened once, on first use, and shared.
+and closed with their agent. "Run test cases" (Ctrl+Shift+Enter) opens a matrix tab
+(:class:`~app.test_cases.matrix_tab.MatrixTab`) that runs every case of the agent at once;
+:meth:`RunActions.open_matrix_tab` opens one for chosen cases and models too. The history store
+is opened once, on first use, and shared.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -54,6 +57,12 @@ class RunActions:
         self.test_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.test_action.setToolTip("Fill in the arguments of the current tool and run it")
         self.test_action.triggered.connect(self._on_test_current_tool)
+        self.cases_action = QAction(icon("tool"), "Run test &cases", window)
+        self.cases_action.setShortcuts(
+            [QKeySequence("Ctrl+Shift+Return"), QKeySequence("Ctrl+Shift+Enter")]
+        )
+        self.cases_action.setToolTip("Run every test case of the agent on its model")
+        self.cases_action.triggered.connect(lambda: self._with_document(self.open_matrix_tab))
         self.chat_action = QAction(icon("agent"), "&Chat with agent", window)
         self.chat_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.chat_action.triggered.connect(lambda: self._with_document(self.open_chat_tab))
@@ -63,14 +72,25 @@ class RunActions:
         self.export_action = QAction(icon("save"), "&Export to an MCP client…", window)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.triggered.connect(lambda: self._with_document(self.open_export_dialog))
-        for action in (self.test_action, self.chat_action, self.history_action):
+        for action in (
+            self.test_action,
+            self.cases_action,
+            self.chat_action,
+            self.history_action,
+        ):
             menu.addAction(action)
         menu.addSeparator()
         menu.addAction(self.export_action)
         return menu
 
     def _update_agent_actions(self, has_document: bool) -> None:
-        for action in (self.test_action, self.chat_action, self.history_action, self.export_action):
+        for action in (
+            self.test_action,
+            self.cases_action,
+            self.chat_action,
+            self.history_action,
+            self.export_action,
+        ):
             action.setEnabled(has_document)
 
     def _with_document(self, function: Callable[[AgentDocument], object]) -> None:
@@ -102,7 +122,7 @@ class RunActions:
     # -- tabs ------------------------------------------------------------------------------
 
     def run_tabs(self) -> list[QWidget]:
-        """The open chat and history tabs."""
+        """The open chat, test-case and history tabs."""
         return list(self._run_tabs)
 
     def _add_run_tab(self, tab: QWidget, title: str, icon_name: str, tip: str) -> None:
@@ -191,6 +211,53 @@ class RunActions:
             tab.start_test(prompt)
         return tab
 
+    # -- test cases ------------------------------------------------------------------------
+
+    def open_matrix_tab(
+        self,
+        document: AgentDocument,
+        selection: list[tuple[str, str]] | None = None,
+        models: list[str] | None = None,
+    ) -> QWidget | None:
+        """Run test cases of ``document`` in a matrix tab, and show it.
+
+        Args:
+            document: the open agent (run as it is in the editor, unsaved edits included).
+            selection: ``(tool, case)`` pairs to run; None: every case of the agent.
+            models: the models to run on; None: the agent's own model.
+
+        Returns:
+            The tab: a new one, or the one already showing this selection (run again unless it
+            is still running). None when there is no case to run; the status bar then says how
+            to add one.
+        """
+        from app.test_cases.runner import NO_CASES_MESSAGE, chosen_cases
+
+        agent = document.agent
+        if not chosen_cases(agent, selection):
+            name = agent.metadata.name or "This agent"
+            if selection is None:
+                reporter().warning(NO_CASES_MESSAGE.format(name=name))
+            else:
+                reporter().warning(f"{name} has none of those test cases any more.")
+            return None
+        from app.test_cases.matrix_tab import MatrixTab
+
+        wanted = None if selection is None else list(selection)
+        for tab in self._run_tabs:
+            if isinstance(tab, MatrixTab) and tab.document is document and tab.selection == wanted:
+                if models:
+                    tab.picker.set_checked(models)
+                self.tabs.setCurrentWidget(tab)
+                if not tab.busy:
+                    tab.run()
+                return tab
+        tab = MatrixTab(document, history=self.history_store(), selection=wanted, models=models)
+        title, tip = _matrix_title(agent.metadata.name, wanted)
+        self._add_run_tab(tab, title, "tool", tip)
+        tab.run()
+        return tab
+
     # -- history and export ----------------------------------------------------------------
 
     def open_history_tab(self, document: AgentDocument) -> QWidget | None:
@@ -241,3 +308,17 @@ class RunActions:
         dialog = ExportDialog(document.path, window)
         dialog.show()
         return dialog
+
+
+def _matrix_title(agent_name: str, selection: Sequence[tuple[str, str]] | None) -> tuple[str, str]:
+    """A matrix tab's title and tool tip: the agent's cases, one tool's, or one case."""
+    if selection is None:
+        return f"Tests · {agent_name}", f"Test cases of {agent_name}"
+    tools = {tool for tool, _ in selection}
+    if len(selection) == 1:
+        tool, case = selection[0]
+        return f"Test · {case}", f"Test case {case} of {tool}"
+    if len(tools) == 1:
+        tool = next(iter(tools))
+        return f"Tests · {tool}", f"{len(selection)} test cases of {tool}"
+    return f"Tests · {agent_name}", f"{len(selection)} test cases of {agent_name}"

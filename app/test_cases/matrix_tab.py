@@ -1,0 +1,389 @@
+"""The matrix tab: an agent's test cases run on one or more models, results filling in as they come.
+
+A toolbar picks the models (:class:`~app.test_cases.models_picker.ModelPicker`), the repeats and
+the calls at once, and has Run again and Stop; a status line counts the calls ("37 of 300 ·
+2 failed"). The table (:class:`~app.test_cases.matrix_model.MatrixTableModel`) has a row per case
+and a column per model; once a run is recorded and compared with the one before, regressions are
+marked and come first. Selecting one cell shows its details and a button for its transcript;
+selecting two shows their answers side by side (:mod:`app.test_cases.details`). The run itself
+is :class:`~app.test_cases.runner.MatrixRunner`'s, on the studio's event loop; the tab holds no
+results of its own beyond what the model shows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document.agent_document import AgentDocument
+from app.errors import reporter
+from app.test_cases.details import AnswerDiff, CellDetails
+from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, shown_result
+from app.test_cases.models_picker import ModelPicker
+from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
+from app.test_cases.transcript import TranscriptDialog, transcript_for
+from mcp_export.redact import redact
+
+if TYPE_CHECKING:
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.testing.run import CaseResult
+
+__all__ = ["MatrixTab"]
+
+_ERROR = "#c62828"
+_WARNING = "#b26a00"
+_OK = "#2e7d32"
+_PLACEHOLDER = (
+    "Select a cell to see its answer, failed expectations, the judge's verdict and inner tool "
+    "calls; select two (Ctrl+click) to compare their answers side by side."
+)
+
+
+class MatrixTab(QWidget):
+    """The test cases of one open agent (all, or a selection) on a matrix of models.
+
+    Args:
+        document: the open agent; each run takes its agent as it is then, unsaved edits included.
+        history: the shared history store (None: calls are not recorded, no transcripts and no
+            comparison with earlier runs).
+        selection: ``(tool, case)`` pairs to run; None: every case of the agent.
+        models: the models to run on; None: the agent's own model.
+        parent: the parent widget.
+
+    Signals:
+        finished(object): a run ended; its :class:`~app.test_cases.runner.RunEnd`.
+    """
+
+    finished = Signal(object)
+
+    def __init__(
+        self,
+        document: AgentDocument,
+        *,
+        history: HistoryStore | None,
+        selection: Sequence[tuple[str, str]] | None = None,
+        models: Sequence[str] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("testMatrixTab")
+        self.document = document
+        self.history = history
+        self.selection = list(selection) if selection is not None else None
+        self.runner = MatrixRunner(history, self)
+        self.runner.results_arrived.connect(self._on_results)
+        self.runner.finished.connect(self._on_finished)
+        self.model = MatrixTableModel(self)
+        self.last_end: RunEnd | None = None
+        self._arguments: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._total = 0
+        self._done = 0
+        self._failed = 0
+        self._began = 0.0
+        self._build()
+        agent = document.agent
+        own = agent.settings.model or ""
+        offers = [own] if own else []
+        offers += [f"{provider}:" for provider in agent.providers]
+        self.picker.set_offers(offers)
+        self.picker.set_checked(list(models) if models else [own] if own else [])
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.picker = ModelPicker()
+        self.repeat = QSpinBox()
+        self.repeat.setRange(1, 100)
+        self.repeat.setAccessibleName("Repeat")
+        self.repeat.setToolTip("Runs per case and model: a pass rate for answers that vary")
+        self.concurrency = QSpinBox()
+        self.concurrency.setRange(1, 64)
+        self.concurrency.setValue(4)
+        self.concurrency.setAccessibleName("Concurrency")
+        self.concurrency.setToolTip("Calls in flight at once, over all models")
+        self.run_button = QPushButton("Run again")
+        self.run_button.setObjectName("matrixRun")
+        self.run_button.setToolTip(
+            "Run the cases on the checked models with the agent as it is now"
+        )
+        self.run_button.clicked.connect(self.run)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("matrixStop")
+        self.stop_button.setToolTip("Cancel the calls in flight and the ones not started")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
+        spins = QVBoxLayout()
+        for label, spin in (("Repeat", self.repeat), ("At once", self.concurrency)):
+            row = QHBoxLayout()
+            row.addWidget(QLabel(label))
+            row.addWidget(spin)
+            spins.addLayout(row)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.stop_button)
+        toolbar = QHBoxLayout()
+        toolbar.addWidget(QLabel("Models"), 0, Qt.AlignmentFlag.AlignTop)
+        toolbar.addWidget(self.picker, 1)
+        toolbar.addLayout(spins)
+        toolbar.addLayout(buttons)
+
+        self.status = QLabel("Ready")
+        self.status.setObjectName("matrixStatus")
+        self.notes = QLabel()
+        self.notes.setObjectName("matrixNotes")
+        self.notes.setWordWrap(True)
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes.setVisible(False)
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().lineSpacing() * 2 + 10)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setDefaultSectionSize(210)
+        header.setStretchLastSection(True)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+
+        self.details = CellDetails()
+        self.details.transcript_requested.connect(lambda _thread: self.open_transcript())
+        self.diff = AnswerDiff()
+        self.placeholder = QLabel(_PLACEHOLDER)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.side = QStackedWidget()
+        for page in (self.placeholder, self.details, self.diff):
+            self.side.addWidget(page)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.side)
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([1, 1])  # halves once laid out: the details need room too
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(toolbar)
+        layout.addWidget(self.status)
+        layout.addWidget(self.notes)
+        layout.addWidget(splitter, 1)
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run is in progress."""
+        return self.runner.running
+
+    def run(self) -> bool:
+        """Run the cases on the checked models, with the agent as it is now.
+
+        Returns:
+            False when nothing started (a run in progress, no case or no model left; the status
+            line says why).
+        """
+        if self.runner.running:
+            return False
+        agent = self.document.agent
+        cases = chosen_cases(agent, self.selection)
+        if not cases:
+            self._say("None of the cases to run is in the agent any more.", _ERROR)
+            return False
+        models = self.picker.models()
+        if not models:
+            self._say("Check at least one model to run on.", _ERROR)
+            return False
+        path = run_path(self.document.path, agent.metadata.name, self.document.base_dir)
+        request = RunRequest(
+            agent, path, cases, models, self.repeat.value(), self.concurrency.value()
+        )
+        self._arguments = {(t.name, c.name): c.arguments for t, c in cases}
+        self.model.reset([(t.name, c.name) for t, c in cases], models, request.repeat)
+        self.table.resizeColumnToContents(CASE_COLUMN)
+        self._total, self._done, self._failed = request.calls, 0, 0
+        self._began = time.perf_counter()
+        self.notes.setVisible(False)
+        self.side.setCurrentWidget(self.placeholder)
+        if not self.runner.start(request):
+            return False
+        self._set_busy(True)
+        self._show_progress()
+        return True
+
+    def stop(self) -> None:
+        """Cancel the run; the status line says when it has stopped."""
+        if self.runner.running:
+            self.stop_button.setEnabled(False)
+            self._say(f"Stopping… ({self._done} of {self._total} done)", _WARNING)
+            self.runner.stop()
+
+    def select_cells(self, cells: Sequence[Cell]) -> None:
+        """Select exactly ``cells`` (as a person's clicks would)."""
+        selection = QItemSelection()
+        for cell in cells:
+            index = self.model.index_of(cell)
+            if index.isValid():
+                selection.select(index, index)
+        self.table.selectionModel().select(
+            selection, self.table.selectionModel().SelectionFlag.ClearAndSelect
+        )
+
+    def selected_cells(self) -> list[Cell]:
+        """The selected cells (not the case column), top to bottom, left to right."""
+        indexes = sorted(
+            self.table.selectionModel().selectedIndexes(), key=lambda i: (i.row(), i.column())
+        )
+        found = (self.model.cell_at(i.row(), i.column()) for i in indexes)
+        return [cell for cell in found if cell is not None]
+
+    def open_transcript(self) -> TranscriptDialog | None:
+        """Show the transcript of the run in the details pane (None when there is none)."""
+        from mcp_export.errors import HistoryError
+
+        result = self.details.shown()
+        cells = self.selected_cells()
+        if result is None or len(cells) != 1 or self.history is None:
+            return None
+        tool, case, model = cells[0]
+        try:
+            rich_text = transcript_for(self.history, cells[0], result)
+        except HistoryError as exc:
+            reporter().error(f"Could not read the transcript: {exc}")
+            return None
+        title = f"Transcript · {tool} / {case} · {model} · attempt {result.attempt}"
+        dialog = TranscriptDialog(title, rich_text, self)
+        dialog.show()
+        return dialog
+
+    # -- reactions --------------------------------------------------------------------------
+
+    def _on_results(self, batch: list[CaseResult]) -> None:
+        self.model.add_results(batch)
+        self._done += len(batch)
+        self._failed += sum(not result.passed for result in batch)
+        self._show_progress()
+        shown = set(self.selected_cells())
+        if shown and any((r.tool, r.case, r.model) in shown for r in batch):
+            self._on_selection_changed()
+
+    def _on_finished(self, end: RunEnd) -> None:
+        self.last_end = end
+        self._set_busy(False)
+        if end.changes is not None:
+            self.model.set_changes(end.changes)
+            self.table.scrollToTop()
+        self._show_end(end)
+        self._show_problems(end.results)
+        self._on_selection_changed()
+        self.finished.emit(end)
+
+    def _on_selection_changed(self, *_: Any) -> None:
+        cells = self.selected_cells()
+        if len(cells) == 1:
+            cell = cells[0]
+            results = self.model.results(cell)
+            self.details.show_cell(
+                cell,
+                results,
+                self.model.summary(cell),
+                self._arguments.get(cell[:2]),
+                history_on=self.history is not None,
+            )
+            self.side.setCurrentWidget(self.details)
+        elif len(cells) == 2:
+            left, right = cells
+            self.diff.show_pair(
+                (left, shown_result(self.model.results(left))),
+                (right, shown_result(self.model.results(right))),
+            )
+            self.side.setCurrentWidget(self.diff)
+        else:
+            self.side.setCurrentWidget(self.placeholder)
+
+    # -- status -----------------------------------------------------------------------------
+
+    def _set_busy(self, busy: bool) -> None:
+        self.run_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+
+    def _say(self, text: str, colour: str | None = None) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet(f"color: {colour};" if colour else "")
+
+    def _show_progress(self) -> None:
+        text = f"{self._done} of {self._total}"
+        if self._failed:
+            text += f" · {self._failed} failed"
+        self._say(text + " …")
+
+    def _show_end(self, end: RunEnd) -> None:
+        ran = len(end.results)
+        failed = sum(not r.passed for r in end.results)
+        counts = Counter((end.changes or {}).values())
+        if end.state == "failed":
+            self._say(end.message or "The test cases could not run.", _ERROR)
+            return
+        if end.state == "stopped":
+            text = f"Stopped after {ran} of {self._total}"
+            if failed:
+                text += f" · {failed} failed"
+            text += " · a stopped run is not recorded"
+            if end.message:
+                text += f" · {end.message}"
+            self._say(text, _WARNING)
+            return
+        seconds = (
+            end.matrix.duration_ms / 1000
+            if end.matrix is not None
+            else time.perf_counter() - self._began
+        )
+        text = f"{ran} of {self._total} · {failed} failed"
+        if counts["regressed"]:
+            text += f" · {counts['regressed']} regressed"
+        if counts["fixed"]:
+            text += f" · {counts['fixed']} fixed"
+        text += f" · {seconds:.1f} s"
+        if end.message:
+            text += f" · {end.message}"
+        colour = _ERROR if counts["regressed"] else _WARNING if failed else _OK
+        self._say(text, colour)
+
+    def _show_problems(self, results: Sequence[CaseResult]) -> None:
+        """Name the models on which every call failed the same way (not configured, say)."""
+        lines: list[str] = []
+        for model in self.model.models:
+            mine = [r for r in results if r.model == model]
+            errors = {r.outcome.text for r in mine if r.outcome.is_error and not r.passed}
+            if mine and len(errors) == 1 and all(r.outcome.is_error and not r.passed for r in mine):
+                lines.append(f"{model}: every call failed: {redact(next(iter(errors)))}")
+        self.notes.setText("\n".join(lines))
+        self.notes.setStyleSheet(f"color: {_ERROR};")
+        self.notes.setVisible(bool(lines))
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
+        self.runner.close()
+        super().closeEvent(event)

@@ -1,0 +1,69 @@
+"""The full transcript of one test-case call, read from the history store.
+
+Every call of a run is a served call recorded in its own history thread (its result names the
+thread); :class:`TranscriptDialog` shows that thread's messages (system prompt, filled prompt,
+model turns, inner tool calls and results) with the history view's own rendering
+(:func:`app.history.view.transcript_html`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
+
+from app.history.model import HistoryEntry
+from app.history.view import transcript_html
+from app.test_cases.matrix_model import Cell
+
+if TYPE_CHECKING:
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.testing.run import CaseResult
+
+__all__ = ["TranscriptDialog", "transcript_for"]
+
+
+def transcript_for(store: HistoryStore, cell: Cell, result: CaseResult) -> str:
+    """The rich text of ``result``'s thread (a line saying why when it has none).
+
+    Raises:
+        HistoryError: the store cannot be read.
+    """
+    tool, case, model = cell
+    thread_id = result.outcome.thread_id
+    thread = store.thread(thread_id) if thread_id is not None else None
+    if thread_id is None or thread is None:
+        return "<p><i>The history has no conversation for this call.</i></p>"
+    outcome = result.outcome
+    entry = HistoryEntry(
+        kind=f"test case on {model}",
+        tool=tool,
+        status="error" if outcome.is_error else "complete",
+        started=thread.created_at,
+        duration_ms=outcome.duration_ms,
+        tokens_in=outcome.input_tokens,
+        tokens_out=outcome.output_tokens,
+        title=f"{tool} / {case} · attempt {result.attempt}",
+        thread_id=thread_id,
+    )
+    return transcript_html(entry, store.messages(thread_id))
+
+
+class TranscriptDialog(QDialog):
+    """One call's conversation, read only; closing it deletes it."""
+
+    def __init__(self, title: str, rich_text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setObjectName("caseTranscript")
+        self.browser = QTextBrowser()
+        self.browser.setAccessibleName("Transcript")
+        self.browser.setOpenLinks(False)
+        self.browser.setHtml(rich_text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(buttons)
+        self.resize(720, 560)
+        self.finished.connect(lambda _result: self.deleteLater())
