@@ -5,9 +5,9 @@ Xvfb with ``make screenshots``; ``QT_QPA_PLATFORM=offscreen`` works too) on a pr
 richest example agent, with its own data directory so no recent files or recovery copies of the
 person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
 asks for the dark colour scheme (a dark palette where the platform has no dark theme, as under
-Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint) instead of
-all. It stops with a non-zero status when a view cannot be reached, so a broken view never leaves
-a stale picture behind unnoticed.
+Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint, matrix)
+instead of all. It stops with a non-zero status when a view cannot be reached, so a broken view
+never leaves a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
@@ -332,11 +332,102 @@ async def endpoint_views(window: MainWindow, camera: Camera) -> None:
             tab.close()
 
 
+BUDGET_MODEL = "vllm:budget-model"
+"""A second model for the test-case matrix, served by another local scripted model."""
+BUDGET_ANSWER = (
+    "Booked flight TP1353 on 2026-06-01 for Grace Hopper: seat 22C (aisle), USD 231.10, "
+    "reference QX7R2M. A confirmation is on its way."
+)
+"""What the second model answers once its answers have changed: another flight, no time lookup."""
+
+
+def matrix_cases(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Test cases of the richest tool for the matrix view (``arguments``: sample arguments)."""
+    invoice = {**arguments, "payment": {"method": "invoice", "cost_center": "CC-4711"}}
+    return [
+        {
+            "name": "Grace to Lisbon",
+            "arguments": arguments,
+            "expect": {"contains": ["TP1351"], "toolCalls": ["time__get_current_time"]},
+        },
+        {"name": "Window seat", "arguments": arguments, "expect": {"matches": "(?i)window"}},
+        {
+            "name": "Price in euros",
+            "arguments": arguments,
+            "expect": {"contains": ["EUR"], "notContains": ["USD"]},
+        },
+        {"name": "Pay by invoice", "arguments": invoice, "expect": {"contains": ["QX7R2M"]}},
+        {
+            "name": "No traveller",
+            "arguments": {"flight": arguments.get("flight", {})},
+            "expect": {"isError": True},
+        },
+    ]
+
+
+async def matrix_views(window: MainWindow, camera: Camera) -> None:
+    """The test-case matrix on two models, run twice: the second model's answers change in
+    between, so its cells regress (marked, first); the two models' answers to one case side by
+    side, at 1400×900 and 1024×700, and one failed cell's details at 1024×700."""
+    from app.document.test_cases import add_test_case
+    from app.test_cases.matrix_tab import MatrixTab
+    from schema_types.arguments import sample_arguments
+    from schema_types.cases import TestCase
+    from tests.fakes._script import text
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    document = window.current_document()
+    assert document is not None
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    changed: list[bool] = []
+
+    def budget(body: Any) -> Any:
+        return text(BUDGET_ANSWER, chunks=6, usage=(640, 38)) if changed else scripted_model(body)
+
+    with FakeOpenAIServer(responder=budget) as server:
+        with document.macro("Test cases for the screenshots"):
+            document.set_field(
+                ("providers", "vllm"),
+                {"VLLM_BASE_URL": server.base_url},
+                text="Add the budget model's endpoint",
+            )
+            for case in matrix_cases(sample_arguments(tool.parameters)):
+                add_test_case(document, tool.name, TestCase.model_validate(case))
+        models = [document.agent.settings.model or "", BUDGET_MODEL]
+        window.resize(1400, 900)
+        tab = window.open_matrix_tab(document, models=models)
+        assert isinstance(tab, MatrixTab)
+        for run in ("first", "second"):
+            if run == "second":
+                changed.append(True)
+                tab.last_end = None
+                tab.run()
+            await wait_until(
+                lambda: tab.last_end is not None and not tab.busy,
+                f"the {run} run of the cases",
+                120,
+            )
+        cases = tab.model.cases()
+        if tab.model.change((*cases[0], BUDGET_MODEL)) != "regressed":
+            raise RuntimeError("the second run of the test cases shows no regression")
+        tab.select_cells([(*cases[0], models[0]), (*cases[0], BUDGET_MODEL)])
+        await camera.shoot(window, "test-matrix.png")
+        window.resize(1024, 700)
+        await camera.shoot(window, "test-matrix-1024.png")
+        tab.select_cells([(*cases[0], BUDGET_MODEL)])
+        await camera.shoot(window, "test-matrix-cell-1024.png")
+        window.resize(1400, 900)
+        window.remove_run_tab(tab)
+    document.undo_stack.undo()
+
+
 GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "studio": studio_views,
     "editor": lambda window, camera, _agent: tool_editor_views(window, camera),
     "runs": lambda window, camera, _agent: run_views(window, camera),
     "endpoint": lambda window, camera, _agent: endpoint_views(window, camera),
+    "matrix": lambda window, camera, _agent: matrix_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

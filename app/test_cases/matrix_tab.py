@@ -40,6 +40,7 @@ from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, sho
 from app.test_cases.models_picker import ModelPicker
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
 from app.test_cases.transcript import TranscriptDialog, transcript_for
+from app.tool_editor.highlighter import is_dark
 from mcp_export.redact import redact
 
 if TYPE_CHECKING:
@@ -48,9 +49,12 @@ if TYPE_CHECKING:
 
 __all__ = ["MatrixTab"]
 
-_ERROR = "#c62828"
-_WARNING = "#b26a00"
-_OK = "#2e7d32"
+_ERROR, _WARNING, _OK = "error", "warning", "ok"
+_COLOURS = {
+    False: {_ERROR: "#c62828", _WARNING: "#b26a00", _OK: "#2e7d32"},
+    True: {_ERROR: "#ff8a80", _WARNING: "#ffb74d", _OK: "#8fd694"},
+}
+"""Status colours on a light (False) and a dark (True) palette."""
 _PLACEHOLDER = (
     "Select a cell to see its answer, failed expectations, the judge's verdict and inner tool "
     "calls; select two (Ctrl+click) to compare their answers side by side."
@@ -330,9 +334,12 @@ class MatrixTab(QWidget):
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
 
-    def _say(self, text: str, colour: str | None = None) -> None:
+    def _colour(self, kind: str) -> str:
+        return _COLOURS[is_dark(self.palette())][kind]
+
+    def _say(self, text: str, kind: str | None = None) -> None:
         self.status.setText(text)
-        self.status.setStyleSheet(f"color: {colour};" if colour else "")
+        self.status.setStyleSheet(f"color: {self._colour(kind)};" if kind else "")
 
     def _show_progress(self) -> None:
         text = f"{self._done} of {self._total}"
@@ -369,8 +376,7 @@ class MatrixTab(QWidget):
         text += f" · {seconds:.1f} s"
         if end.message:
             text += f" · {end.message}"
-        colour = _ERROR if counts["regressed"] else _WARNING if failed else _OK
-        self._say(text, colour)
+        self._say(text, _ERROR if counts["regressed"] else _WARNING if failed else _OK)
 
     def _show_problems(self, results: Sequence[CaseResult]) -> None:
         """Name the models on which every call failed the same way (not configured, say)."""
@@ -381,7 +387,7 @@ class MatrixTab(QWidget):
             if mine and len(errors) == 1 and all(r.outcome.is_error and not r.passed for r in mine):
                 lines.append(f"{model}: every call failed: {redact(next(iter(errors)))}")
         self.notes.setText("\n".join(lines))
-        self.notes.setStyleSheet(f"color: {_ERROR};")
+        self.notes.setStyleSheet(f"color: {self._colour(_ERROR)};")
         self.notes.setVisible(bool(lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
