@@ -1,9 +1,11 @@
-"""Field helpers of the Model page: optional numbers, spin boxes and stop sequences.
+"""Field helpers of the Model page: optional numbers, spin boxes, stop sequences, result lines.
 
-They extend the bindings of :mod:`app.pages` (typing merged into one undo step per field, the
+The bindings extend those of :mod:`app.pages` (typing merged into one undo step per field, the
 widget re-reads the field when a change touches it) to the value shapes the model settings have: a
 number that may be unset (empty = the provider's default), a bounded number that is always set,
-and a list of strings edited one per line.
+and a list of strings edited one per line. :class:`ResultLine` is where one of the page's requests
+(listing the models, testing the connection) shows how it is going and how it ended, until the
+next run of that request or a dismiss.
 """
 
 from __future__ import annotations
@@ -11,15 +13,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QRegularExpression, QSignalBlocker
+from PySide6.QtCore import QEvent, QRegularExpression, QSignalBlocker, Qt
 from PySide6.QtGui import QRegularExpressionValidator
-from PySide6.QtWidgets import QAbstractSpinBox, QDoubleSpinBox, QLineEdit, QSpinBox
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
 
 from app.document.agent_document import AgentDocument, merge_id_for
+from app.icons import icon
 from app.pages import FieldBinding, LineEditBinding, PathSource, TextEditBinding
+from app.tool_editor.value_editors import error_colour
 
 __all__ = [
     "OptionalNumberBinding",
+    "ResultLine",
     "SpinBinding",
     "StopSequencesBinding",
     "number_field",
@@ -164,3 +178,70 @@ class SpinBinding(FieldBinding):
             return
         with QSignalBlocker(self.spin):
             self.spin.setValue(value)
+
+
+class ResultLine(QWidget):
+    """One request's line on the page: "working…" while it runs, then its outcome (a failure
+    marked ✖ and in red) with a button to dismiss it. Hidden while there is nothing to say."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.dismiss_button = QToolButton()
+        self.dismiss_button.setIcon(icon("close"))
+        self.dismiss_button.setAutoRaise(True)
+        self.dismiss_button.setToolTip("Dismiss")
+        self.dismiss_button.setAccessibleName("Dismiss")
+        self.dismiss_button.clicked.connect(self.dismiss)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.dismiss_button, 0, Qt.AlignmentFlag.AlignTop)
+        self._failed = False
+        self.dismiss()
+
+    def text(self) -> str:
+        """What the line says ("" when hidden)."""
+        return self.label.text()
+
+    def failed(self) -> bool:
+        """Whether the line shows a failure."""
+        return self._failed
+
+    def show_running(self, text: str) -> None:
+        """Say what the request is doing (replaces the previous outcome)."""
+        self._show(text, failed=False, dismissible=False)
+
+    def show_success(self, text: str) -> None:
+        """Show how the request ended."""
+        self._show(text, failed=False, dismissible=True)
+
+    def show_failure(self, message: str) -> None:
+        """Show why the request failed (``✖`` and the error colour)."""
+        self._show(f"✖ {message}", failed=True, dismissible=True)
+
+    def dismiss(self) -> None:
+        """Clear and hide the line."""
+        self._failed = False
+        self.label.clear()
+        self.hide()
+
+    def _show(self, text: str, *, failed: bool, dismissible: bool) -> None:
+        self._failed = failed
+        self.label.setText(text)
+        self._colour()
+        self.dismiss_button.setVisible(dismissible)
+        self.show()
+
+    def _colour(self) -> None:
+        self.label.setStyleSheet(f"color: {error_colour(self).name()};" if self._failed else "")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._colour()  # the red that reads on a light or a dark background

@@ -9,7 +9,10 @@ reference, see :mod:`app.pages.keyring_field`), and so do whether answers stream
 ``llamacpp``), each written only while it differs from its default. Parameters left empty are
 unset: the provider's own default applies. "Refresh" lists the endpoint's models and "Test
 connection" sends a one-word prompt through the provider a served call would use; both run on
-the qasync loop and report failures through the error reporter and on the page.
+the qasync loop and report failures through the error reporter. Each shows its outcome on its
+own line (the list's under the model box, the test's under its button), which stays until the
+next run of that request or a dismiss. A list of exactly one model selects it, as picking it
+from the box does.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from app.pages.model_endpoint import (
 )
 from app.pages.model_fields import (
     OptionalNumberBinding,
+    ResultLine,
     SpinBinding,
     StopSequencesBinding,
     number_field,
@@ -199,21 +203,27 @@ class ModelPage(QScrollArea):
         self.test_button = QPushButton("Test connection")
         self.test_button.setObjectName("testConnection")
         self.test_button.setToolTip("Send a one-word prompt with these settings and time it")
-        self.test_result = QLabel()
-        self.test_result.setObjectName("testResult")
-        self.test_result.setWordWrap(True)
-        self.test_result.setTextFormat(Qt.TextFormat.PlainText)
-        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.test_result = ResultLine("testResult")
+        self.refresh_result = ResultLine("refreshResult")
         self.provider_hint = QLabel()
         self.provider_hint.setWordWrap(True)
         self.provider_hint.setEnabled(False)
 
+        model_box = QWidget()
+        model_column = QVBoxLayout(model_box)
+        model_column.setContentsMargins(0, 0, 0, 0)
+        model_column.setSpacing(2)
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_combo, 1)
         model_row.addWidget(self.refresh_button)
-        test_row = QHBoxLayout()
-        test_row.addWidget(self.test_button)
-        test_row.addWidget(self.test_result, 1)
+        model_column.addLayout(model_row)
+        model_column.addWidget(self.refresh_result)
+        test_box = QWidget()
+        test_column = QVBoxLayout(test_box)
+        test_column.setContentsMargins(0, 0, 0, 0)
+        test_column.setSpacing(2)
+        test_column.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignLeft)
+        test_column.addWidget(self.test_result)
 
         group = QGroupBox("Provider and endpoint")
         form = _form(group)
@@ -221,20 +231,18 @@ class ModelPage(QScrollArea):
             _buddy("&Provider:", self.provider_combo),
             _stacked(self.provider_combo, self.provider_hint),
         )
-        form.addRow(_buddy("Mod&el:", self.model_combo), model_row)
+        form.addRow(_buddy("Mod&el:", self.model_combo), model_box)
         form.addRow(_buddy("&Base URL:", self.base_url_edit), self.base_url_edit)
         form.addRow(_buddy("API &key:", self.key_field.edit), self.key_field)
         form.addRow("", self.stream_check)
         form.addRow(_buddy("Concurrent re&quests:", self.concurrency_spin), self.concurrency_spin)
-        form.addRow("", test_row)
+        form.addRow("", test_box)
 
         self.provider_combo.activated.connect(self._on_provider_chosen)
         edit = self._model_edit()
         edit.textEdited.connect(self._on_model_typed)
         edit.editingFinished.connect(self.document.seal)
-        self.model_combo.activated.connect(
-            lambda index: self._on_model_typed(self.model_combo.itemText(index))
-        )
+        self.model_combo.activated.connect(self._on_model_chosen)
         self.refresh_button.clicked.connect(self.refresh_models)
         self.test_button.clicked.connect(self.test_connection)
         return group
@@ -434,6 +442,9 @@ class ModelPage(QScrollArea):
         value = f"{self.provider_id()}:{text.strip()}"
         self.document.set_field(path, value, text="Edit model", merge_id=merge_id_for(path))
 
+    def _on_model_chosen(self, index: int) -> None:
+        self._on_model_typed(self.model_combo.itemText(index))
+
     # -- requests --------------------------------------------------------------------------
 
     def refresh_models(self) -> None:
@@ -441,19 +452,25 @@ class ModelPage(QScrollArea):
         self.tasks.start("refresh", self._refresh_models(), what="Listing the models")
 
     async def _refresh_models(self) -> None:
-        self.test_result.setText("Listing the endpoint's models…")
+        self.refresh_result.show_running("Listing the endpoint's models…")
         try:
             models = await list_models(self.document.agent)
         except EndpointError as exc:
-            self._show_failure(f"Could not list the models: {exc}")
+            self._show_failure(self.refresh_result, f"Could not list the models: {exc}")
             return
         current = self.model_combo.currentText()
         with QSignalBlocker(self.model_combo):
             self.model_combo.clear()
             self.model_combo.addItems(models)
             self.model_combo.setEditText(current)
-        self.test_result.setText(f"The endpoint lists {len(models)} models.")
-        reporter().info(f"{len(models)} models listed")
+        if len(models) == 1:
+            self.model_combo.setCurrentIndex(0)
+            self._on_model_chosen(0)
+            summary = f"The endpoint lists 1 model: {models[0]} (selected)."
+        else:
+            summary = f"The endpoint lists {_count(len(models), 'model')}."
+        self.refresh_result.show_success(summary)
+        reporter().info(f"{_count(len(models), 'model')} listed")
 
     def test_connection(self) -> None:
         """Send a one-word prompt through the agent's provider (on the qasync loop)."""
@@ -463,27 +480,35 @@ class ModelPage(QScrollArea):
     async def _test_connection(self) -> None:
         from mcp_export.errors import ExportError
 
-        self.test_result.setText("Sending a one-word prompt…")
+        self.test_result.show_running("Sending a one-word prompt…")
         started = time.perf_counter()
         timeout = min(self.document.agent.settings.timeout_seconds, 60.0)
         try:
             report = await test_connection(self.document.agent, timeout=timeout)
         except ExportError as exc:
-            self._show_failure(f"Connection failed: {exc}")
+            self._show_failure(self.test_result, f"Connection failed: {exc}")
             return
         except TimeoutError:
             waited = time.perf_counter() - started
-            self._show_failure(f"Connection failed: no complete answer within {waited:.0f} s")
+            message = f"Connection failed: no complete answer within {waited:.0f} s"
+            self._show_failure(self.test_result, message)
             return
-        self.test_result.setText(report.summary())
+        self.test_result.show_success(report.summary())
         reporter().info(report.summary())
 
-    def _show_failure(self, message: str) -> None:
-        self.test_result.setText(f"✖ {message}")
+    def _show_failure(self, line: ResultLine, message: str) -> None:
+        line.show_failure(message)
         reporter().error(message)
 
     def _on_busy_changed(self, _key: str, _busy: bool) -> None:
         self.refresh()
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 model``, ``3 models``, ``no models``."""
+    if number == 0:
+        return f"no {noun}s"
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def default_concurrency(provider_id: str) -> int:

@@ -455,7 +455,7 @@ def test_refresh_lists_the_endpoint_models(
         items = [page.model_combo.itemText(i) for i in range(page.model_combo.count())]
         assert items == ["alpha-mini", "zeta-large"]
         assert page.model_combo.currentText() == "alpha-mini"
-        assert page.test_result.text() == "The endpoint lists 2 models."
+        assert page.refresh_result.text() == "The endpoint lists 2 models."
         assert server.requests[0].path == "/v1/models"
         assert server.requests[0].headers["authorization"] == "Bearer sk-fake"
 
@@ -474,8 +474,68 @@ def test_refresh_against_a_dead_port_reports_why(
         base_url = f"{origin}/v1"
         point_at(page.document, base_url)
         qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=10_000)
+        qtbot.waitUntil(lambda: page.refresh_result.text().startswith("✖"), timeout=10_000)
 
     message = f"Could not list the models: nothing answers at {base_url} — check the base URL"
+    assert page.refresh_result.text() == f"✖ {message}"
     assert reporter().history[-1].message == message
     assert page.model_combo.count() == 0
+
+
+def test_a_failed_test_stays_beside_its_button_while_refresh_selects_the_one_listed_model(
+    qtbot: QtBot,
+    page: ModelPage,
+    qasync_loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
+    with refused_origin() as origin:
+        point_at(page.document, f"{origin}/v1", model="gpt-4.1-mini")
+        qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.test_result.text().startswith("✖"), timeout=15_000)
+    failure = page.test_result.text()
+    assert "nothing answers at" in failure
+
+    with FakeOpenAIServer(models=("solo-7b",), api_key="sk-fake") as server:
+        point_at(page.document, server.base_url, model="gpt-4.1-mini")
+        qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not page.tasks.is_running("refresh"), timeout=10_000)
+
+    assert page.test_result.text() == failure and page.test_result.isVisible()
+    assert page.model_combo.currentIndex() == 0 and page.model_combo.currentText() == "solo-7b"
+    assert page.document.agent.settings.model == "openai:solo-7b"
+    assert page.document.undo_stack.undoText() == "Edit model"
+    assert page.refresh_result.text() == "The endpoint lists 1 model: solo-7b (selected)."
+    assert reporter().history[-1].message == "1 model listed"
+
+    qtbot.mouseClick(page.test_result.dismiss_button, Qt.MouseButton.LeftButton)
+    assert not page.test_result.isVisible() and page.test_result.text() == ""
+    assert page.refresh_result.isVisible()
+
+
+def test_a_failed_refresh_stays_under_the_model_box_until_the_next_refresh(
+    qtbot: QtBot,
+    page: ModelPage,
+    qasync_loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
+    with refused_origin() as origin:
+        point_at(page.document, f"{origin}/v1")
+        qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.refresh_result.text().startswith("✖"), timeout=10_000)
+    assert page.refresh_result.failed() and page.refresh_result.dismiss_button.isVisible()
+
+    with FakeOpenAIServer(models=("c", "b", "a"), api_key="sk-fake") as server:
+        point_at(page.document, server.base_url, model="b")
+        qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.test_result.text().startswith("Connected"), timeout=10_000)
+        assert page.refresh_result.text().startswith("✖ Could not list the models")
+
+        qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not page.tasks.is_running("refresh"), timeout=10_000)
+
+    assert page.refresh_result.text() == "The endpoint lists 3 models."
+    assert page.model_combo.currentText() == "b"
+    assert page.document.agent.settings.model == "openai:b"
+    assert page.test_result.text().startswith("Connected: b answered in ")
