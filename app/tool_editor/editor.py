@@ -1,20 +1,31 @@
-"""The tool editor tab: the tool's fields, the parameter builder and the prompt template.
+"""The tool editor tab: the tool's fields, the parameter builder, the prompt template, its tests.
 
 :class:`ToolEditor` is what the main window shows in a tab for one tool: name, title, description
-and hints at the top (:class:`~app.tool_editor.tool_fields.ToolFields`), then the parameter
-builder (:class:`~app.tool_editor.parameter_builder.ParameterBuilder`) above the template pane
-(:class:`~app.tool_editor.template_pane.TemplatePane`) in a splitter. It follows its
-tool through a :class:`~app.document.tool_ref.ToolRef` (a tool renamed or moved is still the one
-edited; after a reload it is the tool of the same name), and says ``tool_removed`` when the tool is
-gone. Renaming a parameter in the tree offers to update the template's placeholders; template
-errors show as a count in the tab title (the "badge"). Given a sample store, the template pane
-keeps the person's sample values there between sessions.
+and hints at the top (:class:`~app.tool_editor.tool_fields.ToolFields`), then two sections:
+"Definition", the parameter builder (:class:`~app.tool_editor.parameter_builder.ParameterBuilder`)
+above the template pane (:class:`~app.tool_editor.template_pane.TemplatePane`) in a splitter, and
+"Tests", the tool's test cases (:class:`~app.tool_editor.tests_panel.TestsPanel`, titled with
+their count). It follows its tool through a :class:`~app.document.tool_ref.ToolRef` (a tool
+renamed or moved is still the one edited; after a reload it is the tool of the same name), and
+says ``tool_removed`` when the tool is gone. Renaming a parameter in the tree offers to update the
+template's placeholders; template errors show as a count in the tab title (the "badge"). Given a
+sample store, the template pane keeps the person's sample values there between sessions; given
+the history store, the Tests section shows each case's last results; ``run_cases_requested`` asks
+for a run of cases.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.document.agent_document import AgentDocument, FieldPath
 from app.document.tool_ref import ToolRef
@@ -23,6 +34,7 @@ from app.tool_editor.parameter_builder import ParameterBuilder
 from app.tool_editor.parameter_edits import template_path
 from app.tool_editor.sample_values import SampleStore
 from app.tool_editor.template_pane import TemplatePane
+from app.tool_editor.tests_panel import HistorySource, TestsPanel
 from app.tool_editor.tool_fields import ToolFields
 from schema_types.agent import ToolDefinition
 
@@ -46,6 +58,8 @@ class ToolEditor(QWidget):
         parent: the owning widget.
         samples_memory: where the template pane keeps the person's sample values between
             sessions (None: nowhere).
+        history: gives the history store the Tests section reads last results from (None:
+            none shown).
 
     Attributes:
         document: the open agent.
@@ -58,6 +72,10 @@ class ToolEditor(QWidget):
     """The tool is no longer in the agent (deleted, or gone after a reload)."""
     test_requested = Signal(object)
     """The person asked to test-run the tool ("Test tool…"); carries the ``ToolDefinition``."""
+    run_cases_requested = Signal(object)
+    """The person asked to run test cases: a list of ``(tool name, case name)``."""
+    text_fields_added = Signal(object)
+    """Text fields were built after the editor was shown (in the carried widget)."""
 
     def __init__(
         self,
@@ -66,6 +84,7 @@ class ToolEditor(QWidget):
         parent: QWidget | None = None,
         *,
         samples_memory: SampleStore | None = None,
+        history: HistorySource | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("toolEditor")
@@ -75,6 +94,9 @@ class ToolEditor(QWidget):
         self.fields = ToolFields(self.ref)
         self.parameters = ParameterBuilder(self.ref)
         self.template = TemplatePane(self.ref, samples_memory=samples_memory)
+        self.tests = TestsPanel(
+            self.ref, history=history, sample_arguments=self.template.sample_panel.arguments
+        )
         self._title = self._make_title()
 
         top = QWidget()
@@ -95,6 +117,11 @@ class ToolEditor(QWidget):
         self.split.addWidget(bottom)
         self.split.setStretchFactor(0, 5)
         self.split.setStretchFactor(1, 4)
+        self.sections = QTabWidget()
+        self.sections.setObjectName("toolEditorSections")
+        self.sections.setDocumentMode(True)
+        self.sections.addTab(self.split, "Definition")
+        self.sections.addTab(self.tests, self._tests_title())
         self.test_button = QPushButton(icon("tool"), "Test tool…")
         self.test_button.setObjectName("testTool")
         self.test_button.setToolTip(
@@ -106,13 +133,15 @@ class ToolEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(head)
-        layout.addWidget(self.split, 1)
+        layout.addWidget(self.sections, 1)
 
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.tool))
         self.parameters.model.renamed.connect(self._on_parameter_renamed)
         self.template.error_count_changed.connect(lambda _count: self._update_title())
         self.ref.changed.connect(self._on_tool_changed)
         self.ref.removed.connect(self.tool_removed)
+        self.tests.run_requested.connect(self.run_cases_requested)
+        self.tests.fields_added.connect(self.text_fields_added)
 
     # -- the tool --------------------------------------------------------------------------
 
@@ -139,10 +168,16 @@ class ToolEditor(QWidget):
             self._title = title
             self.title_changed.emit(title)
 
+    def _tests_title(self) -> str:
+        count = len(self.tool.tests)
+        return f"Tests ({count})" if count else "Tests"
+
     def _on_tool_changed(self, part: FieldPath) -> None:
         self._last_tool = self.ref.tool() or self._last_tool
         if part[:1] in ((), ("name",)):
             self._update_title()
+        if part[:1] in ((), ("tests",)):
+            self.sections.setTabText(self.sections.indexOf(self.tests), self._tests_title())
 
     def _on_parameter_renamed(self, old: NodePath, new: NodePath) -> None:
         old_path, new_path = template_path(old), template_path(new)

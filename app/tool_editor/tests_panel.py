@@ -1,0 +1,411 @@
+"""The Tests tab of the tool editor: the tool's test cases, their last results, one case edited.
+
+:class:`TestsPanel` lists the cases of the tool its :class:`~app.document.tool_ref.ToolRef`
+follows in a table (:class:`~app.tool_editor.case_table.CaseTableModel`: name, what it expects,
+the last result on each model that ran it, read from the history's ``case_runs`` of the agent
+file each time the tab is shown), and edits the selected one below it
+(:class:`~app.tool_editor.case_editor.CaseEditor`). New case (from the template pane's sample
+values, or with empty arguments), Duplicate and Delete go through
+:mod:`app.document.test_cases`, one undo step each; an undo or redo anywhere updates the table
+and the editor. Run case and Run all ask for a run of the chosen cases
+(:attr:`TestsPanel.run_requested`; the main window opens the results matrix). A tool without
+cases shows what a test case is and how to make one.
+
+Everything but an empty frame is built when the tab is first shown (the arguments form can be
+large), so opening a tool costs nothing for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document.agent_document import FieldPath
+from app.document.test_cases import add_test_case, new_case, remove_test_case, unique_case_name
+from app.document.tool_ref import ToolRef
+from app.icons import icon
+from app.tool_editor.case_table import CASE_COLUMN, EXPECT_COLUMN, CaseTableModel, latest_results
+from mcp_export.errors import HistoryError
+
+if TYPE_CHECKING:
+    from app.tool_editor.case_editor import CaseEditor
+    from mcp_export.history.schema import CaseRunRecord
+    from mcp_export.history.store import HistoryStore
+
+__all__ = ["EMPTY_TEXT", "HistorySource", "TestsPanel"]
+
+HistorySource = Callable[[], "HistoryStore | None"]
+"""Gives the studio's history store when asked (None: history is off)."""
+
+EMPTY_TEXT = (
+    "<p><b>No test cases yet.</b></p>"
+    "<p>A test case calls this tool with fixed arguments and says what a good answer looks "
+    "like: text it must contain or match, the inner tools it must call, limits on tool calls, "
+    "turns and time, a criterion for a judge model, or that the call must fail. Cases run here "
+    "on one or more models, or with <code>metaagent test</code>.</p>"
+    "<p>Make one with <b>New case</b> (it starts from the sample values under the template), "
+    "or run the tool with <b>Test tool…</b> and choose <b>Save as test case…</b>.</p>"
+)
+
+_RESULT_LIMIT = 5000
+
+
+def _path_keys(path: Path) -> list[str]:
+    # Writers store the agent's path as they had it (resolved, absolute, as opened).
+    return list(dict.fromkeys([str(path), os.path.abspath(path), str(path.resolve())]))
+
+
+class TestsPanel(QWidget):
+    """The test cases of one tool.
+
+    Args:
+        ref: the tool.
+        parent: the owning widget.
+        history: gives the history store the last results are read from (None: none shown).
+        sample_arguments: gives the arguments a new case starts with (the template pane's
+            sample values); None: new cases start empty.
+
+    Attributes (once shown):
+        model: the table's cases and results.
+        table: the cases.
+        editor: the selected case.
+        new_button, duplicate_button, delete_button, run_button, run_all_button: the actions.
+        empty_label: what a test case is, shown while the tool has none.
+        results_note: why last results cannot be shown (hidden when they can).
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    run_requested = Signal(object)
+    """Run these cases: a list of ``(tool name, case name)``."""
+    fields_added = Signal(object)
+    """New text fields appeared in this widget (carried): their undo keys go to the agent."""
+
+    def __init__(
+        self,
+        ref: ToolRef,
+        parent: QWidget | None = None,
+        *,
+        history: HistorySource | None = None,
+        sample_arguments: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("testsPanel")
+        self.ref = ref
+        self.document = ref.document
+        self._history = history
+        self._sample_arguments = sample_arguments
+        self._built = False
+        self._form_stale = False
+        self._syncing = False
+        self._wanted: str | None = None
+        QVBoxLayout(self).setContentsMargins(0, 0, 0, 0)
+        ref.changed.connect(self._on_tool_changed)
+        ref.removed.connect(lambda: self.setEnabled(False))
+
+    # -- building --------------------------------------------------------------------------
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
+        """Build on first show; read the last results each time."""
+        if not self._built:
+            self._build()
+        elif self._form_stale:
+            self._form_stale = False
+            self.editor.set_parameters()
+        self.refresh_results()
+        super().showEvent(event)
+
+    def _build(self) -> None:
+        # The arguments form's modules load with the first Tests tab shown, not with the editor.
+        from app.tool_editor.case_editor import CaseEditor
+
+        self._built = True
+        self.model = CaseTableModel(self)
+        self.model.set_palette(self.palette())
+        self.table = QTableView()
+        self.table.setObjectName("casesTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(EXPECT_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self.editor: CaseEditor = CaseEditor(self.ref)
+        self.empty_label = QLabel(EMPTY_TEXT)
+        self.empty_label.setObjectName("testsEmpty")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.empty_label.setContentsMargins(12, 12, 12, 12)
+        self.empty_label.setMaximumWidth(720)
+        self.results_note = QLabel()
+        self.results_note.setObjectName("resultsNote")
+        self.results_note.setWordWrap(True)
+        self.results_note.hide()
+
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setObjectName("testsSplit")
+        self.split.setChildrenCollapsible(False)
+        self.split.addWidget(self.table)
+        self.split.addWidget(self.editor)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 3)
+        empty_page = QWidget()
+        empty_layout = QVBoxLayout(empty_page)
+        empty_layout.addWidget(self.empty_label)
+        empty_layout.addStretch(1)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(empty_page)
+        self.stack.addWidget(self.split)
+
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(self._build_buttons())
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.results_note)
+        outer = self.layout()
+        assert outer is not None
+        outer.addWidget(body)
+        body.show()  # added while the panel is being shown: shown now, not on the next turn
+
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.editor.renamed.connect(self._on_renamed)
+        self.editor.form_replaced.connect(self.fields_added)
+        self._sync_cases()
+        self.fields_added.emit(self)
+
+    def _build_buttons(self) -> QHBoxLayout:
+        self.new_button = QToolButton()
+        self.new_button.setObjectName("newCase")
+        self.new_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.new_action = QAction(icon("add"), "&New case", self)
+        self.new_action.setToolTip("A new case with the sample values under the template")
+        self.new_action.triggered.connect(lambda: self.add_case(from_samples=True))
+        self.new_button.setDefaultAction(self.new_action)
+        menu = QMenu(self.new_button)
+        menu.addAction("With the sample values", lambda: self.add_case(from_samples=True))
+        menu.addAction("With empty arguments", lambda: self.add_case(from_samples=False))
+        self.new_button.setMenu(menu)
+        self.duplicate_button = QPushButton(icon("duplicate"), "D&uplicate")
+        self.duplicate_button.setObjectName("duplicateCase")
+        self.duplicate_button.setToolTip("A copy of the selected case")
+        self.delete_button = QPushButton(icon("delete"), "&Delete")
+        self.delete_button.setObjectName("deleteCase")
+        self.delete_button.setToolTip("Delete the selected case (Delete; Ctrl+Z brings it back)")
+        self.run_button = QPushButton(icon("tool"), "&Run case")
+        self.run_button.setObjectName("runCase")
+        self.run_button.setToolTip("Run the selected case and show the results")
+        self.run_all_button = QPushButton("Run &all")
+        self.run_all_button.setObjectName("runAllCases")
+        self.run_all_button.setToolTip("Run every case of this tool and show the results")
+        delete_key = QAction(self.table)
+        delete_key.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        delete_key.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete_key.triggered.connect(self.delete_case)
+        self.table.addAction(delete_key)
+        self.duplicate_button.clicked.connect(self.duplicate_case)
+        self.delete_button.clicked.connect(self.delete_case)
+        self.run_button.clicked.connect(self.run_case)
+        self.run_all_button.clicked.connect(self.run_all)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        for button in (self.new_button, self.duplicate_button, self.delete_button):
+            row.addWidget(button)
+        row.addStretch(1)
+        row.addWidget(self.run_button)
+        row.addWidget(self.run_all_button)
+        return row
+
+    # -- the cases -------------------------------------------------------------------------
+
+    def selected_case(self) -> str | None:
+        """The name of the selected case (None: none)."""
+        return self.editor.case_name() if self._built else None
+
+    def select_case(self, name: str | None) -> None:
+        """Select the case named ``name`` and show it in the editor."""
+        row = self.model.row_of(name) if name is not None else None
+        selection = self.table.selectionModel()
+        self._syncing = True
+        try:
+            if row is None:
+                selection.clearSelection()
+            else:
+                index = self.model.index(row, CASE_COLUMN)
+                selection.setCurrentIndex(
+                    index,
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect
+                    | QItemSelectionModel.SelectionFlag.Rows,
+                )
+                self.table.scrollTo(index)
+        finally:
+            self._syncing = False
+        if name != self.editor.case_name():
+            self.editor.show_case(name)
+        else:
+            self.editor.refresh()
+        self._update_actions()
+
+    def _sync_cases(self) -> None:
+        tool = self.ref.tool()
+        cases = list(tool.tests) if tool is not None else []
+        names = [case.name for case in cases]
+        was, row = self.editor.case_name(), self._current_row()
+        self._syncing = True
+        try:
+            self.model.set_cases(cases)
+        finally:
+            self._syncing = False
+        wanted, self._wanted = self._wanted, None
+        if wanted in names:
+            chosen: str | None = wanted
+        elif was in names:
+            chosen = was
+        elif names:
+            chosen = names[min(row if row is not None else 0, len(names) - 1)]
+        else:
+            chosen = None
+        self.stack.setCurrentIndex(1 if cases else 0)
+        self.select_case(chosen)
+
+    def _current_row(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else None
+
+    def _update_actions(self) -> None:
+        tool = self.ref.tool()
+        count = len(tool.tests) if tool is not None else 0
+        selected = self.editor.case() is not None
+        for button in (self.duplicate_button, self.delete_button, self.run_button):
+            button.setEnabled(selected)
+        self.run_all_button.setEnabled(count > 0)
+        self.run_all_button.setText(f"Run &all ({count})" if count else "Run &all")
+        self.new_action.setEnabled(tool is not None)
+
+    def _on_selection_changed(self) -> None:
+        if self._syncing:
+            return
+        row = self._current_row()
+        cases = self.model.cases()
+        self.editor.show_case(cases[row].name if row is not None else None)
+        self._update_actions()
+
+    def _on_renamed(self, _name: str) -> None:
+        self._update_actions()
+
+    def _on_tool_changed(self, part: FieldPath) -> None:
+        if not self._built:
+            return
+        if part[:1] in ((), ("tests",)):
+            self._sync_cases()
+        if part[:1] in ((), ("parameters",)):
+            if self.isVisible():
+                self.editor.set_parameters()
+            else:
+                self._form_stale = True
+        if part[:1] in ((), ("name",)):
+            self.refresh_results()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def add_case(self, *, from_samples: bool = True) -> str | None:
+        """Add a case (with the sample values, or empty arguments), select it and focus its
+        name; returns its name (None when the tool is gone)."""
+        tool = self.ref.tool()
+        if tool is None:
+            return None
+        arguments = self._sample_arguments() if from_samples and self._sample_arguments else {}
+        name = unique_case_name(self.document, tool.name, f"Case {len(tool.tests) + 1}")
+        self._wanted = name
+        added = add_test_case(self.document, tool.name, new_case(name, arguments))
+        if added is not None and self._built:
+            self.editor.name_edit.setFocus(Qt.FocusReason.OtherFocusReason)
+            self.editor.name_edit.selectAll()
+        return added
+
+    def duplicate_case(self) -> str | None:
+        """Add a copy of the selected case after the others and select it; returns its name."""
+        tool, case = self.ref.tool(), self.editor.case()
+        if tool is None or case is None:
+            return None
+        copy = case.model_copy(
+            update={"name": unique_case_name(self.document, tool.name, f"{case.name} copy")}
+        )
+        self._wanted = copy.name
+        return add_test_case(self.document, tool.name, copy)
+
+    def delete_case(self) -> bool:
+        """Delete the selected case (one undo step); the next one is selected."""
+        tool, name = self.ref.tool(), self.editor.case_name()
+        if tool is None or name is None:
+            return False
+        return remove_test_case(self.document, tool.name, name)
+
+    def run_case(self) -> None:
+        """Ask for a run of the selected case."""
+        tool, name = self.ref.tool(), self.editor.case_name()
+        if tool is not None and name is not None:
+            self.run_requested.emit([(tool.name, name)])
+
+    def run_all(self) -> None:
+        """Ask for a run of every case of the tool."""
+        tool = self.ref.tool()
+        if tool is not None and tool.tests:
+            self.run_requested.emit([(tool.name, case.name) for case in tool.tests])
+
+    # -- results ---------------------------------------------------------------------------
+
+    def refresh_results(self) -> None:
+        """Read the last results of the tool's cases from the history again."""
+        if not self._built:
+            return
+        rows: list[CaseRunRecord] = []
+        note = ""
+        path, tool = self.document.path, self.ref.tool()
+        store = self._history() if self._history is not None and path is not None else None
+        if store is not None and path is not None and tool is not None:
+            try:
+                seen: set[int] = set()
+                for key in _path_keys(path):
+                    for found in store.case_runs(agent_path=key, limit=_RESULT_LIMIT):
+                        if found.id not in seen:
+                            seen.add(found.id)
+                            rows.append(found)
+            except HistoryError as exc:
+                note = f"The last results cannot be read: {exc}"
+        rows.sort(key=lambda found: found.id, reverse=True)
+        self.model.set_results(latest_results(rows, tool.name) if tool is not None else {})
+        self.select_case(self.editor.case_name())
+        self.results_note.setText(note)
+        self.results_note.setVisible(bool(note))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
+        """Recolour passes and failures when the palette changes (light ↔ dark)."""
+        if event.type() == QEvent.Type.PaletteChange and self._built:
+            self.model.set_palette(self.palette())
+        super().changeEvent(event)
