@@ -402,8 +402,18 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         from app.test_run.memory import SampleMemory
         from app.tool_editor.tab import create_tool_tab
 
-        tab = create_tool_tab(document, tool, samples_memory=SampleMemory(self.settings))
+        tab = create_tool_tab(
+            document, tool, samples_memory=SampleMemory(self.settings), history=self.history_store
+        )
         self.watch_text_fields(tab)
+        text_fields_added = getattr(tab, "text_fields_added", None)
+        if text_fields_added is not None:
+            text_fields_added.connect(self.watch_text_fields)
+        run_cases_requested = getattr(tab, "run_cases_requested", None)
+        if run_cases_requested is not None:
+            run_cases_requested.connect(
+                lambda selection, d=document: self.open_matrix_tab(d, selection)
+            )
         self._tool_tabs.append(tab)
         index = self.tabs.addTab(tab, icon("tool"), tool.name)
         self.tabs.setTabToolTip(index, f"{tool.name} — {document.display_name()}")

@@ -1,17 +1,19 @@
 """The tool editor's Tests tab: a tool's test cases listed with their last results and edited.
 
 Real widgets offscreen, typed into with key clicks; every edit goes through the agent document
-(one undo step each, typing merged); last results come from the real history store.
+(one undo step each, typing merged); last results come from the real history store, written by
+a real run of the results matrix against a fake model server, or row by row.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QSpinBox, QWidget
+from PySide6.QtWidgets import QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -21,7 +23,10 @@ from app.tool_editor.editor import ToolEditor
 from app.tool_editor.tests_panel import EMPTY_TEXT, TestsPanel
 from mcp_export.history.store import HistoryStore
 from schema_types.files.agent_file import load_agent
+from tests.app._windows import studio_window
+from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import book_tool, write_agent
+from tests.fakes.openai_server import FakeOpenAIServer
 
 WAIT_MS = 10_000
 RUN_MS = 30_000
@@ -364,3 +369,62 @@ def test_results_older_than_a_day_say_when_and_no_run_says_so() -> None:
     assert model.index(0, 2).data() == "not run yet"
     assert model.index(0, 1).data() == "call succeeds"
     assert latest_results([], "t") == {}
+
+
+def test_run_case_and_run_all_open_the_results_matrix_and_its_results_show_in_the_tab(
+    qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    from app.test_cases.matrix_tab import MatrixTab
+
+    def respond(body: RequestBody) -> Reply:
+        return text("Booked AF123." if "Oslo" in body.last_user_text else "Sold out.")
+
+    with FakeOpenAIServer(responder=respond) as server:
+        window = studio_window(qtbot)
+        document = window.open_file(agent_file(tmp_path, base_url=server.base_url))
+        assert document is not None
+        editor = window.open_tool_tab(document, document.agent.tools[1])
+        assert isinstance(editor, ToolEditor)
+        panel = show_tests(qtbot, editor)
+        assert panel.model.index(0, 2).data() == "not run yet"
+
+        click(qtbot, panel.run_button)
+        matrix = window.tabs.currentWidget()
+        assert isinstance(matrix, MatrixTab) and matrix.selection == [("book_flight", "oslo")]
+        qtbot.waitUntil(lambda: matrix.last_end is not None and not matrix.busy, timeout=RUN_MS)
+        window.tabs.setCurrentWidget(editor)
+        qtbot.waitUntil(lambda: panel.model.models() == ["openai:fake-model"], timeout=WAIT_MS)
+        assert panel.model.index(0, 2).data() == "✓ passed · just now"
+        assert panel.model.index(1, 2).data() == "—"
+
+        click(qtbot, panel.run_all_button)
+        every = window.tabs.currentWidget()
+        assert isinstance(every, MatrixTab) and every is not matrix
+        assert every.selection == [("book_flight", "oslo"), ("book_flight", "rome")]
+        qtbot.waitUntil(lambda: every.last_end is not None and not every.busy, timeout=RUN_MS)
+        window.tabs.setCurrentWidget(editor)
+        qtbot.waitUntil(lambda: panel.model.index(1, 2).data() != "—", timeout=WAIT_MS)
+        assert panel.model.index(1, 2).data() == "✓ passed · just now"
+        window.close()
+
+
+def test_undo_keys_in_the_form_act_on_the_agent_in_the_studio(qtbot: QtBot, tmp_path: Path) -> None:
+    window = studio_window(qtbot)
+    document = window.open_file(agent_file(tmp_path))
+    assert document is not None
+    editor = window.open_tool_tab(document, document.agent.tools[1])
+    assert isinstance(editor, ToolEditor)
+    panel = show_tests(qtbot, editor)
+    field = panel.editor.arguments.form.field("destination")
+    assert isinstance(field, QLineEdit)
+
+    type_into(qtbot, field, "-Torp")
+    assert cases_of(document)[0].arguments == {"destination": "Oslo-Torp"}
+    qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert cases_of(document)[0].arguments == {"destination": "Oslo"}
+    assert field.text() == "Oslo"
+    qtbot.keyClick(
+        field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert field.text() == "Oslo-Torp"
+    window.close()
