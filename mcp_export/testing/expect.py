@@ -99,7 +99,8 @@ def _thread(meta: Any) -> str | None:
 
 def _quote(text: str) -> str:
     flat = " ".join(text.split())
-    return json.dumps(flat if len(flat) <= _QUOTE_LIMIT else flat[: _QUOTE_LIMIT - 1] + "…")
+    cut = flat if len(flat) <= _QUOTE_LIMIT else flat[: _QUOTE_LIMIT - 1] + "…"
+    return json.dumps(cut, ensure_ascii=False)
 
 
 def _subset(expected: Any, actual: Any) -> bool:
@@ -174,7 +175,7 @@ def check(expect: Expectations, outcome: CallOutcome) -> list[Failure]:
             what = (
                 wanted
                 if isinstance(wanted, str)
-                else f"{wanted.name} with {json.dumps(wanted.arguments)}"
+                else f"{wanted.name} with {json.dumps(wanted.arguments, ensure_ascii=False)}"
             )
             failures.append(
                 Failure(f"toolCalls[{index}]", f"{what} was not called (calls made: {made})")

@@ -18,10 +18,12 @@ import pytest
 import yaml
 
 from mcp_export.history.store import HistoryStore
+from mcp_export.testing.expect import CallOutcome, check
 from mcp_export.testing.judge import JUDGE_SYSTEM_PROMPT
 from mcp_export.testing.record import compare, record_matrix
 from mcp_export.testing.report import matrix_json, write_junit
 from mcp_export.testing.run import MatrixResult, NoCases, run_matrix, select_cases
+from schema_types.cases import Expectations
 from schema_types.files.agent_file import load_agent
 from tests.fakes._script import Reply, RequestBody, delay, text, tool_round_then_text
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
@@ -117,6 +119,10 @@ async def test_each_answer_expectation_passes_and_fails_by_name(tmp_path: Path) 
     assert str(by_case["contains fails"].failures[0]) == (
         'contains[1]: "KL9" is not in the answer "Booked AF123 to Oslo, window seat. '
         '{\\"flight\\": \\"AF123\\", \\"seats\\": 1}"'
+    )
+    long = check(Expectations(contains=["Zürich"]), CallOutcome("Grüße aus Oslo " * 10, False, 1.0))
+    assert str(long[0]) == (
+        'contains[0]: "Zürich" is not in the answer "' + ("Grüße aus Oslo " * 6)[:79] + '…"'
     )
     assert str(by_case["unexpected error"].failures[0]).startswith(
         'isError: the call failed: "Invalid arguments for book_flight: destination:'
