@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListView,
-    QStyledItemDelegate,
     QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
@@ -47,6 +46,7 @@ from app.document.qt_models import ToolsListModel
 from app.icons import icon
 from app.naming import numbered_name
 from app.tool_editor.value_editors import error_colour
+from app.typed_delegate import KeepTypedDelegate
 from schema_types.agent import ToolDefinition
 
 __all__ = ["ToolsListWidget", "unique_tool_name"]
@@ -76,10 +76,9 @@ class _NameValidator(QValidator):
         return state, text, pos
 
 
-class _ToolNameDelegate(QStyledItemDelegate):
+class _ToolNameDelegate(KeepTypedDelegate):
     """The list's name editor: validated as typed, told apart when Enter submits it, and left
-    alone while typed in (Qt rewrites every open editor a ``dataChanged`` covers, and the
-    tools' schema marks arrive a moment after each edit).
+    alone while typed in (the tools' schema marks arrive a moment after each edit).
 
     Signals:
         problem_changed(str): why the typed name is refused ("" when it is fine).
@@ -105,13 +104,6 @@ class _ToolNameDelegate(QStyledItemDelegate):
             )
             editor.returnPressed.connect(self.submitted)
         return editor
-
-    def setEditorData(self, editor: QWidget, index: AnyIndex) -> None:  # noqa: N802 (Qt override)
-        if isinstance(editor, QLineEdit) and (
-            editor.isModified() or editor.text() == index.data(Qt.ItemDataRole.EditRole)
-        ):
-            return
-        super().setEditorData(editor, index)
 
 
 class ToolsListWidget(QWidget):

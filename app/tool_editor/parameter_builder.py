@@ -22,9 +22,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QHeaderView,
-    QLineEdit,
     QSplitter,
-    QStyledItemDelegate,
     QTabWidget,
     QToolBar,
     QTreeView,
@@ -39,26 +37,12 @@ from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_import import ImportDialog, ImportedParameters
 from app.tool_editor.schema_json_view import SchemaJsonView
+from app.typed_delegate import KeepTypedDelegate
 from schema_types.schema.nodes import ArraySchema, ObjectSchema
 
 __all__ = ["ParameterBuilder"]
 
 NodePath = tuple[str, ...]
-
-
-class _NameDelegate(QStyledItemDelegate):
-    """The tree's delegate: an open editor is rewritten only when the name itself changed and
-    nothing was typed yet (Qt rewrites every open editor a ``dataChanged`` covers, whatever the
-    roles, which would put ``new_property`` back under the cursor)."""
-
-    def setEditorData(  # noqa: N802 (Qt override)
-        self, editor: QWidget, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
-        if isinstance(editor, QLineEdit) and (
-            editor.isModified() or editor.text() == index.data(Qt.ItemDataRole.EditRole)
-        ):
-            return
-        super().setEditorData(editor, index)
 
 
 class ParameterBuilder(QWidget):
@@ -82,7 +66,7 @@ class ParameterBuilder(QWidget):
         self.tree.setObjectName("parameterTree")
         self.tree.setAccessibleName("Parameters")
         self.tree.setModel(self.model)
-        self.tree.setItemDelegate(_NameDelegate(self.tree))
+        self.tree.setItemDelegate(KeepTypedDelegate(self.tree))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
