@@ -5,7 +5,7 @@ Xvfb with ``make screenshots``; ``QT_QPA_PLATFORM=offscreen`` works too) on a pr
 richest example agent, with its own data directory so no recent files or recovery copies of the
 person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
 asks for the dark colour scheme (a dark palette where the platform has no dark theme, as under
-Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint, matrix)
+Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint, matrix, tests)
 instead of all. It stops with a non-zero status when a view cannot be reached, so a broken view
 never leaves a stale picture behind unnoticed.
 """
@@ -422,12 +422,83 @@ async def matrix_views(window: MainWindow, camera: Camera) -> None:
     document.undo_stack.undo()
 
 
+def tests_panel_cases(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Three cases of the richest tool for its Tests section; the first expects a lot."""
+    return [
+        {
+            "name": "Grace to Lisbon",
+            "arguments": arguments,
+            "expect": {
+                "contains": ["TP1351", "QX7R2M"],
+                "notContains": ["sorry"],
+                "matches": "(?i)lisbon",
+                "toolCalls": ["time__get_current_time"],
+                "maxToolCalls": 2,
+                "maxTurns": 3,
+                "maxDurationMs": 20000,
+            },
+        },
+        {"name": "Window seat", "arguments": arguments, "expect": {"matches": "(?i)window"}},
+        {"name": "Booking reference", "arguments": arguments, "expect": {"contains": ["QX7R2M"]}},
+    ]
+
+
+async def tests_panel_view(window: MainWindow, camera: Camera) -> None:
+    """The tool editor's Tests section: three cases, the first selected, with their last results
+    on two models from a real run of them (recorded in the studio's history), at 1400×900 and
+    1024×700."""
+    from app.document.test_cases import add_test_case
+    from app.test_cases.matrix_tab import MatrixTab
+    from app.tool_editor.editor import ToolEditor
+    from schema_types.arguments import sample_arguments
+    from schema_types.cases import TestCase
+    from tests.fakes._script import text
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    document = window.current_document()
+    assert document is not None
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    cases = tests_panel_cases(sample_arguments(tool.parameters))
+    models = [document.agent.settings.model or "", BUDGET_MODEL]
+    with FakeOpenAIServer(responder=lambda _body: text(BUDGET_ANSWER, chunks=6)) as server:
+        with document.macro("Test cases for the screenshots"):
+            document.set_field(
+                ("providers", "vllm"),
+                {"VLLM_BASE_URL": server.base_url},
+                text="Add the budget model's endpoint",
+            )
+            for case in cases:
+                add_test_case(document, tool.name, TestCase.model_validate(case))
+        selection = [(tool.name, case["name"]) for case in cases]
+        run = window.open_matrix_tab(document, selection, models)
+        assert isinstance(run, MatrixTab)
+        await wait_until(lambda: run.last_end is not None and not run.busy, "the cases' run", 120)
+        window.remove_run_tab(run)
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    editor = window.open_tool_tab(document, tool)
+    assert isinstance(editor, ToolEditor)
+    window.resize(1400, 900)
+    editor.sections.setCurrentWidget(editor.tests)
+    panel = editor.tests
+    await wait_until(lambda: panel.model.models() == sorted(models), "the last results")
+    panel.select_case(cases[0]["name"])
+    await camera.shoot(window, "tests-panel.png")
+    window.resize(1024, 700)
+    await camera.shoot(window, "tests-panel-1024.png")
+    window.resize(1400, 900)
+    editor.sections.setCurrentIndex(0)
+    document.undo_stack.undo()
+
+
 GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "studio": studio_views,
     "editor": lambda window, camera, _agent: tool_editor_views(window, camera),
     "runs": lambda window, camera, _agent: run_views(window, camera),
     "endpoint": lambda window, camera, _agent: endpoint_views(window, camera),
     "matrix": lambda window, camera, _agent: matrix_views(window, camera),
+    "tests": lambda window, camera, _agent: tests_panel_view(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""
