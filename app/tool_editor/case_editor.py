@@ -81,7 +81,7 @@ class CaseEditor(QWidget):
 
         name_row = QHBoxLayout()
         name_row.setContentsMargins(0, 0, 0, 0)
-        name_label = QLabel("&Name:")
+        name_label = QLabel("Case name:")  # no mnemonic: the tool's own &Name is beside it
         name_label.setBuddy(self.name_edit)
         name_row.addWidget(name_label)
         name_row.addWidget(self.name_edit, 1)

@@ -20,10 +20,10 @@ from PySide6.QtGui import QFontDatabase, QWheelEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -118,6 +118,7 @@ class LimitBox(QSpinBox):
         self.setSpecialValueText("off")
         self.setSuffix(suffix)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel does not take the focus
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 (Qt override)
         """Step only while being edited; otherwise let the expectations scroll."""
@@ -218,25 +219,25 @@ class ExpectationsForm(QWidget):
             "Inner tools the call must use, one per line (server__tool); after a name, a JSON "
             'object of arguments the call must include: time__now {"timezone": "UTC"}',
         )
-        limits = QWidget()
-        row = QHBoxLayout(limits)
-        row.setContentsMargins(0, 0, 0, 0)
         for name, object_name, off_at, label, suffix, tip in (
-            ("max_tool_calls", "expectMaxToolCalls", -1, "Tool calls ≤", "", "inner tool calls"),
-            ("max_turns", "expectMaxTurns", 0, "Turns ≤", "", "model requests"),
-            ("max_duration_ms", "expectMaxDurationMs", 0, "Time ≤", " ms", "the call's time"),
+            (
+                "max_tool_calls",
+                "expectMaxToolCalls",
+                -1,
+                "Ma&x tool calls:",
+                "",
+                "inner tool calls",
+            ),
+            ("max_turns", "expectMaxTurns", 0, "Max turns:", "", "model requests"),
+            ("max_duration_ms", "expectMaxDurationMs", 0, "Max time:", " ms", "the call's time"),
         ):
             spin = LimitBox(object_name, off_at, suffix)
-            spin.setAccessibleName(label.replace(" ≤", "").strip())
-            spin.setToolTip(f"At most this many {tip}" if not suffix else f"At most {tip}")
-            limit = self._limit_field(name, spin)
-            caption = QLabel(label)
-            caption.setBuddy(spin)
-            row.addWidget(caption)
-            row.addWidget(spin, 1)
-            self.fields[name] = limit
-        problems = [self.fields[name].problem for name in ("max_tool_calls", "max_turns")]
-        form.addRow("Limits:", _cell(limits, *problems, self.fields["max_duration_ms"].problem))
+            self._add(
+                form,
+                label,
+                self._limit_field(name, spin),
+                (f"At most this many {tip}" if not suffix else f"At most {tip}") + " ('off': any)",
+            )
         schema_box = _text_box("expectJsonSchema", 4, mono=True)
         schema_box.setPlaceholderText('{"type": "object"}')
         schema = ExpectField(

@@ -149,7 +149,13 @@ class TestsPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
+        rows = self.table.verticalHeader()
+        rows.hide()
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        # A few cases stay in sight however tall the case editor below gets.
+        self.table.setMinimumHeight(
+            self.table.horizontalHeader().sizeHint().height() + 3 * rows.defaultSectionSize() + 4
+        )
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -203,7 +209,7 @@ class TestsPanel(QWidget):
         self.new_button.setObjectName("newCase")
         self.new_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-        self.new_action = QAction(icon("add"), "&New case", self)
+        self.new_action = QAction(icon("add"), "Ne&w case", self)
         self.new_action.setToolTip("A new case with the sample values under the template")
         self.new_action.triggered.connect(lambda: self.add_case(from_samples=True))
         self.new_button.setDefaultAction(self.new_action)
@@ -214,7 +220,7 @@ class TestsPanel(QWidget):
         self.duplicate_button = QPushButton(icon("duplicate"), "D&uplicate")
         self.duplicate_button.setObjectName("duplicateCase")
         self.duplicate_button.setToolTip("A copy of the selected case")
-        self.delete_button = QPushButton(icon("delete"), "&Delete")
+        self.delete_button = QPushButton(icon("delete"), "De&lete")
         self.delete_button.setObjectName("deleteCase")
         self.delete_button.setToolTip("Delete the selected case (Delete; Ctrl+Z brings it back)")
         self.run_button = QPushButton(icon("tool"), "&Run case")

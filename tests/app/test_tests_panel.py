@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QLineEdit, QSpinBox, QWidget
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -428,3 +429,33 @@ def test_undo_keys_in_the_form_act_on_the_agent_in_the_studio(qtbot: QtBot, tmp_
     )
     assert field.text() == "Oslo-Torp"
     window.close()
+
+
+def test_the_wheel_over_a_limit_not_being_edited_changes_nothing(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    document = AgentDocument.load(agent_file(tmp_path))
+    panel = show_tests(qtbot, open_editor(qtbot, document))
+    turns = panel.editor.fields["max_turns"].widget
+    steps = document.undo_stack.count()
+
+    def wheel() -> None:
+        centre = QPointF(turns.rect().center())
+        event = QWheelEvent(
+            centre,
+            QPointF(turns.mapToGlobal(turns.rect().center())),
+            QPoint(0, 0),
+            QPoint(0, 120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(turns, event)
+
+    wheel()
+    assert cases_of(document)[0].expect.max_turns == 3
+    assert document.undo_stack.count() == steps
+    turns.setFocus(Qt.FocusReason.MouseFocusReason)
+    wheel()
+    assert cases_of(document)[0].expect.max_turns == 4
