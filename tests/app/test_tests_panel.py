@@ -459,3 +459,42 @@ def test_the_wheel_over_a_limit_not_being_edited_changes_nothing(
     turns.setFocus(Qt.FocusReason.MouseFocusReason)
     wheel()
     assert cases_of(document)[0].expect.max_turns == 4
+
+
+def test_arguments_the_form_cannot_show_are_edited_as_json_and_kept(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    kept = {"name": "kept", "arguments": {"destination": "Oslo", "seat": "14A"}}
+    document = AgentDocument.load(agent_file(tmp_path, cases=[kept]))
+    panel = show_tests(qtbot, open_editor(qtbot, document))
+    arguments = panel.editor.arguments
+
+    assert arguments.unshown() == ["seat"]
+    assert arguments.json_button.isChecked() and not arguments.json_button.isEnabled()
+    assert arguments.pages.currentWidget() is arguments.json_edit
+    assert "The form cannot show seat" in arguments.note.text()
+    arguments.json_edit.setFocus(Qt.FocusReason.MouseFocusReason)
+    qtbot.keyClick(arguments.json_edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(arguments.json_edit, '{"destination": "Bergen", "seat": "14A"')
+    assert arguments.note.text().startswith("Not saved: line 1, column")
+    assert cases_of(document)[0].arguments == kept["arguments"]
+    qtbot.keyClicks(arguments.json_edit, "}")
+    assert cases_of(document)[0].arguments == {"destination": "Bergen", "seat": "14A"}
+
+
+def test_a_case_may_keep_arguments_the_tool_refuses_and_says_so(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    document = AgentDocument.load(agent_file(tmp_path))
+    panel = show_tests(qtbot, open_editor(qtbot, document))
+    arguments = panel.editor.arguments
+    destination = arguments.form.field("destination")
+    destination.setFocus(Qt.FocusReason.MouseFocusReason)
+    qtbot.keyClick(destination, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(destination, Qt.Key.Key_Delete)
+
+    assert cases_of(document)[0].arguments == {}  # a case that expects an error may want this
+    assert arguments.note.text() == (
+        "A call with these arguments is refused (1 problem): fine when the case expects an error."
+    )
+    assert arguments.form.editor("destination").problem() != ""
