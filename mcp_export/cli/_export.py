@@ -3,9 +3,12 @@
 Without ``--install`` the snippet goes to stdout (ready to paste); notes on what the person still
 has to do go to stderr. With ``--install`` the entry is merged into the client's config file (its
 standard place on this OS, or ``--config PATH``) and the changed file is named. Claude Code edits
-its own files: for it the ``claude mcp add-json`` command is printed to be run.
+its own files: for it ``--install`` runs ``claude mcp add-json NAME JSON --scope user`` when the
+``claude`` command is on PATH, and otherwise prints that command and exits 1 (nothing was
+installed).
 
-Exit codes: 0 done (or already installed), 1 the agent or the config file was refused, 2 usage.
+Exit codes: 0 done (or already installed), 1 the agent or the config file was refused, or
+nothing could be installed, 2 usage.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from pathlib import Path
 from typing import cast
 
 from mcp_export.cli._report import load_agent_or_report
+from mcp_export.clients.claude_code import ClaudeNotFound, install_with_claude
 from mcp_export.clients.entry import CLIENT_IDS, ClientId, build_entry, default_config_path
-from mcp_export.clients.install import InstallError, install
+from mcp_export.clients.install import InstallError, InstallResult, install
 
 __all__ = ["register", "run"]
 
@@ -41,7 +45,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--install",
         action="store_true",
-        help="merge the entry into the client's config file (a backup is written first)",
+        help=(
+            "merge the entry into the client's config file (a backup is written first); for "
+            "claude-code, run `claude mcp add-json … --scope user`"
+        ),
     )
     parser.add_argument(
         "--config",
@@ -92,11 +99,19 @@ def run(args: argparse.Namespace) -> int:
                 "metaagent export: --config does not apply to Claude Code (it edits its own files)"
             )
             return 2
-        _out(entry.snippet)
-        _err(
-            "Claude Code keeps its own config: run the command above to install "
-            f"'{entry.name}' (nothing was written)."
-        )
+        try:
+            result: InstallResult = install_with_claude(entry, force=args.force)
+        except ClaudeNotFound:
+            _out(entry.snippet)
+            _err(
+                "metaagent export: the claude command is not on PATH, so nothing was installed: "
+                f"run the command above where Claude Code is installed to add '{entry.name}'."
+            )
+            return 1
+        except InstallError as exc:
+            _err(f"metaagent export: {exc}")
+            return 1
+        _out(result.message)
         for note in entry.notes:
             _err(f"note: {note}")
         return 0

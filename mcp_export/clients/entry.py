@@ -11,8 +11,8 @@ One entry per client format, built from the agent file alone:
 
 Formats: Claude Desktop and Cursor keep ``{"mcpServers": {name: entry}}``, VS Code keeps
 ``{"servers": {name: {"type": "stdio", …}}}``, Claude Code gets a ``claude mcp add-json`` command
-(it owns its files), and ``json`` is the bare entry. Merging into a config file lives in
-``clients.install``; this module only builds and prints.
+(it owns its files; ``clients.claude_code`` runs it), and ``json`` is the bare entry. Merging
+into a config file lives in ``clients.install``; this module only builds and prints.
 """
 
 from __future__ import annotations
@@ -34,11 +34,13 @@ if TYPE_CHECKING:  # the CLI registry imports this module: keep pydantic out of 
     from schema_types.agent import Agent
 
 __all__ = [
+    "CLAUDE_SCOPE",
     "CLIENTS",
     "ClientId",
     "ClientInfo",
     "ExportEntry",
     "build_entry",
+    "claude_add_json_args",
     "default_config_path",
     "interpreter_path",
     "referenced_env_names",
@@ -96,9 +98,10 @@ CLIENTS: Mapping[ClientId, ClientInfo] = {
             id="claude-code",
             label="Claude Code",
             notes=(
-                "Claude Code manages its own config: run the printed `claude mcp add-json` "
-                "command. It does not offer MCP sampling, so the agent needs its own model; "
-                "${NAME} is read from the environment Claude Code runs in."
+                "Claude Code manages its own config: installing runs `claude mcp add-json` "
+                "(or run the printed command yourself). It does not offer MCP sampling, so the "
+                "agent needs its own model; ${NAME} is read from the environment Claude Code "
+                "runs in."
             ),
             servers_key=None,
             env_style="shell",
@@ -314,6 +317,21 @@ def _notes(
     return tuple(notes)
 
 
+CLAUDE_SCOPE = "user"
+"""Claude Code's scope for an installed agent: every project of the person sees it."""
+
+
+def claude_add_json_args(entry: ExportEntry, claude: str = "claude") -> list[str]:
+    """The Claude Code command that adds the entry: ``claude mcp add-json NAME JSON --scope user``.
+
+    Args:
+        entry: the entry (its JSON is written compactly, as one argument).
+        claude: the ``claude`` executable to name first.
+    """
+    payload = json.dumps(entry.entry, ensure_ascii=False, separators=(",", ":"))
+    return [claude, "mcp", "add-json", entry.name, payload, "--scope", CLAUDE_SCOPE]
+
+
 def snippet(entry: ExportEntry) -> str:
     """The text the person pastes: a config document, the bare entry, or the ``claude`` command.
 
@@ -322,8 +340,7 @@ def snippet(entry: ExportEntry) -> str:
     """
     info = CLIENTS[entry.client]
     if entry.client == "claude-code":
-        payload = json.dumps(entry.entry, ensure_ascii=False, separators=(",", ":"))
-        return f"claude mcp add-json {shlex.quote(entry.name)} {shlex.quote(payload)} --scope user"
+        return shlex.join(claude_add_json_args(entry))
     if info.servers_key is None:
         document: Any = entry.entry
     else:

@@ -26,7 +26,7 @@ from mcp_export.clients.entry import CLIENTS, ExportEntry
 from mcp_export.errors import ExportError
 from schema_types.files.atomic_write import write_atomically
 
-__all__ = ["InstallError", "InstallResult", "install", "strip_jsonc"]
+__all__ = ["InstallError", "InstallResult", "install", "read_config", "strip_jsonc"]
 
 
 class InstallError(ExportError):
@@ -69,7 +69,7 @@ def install(
     path = Path(config_path)
     if info.servers_key is None:
         how = (
-            "run the printed `claude mcp add-json` command instead"
+            "`metaagent export --client claude-code --install` runs `claude mcp add-json` for it"
             if entry.client == "claude-code"
             else "copy the snippet into your client's config"
         )
@@ -112,6 +112,23 @@ def install(
     if had_comments:
         message += "; its comments could not be kept, the backup still has them"
     return InstallResult(changed=True, backup=backup, path=path, message=message)
+
+
+def read_config(path: str | os.PathLike[str], *, jsonc: bool = False) -> dict[str, Any] | None:
+    """A client's config file as a JSON object; None when the file does not exist.
+
+    Args:
+        path: the config file.
+        jsonc: read it as JSONC (comments and trailing commas allowed), as VS Code does.
+
+    Raises:
+        InstallError: the file cannot be read, is not UTF-8, not valid JSON or not an object.
+    """
+    config = Path(path)
+    data = _read(config)
+    if data is None:
+        return None
+    return _parse(data, config, jsonc=jsonc) if data else {}
 
 
 def _indent(value: Any) -> str:

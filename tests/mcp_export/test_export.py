@@ -22,6 +22,8 @@ from mcp_export.clients.entry import CLIENTS, ExportEntry, build_entry, default_
 from mcp_export.clients.install import InstallError, install, strip_jsonc
 from mcp_export.errors import ExportError
 from schema_types.agent import Agent
+from schema_types.files.agent_file import load_agent
+from tests.fakes.claude_cli import install_fake_claude, logged_calls
 
 SECRET = "sk-test-SECRET-0123456789"
 PYTHON = os.path.abspath(sys.executable)
@@ -457,7 +459,9 @@ def test_a_secret_in_the_environment_is_never_written(tmp_path, monkeypatch):
 # --- the CLI -----------------------------------------------------------------------------------
 
 
-def _export(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _export(
+    tmp_path: Path, *args: str, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {
@@ -468,6 +472,8 @@ def _export(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "APPDATA": str(home / "AppData"),
         **dict.fromkeys(ENV_NAMES, SECRET),
     }
+    if path is not None:
+        env["PATH"] = path
     return subprocess.run(
         [sys.executable, "-m", "mcp_export", "export", *args],
         capture_output=True,
@@ -517,13 +523,60 @@ def test_cli_installs_then_reports_already_installed_then_refuses_a_clash(tmp_pa
     assert not (tmp_path / "home" / ".config").exists()  # the (fake) home was never touched
 
 
-def test_cli_install_for_claude_code_prints_the_command_to_run(tmp_path):
+def test_cli_install_for_claude_code_runs_claude_mcp_add_json(tmp_path):
     agent = _agent_file(tmp_path)
-    done = _export(tmp_path, str(agent), "--client", "claude-code", "--install")
+    bin_dir = tmp_path / "bin"
+    install_fake_claude(bin_dir)
+    expected = build_entry(agent, load_agent(agent), "claude-code")
+
+    done = _export(tmp_path, str(agent), "--client", "claude-code", "--install", path=str(bin_dir))
+
     assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "installed 'travel-desk' in Claude Code (user scope): "
+        "Added stdio MCP server travel-desk to user config\n"
+    )
+    (call,) = logged_calls(bin_dir)
+    payload = call["argv"][3]
+    assert call["argv"] == ["mcp", "add-json", "travel-desk", payload, "--scope", "user"]
+    assert call["json"] == expected.entry
+    assert call["json"]["env"] == {name: "${" + name + "}" for name in ENV_NAMES}
+    stored = json.loads((tmp_path / "home" / ".claude.json").read_text())
+    assert stored["mcpServers"]["travel-desk"]["command"] == PYTHON
+    assert "note: Claude Code reads OPENAI_API_KEY" in done.stderr
+    assert SECRET not in done.stdout + done.stderr + json.dumps(stored)
+
+
+def test_claude_code_refusing_a_taken_name_fails_and_force_replaces_it(tmp_path):
+    agent = _agent_file(tmp_path)
+    bin_dir = tmp_path / "bin"
+    install_fake_claude(bin_dir)
+    args = (str(agent), "--client", "claude-code", "--install")
+    assert _export(tmp_path, *args, path=str(bin_dir)).returncode == 0
+
+    again = _export(tmp_path, *args, path=str(bin_dir))
+    assert again.returncode == 1
+    assert "MCP server travel-desk already exists in user config" in again.stderr
+    assert "--force" in again.stderr
+
+    forced = _export(tmp_path, *args, "--force", path=str(bin_dir))
+    assert forced.returncode == 0, forced.stderr
+    argvs = [call["argv"][:3] for call in logged_calls(bin_dir)]
+    assert argvs[-2:] == [["mcp", "remove", "travel-desk"], ["mcp", "add-json", "travel-desk"]]
+    assert logged_calls(bin_dir)[-2]["argv"][3:] == ["-s", "user"]
+
+
+def test_cli_install_for_claude_code_without_claude_prints_the_command_and_fails(tmp_path):
+    agent = _agent_file(tmp_path)
+    empty = tmp_path / "no-claude-here"
+    empty.mkdir()
+
+    done = _export(tmp_path, str(agent), "--client", "claude-code", "--install", path=str(empty))
+
+    assert done.returncode == 1
     assert done.stdout.startswith("claude mcp add-json travel-desk '")
     assert done.stdout.rstrip().endswith("--scope user")
-    assert "run the command above" in done.stderr
+    assert "the claude command is not on PATH, so nothing was installed" in done.stderr
     assert list((tmp_path / "home").iterdir()) == []
 
 
