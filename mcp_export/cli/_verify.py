@@ -1,7 +1,13 @@
 """``metaagent verify AGENT_FILE``: launch the server as a client would and show what it sees.
 
-Prints one screen of ✔/✘ lines (green/red on a terminal; ``NO_COLOR`` turns colour off) and exits
-0 when everything a client needs works, 1 otherwise.
+The entry is the one installed in the client's config file (its standard place, or ``--config``),
+else the one the export would write; it is started with its own command, args and env and the MCP
+SDK's small default environment, nothing else of this shell (``mcp_export.clients.launch``).
+``--call [TOOL]`` also makes one real call (the tool's first test case's arguments, else sample
+values) and shows the answer or the error as the client would.
+
+Prints one screen of ✔/✘ lines (green/red on a terminal; ``NO_COLOR`` turns colour off), redacted,
+and exits 0 when everything a client needs works, 1 otherwise, 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from mcp_export.clients.verify import render_report, verify_export
 
 __all__ = ["register", "run"]
 
+_FIRST_TOOL = ""  # --call without a tool name
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``verify`` subcommand."""
@@ -26,9 +34,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "verify",
         help="launch the exported server as a client would, and check what it sees",
         description=(
-            "Spawn the server exactly as the chosen client's entry says, connect with the MCP "
-            "client in both protocol modes, list the tools, check their schemas against the "
-            "agent file and say whether a model is reachable."
+            "Spawn the server exactly as the chosen client's config entry says (the installed "
+            "one, else the one export writes), with only the environment that client passes, "
+            "connect with the MCP client in both protocol modes, list the tools, check their "
+            "schemas against the agent file, name every value still to fill in and say whether "
+            "a model is reachable. --call makes one real call."
         ),
     )
     parser.add_argument("agent_file", metavar="AGENT_FILE", help="the agent file to verify")
@@ -38,6 +48,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=CLIENT_IDS,
         help="whose entry to launch (default: json, a client without sampling)",
     )
+    parser.add_argument("--name", help="the server's name in the client (default: from the agent)")
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        type=Path,
+        help="the client's config file to read the entry from (default: its standard place)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -45,21 +62,55 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="seconds each connection may take, spawn to tools listed (default 30)",
     )
+    parser.add_argument(
+        "--call",
+        nargs="?",
+        const=_FIRST_TOOL,
+        metavar="TOOL",
+        help=(
+            "also call TOOL (default: the first tool) through the launched server, with its "
+            "first test case's arguments or sample values, and show the answer"
+        ),
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds the call may take, spawn to result (default 120)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``verify`` with parsed arguments; returns the exit code."""
-    if args.timeout <= 0:
-        sys.stderr.write("metaagent verify: --timeout must be more than 0 seconds\n")
+    if args.timeout <= 0 or args.call_timeout <= 0:
+        sys.stderr.write("metaagent verify: --timeout and --call-timeout must be more than 0\n")
+        return 2
+    if args.client == "json" and args.config is not None:
+        sys.stderr.write("metaagent verify: the json format has no config file to read\n")
         return 2
     client = cast(ClientId, args.client)
     path = Path(args.agent_file)
+    call = args.call is not None
+    tool = args.call or None
 
     async def main() -> int:
-        report = await verify_export(path, client, timeout=args.timeout)
+        report = await verify_export(
+            path,
+            client,
+            timeout=args.timeout,
+            name=args.name,
+            config_path=args.config,
+            call=call,
+            tool=tool,
+            call_timeout=args.call_timeout,
+        )
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         text = render_report(report, color=color, ascii_only=not _can_show("✔✘"))
+        if not _can_show(text):  # a console that cannot show ›, … or a quoted answer
+            encoding = sys.stdout.encoding or "ascii"
+            text = text.encode(encoding, errors="replace").decode(encoding)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
         return 0 if report.ok else 1

@@ -1,17 +1,18 @@
 """Launch an exported server exactly as its client would, and check what the client will see.
 
-``verify_export`` builds the client's entry with ``build_entry``, resolves its env placeholders
-from the current environment, spawns the command over stdio and connects with the official
-``mcp`` Client twice, concurrently: ``mode="legacy"`` (the 2025-11-25 initialize handshake) and
-``mode="auto"`` (2026-07-28 discovery). It lists the tools and checks each one's ``inputSchema``
-against the JSON Schema meta-schema and against the agent file, compares serverInfo and
-instructions with the agent's metadata, and says whether a model is reachable (credentials that
-resolve, or a client that offers sampling). The result is a ``VerifyReport`` the CLI prints and
-the studio shows.
-
-The spawned server sees what a client would give it: the SDK's small default environment (HOME,
-PATH, …) plus the entry's env. Only ``METAAGENT_HOME`` is passed on besides, so a verify run records
-its history in the same store as the process that asked for it.
+``verify_export`` builds the client's entry with ``build_entry`` and turns it into the process the
+client starts (``client_launch``): the entry as installed in the client's config file (else as the
+export writes it), its variables expanded as that client expands them, and an environment of the
+MCP SDK's small default set plus the entry's env, nothing else of this process (see
+``clients.launch`` for what each client passes). It spawns that over stdio and connects with the
+official ``mcp`` Client twice, concurrently: ``mode="legacy"`` (the 2025-11-25 initialize
+handshake) and ``mode="auto"`` (2026-07-28 discovery). It lists the tools and checks each one's
+``inputSchema`` against the JSON Schema meta-schema and against the agent file, compares
+serverInfo and instructions with the agent's metadata, checks that every variable the agent reads
+reaches the server (naming the value to fill in, and where, when one does not), and says whether
+a model is reachable (credentials that resolve in the server's environment, or a client that
+offers sampling). With ``call=True`` it also makes one real ``tools/call`` (``verify_call``). The
+result is a ``VerifyReport`` the CLI prints and the studio shows.
 """
 
 from __future__ import annotations
@@ -19,16 +20,26 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
 
-from mcp_export.clients.entry import ClientId, ExportEntry, build_entry
+from mcp_export.clients.entry import ClientId, build_entry
+from mcp_export.clients.install import InstallError
+from mcp_export.clients.launch import ClientLaunch, client_launch
+from mcp_export.clients.verify_call import (
+    CallOutcome,
+    CallPlan,
+    describe_failure,
+    plan_call,
+    stderr_tail,
+    try_call,
+)
 from mcp_export.clients.verify_checks import (
+    check_call,
+    check_command,
     check_connections,
     check_environment,
     check_model,
@@ -36,9 +47,11 @@ from mcp_export.clients.verify_checks import (
 )
 from mcp_export.clients.verify_report import (
     Check,
+    Fill,
     ModeResult,
     VerifiedTool,
     VerifyReport,
+    render_call,
     render_report,
 )
 from schema_types.agent import Agent
@@ -47,34 +60,20 @@ from schema_types.files.agent_file import load_agent
 
 __all__ = [
     "MODES",
+    "CallOutcome",
+    "CallPlan",
     "Check",
+    "Fill",
     "ModeResult",
     "VerifiedTool",
     "VerifyReport",
-    "launch_environment",
+    "call_after_verify",
+    "render_call",
     "render_report",
     "verify_export",
 ]
 
 MODES: tuple[str, ...] = ("legacy", "auto")
-# Passed on to the server besides the entry's env (see the module docstring).
-_PASSTHROUGH = ("METAAGENT_HOME",)
-
-
-def launch_environment(
-    entry: ExportEntry, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The env the verify run gives the server: the entry's variables, valued from ``environ``.
-
-    A variable that is not set here is left out (the server then reports it as missing), exactly
-    as an empty placeholder in the client's config would be.
-    """
-    source: Mapping[str, str] = os.environ if environ is None else environ
-    env = {name: source[name] for name in entry.env_names if source.get(name)}
-    for name in _PASSTHROUGH:
-        if source.get(name):
-            env[name] = source[name]
-    return env
 
 
 async def verify_export(
@@ -83,18 +82,28 @@ async def verify_export(
     *,
     timeout: float = 30.0,  # noqa: ASYNC109 - a limit per connection, not for the whole call
     name: str | None = None,
+    config_path: str | os.PathLike[str] | None = None,
+    call: bool = False,
+    tool: str | None = None,
+    call_timeout: float = 120.0,
 ) -> VerifyReport:
     """Launch the server as ``client`` would and check everything that client needs.
 
     Args:
         agent_path: the agent file.
-        client: whose entry to launch (decides env syntax and whether sampling is on offer).
+        client: whose entry to launch (decides where it is read from, how its variables expand
+            and whether sampling is on offer).
         timeout: seconds each connection may take, spawn to tools listed.
-        name: the server name (only shown; the default is the agent's slug).
+        name: the server's name in the client's config (default: the agent's slug).
+        config_path: the client's config file to read the entry from (default: its standard
+            place); an entry not installed there is launched as the export writes it.
+        call: also make one real call (see ``verify_call``).
+        tool: the tool to call (default: the first of the agent's tools the server lists).
+        call_timeout: seconds the call may take, spawn to result.
 
     Returns:
         The report; ``report.ok`` is True when every check passed. Never raises for a broken
-        agent or server: that is a failed check with the reason.
+        agent, config or server: that is a failed check with the reason.
     """
 
     started = time.perf_counter()
@@ -109,25 +118,68 @@ async def verify_export(
         return report
     entry = build_entry(path, agent, client, name=name)
     report.entry = entry
+    try:
+        launch = await anyio.to_thread.run_sync(
+            lambda: client_launch(entry, config_path=config_path)
+        )
+    except InstallError as exc:
+        report.add("config file", False, str(exc))
+        return report
+    report.launch = launch
 
-    environ = launch_environment(entry)
-    results: dict[str, ModeResult] = {}
+    if check_command(report, launch):
+        results: dict[str, ModeResult] = {}
 
-    async def connect(mode: str) -> None:
-        results[mode] = await _connect(entry, environ, mode, timeout)
+        async def connect(mode: str) -> None:
+            results[mode] = await _connect(launch, mode, timeout)
 
-    # Both connections at once: each is a separate server process, as two clients would start.
-    async with anyio.create_task_group() as group:
-        for mode in MODES:
-            group.start_soon(connect, mode)
+        # Both connections at once: each is a separate server process, as two clients would start.
+        async with anyio.create_task_group() as group:
+            for mode in MODES:
+                group.start_soon(connect, mode)
 
-    ordered = [results[mode] for mode in MODES]
-    check_connections(report, ordered)
-    check_tools(report, agent, ordered)
-    check_environment(report, agent, entry, environ)
-    check_model(report, agent, client, environ)
+        ordered = [results[mode] for mode in MODES]
+        check_connections(report, ordered)
+        check_tools(report, agent, ordered)
+    check_environment(report, agent, entry, launch)
+    check_model(report, agent, client, launch.process_env())
+    if call and report.tools:
+        await call_after_verify(report, agent, tool, timeout=call_timeout)
+    elif call:
+        report.add(f"call {tool or 'a tool'}", False, "not tried: the server listed no tools")
     report.timings["total"] = time.perf_counter() - started
     return report
+
+
+async def call_after_verify(
+    report: VerifyReport,
+    agent: Agent,
+    tool: str | None,
+    *,
+    timeout: float,  # noqa: ASYNC109 - spawn, connect and call, together
+) -> CallOutcome | None:
+    """Make one real call with the launch a verify run found, and add its check to the report.
+
+    Args:
+        report: a report from ``verify_export`` (its launch and listed tools are used).
+        agent: the agent file's agent (for the tool's test cases and schema).
+        tool: the tool to call (default: the first of the agent's tools the server lists).
+        timeout: seconds for the call, spawn to result.
+
+    Returns:
+        The outcome, also in ``report.call``; None when the report has no launch, or the server
+        does not list that tool (a failed check says so).
+    """
+    launch = report.launch
+    if launch is None:
+        return None
+    plan = plan_call(agent, tool, [listed.name for listed in report.tools])
+    if plan is None:
+        report.add(f"call {tool or 'a tool'}", False, "not tried: the server does not list it")
+        return None
+    outcome = await try_call(launch, plan, timeout=timeout, agent=agent)
+    check_call(report, outcome)
+    return outcome
 
 
 def _load(path: Path) -> tuple[Path, Agent]:
@@ -135,20 +187,13 @@ def _load(path: Path) -> tuple[Path, Agent]:
     return absolute, load_agent(absolute)
 
 
-async def _connect(
-    entry: ExportEntry, environ: dict[str, str], mode: str, limit_s: float
-) -> ModeResult:
+async def _connect(launch: ClientLaunch, mode: str, limit_s: float) -> ModeResult:
     result = ModeResult(mode)
-    params = StdioServerParameters(
-        command=str(entry.entry["command"]),
-        args=[str(arg) for arg in entry.entry["args"]],
-        env=environ,
-    )
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         started = time.perf_counter()
         try:
             with anyio.fail_after(limit_s):
-                transport = stdio_client(params, errlog=errlog)
+                transport = stdio_client(launch.parameters(), errlog=errlog)
                 async with Client(transport, mode=mode, read_timeout_seconds=limit_s) as session:
                     result.connect_s = time.perf_counter() - started
                     result.protocol = session.protocol_version
@@ -160,9 +205,9 @@ async def _connect(
                     result.tools = await _list_tools(session)
                     result.list_s = time.perf_counter() - listed
         except TimeoutError:
-            result.error = f"no answer within {limit_s:g} s" + _stderr_tail(errlog)
+            result.error = f"no answer within {limit_s:g} s" + stderr_tail(errlog)
         except Exception as exc:  # any failure to launch or talk is the finding itself
-            result.error = _describe(exc) + _stderr_tail(errlog)
+            result.error = describe_failure(exc) + stderr_tail(errlog)
     return result
 
 
@@ -185,22 +230,3 @@ async def _list_tools(session: Client) -> list[VerifiedTool]:
         if not cursor:
             break
     return tools
-
-
-def _describe(exc: BaseException) -> str:
-    # Task groups wrap the real failure; show the innermost ones.
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in exc.exceptions)
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if not isinstance(exc, OSError) else text
-
-
-def _stderr_tail(errlog: IO[str], lines: int = 6) -> str:
-    try:
-        errlog.flush()
-        errlog.seek(0)
-        text = errlog.read()
-    except (OSError, ValueError):
-        return ""
-    tail = [line for line in text.strip().splitlines() if line.strip()][-lines:]
-    return ("\nserver stderr:\n  " + "\n  ".join(tail)) if tail else ""

@@ -1,13 +1,17 @@
 """The judgements of ``verify``: from what each connection saw to ✔/✘ checks.
 
 Each ``check_*`` function appends its checks to a ``VerifyReport``; ``tool_problems`` is the one
-rule for a served tool (valid JSON Schema, an object root, the parameters as authored).
+rule for a served tool (valid JSON Schema, an object root, the parameters as authored). The
+environment and model checks judge the environment the launched server gets
+(``ClientLaunch.process_env``), never this process's own: a key set here but written empty in the
+client's config is a key the server does not have.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,17 +20,23 @@ from jsonschema.exceptions import SchemaError as JsonSchemaError
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from mcp_export.clients.entry import CLIENTS, ClientId, ExportEntry
-from mcp_export.clients.verify_report import ModeResult, VerifiedTool, VerifyReport
+from mcp_export.clients.launch import ClientLaunch
+from mcp_export.clients.verify_call import CallOutcome
+from mcp_export.clients.verify_report import Fill, ModeResult, VerifiedTool, VerifyReport
 from mcp_export.errors import ConfigurationError
 from mcp_export.providers.factory import credentials_available, provider_for_agent
+from mcp_export.providers.kinds import PROVIDER_KINDS
 from schema_types.agent import Agent, ToolDefinition
 
 __all__ = [
     "CONVERSATION_PROPERTY",
+    "check_call",
+    "check_command",
     "check_connections",
     "check_environment",
     "check_model",
     "check_tools",
+    "render_fill",
     "tool_problems",
 ]
 
@@ -145,23 +155,143 @@ def _schema_problems(schema: dict[str, Any], what: str) -> list[str]:
     return []
 
 
+def check_command(report: VerifyReport, launch: ClientLaunch) -> bool:
+    """Whether the entry's command can be started; a failed check says why when it cannot."""
+    if launch.find_command() is not None:
+        return True
+    command = launch.command
+    path = launch.process_env().get("PATH", "")
+    if not command:
+        why = f"the entry {launch.key_path()} has no command"
+    elif os.sep in command or (os.altsep is not None and os.altsep in command):
+        exists = os.path.exists(command)
+        why = f"{command} {'is not an executable file' if exists else 'does not exist'}"
+    else:
+        why = f"{command!r} is not on the PATH the server gets ({path or 'no PATH'})"
+    where = f" ({launch.key_path('command')} in {launch.source})" if launch.source else ""
+    report.add("command", False, f"{why}{where}: {launch.label} cannot start the server")
+    return False
+
+
 def check_environment(
-    report: VerifyReport, agent: Agent, entry: ExportEntry, environ: Mapping[str, str]
+    report: VerifyReport, agent: Agent, entry: ExportEntry, launch: ClientLaunch
 ) -> None:
-    """The variables the agent's own MCP servers need (the model's key is ``check_model``'s)."""
+    """Each variable the agent reads: whether the server gets a value, else what to fill where.
+
+    A missing key of the agent's model is no problem for a client that lends its own model
+    (sampling); everything else the agent reads must reach the server.
+    """
+    written = launch.written_env
+    environ = launch.process_env()
+    model_keys = _model_key_names(agent)
+    samples = CLIENTS[launch.client].sampling
+    for name in entry.env_names:
+        if environ.get(name):
+            source = written.get(name, "")
+            how = "written in the entry" if source == environ[name] else f"from {source}"
+            if name not in written:
+                how = f"from {launch.label}'s own environment"
+            report.add(f"env {name}", True, f"passed to the server ({how})")
+            continue
+        if name in model_keys and samples:
+            report.add(
+                f"env {name}",
+                True,
+                f"not set: {launch.label} lends its own model (sampling) instead",
+            )
+            continue
+        fill = _fill(agent, launch, name, written.get(name), model_keys)
+        report.fills.append(fill)
+        report.add(f"env {name}", False, render_fill(fill, launch))
+
+
+def render_fill(fill: Fill, launch: ClientLaunch) -> str:
+    """What is wrong with a value, how to fill it in, and the way that needs no editing."""
+    written = launch.written_env.get(fill.name)
+    if written is None or not written.strip():
+        fix = "fill in the value there"
+    else:
+        fix = f"set {', '.join(launch.unset) or fill.name} where {launch.label} is started"
+    places = " and ".join(fill.agent_paths) or f"the agent's reference to {fill.name}"
+    studio = " (the studio's Model page stores the key and writes it)" if fill.provider else ""
+    keyring = (
+        f"or, with no editing: keep it in the keyring and write keyring://SERVICE/NAME at "
+        f"{places} in the agent file{studio}; the entry then needs no {fill.name}"
+    )
+    return f"{fill.problem}\n{fix}\n{keyring}"
+
+
+def _fill(
+    agent: Agent,
+    launch: ClientLaunch,
+    name: str,
+    written: str | None,
+    model_keys: dict[str, str],
+) -> Fill:
+    key_path = launch.key_path("env", name)
+    file = launch.source or launch.config_file
+    if launch.source is not None:
+        where = f"in {launch.source} at {key_path}"
+    elif file is not None:
+        where = f"in the entry at {key_path} (not installed in {file} yet)"
+    else:
+        where = f"in the entry at {key_path}"
+    if written is None:
+        problem = f"not in the entry's env ({key_path} is missing): the server never gets it"
+    elif not written.strip():
+        problem = f"empty {where}: {launch.label} passes it as written"
+    else:
+        problem = (
+            f"{written} {where}, and it is not set here: {launch.label} reads it from the "
+            "environment it is started in"
+        )
+    return Fill(
+        name=name,
+        config_file=file,
+        key_path=key_path,
+        problem=problem,
+        agent_paths=_agent_paths(agent, name, model_keys),
+        provider=model_keys.get(name),
+    )
+
+
+def _model_key_names(agent: Agent) -> dict[str, str]:
+    """The variables the model's key is read from, each with the provider id."""
     provider = agent.settings.provider_id or ""
-    model_names = {
-        match.group(1)
-        for value in agent.providers.get(provider, {}).values()
+    kind = PROVIDER_KINDS.get(provider)
+    if kind is None:
+        return {}
+    names = {
+        match.group(1): provider
+        for key, value in agent.providers.get(provider, {}).items()
+        if key in kind.key_names
         for match in _ENV_REFERENCE.finditer(value)
     }
-    for name in entry.env_names:
-        if name in model_names:
-            continue
-        if environ.get(name):
-            report.add(f"env {name}", True, "set here and passed to the server")
-        else:
-            report.add(f"env {name}", False, f"not set here: the agent reads env://{name}")
+    if not any(agent.providers.get(provider, {}).get(key) for key in kind.key_names):
+        names[kind.key_names[0]] = provider  # read from the environment when the agent is silent
+    return names
+
+
+def _agent_paths(agent: Agent, name: str, model_keys: dict[str, str]) -> tuple[str, ...]:
+    """Where the agent file reads the variable (where a keyring reference would go)."""
+    reference = f"env://{name}"
+    paths = [
+        f"providers.{provider}.{key}"
+        for provider, values in agent.providers.items()
+        for key, value in values.items()
+        if reference in value
+    ]
+    for server_name, server in agent.mcp_servers.items():
+        for section, values in (("env", server.env), ("headers", server.headers)):
+            paths += [
+                f"mcpServers.{server_name}.{section}.{key}"
+                for key, value in values.items()
+                if reference in value
+            ]
+    provider = model_keys.get(name)
+    if not paths and provider is not None:
+        paths.append(f"providers.{provider}.{PROVIDER_KINDS[provider].key_names[0]}")
+    return tuple(paths)
 
 
 def check_model(
@@ -169,7 +299,8 @@ def check_model(
 ) -> None:
     """Whether the served agent will have a model: its own credentials, or the client's.
 
-    ``environ`` is what the server process is given, so the answer is the server's own.
+    ``environ`` is the whole environment the server process is given, so the answer is the
+    server's own.
     """
     info = CLIENTS[client]
     model = agent.settings.model
@@ -187,11 +318,26 @@ def check_model(
         return
     ok, reason = _credentials(agent, environ)
     if ok:
-        report.add("model", True, f"{model}: credentials resolve")
+        report.add("model", True, f"{model}: credentials resolve in the server's environment")
     elif info.sampling:
         report.add("model", True, f"{model}: {reason}; {info.label} lends its model (sampling)")
     else:
         report.add("model", False, f"{model}: {reason}")
+
+
+def check_call(report: VerifyReport, outcome: CallOutcome) -> None:
+    """The real call: answered, or what the client would have seen instead."""
+    report.call = outcome
+    report.checks = [check for check in report.checks if not check.label.startswith("call ")]
+    label = f"call {outcome.plan.tool}"
+    if not outcome.tried:
+        report.add(label, True, outcome.text)
+    elif outcome.ok:
+        report.add(label, True, f"answered in {outcome.seconds:.1f} s")
+    elif outcome.is_error:
+        report.add(label, False, f"an isError result after {outcome.seconds:.1f} s")
+    else:
+        report.add(label, False, f"no result after {outcome.seconds:.1f} s")
 
 
 def _credentials(agent: Agent, environ: Mapping[str, str]) -> tuple[bool, str]:

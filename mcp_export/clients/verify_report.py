@@ -1,14 +1,32 @@
-"""What ``verify`` found, as data for the studio and as one screen of text for the CLI."""
+"""What ``verify`` found, as data for the studio and as one screen of text for the CLI.
+
+Every text the report renders passes ``redact``: a detail may quote a server's stderr or a
+model's answer, and either may repeat a key.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mcp_export.clients.entry import ClientId, ExportEntry
+from mcp_export.redact import redact
 
-__all__ = ["Check", "ModeResult", "VerifiedTool", "VerifyReport", "render_report"]
+if TYPE_CHECKING:
+    from mcp_export.clients.launch import ClientLaunch
+    from mcp_export.clients.verify_call import CallOutcome
+
+__all__ = [
+    "Check",
+    "Fill",
+    "ModeResult",
+    "VerifiedTool",
+    "VerifyReport",
+    "render_call",
+    "render_report",
+]
 
 _GREEN, _RED, _DIM, _RESET = "\033[32m", "\033[31m", "\033[2m", "\033[0m"
 
@@ -19,6 +37,29 @@ class Check(NamedTuple):
     label: str
     ok: bool
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class Fill:
+    """A value the person has to put in before calls can work, and where.
+
+    Attributes:
+        name: the environment variable (``OPENAI_API_KEY``).
+        config_file: the client's config file that holds (or will hold) the entry; None for a
+            client without one.
+        key_path: its place in that file (``mcpServers › travel-desk › env › OPENAI_API_KEY``).
+        problem: what is wrong with it now (written empty, a variable not set, not in the entry).
+        agent_paths: where the agent file reads it (``providers.openai.OPENAI_API_KEY``): a
+            ``keyring://`` reference written there needs no value in the config at all.
+        provider: the provider id when it is the key of the agent's model, else None.
+    """
+
+    name: str
+    config_file: Path | None
+    key_path: str
+    problem: str
+    agent_paths: tuple[str, ...] = ()
+    provider: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +104,10 @@ class VerifyReport:
         server_version: serverInfo version.
         instructions: the server's instructions.
         protocols: negotiated protocol version per mode.
+        launch: the process the client starts (None when the agent or its config could not be
+            read).
+        fills: the values to put in by hand, each with where it goes.
+        call: the real call's outcome, when one was asked for.
     """
 
     agent_path: Path
@@ -75,6 +120,9 @@ class VerifyReport:
     server_version: str | None = None
     instructions: str | None = None
     protocols: dict[str, str] = field(default_factory=lambda: dict[str, str]())
+    launch: ClientLaunch | None = None
+    fills: list[Fill] = field(default_factory=lambda: list[Fill]())
+    call: CallOutcome | None = None
 
     @property
     def ok(self) -> bool:
@@ -91,13 +139,20 @@ class VerifyReport:
         self.checks.append(Check(label, ok, detail))
 
 
-def render_report(report: VerifyReport, *, color: bool = False, ascii_only: bool = False) -> str:
+def render_report(
+    report: VerifyReport,
+    *,
+    color: bool = False,
+    ascii_only: bool = False,
+    answer_lines: int | None = 20,
+) -> str:
     """The report as text: one line per check (details of a failure indented below it).
 
     Args:
         report: from ``verify_export``.
         color: wrap markers in ANSI green/red (for a terminal).
         ascii_only: ``+``/``x`` instead of ``✔``/``✘`` for consoles that cannot show them.
+        answer_lines: show at most this many lines of a call's answer (None: all of it).
     """
     good, bad = ("+", "x") if ascii_only else ("✔", "✘")
 
@@ -107,7 +162,11 @@ def render_report(report: VerifyReport, *, color: bool = False, ascii_only: bool
     entry = report.entry
     title = f"{entry.name} for {entry.info.label}" if entry is not None else str(report.agent_path)
     lines = [f"Verify {title}"]
-    if entry is not None:
+    launch = report.launch
+    if launch is not None:
+        lines.append(paint("  " + " ".join([launch.command, *launch.args]), _DIM))
+        lines.extend(paint(f"  {line}", _DIM) for line in _launch_lines(launch))
+    elif entry is not None:
         lines.append(paint("  " + " ".join(_launch_words(entry.entry)), _DIM))
     width = max((len(check.label) for check in report.checks), default=0)
     for check in report.checks:
@@ -115,6 +174,8 @@ def render_report(report: VerifyReport, *, color: bool = False, ascii_only: bool
         first, *rest = (check.detail or "").splitlines() or [""]
         lines.append(f"{marker} {check.label.ljust(width)}  {first}".rstrip())
         lines.extend(f"    {line}" for line in rest)
+    if report.call is not None and report.call.tried:
+        lines.extend(f"  {line}" for line in render_call(report.call, answer_lines).splitlines())
     if entry is not None:
         lines.extend(paint(f"  note: {note}", _DIM) for note in entry.notes)
     if report.ok:
@@ -126,7 +187,47 @@ def render_report(report: VerifyReport, *, color: bool = False, ascii_only: bool
     else:
         failed = ", ".join(check.label for check in report.problems)
         lines.append(paint(f"{bad} {len(report.problems)} problem(s): {failed}", _RED))
-    return "\n".join(lines)
+    return redact("\n".join(lines))
+
+
+def render_call(outcome: CallOutcome, answer_lines: int | None = None) -> str:
+    """A call and what came back, as the client would show it.
+
+    Args:
+        outcome: from ``try_call``.
+        answer_lines: show at most this many lines of the answer (None: all of it).
+    """
+    plan = outcome.plan
+    arguments = json.dumps(plan.arguments, ensure_ascii=False)
+    head = f"call {plan.tool} with {plan.source}: {arguments}" if plan.source else plan.tool
+    if not outcome.tried:
+        return redact(f"{head}\n  {outcome.text}")
+    if outcome.ok:
+        kind = "answer"
+    elif outcome.is_error:
+        kind = "isError result"
+    else:
+        kind = "no result"
+    body = outcome.text.splitlines() or [""]
+    if answer_lines is not None and len(body) > answer_lines:
+        hidden = len(body) - answer_lines
+        body = [*body[:answer_lines], f"… {hidden} more line{'' if hidden == 1 else 's'}"]
+    lines = [head, f"  {kind} after {outcome.seconds:.1f} s:", *(f"    {line}" for line in body)]
+    return redact("\n".join(lines))
+
+
+def _launch_lines(launch: ClientLaunch) -> list[str]:
+    """Where the entry came from, and the names (never the values) of what the server gets."""
+    if launch.source is not None:
+        where = f"entry: {launch.key_path()} in {launch.source}"
+    elif launch.config_file is not None:
+        where = f"entry: not installed in {launch.config_file}; launched as export writes it"
+    else:
+        where = "entry: as export prints it"
+    names = [f"{name} (empty)" if not value else name for name, value in sorted(launch.env.items())]
+    defaults = ", ".join(sorted(set(launch.process_env()) - set(launch.env)))
+    passed = f"environment: {', '.join(names) or 'nothing'} from the entry"
+    return [where, f"{passed}; {defaults or 'nothing'} from the client"]
 
 
 def _launch_words(entry: dict[str, Any]) -> list[str]:

@@ -2,24 +2,27 @@
 
 The end-to-end tests spawn ``python -m mcp_export serve`` exactly as the exported entry says and
 talk to it with the official ``mcp`` Client. HOME points into ``tmp_path`` so the server (and
-anything it writes) never touches the real home directory; METAAGENT_HOME is the test's own.
+anything it writes, and the client config files verify looks for) never touches the real home
+directory. The launched server gets only what a client passes: HOME is its data folder's home.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from mcp_export.clients.entry import build_entry
+from mcp_export.clients.launch import client_launch, expand
 from mcp_export.clients.verify import (
     Check,
     VerifiedTool,
     VerifyReport,
-    launch_environment,
     render_report,
     verify_export,
 )
@@ -71,6 +74,7 @@ def agent_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     path = tmp_path / "travel.agent.yaml"
     path.write_text(AGENT_YAML, encoding="utf-8")
     return path
@@ -91,19 +95,49 @@ def _verify_cli(path: Path, *args: str, env: dict[str, str]) -> subprocess.Compl
 # --- pieces that need no server ----------------------------------------------------------------
 
 
-def test_the_server_env_takes_values_from_here_only_for_referenced_names(tmp_path):
+def test_each_client_expands_its_own_variable_syntax_and_claude_desktop_none():
+    environ = {"KEY": SECRET, "EMPTY": ""}
+    assert expand("claude-desktop", "${env:KEY} ${KEY}", environ) == ("${env:KEY} ${KEY}", [])
+    assert expand("json", "", environ) == ("", [])
+    assert expand("cursor", "Bearer ${env:KEY}", environ) == (f"Bearer {SECRET}", [])
+    assert expand("vscode", "${env:MISSING}${env:EMPTY}", environ) == ("", ["MISSING", "EMPTY"])
+    assert expand("claude-code", "${KEY}", environ) == (SECRET, [])
+    assert expand("claude-code", "${MISSING:-fallback}/${GONE}", environ) == (
+        "fallback/",
+        ["MISSING", "GONE"],
+    )
+
+
+def test_the_launch_takes_the_installed_entry_as_written_else_the_exported_one(tmp_path):
     agent = Agent.model_validate(
         {"providers": {"openai": {"OPENAI_API_KEY": "env://OPENAI_API_KEY"}}}
     )
     entry = build_entry(tmp_path / "a.yaml", agent, "claude-desktop")
-    assert entry.entry["env"] == {"OPENAI_API_KEY": ""}  # the file keeps a placeholder …
-    environ = {"OPENAI_API_KEY": SECRET, "UNRELATED": "x", "METAAGENT_HOME": "/data"}
-    # … the launched process gets the value from this environment, and nothing unrelated.
-    assert launch_environment(entry, environ) == {
-        "OPENAI_API_KEY": SECRET,
-        "METAAGENT_HOME": "/data",
+    environ = {"OPENAI_API_KEY": SECRET}
+    config = tmp_path / "claude_desktop_config.json"
+
+    exported = client_launch(entry, config_path=config, environ=environ)
+    assert exported.source is None and exported.config_file == config
+    # The file keeps a placeholder, and Claude Desktop passes it as written: empty.
+    assert exported.env == {"OPENAI_API_KEY": ""}
+    assert (exported.command, list(exported.args)) == (entry.entry["command"], entry.entry["args"])
+
+    installed = {"command": "/opt/py", "args": ["-m", "x"], "env": {"OPENAI_API_KEY": "typed"}}
+    config.write_text(json.dumps({"mcpServers": {entry.name: installed}}), encoding="utf-8")
+    launch = client_launch(entry, config_path=config, environ=environ)
+    assert launch.source == config
+    assert (launch.command, launch.args, launch.env) == ("/opt/py", ("-m", "x"), installed["env"])
+    assert launch.key_path("env", "X") == f"mcpServers › {entry.name} › env › X"
+    # What the process gets: the SDK's default set from here, then the entry's env, nothing else.
+    assert set(launch.process_env()) <= {*DEFAULT_INHERITED_ENV_VARS, "OPENAI_API_KEY"}
+
+    cursor = build_entry(tmp_path / "a.yaml", agent, "cursor")
+    cursor_config = tmp_path / "mcp.json"
+    assert client_launch(cursor, config_path=cursor_config, environ=environ).env == {
+        "OPENAI_API_KEY": SECRET
     }
-    assert launch_environment(entry, {"OPENAI_API_KEY": ""}) == {}
+    unset = client_launch(cursor, config_path=cursor_config, environ={})
+    assert unset.env == {"OPENAI_API_KEY": ""} and unset.unset == ("OPENAI_API_KEY",)
 
 
 def test_served_tools_are_checked_against_the_meta_schema_and_the_agent_file():
@@ -184,7 +218,8 @@ async def test_verify_launches_the_exported_server_and_sees_what_the_agent_file_
 ):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
-    report = await verify_export(agent_file, "claude-desktop", timeout=TIMEOUT)
+    # Cursor fills ${env:OPENAI_API_KEY} from the environment it is started in: this one.
+    report = await verify_export(agent_file, "cursor", timeout=TIMEOUT)
 
     assert report.ok, render_report(report)
     assert report.protocols == {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -219,8 +254,8 @@ async def test_a_client_without_sampling_and_no_key_is_a_problem_a_sampling_clie
     desktop = await verify_export(agent_file, "claude-desktop", timeout=TIMEOUT)
     vscode = await verify_export(agent_file, "vscode", timeout=TIMEOUT)
 
-    assert [check.label for check in desktop.problems] == ["model"]
-    assert "OPENAI_API_KEY" in desktop.problems[0].detail
+    assert [check.label for check in desktop.problems] == ["env OPENAI_API_KEY", "model"]
+    assert "OPENAI_API_KEY" in desktop.problems[1].detail
     assert vscode.ok, render_report(vscode)
     model = next(check for check in vscode.checks if check.label == "model")
     assert "sampling" in model.detail
@@ -244,9 +279,12 @@ def test_verify_cli_prints_one_screen_and_exits_by_the_outcome(agent_file):
     assert lines[-1].startswith("✔ ready")
     assert SECRET not in good.stdout + good.stderr
 
-    env.pop("OPENAI_API_KEY")
+    # The key is set in this shell, but Claude Desktop passes the entry's empty value.
     bad = _verify_cli(agent_file, "--client", "claude-desktop", env=env)
     assert bad.returncode == 1
     assert any(
-        line.startswith("✘ model") and "OPENAI_API_KEY" in line for line in bad.stdout.splitlines()
+        line.startswith("✘ model") and "OPENAI_API_KEY is set but empty" in line
+        for line in bad.stdout.splitlines()
     )
+    assert "ready" not in bad.stdout
+    assert SECRET not in bad.stdout + bad.stderr
