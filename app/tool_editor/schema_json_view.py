@@ -10,11 +10,16 @@ go there). Applied JSON edits merge into one undo step until focus leaves.
 Changes made elsewhere (tree, panel, undo) replace the text unless the person is in the middle
 of typing something that does not apply yet; text that already means the current parameters is
 left alone, so the person's own formatting survives their edits.
+
+Ctrl+F / Ctrl+H in the view open its find bar (:class:`~app.find_bar.FindBar`); a replacement
+is applied at once when the text then parses and builds, as its own undo step.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.find_bar import FindBar, set_extra_selections
 from app.tool_editor.parameter_edits import same_json
 from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.value_editors import error_colour, loads_json
@@ -129,8 +135,10 @@ class SchemaJsonView(QWidget):
         self.problems.setWordWrap(True)  # a problem names a path and values: often long
         self.problems.setMaximumHeight(self.problems.fontMetrics().height() * 5 + 10)
         self.problems.hide()
+        self.find_bar = FindBar(self.editor, self, edit_scope=self._replacing)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.problems)
@@ -215,8 +223,11 @@ class SchemaJsonView(QWidget):
         self._pending = True
         self._timer.start()
 
-    def apply_text(self) -> bool:
+    def apply_text(self, text: str = "Edit parameters as JSON") -> bool:
         """Apply the text now if it is a sound parameters schema; else show why not.
+
+        Args:
+            text: the undo step's text.
 
         Returns:
             True when the parameters now equal the text.
@@ -227,9 +238,7 @@ class SchemaJsonView(QWidget):
             self._show_problems(problems, "Not applied: the tree keeps the last good schema.")
             return False
         self._show_problems([], "")
-        done = self.model.replace_parameters(
-            params, text="Edit parameters as JSON", merge_key=("json",)
-        )
+        done = self.model.replace_parameters(params, text=text, merge_key=("json",))
         if done:
             self._pending = False
             self.applied.emit()
@@ -267,7 +276,16 @@ class SchemaJsonView(QWidget):
             selection.cursor = cursor
             selection.format = fmt
             selections.append(selection)
-        self.editor.setExtraSelections(selections)
+        set_extra_selections(self.editor, "problems", selections)
+
+    @contextmanager
+    def _replacing(self, what: str) -> Iterator[None]:
+        """A find bar replacement: applied at once, as an undo step of its own."""
+        self.model.seal()
+        yield
+        if self._pending:
+            self.apply_text(f"{what} in the parameters JSON")
+        self.model.seal()
 
     def _on_problem_clicked(self, item: QListWidgetItem) -> None:
         offset = item.data(Qt.ItemDataRole.UserRole)

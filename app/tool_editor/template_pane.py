@@ -2,6 +2,8 @@
 
 :class:`TemplatePane` edits the ``prompt`` of one tool through the document: each keystroke is a
 ``set_field`` merged with the previous ones into one undo step until focus leaves the editor.
+Its find bar (:class:`~app.find_bar.FindBar`, Ctrl+F / Ctrl+H anywhere in the pane) edits the
+same way, each Replace or Replace all inside a ``document.macro`` of its own: one undo step.
 The pane listens to its tool's :class:`~app.document.tool_ref.ToolRef`, which says which part of
 the tool changed: a new prompt (undo and redo from anywhere) replaces only the part of the editor
 text that differs, so the cursor stays where it was unless it sat in the changed part (it then
@@ -31,6 +33,7 @@ For the parameter builder:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QTextCursor
@@ -47,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import FieldPath, merge_id_for
 from app.document.tool_ref import ToolRef
+from app.find_bar import FindBar
 from app.tool_editor.diagnostics_view import DiagnosticsView
 from app.tool_editor.highlighter import OffsetMap
 from app.tool_editor.preview import TemplatePreview
@@ -162,6 +166,7 @@ class TemplatePane(QWidget):
         self.placeholders_button.setDefaultAction(self.preview.placeholders_action)
         self.placeholders_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.problems_title = heading("Problems", self.diagnostics)
+        self.find_bar = FindBar(self.editor, self, edit_scope=self._replacing)
         self._build_rename_bar()
         self._lay_out()
 
@@ -203,6 +208,7 @@ class TemplatePane(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(heading("&Prompt template", self.editor))
         left_layout.addWidget(self.rename_bar)
+        left_layout.addWidget(self.find_bar)
         problems = QWidget()
         problems_layout = QVBoxLayout(problems)
         problems_layout.setContentsMargins(0, 0, 0, 0)
@@ -409,6 +415,11 @@ class TemplatePane(QWidget):
             text=f"Edit prompt of {tool.name}",
             merge_id=merge_id_for(path),
         )
+
+    def _replacing(self, what: str) -> AbstractContextManager[None]:
+        """One undo step for a find bar replacement (its text edit becomes one ``set_field``)."""
+        name = self._tool_name() or "the tool"
+        return self.document.macro(f"{what} in the prompt of {name}")
 
     def jump_to(self, start: int, end: int) -> None:
         """Select the template span ``[start, end)`` (code points) in the editor and focus it."""
