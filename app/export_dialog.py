@@ -2,14 +2,21 @@
 
 Everything here is the CLI's own code (``metaagent export`` / ``verify``) behind widgets:
 ``build_entry`` and ``snippet`` make what is shown and copied, ``install`` merges it into the
-client's config file with a backup, and ``verify_export`` launches the server exactly as the client
-would and lists its tools. Verify runs on the asyncio loop qasync puts under Qt, so the dialog
-keeps answering while the server starts; closing the dialog cancels it.
+client's config file with a backup, and ``verify_export`` launches the entry exactly as the client
+would (the one installed in the config file named in the dialog, with only the environment that
+client passes) and lists its tools. *Try a call* then calls the chosen tool through a freshly
+launched server (``call_after_verify``: its first test case's arguments, else sample values) and
+shows the answer, or the error the client would show. A value the person must fill in by hand is
+named with its file and key; when the dialog is given the open document, the agent's API key field
+(``KeyringField``) is offered beside it, so the key can go to the keyring instead and the config
+needs no value. Verify and calls run on the asyncio loop qasync puts under Qt, so the dialog keeps
+answering while the server starts; closing the dialog cancels them.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,18 +41,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.errors import reporter
+from app.pages.keyring_field import KeyringField
 from app.pages.page_tasks import PageTasks
 
 if TYPE_CHECKING:
+    from app.document.agent_document import AgentDocument
     from mcp_export.clients.entry import ClientId, ExportEntry
     from mcp_export.clients.install import InstallResult
+    from mcp_export.clients.verify_call import CallOutcome
     from mcp_export.clients.verify_report import VerifyReport
     from schema_types.agent import Agent
 
 __all__ = ["ExportDialog"]
 
 _GOOD, _BAD = "#1b7f3b", "#b3261e"
-_VERIFY = "verify"
+_VERIFY, _CALL = "verify", "call"
+_CALL_ANCHOR, _PROBLEM_ANCHOR = "call", "problem"
+# Generous: the first start of a server imports the MCP SDK and a provider SDK.
+_CONNECT_LIMIT_S = 45.0
+_CALL_LIMIT_S = 120.0
 
 
 class ExportDialog(QDialog):
@@ -54,22 +69,39 @@ class ExportDialog(QDialog):
     Args:
         agent_path: the saved agent file to serve.
         parent: the parent widget.
+        document: the open document of that file; with it, a missing model key can be stored
+            in the keyring from here (the agent's API key field) and the agent saved.
+        save: how to save ``document`` (the window's save, which guards against a file changed
+            by someone else); default: ``document.save()``. Returns whether it saved.
 
     Signals:
         verify_finished(report): a Verify run ended with this ``VerifyReport``.
+        call_finished(outcome): a *Try a call* ended with this ``CallOutcome`` (also in the
+            report, whose checks it joined).
     """
 
     verify_finished = Signal(object)
+    call_finished = Signal(object)
 
-    def __init__(self, agent_path: Path, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        agent_path: Path,
+        parent: QWidget | None = None,
+        *,
+        document: AgentDocument | None = None,
+        save: Callable[[AgentDocument], bool] | None = None,
+    ) -> None:
         super().__init__(parent)
         from mcp_export.clients.entry import CLIENTS, build_entry
         from schema_types.errors import SchemaError
         from schema_types.files.agent_file import load_agent
 
         self.agent_path = agent_path
+        self.document = document
+        self._save = save
         self.entry: ExportEntry | None = None
         self.last_report: VerifyReport | None = None
+        self.last_call: CallOutcome | None = None
         self.tasks = PageTasks(self)
         self.agent: Agent | None = None
         load_error = ""
@@ -118,7 +150,7 @@ class ExportDialog(QDialog):
         self.snippet_edit.setReadOnly(True)
         self.snippet_edit.setFont(mono)
         self.snippet_edit.setAccessibleName("Snippet")
-        self.snippet_edit.setMinimumHeight(110)
+        self.snippet_edit.setMinimumHeight(70)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setToolTip("Copy the snippet to the clipboard")
         snippet_head = QHBoxLayout()
@@ -160,13 +192,15 @@ class ExportDialog(QDialog):
         self.verify_status.setWordWrap(True)
         self.report_view = QTextBrowser()
         self.report_view.setAccessibleName("Verify report")
-        self.report_view.setMinimumHeight(150)
+        self.report_view.setMinimumHeight(110)
         verify_row = QHBoxLayout()
         verify_row.addWidget(self.verify_button)
         verify_row.addWidget(self.verify_status, 1)
         verify_layout = QVBoxLayout(verify_box)
         verify_layout.addLayout(verify_row)
-        verify_layout.addWidget(self.report_view)
+        verify_layout.addWidget(self._build_fix())
+        verify_layout.addWidget(self.report_view, 1)
+        verify_layout.addWidget(self._build_call_row())
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -186,7 +220,56 @@ class ExportDialog(QDialog):
         self.browse_button.clicked.connect(self._on_browse)
         self.install_button.clicked.connect(self.install_entry)
         self.verify_button.clicked.connect(self.start_verify)
+        self.call_button.clicked.connect(self.start_call)
+        self.call_tool_combo.currentIndexChanged.connect(self._on_call_tool_changed)
         self.tasks.busy_changed.connect(self._on_busy_changed)
+
+    def _build_call_row(self) -> QWidget:
+        """Try a call: the tool, where its arguments come from, and the button."""
+        self.call_tool_combo = QComboBox()
+        self.call_tool_combo.setAccessibleName("Tool to call")
+        self.call_tool_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.call_source = QLabel()
+        self.call_source.setWordWrap(True)
+        self.call_button = QPushButton("Try a call")
+        self.call_button.setToolTip(
+            "Launch the server as the client would and call the chosen tool once, with its "
+            "first test case's arguments or sample values"
+        )
+        self.call_row = QWidget()
+        row = QHBoxLayout(self.call_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Call"))
+        row.addWidget(self.call_tool_combo)
+        row.addWidget(self.call_source, 1)
+        row.addWidget(self.call_button)
+        self.call_row.setVisible(False)  # until a Verify has listed the tools
+        return self.call_row
+
+    def _build_fix(self) -> QWidget:
+        """The keyring way for a model key the client's config leaves empty (with a document)."""
+        self.fix_box = QWidget()
+        self.fix_box.setVisible(False)
+        self.keyring_field: KeyringField | None = None
+        self.save_button = QPushButton("Save and verify again")
+        self.save_button.setEnabled(False)
+        if self.document is None:
+            return self.fix_box
+        self.fix_label = QLabel()
+        self.keyring_field = KeyringField(self.document)
+        self.keyring_field.setAccessibleName("API key for the keyring")
+        # One row: the field's notes on what the file holds and taking the key out of the
+        # agent are the Model page's business, not an export's.
+        self.keyring_field.status.setVisible(False)
+        self.keyring_field.remove_button.setVisible(False)
+        row = QHBoxLayout(self.fix_box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.fix_label)
+        row.addWidget(self.keyring_field, 1)
+        row.addWidget(self.save_button)
+        self.save_button.clicked.connect(self.save_and_verify)
+        self.document.dirty_changed.connect(self._on_document_dirty)
+        return self.fix_box
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -266,22 +349,79 @@ class ExportDialog(QDialog):
 
     def start_verify(self) -> None:
         """Launch the exported server in the background; :attr:`verify_finished` tells the end."""
-        if self.entry is None:
+        if self.entry is None or self.tasks.is_running(_CALL):
             return
         self.report_view.clear()
         self.last_report = None
+        self.last_call = None
+        self.call_row.setVisible(False)
+        self.fix_box.setVisible(False)
         self.verify_status.setStyleSheet("")
         self.verify_status.setText(f"Starting the server as {self.entry.info.label} would…")
         self.tasks.start(
-            _VERIFY, self._verify(self.client(), self.entry.name), what="Verifying the export"
+            _VERIFY,
+            self._verify(self.client(), self.entry.name, self._verify_config()),
+            what="Verifying the export",
         )
 
     def is_verifying(self) -> bool:
         """Whether a Verify run is going on."""
         return self.tasks.is_running(_VERIFY)
 
+    def call_tool(self) -> str | None:
+        """The tool *Try a call* calls."""
+        value: str | None = self.call_tool_combo.currentData()
+        return value
+
+    def set_call_tool(self, tool: str) -> None:
+        """Choose the tool *Try a call* calls (one the last Verify listed)."""
+        self.call_tool_combo.setCurrentIndex(self.call_tool_combo.findData(tool))
+
+    def start_call(self) -> None:
+        """Call the chosen tool through a freshly launched server; :attr:`call_finished` tells the
+        end."""
+        report = self.last_report
+        if report is None or report.launch is None or self.agent is None or self.is_verifying():
+            return
+        self.last_call = None
+        self.verify_status.setStyleSheet("")
+        self.verify_status.setText(f"Calling {self.call_tool()} as {report.launch.label} would…")
+        self.tasks.start(_CALL, self._call(report, self.call_tool()), what="Trying a call")
+
+    def is_calling(self) -> bool:
+        """Whether a *Try a call* is going on."""
+        return self.tasks.is_running(_CALL)
+
+    def save_and_verify(self) -> bool:
+        """Save the document (its key now in the keyring) and verify again.
+
+        Returns:
+            Whether it was saved (a failure is reported where the save reports it).
+        """
+        from schema_types.errors import SchemaError
+
+        document = self.document
+        if document is None:
+            return False
+        if self._save is not None:
+            saved = self._save(document)
+        else:
+            try:
+                document.save()
+            except (OSError, SchemaError, ValueError) as exc:
+                reporter().error(f"Could not save {document.display_name()}", detail=str(exc))
+                saved = False
+            else:
+                saved = True
+        if not saved:
+            return False
+        self.agent = document.agent
+        self._on_entry_changed()
+        self.start_verify()
+        return True
+
     def done(self, result: int) -> None:
-        """Close the dialog; a Verify still running is cancelled (its server processes end)."""
+        """Close the dialog; a Verify or call still running is cancelled (its servers end)."""
         self.tasks.cancel_all()
         super().done(result)
 
@@ -297,7 +437,8 @@ class ExportDialog(QDialog):
         if client == "claude-code":
             hint = (
                 "Claude Code manages its own config: run the `claude mcp add-json` command above "
-                "in a terminal (Copy puts it on the clipboard). Nothing is written here."
+                "in a terminal (Copy puts it on the clipboard), or `metaagent export --client "
+                "claude-code --install`. Nothing is written here."
             )
         elif not has_file:
             hint = "Plain JSON has no config file: paste the snippet into your client's config."
@@ -311,12 +452,24 @@ class ExportDialog(QDialog):
 
     def _forget_report(self) -> None:
         # A report describes one client's entry: after a change it would describe another.
-        if self.is_verifying():
+        if self.is_verifying() or self.is_calling():
             return
         self.last_report = None
+        self.last_call = None
         self.report_view.clear()
+        self.call_row.setVisible(False)
+        self.fix_box.setVisible(False)
         self.verify_status.setStyleSheet("")
         self.verify_status.setText("Not verified yet.")
+
+    def _verify_config(self) -> Path | None:
+        """The config file to read the installed entry from: the one named in the dialog."""
+        from mcp_export.clients.entry import CLIENTS
+
+        text = self.config_edit.text().strip()
+        if CLIENTS[self.client()].servers_key is None or not text:
+            return None
+        return Path(text).expanduser()
 
     def _on_entry_changed(self, *_: Any) -> None:
         from mcp_export.clients.entry import CLIENTS, build_entry
@@ -345,7 +498,7 @@ class ExportDialog(QDialog):
         ready = self.entry is not None
         self.copy_button.setEnabled(ready)
         self.install_button.setEnabled(ready)
-        self.verify_button.setEnabled(ready and not self.is_verifying())
+        self.verify_button.setEnabled(ready and not self.is_verifying() and not self.is_calling())
 
     def _on_browse(self) -> None:
         chosen, _ = QFileDialog.getSaveFileName(
@@ -359,31 +512,109 @@ class ExportDialog(QDialog):
             self.config_edit.setText(chosen)
 
     def _on_busy_changed(self, key: str, busy: bool) -> None:
-        if key != _VERIFY:
+        if key not in (_VERIFY, _CALL):
             return
-        self.verify_button.setEnabled(not busy and self.entry is not None)
-        self.verify_button.setText("Verifying…" if busy else "Verify")
+        working = self.is_verifying() or self.is_calling()
+        self.verify_button.setEnabled(not working and self.entry is not None)
+        self.call_button.setEnabled(not working)
+        if key == _VERIFY:
+            self.verify_button.setText("Verifying…" if busy else "Verify")
+        else:
+            self.call_button.setText("Calling…" if busy else "Try a call")
         # Told only once the run is over, so a listener finds the dialog ready for the next one.
-        if not busy and self.last_report is not None:
+        if busy:
+            return
+        if key == _VERIFY and self.last_report is not None:
             self.verify_finished.emit(self.last_report)
+        elif key == _CALL and self.last_call is not None:
+            self.call_finished.emit(self.last_call)
 
-    async def _verify(self, client: ClientId, name: str) -> None:
+    def _on_call_tool_changed(self, *_: Any) -> None:
+        from mcp_export.clients.verify_call import plan_call
+
+        report, tool = self.last_report, self.call_tool()
+        if report is None or self.agent is None or tool is None:
+            self.call_source.setText("")
+            return
+        plan = plan_call(self.agent, tool, [listed.name for listed in report.tools])
+        self.call_source.setText(f"with {plan.source}" if plan is not None else "")
+
+    def _on_document_dirty(self, dirty: bool) -> None:
+        self.save_button.setEnabled(dirty)
+
+    async def _verify(self, client: ClientId, name: str, config: Path | None) -> None:
         from mcp_export.clients.verify import verify_export
+
+        report = await verify_export(
+            self.agent_path, client, name=name, timeout=_CONNECT_LIMIT_S, config_path=config
+        )
+        self.last_report = report
+        self._show_report(report)
+        if not report.ok:
+            self.report_view.scrollToAnchor(_PROBLEM_ANCHOR)  # what to fix, not the report's top
+        self._offer_call(report)
+        self._offer_keyring(report)
+
+    async def _call(self, report: VerifyReport, tool: str | None) -> None:
+        from mcp_export.clients.verify import call_after_verify
+
+        assert self.agent is not None
+        outcome = await call_after_verify(report, self.agent, tool, timeout=_CALL_LIMIT_S)
+        self.last_call = outcome
+        self._show_report(report)
+        self.report_view.scrollToAnchor(_CALL_ANCHOR)  # the answer, not the report's top
+
+    def _show_report(self, report: VerifyReport) -> None:
         from mcp_export.clients.verify_report import render_report
 
-        # A generous limit: the first start of a server imports the MCP SDK and a provider SDK.
-        report = await verify_export(self.agent_path, client, name=name, timeout=45.0)
-        self.last_report = report
-        color = _GOOD if report.ok else _BAD
         if report.ok:
             count = len(report.tools)
-            summary = f"✔ Ready: a client will see {count} tool{'' if count == 1 else 's'}."
+            summary = f"✔ Ready: a client will see {count} tool{'' if count == 1 else 's'}"
+            call = report.call
+            if call is not None and call.tried:
+                summary += f", and {call.plan.tool} answered"
+            summary += "."
         else:
             failed = ", ".join(check.label for check in report.problems)
             summary = f"✘ {len(report.problems)} problem(s): {failed}"
+            if report.fills:
+                names = ", ".join(fill.name for fill in report.fills)
+                summary += f". To fill in: {names} (see below)."
         self.verify_status.setText(summary)
+        color = _GOOD if report.ok else _BAD
         self.verify_status.setStyleSheet(f"color: {color}; font-weight: bold;")
-        self.report_view.setHtml(_report_html(render_report(report), report))
+        self.report_view.setHtml(_report_html(render_report(report, answer_lines=None), report))
+
+    def _offer_call(self, report: VerifyReport) -> None:
+        from mcp_export.clients.verify_call import plan_call
+
+        listed = [tool.name for tool in report.tools]
+        self.call_tool_combo.blockSignals(True)
+        self.call_tool_combo.clear()
+        for name in listed:
+            self.call_tool_combo.addItem(name, name)
+        first = plan_call(self.agent, None, listed) if self.agent is not None else None
+        if first is not None:
+            self.call_tool_combo.setCurrentIndex(self.call_tool_combo.findData(first.tool))
+        self.call_tool_combo.blockSignals(False)
+        self._on_call_tool_changed()
+        self.call_row.setVisible(bool(listed) and report.launch is not None)
+
+    def _offer_keyring(self, report: VerifyReport) -> None:
+        from app.pages.model_endpoint import provider_info
+
+        fill = next((fill for fill in report.fills if fill.provider is not None), None)
+        if fill is None or self.keyring_field is None:
+            self.fix_box.setVisible(False)
+            return
+        self.keyring_field.set_provider(provider_info(fill.provider))
+        self.fix_label.setText(f"Or keep {fill.name} in the keyring:")
+        self.fix_box.setToolTip(
+            "No editing of the client's config: the key goes to the system keyring and the "
+            "agent file refers to it (keyring://…); save, and the server reads it from there."
+        )
+        self.save_button.setEnabled(self.document is not None and self.document.is_dirty())
+        self.fix_box.setVisible(True)
 
     def _set_result(self, text: str, ok: bool | None) -> None:
         self.install_result.setText(text)
@@ -401,17 +632,26 @@ class ExportDialog(QDialog):
 
 
 def _report_html(text: str, report: VerifyReport) -> str:
-    """``render_report``'s text with its check marks in colour, then the tools the server lists."""
-    lines = []
+    """``render_report``'s text with its check marks in colour and anchors at the first problem
+    and at the call, then the tools the server lists."""
+    call_head = f"  call {report.call.plan.tool} " if report.call is not None else None
+    # One block per line, wrapped where it is too long (the launch command, notes, an answer)
+    # instead of scrolling sideways; a line of its own is what an anchor scrolls to.
+    block = "<p style='margin:0; white-space:pre-wrap; font-family:monospace'>{}</p>"
+    parts = []
+    first_problem = True
     for line in text.splitlines():
-        escaped = html.escape(line)
+        escaped = html.escape(line) or "&nbsp;"
         if line.startswith("✔"):
             escaped = f"<span style='color:{_GOOD}'>{escaped}</span>"
         elif line.startswith("✘"):
             escaped = f"<span style='color:{_BAD}'>{escaped}</span>"
-        lines.append(escaped)
-    # pre-wrap: long lines (the launch command, notes) wrap instead of scrolling sideways.
-    parts = [f"<div style='white-space:pre-wrap; font-family:monospace'>{'<br>'.join(lines)}</div>"]
+            if first_problem:
+                escaped = f"<a name='{_PROBLEM_ANCHOR}'>{escaped}</a>"
+                first_problem = False
+        elif call_head is not None and line.startswith(call_head):
+            escaped = f"<a name='{_CALL_ANCHOR}'><b>{escaped}</b></a>"
+        parts.append(block.format(escaped))
     if report.tools:
         parts.append("<p><b>Tools the server lists</b></p><ul>")
         for tool in report.tools:

@@ -5,9 +5,9 @@ Xvfb with ``make screenshots``; ``QT_QPA_PLATFORM=offscreen`` works too) on a pr
 richest example agent, with its own data directory so no recent files or recovery copies of the
 person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
 asks for the dark colour scheme (a dark palette where the platform has no dark theme, as under
-Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint, matrix, tests)
-instead of all. It stops with a non-zero status when a view cannot be reached, so a broken view
-never leaves a stale picture behind unnoticed.
+Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint, matrix, tests,
+verify) instead of all. It stops with a non-zero status when a view cannot be reached, so a
+broken view never leaves a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
@@ -492,6 +492,40 @@ async def tests_panel_view(window: MainWindow, camera: Camera) -> None:
     document.undo_stack.undo()
 
 
+async def verify_call_view(window: MainWindow, camera: Camera) -> None:
+    """The export dialog after Verify and a real call of the richest tool, for Cursor (whose
+    entry hands the key on through ${env:OPENAI_API_KEY}), at full size and at 1024×700."""
+    from app.export_dialog import ExportDialog
+
+    document = window.current_document()
+    assert document is not None and document.path is not None
+    # The launched servers get HOME and nothing else of the studio's: keep their history, and
+    # the client config verify reads, in the private data folder.
+    real_home = os.environ.get("HOME")
+    os.environ["HOME"] = os.environ["METAAGENT_HOME"]
+    try:
+        export = ExportDialog(document.path, window, document=document, save=window.save)
+        export.set_client("cursor")
+        export.show()
+        export.start_verify()
+        await wait_until(lambda: not export.is_verifying(), "the export check", 90)
+        export.set_call_tool(RICHEST_TOOL)
+        for size, name in ((None, "verify-call.png"), ((1024, 700), "verify-call-1024.png")):
+            if size is not None:
+                export.resize(*size)  # then a call at that size scrolls to its answer there
+            export.start_call()
+            await wait_until(lambda: not export.is_calling(), "the call", 90)
+            if export.last_call is None or not export.last_call.ok:
+                raise RuntimeError("the call from the export dialog did not answer")
+            await camera.shoot(export, name)
+        export.close()
+    finally:
+        if real_home is None:
+            del os.environ["HOME"]
+        else:
+            os.environ["HOME"] = real_home
+
+
 GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "studio": studio_views,
     "editor": lambda window, camera, _agent: tool_editor_views(window, camera),
@@ -499,6 +533,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "endpoint": lambda window, camera, _agent: endpoint_views(window, camera),
     "matrix": lambda window, camera, _agent: matrix_views(window, camera),
     "tests": lambda window, camera, _agent: tests_panel_view(window, camera),
+    "verify": lambda window, camera, _agent: verify_call_view(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

@@ -1,24 +1,60 @@
-"""The export dialog: snippets, clipboard, install into a real config file, and a real Verify.
+"""The export dialog: snippets, clipboard, install into a real config file, a real Verify and a
+real call.
 
 Install merges into a temporary config file that already holds other servers (the CLI's
-``install``); Verify spawns the served agent as a real subprocess on the qasync loop.
+``install``); Verify spawns the served agent as a real subprocess on the qasync loop, with only
+what the client passes (HOME points into ``tmp_path``: the server's data folder and keyring live
+there), and *Try a call* calls it with the official client against a ``FakeOpenAIServer``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
+from app.document.agent_document import AgentDocument
 from app.export_dialog import ExportDialog
 from mcp_export.clients.entry import CLIENTS, ClientId, build_entry, snippet
+from mcp_export.clients.verify_call import CallOutcome
 from mcp_export.clients.verify_report import VerifyReport
 from schema_types.files.agent_file import load_agent
+from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes.home_keyring import HomeKeyring, use_home_keyring
+from tests.fakes.openai_server import FakeOpenAIServer
+
+SECRET = "test-key-SECRET-dialog-0123456789"
+WAIT_MS = 90_000
+AGENT_YAML = """\
+metadata:
+  name: Travel Desk
+  version: 1.0.0
+  description: Plans trips.
+  tools:
+    - name: book_flight
+      description: Books a flight.
+      parameters:
+        type: object
+        properties: {{destination: {{type: string}}}}
+        required: [destination]
+      prompt: Book a flight to {{destination}}.
+      tests:
+        - name: Lisbon
+          arguments: {{destination: Lisbon}}
+settings:
+  model: openai:fake-model
+providers:
+  openai:
+    OPENAI_API_KEY: env://OPENAI_API_KEY
+    OPENAI_BASE_URL: {base_url}
+"""
 
 OTHERS = {
     "time": {"command": "uvx", "args": ["mcp-server-time"]},
@@ -31,6 +67,54 @@ def dialog(qtbot: QtBot, example_path: Path) -> ExportDialog:
     widget = ExportDialog(example_path)
     qtbot.addWidget(widget)
     return widget
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HOME for this test: the launched servers' data folder, config files and keyring."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder
+
+
+@pytest.fixture
+def model() -> Iterator[FakeOpenAIServer]:
+    def booked(body: RequestBody) -> Reply:
+        return text(f"Booked: {body.last_user_text}", echo_credentials=True)
+
+    with FakeOpenAIServer(responder=booked, api_key=SECRET) as server:
+        yield server
+
+
+@pytest.fixture
+def agent_path(tmp_path: Path, model: FakeOpenAIServer) -> Path:
+    path = tmp_path / "travel.agent.yaml"
+    path.write_text(AGENT_YAML.format(base_url=model.base_url), encoding="utf-8")
+    return path
+
+
+def _verify(dialog: ExportDialog, qtbot: QtBot) -> VerifyReport:
+    with qtbot.waitSignal(dialog.verify_finished, timeout=WAIT_MS) as signal:
+        qtbot.mouseClick(dialog.verify_button, Qt.MouseButton.LeftButton)
+    report = signal.args[0]
+    assert isinstance(report, VerifyReport)
+    return report
+
+
+def _call(dialog: ExportDialog, qtbot: QtBot) -> CallOutcome:
+    assert dialog.call_row.isVisible() and dialog.call_button.isEnabled()
+    with qtbot.waitSignal(dialog.call_finished, timeout=WAIT_MS) as signal:
+        qtbot.mouseClick(dialog.call_button, Qt.MouseButton.LeftButton)
+        assert dialog.is_calling() and not dialog.verify_button.isEnabled()
+    outcome = signal.args[0]
+    assert isinstance(outcome, CallOutcome)
+    return outcome
+
+
+def _shown(dialog: ExportDialog) -> str:
+    return dialog.verify_status.text() + "\n" + dialog.report_view.toPlainText()
 
 
 def _answer(dialog: ExportDialog, monkeypatch: pytest.MonkeyPatch, yes: bool) -> list[Path]:
@@ -160,7 +244,7 @@ def test_an_install_error_is_shown_and_the_file_kept(
 
 
 def test_verify_launches_the_server_and_lists_its_tools(
-    dialog: ExportDialog, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop
+    dialog: ExportDialog, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, home: Path
 ) -> None:
     dialog.set_client("json")
     dialog.resize(820, 900)
@@ -177,17 +261,19 @@ def test_verify_launches_the_server_and_lists_its_tools(
     assert "Tools the server lists" in shown
     assert all(name in shown for name in names)
     assert "connects (legacy handshake)" in shown
-    # Without OPENAI_API_KEY the model check fails: the report is red and says so.
-    ok_text = "Ready" if report.ok else "problem"
-    assert ok_text in dialog.verify_status.text()
+    # The plain JSON entry leaves OPENAI_API_KEY empty to fill in: the report is red and says so.
+    assert not report.ok and "problem" in dialog.verify_status.text()
+    assert "OPENAI_API_KEY" in dialog.verify_status.text()
     assert dialog.verify_button.isEnabled() and not dialog.is_verifying()
+    assert dialog.call_row.isVisible() and dialog.call_tool() == names[0]
     dialog.set_client("vscode")  # the report was about another client's entry
     assert dialog.report_view.toPlainText() == ""
     assert dialog.verify_status.text() == "Not verified yet."
+    assert not dialog.call_row.isVisible()
 
 
 def test_closing_the_dialog_cancels_a_running_verify(
-    dialog: ExportDialog, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop
+    dialog: ExportDialog, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, home: Path
 ) -> None:
     dialog.show()
     dialog.start_verify()
@@ -195,3 +281,147 @@ def test_closing_the_dialog_cancels_a_running_verify(
     dialog.reject()
     qtbot.waitUntil(lambda: not dialog.is_verifying(), timeout=10_000)
     assert dialog.last_report is None
+
+
+def test_a_claude_desktop_install_is_not_ready_names_the_value_and_the_call_shows_the_error(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    agent_path: Path,
+    model: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # the studio's own: the client never sees it
+    dialog = ExportDialog(agent_path)
+    qtbot.addWidget(dialog)
+    _answer(dialog, monkeypatch, yes=True)
+    dialog.set_client("claude-desktop")
+    config = home / "claude_desktop_config.json"
+    dialog.config_edit.setText(str(config))
+    assert dialog.install_entry() is not None
+    dialog.show()
+
+    report = _verify(dialog, qtbot)
+
+    assert not report.ok
+    status = dialog.verify_status.text()
+    assert "Ready" not in status and "To fill in: OPENAI_API_KEY" in status
+    where = f"empty in {config} at mcpServers › travel-desk › env › OPENAI_API_KEY"
+    assert where in dialog.report_view.toPlainText()
+    assert dialog.call_tool() == "book_flight"
+    assert dialog.call_source.text() == "with test case 'Lisbon'"
+    assert not dialog.fix_box.isVisible()  # no document: the report says what to do
+
+    outcome = _call(dialog, qtbot)
+
+    assert outcome.is_error and not outcome.ok
+    shown = _shown(dialog)
+    assert "isError result" in shown
+    assert "OPENAI_API_KEY is set but empty" in shown
+    assert "call book_flight" in dialog.verify_status.text() and "Ready" not in shown
+    assert model.bodies == []
+    assert SECRET not in shown
+
+
+def test_try_a_call_shows_the_models_answer(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    agent_path: Path,
+    model: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # Cursor fills ${env:OPENAI_API_KEY} from it
+    dialog = ExportDialog(agent_path)
+    qtbot.addWidget(dialog)
+    dialog.set_client("cursor")
+    dialog.config_edit.setText(str(home / "mcp.json"))  # not installed: the entry as exported
+    dialog.show()
+    report = _verify(dialog, qtbot)
+    assert report.ok, dialog.report_view.toPlainText()
+    assert dialog.verify_status.text().startswith("✔ Ready")
+
+    outcome = _call(dialog, qtbot)
+
+    assert outcome.ok and outcome.text == "Booked: Book a flight to Lisbon.[redacted]"
+    shown = _shown(dialog)
+    assert "✔ Ready: a client will see 1 tool, and book_flight answered." in shown
+    assert 'call book_flight with test case \'Lisbon\': {"destination": "Lisbon"}' in shown
+    assert "Booked: Book a flight to Lisbon." in shown
+    assert len(model.bodies) == 1
+    assert SECRET not in shown
+    assert dialog.verify_button.isEnabled() and dialog.call_button.text() == "Try a call"
+
+
+@pytest.fixture
+def home_keyring(home: Path) -> Iterator[HomeKeyring]:
+    """The keyring of this HOME, for the studio here and the servers it launches alike."""
+    use_home_keyring(home, {})
+    previous = keyring.get_keyring()
+    backend = HomeKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    home_keyring: HomeKeyring,
+    agent_path: Path,
+    model: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    document = AgentDocument.load(agent_path)
+    dialog = ExportDialog(agent_path, document=document)
+    qtbot.addWidget(dialog)
+    _answer(dialog, monkeypatch, yes=True)
+    dialog.set_client("claude-desktop")
+    config = home / "claude_desktop_config.json"
+    dialog.config_edit.setText(str(config))
+    dialog.install_entry()
+    dialog.show()
+    assert not _verify(dialog, qtbot).ok
+    assert dialog.fix_box.isVisible() and not dialog.save_button.isEnabled()
+    assert dialog.keyring_field is not None
+
+    dialog.keyring_field.edit.setText(SECRET)
+    assert dialog.keyring_field.commit()
+    assert dialog.save_button.isEnabled()
+    with qtbot.waitSignal(dialog.verify_finished, timeout=WAIT_MS) as signal:
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+
+    reference = "keyring://metaagent-studio/travel-desk-openai"
+    assert load_agent(agent_path).providers["openai"]["OPENAI_API_KEY"] == reference
+    assert home_keyring.get_password("metaagent-studio", "travel-desk-openai") == SECRET
+    # The installed entry still carries its empty value; the agent no longer reads it.
+    assert json.loads(config.read_text())["mcpServers"]["travel-desk"]["env"] == {
+        "OPENAI_API_KEY": ""
+    }
+    assert signal.args[0].ok, dialog.report_view.toPlainText()
+    assert not dialog.fix_box.isVisible()
+    outcome = _call(dialog, qtbot)
+    assert outcome.ok and "Booked: Book a flight to Lisbon." in outcome.text
+    assert SECRET not in _shown(dialog)
+
+
+def test_closing_the_dialog_cancels_a_running_call(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    agent_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    dialog = ExportDialog(agent_path)
+    qtbot.addWidget(dialog)
+    dialog.set_client("cursor")
+    dialog.show()
+    _verify(dialog, qtbot)
+    dialog.start_call()
+    assert dialog.is_calling()
+    dialog.reject()
+    qtbot.waitUntil(lambda: not dialog.is_calling(), timeout=10_000)
+    assert dialog.last_call is None
