@@ -1,5 +1,5 @@
 """What the providers that call a model over HTTP share: the endpoint, its key and the retries,
-its request slots, and how messages name it."""
+its request slots, how messages name it, and the protocol log they may record into."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import ClassVar, TypedDict
 
+from mcp_export.protocol_log import ProtocolLog
 from mcp_export.providers._retry import RetryPolicy
 from mcp_export.redact import redact, remember_secret
 
@@ -53,6 +54,9 @@ class HTTPEndpoint:
     DEFAULT_URL: ClassVar[str]
     DEFAULT_NAME: ClassVar[str]
     DEFAULT_KEY_NAME: ClassVar[str]
+    protocol_log: ProtocolLog | None = None
+    """Where the requests and responses are recorded (``mcp_export.protocol_log``, set with its
+    ``attach``); None, the default, records nothing."""
 
     def __init__(
         self,

@@ -32,6 +32,9 @@ without a single event can be described; an event cut off by the end of the body
 ``StreamCutMidEvent``, not a JSON error. Decoding is linear in the body's size however it is
 split into chunks. What a model list says about its server (``owned_by``) is remembered per
 endpoint for messages (``server_kind``).
+
+With a protocol log (``log``, set by the provider; None by default) every request, response and
+failure is recorded there too (``providers._exchange``), named by ``channel``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
+from mcp_export.protocol_log import ProtocolLog
+from mcp_export.providers._exchange import ResponseRecord, record_failure, record_request
 from mcp_export.providers._wire import (
     MAX_ANSWER_BYTES,
     PREVIEW_BYTES,
@@ -77,13 +82,17 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 class StatusError(Exception):
-    """The endpoint answered with an error status (its body already read)."""
+    """The endpoint answered with an error status (its body already read: the first bytes are
+    ``raw``)."""
 
-    def __init__(self, code: int, detail: str, headers: Mapping[str, str]) -> None:
+    def __init__(
+        self, code: int, detail: str, headers: Mapping[str, str], raw: bytes = b""
+    ) -> None:
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail
         self.headers = headers
+        self.raw = raw
 
 
 class StreamErrorEvent(Exception):
@@ -188,7 +197,14 @@ class ChatCompletionsHTTP:
         api_version: sent as ``?api-version=`` with every request (Azure OpenAI); None for none.
 
     The session is made on first use, in the event loop that uses it.
+
+    Attributes:
+        log: where requests and responses are recorded; None records nothing.
+        channel: the endpoint as the log names it.
     """
+
+    log: ProtocolLog | None = None
+    channel = ""
 
     def __init__(
         self,
@@ -247,13 +263,21 @@ class ChatCompletionsHTTP:
         """
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         session = self._session_now()
-        response = await session.post(
-            self.url,
-            data=data,
-            proxy=self._proxy,
-            proxy_auth=self._proxy_auth,
-            allow_redirects=False,  # as the SDK: a redirected POST is an error, not a GET
-        )
+        log = self.log
+        if log is not None:
+            record_request(log, self.channel, "POST", self.url, self._headers.items(), data)
+        try:
+            response = await session.post(
+                self.url,
+                data=data,
+                proxy=self._proxy,
+                proxy_auth=self._proxy_auth,
+                allow_redirects=False,  # as the SDK: a redirected POST is an error, not a GET
+            )
+        except Exception as exc:
+            if log is not None:
+                record_failure(log, self.channel, exc)
+            raise
         if 200 <= response.status < 300:
             if "html" not in response.headers.get("Content-Type", "").lower():
                 return response
@@ -261,13 +285,32 @@ class ChatCompletionsHTTP:
                 raw = await response.content.read(PREVIEW_BYTES)
             finally:
                 response.close()
+            self._record_read(response, raw, partial=len(raw) >= PREVIEW_BYTES)
             description = describe_body(raw, "text/html")
             raise NotAStream(response.status, description)
         try:
             error = await _status_error(response)
         finally:
             response.close()
+        self._record_read(response, error.raw, partial=len(error.raw) >= _MAX_ERROR_BODY)
         raise error
+
+    def _record(self, response: aiohttp.ClientResponse) -> ResponseRecord | None:
+        """The record of ``response`` in the log; None without a log."""
+        if self.log is None:
+            return None
+        reason = response.reason or ""
+        return ResponseRecord(
+            self.log, self.channel, response.status, reason, response.headers.items()
+        )
+
+    def _record_read(self, response: aiohttp.ClientResponse, raw: bytes, *, partial: bool) -> None:
+        """Record ``response`` with the part of its body that was read (``raw``; ``partial``:
+        not all of it)."""
+        record = self._record(response)
+        if record is not None:
+            record.feed(raw)
+            record.finish(partial=partial)
 
     async def models(self, *, timeout: float | None = None) -> list[dict[str, Any]]:  # noqa: ASYNC109
         """``GET {base_url}/models``: the entries of the endpoint's model list (``id``,
@@ -285,25 +328,46 @@ class ChatCompletionsHTTP:
         bound: dict[str, Any] = {}
         if timeout is not None:  # else the session's own (None here would mean no bound)
             bound["timeout"] = aiohttp.ClientTimeout(total=timeout)
-        response = await session.get(
-            self.models_url,
-            proxy=self._proxy,
-            proxy_auth=self._proxy_auth,
-            allow_redirects=False,
-            **bound,
-        )
+        log = self.log
+        if log is not None:
+            headers = self._headers.items()
+            record_request(log, self.channel, "GET", self.models_url, headers, None)
+        try:
+            response = await session.get(
+                self.models_url,
+                proxy=self._proxy,
+                proxy_auth=self._proxy_auth,
+                allow_redirects=False,
+                **bound,
+            )
+        except Exception as exc:
+            if log is not None:
+                record_failure(log, self.channel, exc)
+            raise
+        record = self._record(response)
+        failure: BaseException | None = None
         try:
             if not 200 <= response.status < 300:
-                raise await _status_error(response)
+                error = await _status_error(response)
+                if record is not None:
+                    record.feed(error.raw)
+                raise error
             parts: list[bytes] = []
             size = 0
             async for chunk in response.content.iter_any():
+                if record is not None:
+                    record.feed(chunk)
                 size += len(chunk)
                 if size > _MAX_MODEL_LIST:
                     raise ValueError(f"the model list passed {_MAX_MODEL_LIST} bytes")
                 parts.append(chunk)
+        except BaseException as exc:
+            failure = None if isinstance(exc, StatusError) else exc
+            raise
         finally:
             response.close()
+            if record is not None:
+                record.finish(failure)
         body: object = json.loads(b"".join(parts).decode("utf-8"))
         entries = body.get("data") if isinstance(body, dict) else None
         if not isinstance(entries, list):
@@ -345,12 +409,18 @@ class ChatCompletionsHTTP:
         seen.server = response.headers.get("Server", "")
         decoder = _EventDecoder()
         finished = False
+        record = self._record(response)
+        failure: BaseException | None = None
         try:
             async for chunk in response.content.iter_any():
                 seen.tap.feed(chunk)
+                if record is not None:
+                    record.feed(chunk)
                 for data in decoder.feed(chunk):
                     if data.startswith("[DONE]"):
                         seen.done = True
+                        if record is not None:
+                            record.finish()
                         finished = await _drained(response)
                         return
                     seen.events += 1
@@ -366,11 +436,18 @@ class ChatCompletionsHTTP:
                     raise StreamCutMidEvent(str(exc)) from exc
                 yield value
             finished = True
+        except GeneratorExit:  # the reader stopped early: no failure of the stream
+            raise
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             if finished:
                 response.release()
             else:
                 response.close()
+            if record is not None:
+                record.finish(failure)
 
     async def whole(self, response: aiohttp.ClientResponse, seen: StreamSeen) -> bytes:
         """The whole body of an answer that was not streamed (``stream: false``), bounded by
@@ -385,16 +462,25 @@ class ChatCompletionsHTTP:
         seen.tap = BodyTap(max_event=MAX_ANSWER_BYTES)  # a JSON body is one piece, not events
         parts: list[bytes] = []
         finished = False
+        record = self._record(response)
+        failure: BaseException | None = None
         try:
             async for chunk in response.content.iter_any():
                 seen.tap.feed(chunk)
+                if record is not None:
+                    record.feed(chunk)
                 parts.append(chunk)
             finished = True
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
             if finished:
                 response.release()
             else:
                 response.close()
+            if record is not None:
+                record.finish(failure)
         return b"".join(parts)
 
     async def aclose(self) -> None:
@@ -419,7 +505,7 @@ async def _status_error(response: aiohttp.ClientResponse) -> StatusError:
     """The ``StatusError`` of a response with an error status: its body's first
     ``_MAX_ERROR_BODY`` bytes read for the detail (the caller closes the response)."""
     raw = await response.content.read(_MAX_ERROR_BODY)
-    return StatusError(response.status, error_detail(raw, response.status), response.headers)
+    return StatusError(response.status, error_detail(raw, response.status), response.headers, raw)
 
 
 async def _drained(response: aiohttp.ClientResponse) -> bool:

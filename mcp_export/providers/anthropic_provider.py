@@ -38,6 +38,12 @@ and the completion. Each request holds one of the endpoint's slots (``request_sl
 it to the end of its answer, so ``max_concurrency`` queues requests; nothing else does: the SDK's
 aiohttp pool is unlimited here (by default it would hold requests past 1000 connections).
 
+With a protocol log (``protocol_log``) every request and response is recorded there too
+(``providers._exchange``): the SDK's HTTP client calls the provider's event hooks with each
+request as it goes and each response as its head arrives, and the response's body passes a
+recorder on its way to the SDK; a failure before any answer is recorded where the request is
+made.
+
 Messages name the endpoint: ``Anthropic`` for api.anthropic.com, ``host:port`` for any other base
 URL (a proxy, a compatible server), whose failures are not Anthropic's. A 529 says the endpoint is
 overloaded, and an ``error`` event in a stream carries its type (``overloaded_error``…).
@@ -73,6 +79,7 @@ from mcp_export.errors import (
     ProviderUnreachable,
 )
 from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name
+from mcp_export.providers._exchange import ResponseRecord, record_failure, record_request
 from mcp_export.providers._retry import (
     Failure,
     close_quietly,
@@ -177,9 +184,42 @@ class AnthropicProvider(HTTPEndpoint):
                     timeout=self._timeout,
                     follow_redirects=False,
                     limits=httpx2.Limits(max_connections=0, keepalive_expiry=_KEEPALIVE_SECONDS),
+                    event_hooks={"request": [self._on_request], "response": [self._on_response]},
                 ),
             )
         return self._client
+
+    async def _on_request(self, request: httpx2.Request) -> None:
+        """The SDK's client sends ``request``: record it when there is a log."""
+        import httpx2  # the SDK's transport: see the top
+
+        log = self.protocol_log
+        if log is not None:
+            try:
+                body: bytes | None = request.content
+            except httpx2.RequestNotRead:  # a streamed body (the SDK sends none)
+                body = None
+            url = str(request.url)
+            record_request(log, self._label, request.method, url, request.headers.items(), body)
+
+    async def _on_response(self, response: httpx2.Response) -> None:
+        """The head of ``response`` arrived: when there is a log, its body is recorded as it
+        is read."""
+        log = self.protocol_log
+        if log is not None:
+            headers = response.headers.items()
+            record = ResponseRecord(
+                log, self._label, response.status_code, response.reason_phrase, headers
+            )
+            response.stream = _recorded_stream_class()(response.stream, record)
+
+    def _record_failure(self, exc: Exception) -> None:
+        """Record a request that got no answer (an error status was recorded as its response)."""
+        import anthropic  # the SDK: see the top
+
+        log = self.protocol_log
+        if log is not None and not isinstance(exc, anthropic.APIStatusError):
+            record_failure(log, self._label, exc)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Run one Messages API request: text deltas (streamed, or the whole text at once when
@@ -206,7 +246,13 @@ class AnthropicProvider(HTTPEndpoint):
     ) -> AsyncGenerator[ProviderEvent, None]:
         async def attempt() -> AsyncStream[RawMessageStreamEvent]:
             # One dict of keyword arguments defeats the SDK's overloads: say what comes back.
-            opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**arguments)
+            try:
+                opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(
+                    **arguments
+                )
+            except Exception as exc:
+                self._record_failure(exc)
+                raise
             return opened
 
         stream = await open_with_retries(
@@ -245,7 +291,11 @@ class AnthropicProvider(HTTPEndpoint):
         async def attempt() -> AsyncAPIResponse[Message]:
             # The raw response with its body unread, so the read passes a BodyTap; closed below.
             manager = client.messages.with_streaming_response.create(**arguments)
-            opened: AsyncAPIResponse[Message] = await manager.__aenter__()
+            try:
+                opened: AsyncAPIResponse[Message] = await manager.__aenter__()
+            except Exception as exc:
+                self._record_failure(exc)
+                raise
             return opened
 
         response = await open_with_retries(
@@ -512,6 +562,39 @@ def _tapped_stream_class() -> type[Any]:
             await self._inner.aclose()
 
     return TappedStream
+
+
+@functools.cache
+def _recorded_stream_class() -> type[Any]:
+    """The body wrapper ``_on_response`` puts in place (made once: httpx2 is imported with the
+    SDK)."""
+    import httpx2  # the SDK's transport: see the top
+
+    class RecordedStream(httpx2.AsyncByteStream):
+        """A response body that passes its bytes to a ``ResponseRecord``, recorded when the body
+        ends, breaks off, or is closed (its reader stopped before the end)."""
+
+        def __init__(self, inner: httpx2.AsyncByteStream, record: ResponseRecord) -> None:
+            self._inner = inner
+            self._record = record
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self._inner:
+                    self._record.feed(chunk)
+                    yield chunk
+            except GeneratorExit:  # the reader stopped early; aclose records it
+                raise
+            except BaseException as exc:
+                self._record.finish(exc)
+                raise
+            self._record.finish()
+
+        async def aclose(self) -> None:
+            self._record.finish()  # what came, when its reader stopped before the end
+            await self._inner.aclose()
+
+    return RecordedStream
 
 
 def _tap(response: httpx2.Response) -> BodyTap:

@@ -150,6 +150,9 @@ class OpenAIProvider(HTTPEndpoint):
                 key_header=self._key_header,
                 api_version=self._api_version,
             )
+        log = self._http.log = self.protocol_log
+        if log is not None:
+            self._http.channel = self._named()
         return self._http
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
