@@ -26,6 +26,9 @@ in the background, and later calls use the server once it is up without waiting 
 
 A tool whose ``inputSchema`` is not a valid JSON Schema object is hidden with the reason:
 providers refuse a whole request that carries one.
+
+With a protocol log (``protocol_log``, see ``mcp_export.protocol_log``) every connection records
+its JSON-RPC messages in both directions there, named by the server's name.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from mcp_export.errors import ToolServerError
+from mcp_export.protocol_log import ProtocolLog
 from mcp_export.providers.base import ToolSchema
 from mcp_export.toolbox.connection import ProtocolMode, ServerConnection
 from mcp_export.toolbox.listing import input_schema_problem, tool_annotations
@@ -184,6 +188,19 @@ class AgentToolbox(AsyncResource):
         self._index: dict[str, ToolSpec] = {}
         # The specs made from each server's last listing (checking their schemas is not free).
         self._listed: dict[str, tuple[list[types.Tool], list[ToolSpec]]] = {}
+        self._protocol_log: ProtocolLog | None = None
+
+    @property
+    def protocol_log(self) -> ProtocolLog | None:
+        """Where every server's JSON-RPC messages are recorded; None, the default, records
+        nothing. Takes effect at once, for servers already up too."""
+        return self._protocol_log
+
+    @protocol_log.setter
+    def protocol_log(self, log: ProtocolLog | None) -> None:
+        self._protocol_log = log
+        for connection in self._connections.values():
+            connection.protocol_log = log
 
     @property
     def policy(self) -> str:

@@ -15,6 +15,9 @@ background, so the next call may find the server up. A start that failed is trie
 first use after a back-off that doubles with each failure in a row (from the start-up limit, up to
 ten minutes), so a broken server costs an occasional call a wait, not every call. A server that
 was up and died is restarted on the next use at once.
+
+The connection's messages in both directions pass its ``tap`` (``toolbox.message_log``), which
+records them into ``protocol_log`` while one is set.
 """
 
 from __future__ import annotations
@@ -37,7 +40,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp_export.errors import ToolServerError
+from mcp_export.protocol_log import ProtocolLog
 from mcp_export.redact import remember_resolved
+from mcp_export.toolbox.message_log import LoggedWriteStream, MessageTap
 from mcp_export.toolbox.server_io import StderrTail, WatchedReadStream, describe_error
 from schema_types.agent import McpServerConfig
 from schema_types.errors import SecretError
@@ -147,6 +152,17 @@ class ServerConnection:
         self._failures = 0  # starts in a row that failed
         self._retry_at = -math.inf
         self._closed = False
+        self._tap = MessageTap(name)
+
+    @property
+    def protocol_log(self) -> ProtocolLog | None:
+        """Where this server's messages are recorded (``mcp_export.protocol_log``); None, the
+        default, records nothing. Takes effect at once, for a connection already up too."""
+        return self._tap.log
+
+    @protocol_log.setter
+    def protocol_log(self, log: ProtocolLog | None) -> None:
+        self._tap.log = log
 
     @property
     def alive(self) -> bool:
@@ -376,7 +392,10 @@ class ServerConnection:
         @asynccontextmanager
         async def watched(inner: Any) -> AsyncIterator[Any]:
             async with inner as (read_stream, write_stream):
-                yield WatchedReadStream(read_stream, attempt.mark_lost), write_stream
+                yield (
+                    WatchedReadStream(read_stream, attempt.mark_lost, self._tap),
+                    LoggedWriteStream(write_stream, self._tap),
+                )
 
         if config.type == "stdio":
             return self._stdio_transport(attempt, watched)

@@ -3,8 +3,9 @@ and a one-line reason for whatever went wrong.
 
 A stdio server's stderr goes through a pipe into a small ring buffer (``StderrTail``), so a failure
 can show what the server said before it went. ``WatchedReadStream`` tells the connection the
-moment the server's output ends. ``describe_error`` turns an SDK, OS or validation error into the
-one line a person (or the model) reads.
+moment the server's output ends, and hands what it reads to the connection's protocol log tap.
+``describe_error`` turns an SDK, OS or validation error into the one line a person (or the model)
+reads.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcp_types import CONNECTION_CLOSED
 from pydantic import ValidationError
 
 from mcp_export.errors import ExportError
+from mcp_export.toolbox.message_log import MessageTap
 
 __all__ = ["STDERR_TAIL_BYTES", "StderrTail", "WatchedReadStream", "describe_error"]
 
@@ -112,11 +114,13 @@ def describe_error(exc: BaseException) -> str:
 
 
 class WatchedReadStream(AsyncResource):
-    """A read stream that reports when it ends: the server exited or the connection broke."""
+    """A read stream that reports when it ends (the server exited or the connection broke) and
+    hands each message to ``tap`` while a protocol log is attached to it."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, on_end: Callable[[], None], tap: MessageTap) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._tap = tap
 
     def __getattr__(self, name: str) -> Any:
         # ``last_context`` and any other duck-typed attribute the dispatcher reads.
@@ -124,10 +128,13 @@ class WatchedReadStream(AsyncResource):
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_end()
             raise
+        if self._tap.log is not None:
+            self._tap.received(item)
+        return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()
