@@ -305,7 +305,7 @@ class RunActions:
         assert document.path is not None
         from app.export_dialog import ExportDialog
 
-        dialog = ExportDialog(document.path, window)
+        dialog = ExportDialog(document.path, window, document=document, save=self.save)
         dialog.show()
         return dialog
 

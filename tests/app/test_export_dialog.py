@@ -425,3 +425,18 @@ def test_closing_the_dialog_cancels_a_running_call(
     dialog.reject()
     qtbot.waitUntil(lambda: not dialog.is_calling(), timeout=10_000)
     assert dialog.last_call is None
+
+
+def test_the_windows_export_dialog_knows_its_document_so_it_can_offer_the_keyring(
+    qtbot: QtBot, example_path: Path
+) -> None:
+    from tests.app._windows import studio_window
+
+    window = studio_window(qtbot)
+    document = window.open_file(example_path)
+    assert document is not None
+    dialog = window.open_export_dialog(document)
+
+    assert isinstance(dialog, ExportDialog)
+    assert dialog.document is document
+    dialog.close()
