@@ -101,6 +101,7 @@ class ChatRunner:
         self._record: ToolTestRecord | None = None
         self._runs = 0
         self._in_run = False
+        self._cancel_requested = False
 
     @property
     def running(self) -> bool:
@@ -115,7 +116,7 @@ class ChatRunner:
         A configuration problem (no model, no key) ends the turn with a ``SessionFailed`` too,
         so the tab shows every failure the same way.
         """
-        from mcp_export.errors import ExportError
+        from mcp_export.errors import ExportError, SessionError
         from mcp_export.session.events import FinalAnswer, SessionFailed
         from mcp_export.session.failure import failure_for
 
@@ -123,13 +124,13 @@ class ChatRunner:
         try:
             if self.session is None:
                 await preload_runtime(self._agent())
+            if self._cancel_requested:  # stopped before it began: start nothing
+                cancelled = failure_for(SessionError("the run was cancelled"), kind="cancelled")
+                return self._end_early(cancelled, on_event)
             try:
                 session = self._session(message)
             except ExportError as exc:
-                failure = failure_for(exc)
-                on_event(failure)
-                self._finish_test(failure)
-                return failure
+                return self._end_early(failure_for(exc), on_event)
             outcome: FinalAnswer | SessionFailed | None = None
             async with aclosing(session.run(message)) as events:
                 async for event in events:
@@ -137,8 +138,6 @@ class ChatRunner:
                     if isinstance(event, FinalAnswer | SessionFailed):
                         outcome = event
             if outcome is None:  # the session promises a last event; never leave the tab hanging
-                from mcp_export.errors import SessionError
-
                 outcome = failure_for(SessionError("the session ended without an answer"))
                 on_event(outcome)
             self._finish_test(outcome)
@@ -150,10 +149,21 @@ class ChatRunner:
             raise
         finally:
             self._in_run = False
+            self._cancel_requested = False
             self._runs += 1
 
+    def _end_early(
+        self, failure: SessionFailed, on_event: Callable[[SessionEvent], None]
+    ) -> SessionFailed:
+        on_event(failure)
+        self._finish_test(failure)
+        return failure
+
     def cancel(self) -> None:
-        """Stop the turn in progress; it ends with ``SessionFailed(kind="cancelled")``."""
+        """Stop the turn in progress, also one that has not begun yet or is still loading the
+        SDKs (then no tool server starts for it); it ends with ``SessionFailed(kind="cancelled")``.
+        """
+        self._cancel_requested = True
         if self.session is not None:
             self.session.cancel()
 
