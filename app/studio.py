@@ -6,12 +6,19 @@ the command line open as agents (large ones read on a worker thread, the window 
 Recovery copies left by a crash are offered right after the window is shown. Heavy SDKs (mcp,
 openai, anthropic) are not imported here: pages import them when they need them, after the
 window is up.
+
+Quitting (File ▸ Quit, closing the window, SIGTERM or Ctrl+C in the terminal) closes the window
+first; the work it leaves running (chat tabs stopping their runs and tool servers) then ends
+while the loop still runs, within :data:`CLOSE_DOWN_SECONDS`, and what is still running after
+that is cancelled. Only then does the loop stop, so no task or callback is left to a stopped loop.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,7 +27,23 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-__all__ = ["create_application", "create_main_window", "run_studio"]
+__all__ = [
+    "CANCEL_SECONDS",
+    "CLOSE_DOWN_SECONDS",
+    "create_application",
+    "create_main_window",
+    "run_studio",
+]
+
+logger = logging.getLogger(__name__)
+
+CLOSE_DOWN_SECONDS = 12.0
+"""How long the work left running when the window closed gets to end on its own: a chat tab
+stops its run and its tool servers (the toolbox gives a server that ignores the end of its input
+a few seconds before it kills it)."""
+CANCEL_SECONDS = 3.0
+"""How long the tasks still running after that get to end once cancelled."""
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 if TYPE_CHECKING:
     from app.window.main_window import MainWindow
@@ -74,7 +97,8 @@ def _parse(args: Sequence[str]) -> argparse.Namespace:
 
 
 def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None = None) -> int:
-    """Run the studio until its window closes; returns the exit status.
+    """Run the studio until its window closes and the work it left running has ended (see the
+    module docstring for how long that may take); returns the exit status.
 
     Args:
         args: command-line arguments after the program name (agent files).
@@ -96,12 +120,57 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
                 closed.set_result(None)
 
         window.closed.connect(on_closed)
+        _on_stop_signals(window.quit_without_asking)
         window.show()
         QTimer.singleShot(0, window.offer_recovery)
         if on_shown is not None:
             on_shown(window)
         await closed
+        for task in await _finish_tasks():
+            logger.warning("quitting while this still runs: %r", task.get_coro())
         return 0
 
     result: int = qasync.run(main())
     return result
+
+
+def _on_stop_signals(stop: Callable[[], None]) -> None:
+    """Run ``stop`` on the loop when the process is told to end (SIGTERM, Ctrl+C)."""
+    loop = asyncio.get_running_loop()
+    for number in _STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(number, stop)
+        except (NotImplementedError, RuntimeError):  # no signal handlers here (Windows)
+            return
+
+
+async def _finish_tasks(
+    close_down_seconds: float = CLOSE_DOWN_SECONDS, cancel_seconds: float = CANCEL_SECONDS
+) -> set[asyncio.Task[object]]:
+    """Let every other task end while the loop still runs; returns those that would not.
+
+    They get ``close_down_seconds`` to end on their own (tasks they start meanwhile too); what
+    still runs then is cancelled and gets ``cancel_seconds`` more. Then the loop turns a few
+    more times, so the callbacks their endings scheduled run on a running loop.
+    """
+    loop = asyncio.get_running_loop()
+    this = asyncio.current_task()
+
+    def others() -> set[asyncio.Task[object]]:
+        return {task for task in asyncio.all_tasks(loop) if task is not this and not task.done()}
+
+    async def wait(limit: float) -> set[asyncio.Task[object]]:
+        deadline = loop.time() + limit
+        pending = others()
+        while pending and loop.time() < deadline:
+            await asyncio.wait(pending, timeout=deadline - loop.time())
+            pending = others()
+        return pending
+
+    stuck = await wait(close_down_seconds)
+    for task in stuck:
+        task.cancel()
+    stuck = await wait(cancel_seconds)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    return stuck

@@ -6,6 +6,11 @@ editors (and later chat tabs) open as further tabs. With nothing open the window
 welcome page. File handling (open, save with conflict detection, close prompts, recovery) is in
 :class:`~app.window.files.FileActions`'s methods mixed in here.
 
+Quit (Ctrl+Q) works from the window and from its dialogs (they close first); closing asks about
+unsaved changes, then closes the run tabs, whose close-downs the history store outlives.
+:meth:`MainWindow.quit_without_asking` closes without a question (the studio was told to end),
+keeping unsaved agents as recovery copies.
+
 Pages are built through :attr:`MainWindow.page_factories` (``"agent"``, ``"model"``,
 ``"servers"``, ``"tools"`` → ``Callable[[AgentDocument], QWidget]``), so other modules add or
 replace pages without touching the window.
@@ -13,11 +18,12 @@ replace pages without touching the window.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -28,6 +34,8 @@ from PySide6.QtGui import (
     QUndoGroup,
 )
 from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -93,6 +101,10 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self._pages: dict[tuple[int, str], QWidget] = {}
         self._tool_tabs: list[QWidget] = []
         self._last_report: Report | None = None
+        self._ask_on_close = True
+        self._in_close_event = False
+        self._closed_for_good = False
+        self._closing_runs: asyncio.Task[None] | None = None  # held: asyncio holds tasks weakly
         self.page_factories: dict[str, PageFactory] = _default_page_factories(self)
         self.setWindowIcon(app_icon())
         self.setObjectName("mainWindow")
@@ -195,9 +207,12 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         ):
             file_menu.addAction(action)
         file_menu.addSeparator()
-        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.quit_action = self._action("&Quit", self.quit, QKeySequence.StandardKey.Quit)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         file_menu.addAction(self.quit_action)
+        application = QApplication.instance()
+        if isinstance(application, QApplication):
+            application.focusChanged.connect(self._offer_quit_in_dialog)
 
         edit_menu = bar.addMenu("&Edit")
         self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
@@ -510,22 +525,110 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.settings.set_window_geometry(self.saveGeometry())
         self.settings.set_splitter_sizes("main", self.splitter.sizes())
 
+    # -- quitting --------------------------------------------------------------------------
+
+    def quit(self) -> None:
+        """File ▸ Quit: close the window's dialogs, then the window (which asks about unsaved
+        changes first; while it asks, Quit waits for the answer)."""
+        if self._in_close_event:
+            return
+        if self._close_dialogs():  # the close comes once their own event loops have ended
+            QTimer.singleShot(0, self.close)
+        else:
+            self.close()
+
+    def quit_without_asking(self) -> None:
+        """Close without a question: the studio was told to end (SIGTERM, Ctrl+C in its
+        terminal) and nobody may be there to answer. Unsaved agents keep their recovery copies,
+        which the next start offers. A question on screen is cancelled first; the window closes
+        once the close that asked it has returned."""
+        if self._closed_for_good:
+            return
+        self._ask_on_close = False
+        self._close_dialogs()
+        self._close_when_not_asking()
+
+    def _close_when_not_asking(self) -> None:
+        if self._in_close_event:
+            QTimer.singleShot(0, self._close_when_not_asking)
+        else:
+            self.close()
+
+    def _close_dialogs(self) -> bool:
+        """Reject the window's open dialogs; whether there were any."""
+        dialogs = [
+            widget
+            for widget in QApplication.topLevelWidgets()
+            if isinstance(widget, QDialog) and widget.isVisible() and self._owns(widget)
+        ]
+        for dialog in dialogs:
+            dialog.reject()
+        return bool(dialogs)
+
+    def _owns(self, widget: QWidget) -> bool:
+        parent = widget.parentWidget()
+        while parent is not None and parent is not self:
+            parent = parent.parentWidget()
+        return parent is self
+
+    def _offer_quit_in_dialog(self, _old: QWidget | None, now: QWidget | None) -> None:
+        """Ctrl+Q quits from the window's dialogs too: the window's own shortcuts act only
+        while it is the active window, and not at all while a modal dialog is open."""
+        dialog = now.window() if now is not None else None
+        if (
+            isinstance(dialog, QDialog)
+            and self.quit_action not in dialog.actions()
+            and self._owns(dialog)
+        ):
+            dialog.addAction(self.quit_action)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
-        """Ask about unsaved changes of every agent; Cancel keeps the window open."""
-        for document in list(self._documents):
-            if not self.confirm_close(document):
-                event.ignore()
-                return
+        """Ask about unsaved changes of every agent; Cancel keeps the window open. Closed, the
+        window stops its runs; it closes once only."""
+        if self._closed_for_good:
+            event.accept()
+            return
+        self._in_close_event = True
+        try:
+            for document in list(self._documents) if self._ask_on_close else []:
+                if not self.confirm_close(document):
+                    event.ignore()
+                    return
+        finally:
+            self._in_close_event = False
+        if not self._ask_on_close:
+            self.autosaver.save_all()
         self.save_window_state()
         for document in list(self._documents):
-            self.autosaver.forget(document)
+            if self._ask_on_close or not document.is_dirty():
+                self.autosaver.forget(document)
         self.autosaver.timer.stop()
-        for tab in self.run_tabs():
-            self.remove_run_tab(tab)
-        self.close_history_store()
+        self._close_run_tabs()
         self.file_loader.shutdown()
+        self._closed_for_good = True
         event.accept()
         self.closed.emit()
+
+    def _close_run_tabs(self) -> None:
+        """Close the run tabs; the history store they record into closes after their
+        close-downs (each bounded: a run stopped, its tool servers ended)."""
+        tabs = self.run_tabs()
+        for tab in tabs:
+            self.remove_run_tab(tab)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop: nothing runs that could still record
+            self.close_history_store()
+            return
+        close_downs = [aclose() for tab in tabs if callable(aclose := getattr(tab, "aclose", None))]
+        self._closing_runs = asyncio.ensure_future(self._close_store_after(close_downs))
+
+    async def _close_store_after(self, close_downs: list[Awaitable[object]]) -> None:
+        try:
+            if close_downs:
+                await asyncio.wait([asyncio.ensure_future(c) for c in close_downs])
+        finally:
+            self.close_history_store()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         """Undo/redo keys in a text field act on the agent's undo stack, not the field's own.
