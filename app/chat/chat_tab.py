@@ -49,6 +49,10 @@ __all__ = ["ChatTab", "settings_page_for"]
 # may be gone before its close-down has ended.
 _closing: set[asyncio.Task[None]] = set()
 
+RUN_STOP_SECONDS = 2.0
+"""How long a closed tab's run gets to end once stopped (so history records it as cancelled);
+then it is cancelled, and gets as long again."""
+
 
 def settings_page_for(kind: str) -> str | None:
     """The settings page that fixes a failure of ``kind`` (a ``FailureKind``), or None."""
@@ -271,7 +275,8 @@ class ChatTab(QWidget):
         """End any running turn and release the provider and the tool servers.
 
         A tab has one close-down (closing the widget starts it too): every call returns once
-        it has finished, and cancelling a caller does not cut it short.
+        it has finished, and cancelling a caller does not cut it short. It is bounded: the run
+        gets twice :data:`RUN_STOP_SECONDS`, the toolbox stops each server within its own limit.
         """
         close_down = self._start_close_down()
         if close_down is not None:
@@ -295,10 +300,10 @@ class ChatTab(QWidget):
     async def _release(self) -> None:
         task = self._task
         if task is not None and not task.done():
-            await asyncio.wait({task}, timeout=5)
+            await asyncio.wait({task}, timeout=RUN_STOP_SECONDS)
             if not task.done():
                 task.cancel()
-                await asyncio.wait({task}, timeout=5)
+                await asyncio.wait({task}, timeout=RUN_STOP_SECONDS)
         await self.runner.aclose()
 
     # --- running a turn -------------------------------------------------------------------------
