@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from mcp_export.errors import HistoryError
+from mcp_export.history.conversations import install_functions
 from mcp_export.history.schema import migrate
 
 __all__ = ["HistoryDatabase"]
@@ -45,6 +46,7 @@ class HistoryDatabase:
                 isolation_level=None,  # autocommit: each write is its own transaction
                 check_same_thread=False,  # shared by threads, guarded by self._lock
             )
+            install_functions(self._conn)
         except (OSError, sqlite3.Error) as exc:
             raise self.error("open", exc) from exc
         try:

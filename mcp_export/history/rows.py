@@ -57,6 +57,7 @@ _KEY_COLUMNS = frozenset(
         "id",
         "thread_id",
         "agent_path",
+        "agent_key",
         "kind",
         "status",
         "role",

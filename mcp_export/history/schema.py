@@ -6,31 +6,39 @@ Four tables: ``threads`` (one conversation: a chat tab, a tool test, a served or
 caller) and ``case_runs`` (one run of a test case on one model, grouped by ``matrix_id``: passed,
 the failed expectations, answer, duration, tokens, the judge's verdict). A token count is NULL
 where the model server did not report it (absent is not 0).
-``PRAGMA user_version`` holds the schema version; triggers keep ``threads.updated_at`` current
-whoever writes, from whichever process.
+``PRAGMA user_version`` holds the schema version. Triggers keep, whoever writes from whichever
+process, each thread's summary: when it was last active, the tool of its first run, its status
+and the figures of its conversation (``history/figures.py``), so a page of conversations is read
+from the thread rows alone; a thread's ``agent_key`` is the real path of its agent file, as the
+writer resolved it (History finds an agent's threads under it, whichever spelling of the path
+each writer had).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from mcp_export.errors import HistoryError
+from mcp_export.history.figures import backfill, triggers
 
 __all__ = [
     "INTERRUPTED",
     "SCHEMA_VERSION",
     "CaseRunRecord",
+    "ConversationRecord",
     "MessageStatus",
     "RunRecord",
     "StoredMessage",
     "ThreadKind",
     "ThreadRecord",
+    "agent_key",
     "case_run_record",
     "dicts",
     "message_record",
@@ -43,7 +51,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -141,8 +149,58 @@ CREATE INDEX IF NOT EXISTS case_runs_by_agent ON case_runs (agent_path, created_
 CREATE INDEX IF NOT EXISTS case_runs_by_matrix ON case_runs (matrix_id);
 """
 
-# Schema changes: {version reached: script}, applied in order by ``migrate``.
-_MIGRATIONS: dict[int, str] = {2: _CASE_RUNS}
+# Version 3: the thread summaries (see the module doc), and the indexes that let a page of an
+# agent's threads, newest first, be read from an index instead of sorting all of them.
+_SUMMARIES = """
+ALTER TABLE threads ADD COLUMN agent_key TEXT;
+ALTER TABLE threads ADD COLUMN tool_name TEXT;
+ALTER TABLE threads ADD COLUMN first_run INTEGER;
+ALTER TABLE threads ADD COLUMN status TEXT NOT NULL DEFAULT 'complete';
+ALTER TABLE threads ADD COLUMN tokens_in INTEGER;
+ALTER TABLE threads ADD COLUMN tokens_out INTEGER;
+ALTER TABLE threads ADD COLUMN duration_ms REAL;
+ALTER TABLE messages ADD COLUMN answer_ms REAL;
+
+DROP TRIGGER IF EXISTS thread_touched_by_message;
+DROP TRIGGER IF EXISTS thread_touched_by_run;
+DROP INDEX IF EXISTS messages_by_thread;
+CREATE INDEX IF NOT EXISTS messages_by_thread_time ON messages (thread_id, created_at);
+CREATE INDEX IF NOT EXISTS threads_by_key ON threads (agent_key, created_at);
+CREATE INDEX IF NOT EXISTS threads_by_key_tool ON threads (agent_key, tool_name, created_at);
+CREATE INDEX IF NOT EXISTS threads_by_activity ON threads (agent_path, updated_at);
+"""
+
+
+def _summaries(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_SUMMARIES + backfill(INTERRUPTED)):
+        conn.execute(statement)
+    paths = conn.execute("SELECT DISTINCT agent_path FROM threads WHERE agent_path IS NOT NULL")
+    for (path,) in paths.fetchall():
+        key = agent_key(path)
+        conn.execute("UPDATE threads SET agent_key = ? WHERE agent_path = ?", (key, path))
+    for statement in _statements(triggers(INTERRUPTED)):
+        conn.execute(statement)
+
+
+def _script(script: str) -> Callable[[sqlite3.Connection], None]:
+    def run(conn: sqlite3.Connection) -> None:
+        for statement in _statements(script):
+            conn.execute(statement)
+
+    return run
+
+
+# Schema changes: {version reached: step}, applied in order by ``migrate``.
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _script(_CASE_RUNS),
+    3: _summaries,
+}
+
+
+def agent_key(agent_path: str) -> str:
+    """The key of an agent file's threads: its real path (symbolic links and ``..`` resolved,
+    relative to this process's working directory)."""
+    return os.path.realpath(agent_path)
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
@@ -163,8 +221,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
         for statement in _statements(_SCHEMA):
             conn.execute(statement)
     for target in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
-        for statement in _statements(_MIGRATIONS[target]):
-            conn.execute(statement)
+        _MIGRATIONS[target](conn)
     if version != SCHEMA_VERSION:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -184,7 +241,11 @@ def _statements(script: str) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class ThreadRecord:
-    """One conversation: a chat, a tool test, a served or CLI call."""
+    """One conversation: a chat, a tool test, a served or CLI call.
+
+    ``tool_name`` is the tool of its first run (None for a chat); ``status``, ``tokens_in``,
+    ``tokens_out`` and ``duration_ms`` sum up the conversation (``history/figures.py``).
+    """
 
     id: str
     agent_path: str | None
@@ -194,11 +255,17 @@ class ThreadRecord:
     created_at: datetime
     updated_at: datetime
     message_count: int = 0
+    tool_name: str | None = None
+    status: MessageStatus = "complete"
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    duration_ms: float | None = None
 
 
 @dataclass(frozen=True)
 class StoredMessage:
-    """One message of a thread. ``tool_calls`` is the list given when it was written."""
+    """One message of a thread. ``tool_calls`` is the list given when it was written;
+    ``answer_ms`` the time of the answer this message ended (``history/figures.py``)."""
 
     id: int
     thread_id: str
@@ -214,6 +281,7 @@ class StoredMessage:
     error: str | None
     created_at: datetime
     updated_at: datetime
+    answer_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +330,15 @@ class CaseRunRecord:
     turns: int | None
     verdict: dict[str, Any] | None
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class ConversationRecord:
+    """One conversation as History lists it: its thread and the run that started it (None for a
+    chat)."""
+
+    thread: ThreadRecord
+    run: RunRecord | None
 
 
 def _time(value: float) -> datetime:

@@ -1,7 +1,9 @@
 """The history store: every chat and every served call, in one SQLite database.
 
 The tables and records are in ``history/schema.py``; every row is written, and its text
-redacted, by ``history/rows.py``.
+redacted, by ``history/rows.py``; pages of an agent's conversations are read by
+``history/conversations.py``; what the figures of an answer and of a conversation count is
+``history/figures.py``.
 
 Why it is built this way:
 
@@ -24,11 +26,22 @@ import os
 import sqlite3
 import time
 import uuid
+from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from mcp_export.errors import HistoryError
+from mcp_export.history import reads
+from mcp_export.history.conversations import (
+    ConversationFilter,
+    ConversationOrder,
+    ConversationPage,
+    Position,
+    conversation_page,
+    conversation_tools,
+    has_conversations,
+)
 from mcp_export.history.db import HistoryDatabase
 from mcp_export.history.rows import (
     insert_row,
@@ -47,11 +60,7 @@ from mcp_export.history.schema import (
     StoredMessage,
     ThreadKind,
     ThreadRecord,
-    case_run_record,
-    dicts,
-    message_record,
-    run_record,
-    thread_record,
+    agent_key,
 )
 from mcp_export.history.write_log import Replayed, replay_logs
 from mcp_export.history.writer import WriteBehind
@@ -66,10 +75,14 @@ __all__ = [
     "StoredMessage",
     "ThreadKind",
     "ThreadRecord",
+    "agent_key",
     "default_history_path",
     "process_start_marker",
     "writer_alive",
 ]
+
+
+_agent_key = lru_cache(maxsize=64)(agent_key)  # a served call must not resolve a path each time
 
 
 def default_history_path() -> Path:
@@ -127,6 +140,7 @@ class HistoryStore:
             "threads",
             id=thread_id,
             agent_path=agent_path,
+            agent_key=_agent_key(agent_path) if agent_path is not None else None,
             agent_name=agent_name,
             title=title,
             kind=kind,
@@ -255,14 +269,16 @@ class HistoryStore:
         *,
         answer: str | None = None,
         error: str | None = None,
-        duration_ms: float = 0.0,
+        duration_ms: float | None = None,
         tokens_in: int | None = None,
         tokens_out: int | None = None,
         tool_calls: int = 0,
     ) -> None:
         """Record how a run ended: ``complete`` with its answer, or ``error`` with ``error``.
 
-        A token count that is None (the model server did not report it) stays NULL: absent is
+        The figures are those of the run's own answer (``history/figures.py``): ``duration_ms``
+        from the question to the answer, the tokens of its model requests. A figure that is None
+        (a failed run's time, a count the model server did not report) stays NULL: absent is
         not 0.
         """
         self._update(
@@ -366,10 +382,7 @@ class HistoryStore:
         """The messages of a thread, in the order they were added."""
         self.flush()
         with self._db.connection("read") as conn:
-            rows = conn.execute(
-                "SELECT * FROM messages WHERE thread_id = ? ORDER BY created_at, id", (thread_id,)
-            )
-            return [message_record(row) for row in dicts(rows)]
+            return reads.messages(conn, thread_id)
 
     def runs(
         self,
@@ -381,46 +394,68 @@ class HistoryStore:
     ) -> list[RunRecord]:
         """Runs, newest first, optionally only an agent's, a tool's or those with a status."""
         self.flush()
-        filters, values = _filters(
-            ("threads.agent_path", agent_path),
-            ("runs.tool_name", tool_name),
-            ("runs.status", status),
-        )
         with self._db.connection("read") as conn:
-            rows = conn.execute(
-                "SELECT runs.*, threads.agent_path AS agent_path, threads.agent_name AS agent_name "
-                f"FROM runs LEFT JOIN threads ON threads.id = runs.thread_id {filters} "
-                "ORDER BY runs.id DESC LIMIT ?",
-                (*values, limit),
+            return reads.runs(
+                conn, agent_path=agent_path, tool_name=tool_name, status=status, limit=limit
             )
-            return [run_record(row) for row in dicts(rows)]
 
     def threads(
         self, *, agent_path: str | None = None, kind: ThreadKind | None = None, limit: int = 500
     ) -> list[ThreadRecord]:
         """Threads, most recently active first."""
         self.flush()
-        filters, values = _filters(("agent_path", agent_path), ("kind", kind))
         with self._db.connection("read") as conn:
-            rows = conn.execute(
-                "SELECT *, (SELECT count(*) FROM messages WHERE thread_id = threads.id) "
-                f"AS message_count FROM threads {filters} "
-                "ORDER BY updated_at DESC, rowid DESC LIMIT ?",
-                (*values, limit),
-            )
-            return [thread_record(row) for row in dicts(rows)]
+            return reads.threads(conn, agent_path=agent_path, kind=kind, limit=limit)
 
     def thread(self, thread_id: str) -> ThreadRecord | None:
         """One thread, or None."""
         self.flush()
         with self._db.connection("read") as conn:
-            rows = conn.execute(
-                "SELECT *, (SELECT count(*) FROM messages WHERE thread_id = threads.id) "
-                "AS message_count FROM threads WHERE id = ?",
-                (thread_id,),
+            return reads.thread(conn, thread_id)
+
+    def conversations(
+        self,
+        query: ConversationFilter,
+        *,
+        order: ConversationOrder = "started",
+        descending: bool = True,
+        after: Position | None = None,
+        limit: int = 100,
+        scan: int | None = None,
+    ) -> ConversationPage:
+        """A page of an agent's conversations (``history/conversations.py``).
+
+        Args:
+            query: the agent, and the tool, status and text to filter by.
+            order: what the rows are sorted by; ``started`` (the default) reads an index.
+            descending: largest (newest) first.
+            after: the ``next`` of the page before; None for the first page.
+            limit: at most this many rows.
+            scan: look at no more than this many of the agent's conversations.
+        """
+        self.flush()
+        with self._db.connection("read") as conn:
+            return conversation_page(
+                conn,
+                query,
+                order=order,
+                descending=descending,
+                after=after,
+                limit=limit,
+                scan=scan,
             )
-            found = [thread_record(row) for row in dicts(rows)]
-        return found[0] if found else None
+
+    def conversation_tools(self, query: ConversationFilter) -> list[str]:
+        """The tools of the runs that started ``query``'s agent's conversations, sorted."""
+        self.flush()
+        with self._db.connection("read") as conn:
+            return conversation_tools(conn, query)
+
+    def has_conversations(self, query: ConversationFilter) -> bool:
+        """Whether ``query``'s agent has a conversation at all, whatever the filters say."""
+        self.flush()
+        with self._db.connection("read") as conn:
+            return has_conversations(conn, query)
 
     def case_runs(
         self,
@@ -431,12 +466,8 @@ class HistoryStore:
     ) -> list[CaseRunRecord]:
         """Runs of test cases, newest first, optionally one agent's or one matrix run's."""
         self.flush()
-        filters, values = _filters(("agent_path", agent_path), ("matrix_id", matrix_id))
         with self._db.connection("read") as conn:
-            rows = conn.execute(
-                f"SELECT * FROM case_runs {filters} ORDER BY id DESC LIMIT ?", (*values, limit)
-            )
-            return [case_run_record(row) for row in dicts(rows)]
+            return reads.case_runs(conn, agent_path=agent_path, matrix_id=matrix_id, limit=limit)
 
     def latest_thread(
         self, *, agent_path: str | None = None, kind: ThreadKind | None = None
@@ -466,10 +497,3 @@ class HistoryStore:
         exc_tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _filters(*pairs: tuple[str, Any]) -> tuple[str, list[Any]]:
-    given = [(column, value) for column, value in pairs if value is not None]
-    if not given:
-        return "", []
-    return "WHERE " + " AND ".join(f"{c} = ?" for c, _ in given), [v for _, v in given]

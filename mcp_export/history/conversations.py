@@ -1,0 +1,262 @@
+"""Pages of an agent's conversations, as History lists them: keyset-paged, filtered, bounded.
+
+A conversation is a thread with the summary its triggers keep (``history/schema.py``): tool,
+status, tokens and time are columns of the thread row, and the run that started it is one
+rowid lookup away, so a page costs the rows it returns, not the size of the history:
+
+- **keyset pages**: a page starts after the last row of the one before (its sort value and
+  rowid), never at an offset, so the thousandth page costs what the first does. In the default
+  order (newest first) the rows come in the order of the ``threads_by_key`` index.
+- **bounded scans**: a text, tool or status filter that matches few rows would read the whole
+  history to fill a page. With ``scan=N`` a call looks at no more than the next N threads of the
+  agent (in the page's order) and says where it stopped (:attr:`ConversationPage.next`), so a
+  caller can show what it has and go on later.
+
+Text matches case-insensitively in the title, the tool, the caller and the filled prompt (and a
+kind, through the labels the caller gives): SQLite's ``LIKE`` for a text in ASCII, which folds
+ASCII letters only; Python's ``casefold`` for any other text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp_export.history.schema import (
+    ConversationRecord,
+    MessageStatus,
+    ThreadKind,
+    dicts,
+    run_record,
+    thread_record,
+)
+
+__all__ = [
+    "ORDERS",
+    "ConversationFilter",
+    "ConversationOrder",
+    "ConversationPage",
+    "Position",
+    "conversation_page",
+    "conversation_tools",
+    "has_conversations",
+    "install_functions",
+]
+
+ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title"]
+Position = tuple[Any, int]
+"""Where a page ended: the sort value and the rowid of its last row."""
+
+ORDERS: dict[ConversationOrder, str] = {
+    "started": "t.created_at",
+    "kind": "t.kind",
+    "tool": "coalesce(t.tool_name, '')",
+    "status": "t.status",
+    "time": "coalesce(t.duration_ms, -1)",
+    "tokens": "CASE WHEN t.tokens_in IS NULL AND t.tokens_out IS NULL THEN -1 "
+    "ELSE coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0) END",
+    "title": "lower(t.title)",
+}
+"""The SQL value each order sorts by (unknown figures sort below every known one)."""
+
+_THREAD_COLUMNS = (
+    "id",
+    "agent_path",
+    "agent_name",
+    "title",
+    "kind",
+    "created_at",
+    "updated_at",
+    "tool_name",
+    "status",
+    "tokens_in",
+    "tokens_out",
+    "duration_ms",
+)
+_RUN_COLUMNS = (
+    "id",
+    "thread_id",
+    "tool_name",
+    "arguments",
+    "filled_prompt",
+    "caller",
+    "status",
+    "answer",
+    "error",
+    "duration_ms",
+    "tokens_in",
+    "tokens_out",
+    "tool_calls",
+    "started_at",
+    "finished_at",
+)
+_SELECT = ", ".join(
+    [f"t.{c} AS {c}" for c in _THREAD_COLUMNS]
+    + [f"r.{c} AS run_{c}" for c in _RUN_COLUMNS]
+    + ["(SELECT count(*) FROM messages WHERE thread_id = t.id) AS message_count"]
+)
+_FOLDED = "history_folded_contains"
+
+
+@dataclass(frozen=True)
+class ConversationFilter:
+    """Which of the conversations to list.
+
+    Attributes:
+        agent_key: the agent's threads (``schema.agent_key`` of its file); None for an agent
+            without a file, whose threads are found by ``agent_name``.
+        agent_name: the name of an agent without a file.
+        tool: only conversations started by a run of this tool.
+        status: only conversations with this status.
+        text: only conversations whose title, tool, caller or filled prompt contain it.
+        text_kinds: kinds whose label contains ``text`` (their conversations match it too).
+    """
+
+    agent_key: str | None
+    agent_name: str = ""
+    tool: str | None = None
+    status: MessageStatus | None = None
+    text: str = ""
+    text_kinds: tuple[ThreadKind, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConversationPage:
+    """One page of conversations, and where the next starts (None: there is no more)."""
+
+    rows: list[ConversationRecord]
+    next: Position | None
+
+
+def install_functions(conn: sqlite3.Connection) -> None:
+    """Register the SQL function a search of non-ASCII text uses, on a new connection."""
+    conn.create_function(_FOLDED, 2, _folded_contains, deterministic=True)
+
+
+def _folded_contains(hay: str | None, needle: str) -> bool:
+    return hay is not None and needle in hay.casefold()
+
+
+def _scope(query: ConversationFilter) -> tuple[str, list[Any]]:
+    if query.agent_key is not None:
+        return "t.agent_key = ?", [query.agent_key]
+    return "t.agent_key IS NULL AND t.agent_name = ?", [query.agent_name]
+
+
+def _matching(query: ConversationFilter) -> tuple[list[str], list[Any]]:
+    """The conditions of the tool, status and text filters, and their values."""
+    conditions: list[str] = []
+    values: list[Any] = []
+    if query.tool is not None:
+        conditions.append("t.tool_name = ?")
+        values.append(query.tool)
+    if query.status is not None:
+        conditions.append("t.status = ?")
+        values.append(query.status)
+    text = query.text.strip()
+    if text:
+        fields = ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")
+        if text.isascii():
+            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            tests = [f"{field} LIKE ? ESCAPE '\\'" for field in fields]
+            values.extend([pattern] * len(fields))
+        else:
+            tests = [f"{_FOLDED}({field}, ?)" for field in fields]
+            values.extend([text.casefold()] * len(fields))
+        if query.text_kinds:
+            tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
+            values.extend(query.text_kinds)
+        conditions.append("(" + " OR ".join(tests) + ")")
+    return conditions, values
+
+
+def conversation_page(
+    conn: sqlite3.Connection,
+    query: ConversationFilter,
+    *,
+    order: ConversationOrder = "started",
+    descending: bool = True,
+    after: Position | None = None,
+    limit: int = 100,
+    scan: int | None = None,
+) -> ConversationPage:
+    """One page of the conversations ``query`` lists, in ``order``.
+
+    Args:
+        conn: the history database.
+        query: which conversations.
+        order: what they are sorted by (then by rowid, so the order is total).
+        descending: largest first (newest first for ``started``).
+        after: the ``next`` of the page before; None for the first page.
+        limit: at most this many rows.
+        scan: look at no more than this many of the agent's threads (None: as many as it takes).
+    """
+    key = ORDERS[order]
+    direction, beyond, within = ("DESC", "<", ">=") if descending else ("ASC", ">", "<=")
+    scope, scope_values = _scope(query)
+    where = [scope]
+    values: list[Any] = list(scope_values)
+    if after is not None:
+        where.append(f"({key}, t.rowid) {beyond} (?, ?)")
+        values.extend(after)
+    sort = f"ORDER BY {key} {direction}, t.rowid {direction}"
+    boundary: Position | None = None
+    if scan is not None:
+        found = conn.execute(
+            f"SELECT {key}, t.rowid FROM threads AS t WHERE {' AND '.join(where)} {sort} "
+            "LIMIT 1 OFFSET ?",
+            (*values, scan - 1),
+        ).fetchone()
+        if found is not None:
+            boundary = (found[0], int(found[1]))
+            where.append(f"({key}, t.rowid) {within} (?, ?)")
+            values.extend(boundary)
+    conditions, matching_values = _matching(query)
+    rows = conn.execute(
+        f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position "
+        "FROM threads AS t LEFT JOIN runs AS r ON r.id = t.first_run "
+        f"WHERE {' AND '.join(where + conditions)} {sort} LIMIT ?",
+        (*values, *matching_values, limit),
+    )
+    found_rows = list(dicts(rows))
+    records = [_conversation(row) for row in found_rows]
+    if len(found_rows) == limit:
+        last = found_rows[-1]
+        return ConversationPage(records, (last["sort_value"], int(last["position"])))
+    return ConversationPage(records, boundary)
+
+
+def _conversation(row: dict[str, Any]) -> ConversationRecord:
+    thread = thread_record(row)
+    if row["run_id"] is None:
+        return ConversationRecord(thread, None)
+    run = {name[4:]: value for name, value in row.items() if name.startswith("run_")}
+    run |= {"agent_path": row["agent_path"], "agent_name": row["agent_name"]}
+    return ConversationRecord(thread, run_record(run))
+
+
+def conversation_tools(conn: sqlite3.Connection, query: ConversationFilter) -> list[str]:
+    """The tools whose runs started the conversations of ``query``'s agent, sorted.
+
+    One seek of the ``threads_by_key_tool`` index per tool, not a read of every thread.
+    """
+    scope, values = _scope(query)
+    rows = conn.execute(
+        "WITH RECURSIVE tools (name) AS ("
+        f"SELECT (SELECT t.tool_name FROM threads AS t WHERE {scope} AND t.tool_name > '' "
+        "ORDER BY t.tool_name LIMIT 1) "
+        "UNION ALL SELECT (SELECT t.tool_name FROM threads AS t "
+        f"WHERE {scope} AND t.tool_name > tools.name ORDER BY t.tool_name LIMIT 1) "
+        "FROM tools WHERE tools.name IS NOT NULL"
+        ") SELECT name FROM tools WHERE name IS NOT NULL",
+        (*values, *values),
+    )
+    return [name for (name,) in rows]
+
+
+def has_conversations(conn: sqlite3.Connection, query: ConversationFilter) -> bool:
+    """Whether ``query``'s agent has any conversation at all (whatever the filters)."""
+    scope, values = _scope(query)
+    found = conn.execute(f"SELECT 1 FROM threads AS t WHERE {scope} LIMIT 1", values)
+    return found.fetchone() is not None
