@@ -3,8 +3,9 @@
 
 The tab renders the events of one ``ChatSession`` (see :mod:`app.chat.runner`): the person's
 messages, the streamed answer as Markdown, a card per inner tool call, a muted note line for each
-notice about the endpoint (once per tab), a stats strip, and any failure with what to do and a
-button to the settings page that fixes it. Runs are tasks on the
+notice about the endpoint (once per tab), a stats strip with the conversation's figures (the
+answer's own in the status line, labelled as History labels them), and any failure with what to
+do and a button to the settings page that fixes it. Runs are tasks on the
 qasync loop (the window keeps answering, and any number of tabs run at once); Stop cancels the
 session, follow-up messages continue it. A tool test (``tool_name`` given) also offers the
 "Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
@@ -405,8 +406,7 @@ class ChatTab(QWidget):
             self.transcript.add(block)
             block.append(answer.text)
             block.flush()
-        seconds = answer.duration_ms / 1000
-        self._set_status(f"Answered in {seconds:.1f} s", OK_COLOR)
+        self._set_status(f"Answered · {self.stats.answer_text()}", OK_COLOR)
 
     def _on_failure(self, failure: SessionFailed) -> None:
         self._flush_text()

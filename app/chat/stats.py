@@ -1,9 +1,14 @@
-"""The stats strip of a chat tab: model, turns, tool calls, tokens in/out, time.
+"""The stats strip of a chat tab: model, turns, tool calls, and the figures of the conversation.
 
-Totals over the whole conversation (every user turn of the tab), updated from the session events;
-the clock ticks while a turn runs, so a slow model visibly keeps the tab busy. A token count the
-model server never reported shows as "—", never as 0; the totals add up the counts that were
-reported, and the tooltip says how many model requests reported none.
+The figures are those History shows, with the same labels (``mcp_export.history.figures``):
+*Tokens in the conversation* adds up every model request of the tab, *Time in the conversation*
+its answers' times (the idle time between them is not in it); :meth:`StatsStrip.answer_text`
+gives *Tokens this answer* and *Time this answer* of the last answer, for the tab's status line.
+An answer's time is the session's own (``FinalAnswer.duration_ms``: from the question to the
+answer, what History records); a failed or stopped answer is timed from its question to the
+failure. While an answer runs, the clock ticks, so a slow model visibly keeps the tab busy. A
+token count the model server never reported shows as "—", never as 0; the totals add up the
+counts that were reported, and the tooltip says how many model requests reported none.
 """
 
 from __future__ import annotations
@@ -13,7 +18,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
-from app.history.model import token_count
+from mcp_export.history.figures import (
+    ANSWER_TIME,
+    ANSWER_TOKENS,
+    CONVERSATION_TIME,
+    CONVERSATION_TOKENS,
+    Figures,
+)
 
 if TYPE_CHECKING:
     from mcp_export.session.events import SessionEvent
@@ -21,11 +32,19 @@ if TYPE_CHECKING:
 __all__ = ["StatsStrip"]
 
 _TICK_MS = 200
-_TOKENS_TIP = "Tokens sent to the model / tokens it produced"
+_TOKENS_TIP = (
+    "Tokens sent to the model / tokens it produced, over every model request of this conversation"
+)
 
 
 class StatsStrip(QFrame):
-    """One line of figures about the conversation so far."""
+    """One line of figures about the conversation so far.
+
+    Attributes:
+        conversation: the figures of the conversation's ended answers.
+        answer: the figures of the last answer (of the one running: its tokens so far), or None
+            before the first.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,11 +53,10 @@ class StatsStrip(QFrame):
         self.model = ""
         self.turns = 0
         self.tool_calls = 0
-        self.tokens_in: int | None = None
-        self.tokens_out: int | None = None
+        self.conversation = Figures()
+        self.answer: Figures | None = None
         self.unreported_turns = 0  # model requests whose server reported no token count
-        self._done_ms = 0.0  # time of the finished turns
-        self._clock = QElapsedTimer()
+        self._clock = QElapsedTimer()  # the answer running, from its question
         self._ticker = QTimer(self)
         self._ticker.setInterval(_TICK_MS)
         self._ticker.timeout.connect(self._render)
@@ -52,8 +70,9 @@ class StatsStrip(QFrame):
             ("turns", "Model requests so far (one per answer or tool round)"),
             ("calls", "Inner tool calls so far"),
             ("tokens", _TOKENS_TIP),
-            ("time", "Time spent running turns"),
-        ):
+            ("time", "The time of this conversation's answers, each from its question to the "
+             "answer (not the time between them)"),
+        ):  # fmt: skip
             label = QLabel()
             label.setObjectName(f"stats_{key}")
             label.setToolTip(tip)
@@ -63,58 +82,86 @@ class StatsStrip(QFrame):
         self._render()
 
     @property
+    def tokens_in(self) -> int | None:
+        """Prompt tokens of the conversation (None: no model request reported any)."""
+        return self.conversation.tokens_in
+
+    @property
+    def tokens_out(self) -> int | None:
+        """Completion tokens of the conversation (None: no model request reported any)."""
+        return self.conversation.tokens_out
+
+    @property
     def elapsed_ms(self) -> float:
-        """Time spent in turns, including the one running."""
+        """Time in the conversation, the answer running included."""
         running = self._clock.elapsed() if self._clock.isValid() else 0
-        return self._done_ms + running
+        return (self.conversation.duration_ms or 0.0) + running
 
     def text(self) -> str:
         """The strip as one line of text (what the person reads)."""
         return "   ".join(label.text() for label in self._labels.values())
 
+    def answer_text(self) -> str:
+        """``Time this answer: … · Tokens this answer: …`` of the last answer ("" before one)."""
+        if self.answer is None:
+            return ""
+        return f"{ANSWER_TIME}: {self.answer.time()} · {ANSWER_TOKENS}: {self.answer.tokens()}"
+
     def start_turn(self) -> None:
-        """A user turn began: start the clock."""
-        self._clock.start()
+        """A user turn was sent: the strip ticks until it ends."""
         self._ticker.start()
         self._render()
 
     def end_turn(self) -> None:
-        """The turn ended (answered, failed or stopped): stop the clock."""
-        if self._clock.isValid():
-            self._done_ms += self._clock.elapsed()
-            self._clock.invalidate()
+        """The turn ended (answered, failed or stopped)."""
         self._ticker.stop()
         self._render()
 
     def on_event(self, event: SessionEvent) -> None:
         """Count what ``event`` adds."""
-        from mcp_export.providers.base import Usage
-        from mcp_export.session.events import SessionStarted, ToolCallStarted, TurnFinished
+        from mcp_export.session.events import (
+            FinalAnswer,
+            SessionFailed,
+            SessionStarted,
+            ToolCallStarted,
+            TurnFinished,
+        )
 
         if isinstance(event, SessionStarted):
             self.model = event.model
+            self.answer = Figures()
+            self._clock.start()
         elif isinstance(event, TurnFinished):
             self.turns += 1
-            total = Usage(self.tokens_in, self.tokens_out).plus(
-                Usage(event.input_tokens, event.output_tokens)
-            )
-            self.tokens_in, self.tokens_out = total.input_tokens, total.output_tokens
+            used = Figures(event.input_tokens, event.output_tokens)
+            self.conversation = self.conversation.plus(used)
+            self.answer = (self.answer or Figures()).plus(used)
             if event.input_tokens is None and event.output_tokens is None:
                 self.unreported_turns += 1
         elif isinstance(event, ToolCallStarted):
             self.tool_calls += 1
+        elif isinstance(event, FinalAnswer):
+            self._answer_ended(event.duration_ms)
+        elif isinstance(event, SessionFailed):
+            # Timed only when it had begun: a failure before the question was asked (no model
+            # configured) is no answer, and History has no row of it either.
+            self._answer_ended(self._clock.elapsed() if self._clock.isValid() else None)
         else:
             return
         self._render()
 
+    def _answer_ended(self, duration_ms: float | None) -> None:
+        self._clock.invalidate()
+        if self.answer is not None and duration_ms is not None:
+            self.answer = Figures(self.answer.tokens_in, self.answer.tokens_out, duration_ms)
+            self.conversation = self.conversation.plus(Figures(duration_ms=duration_ms))
+
     def _render(self) -> None:
-        seconds = self.elapsed_ms / 1000
         self._labels["model"].setText(f"Model: {self.model or '–'}")
         self._labels["turns"].setText(f"Turns: {self.turns}")
         self._labels["calls"].setText(f"Tool calls: {self.tool_calls}")
         tokens = self._labels["tokens"]
-        shown = f"{token_count(self.tokens_in)} / {token_count(self.tokens_out)}"
-        tokens.setText(f"Tokens in/out: {shown}")
+        tokens.setText(f"{CONVERSATION_TOKENS}: {self.conversation.tokens()}")
         tip = _TOKENS_TIP
         if self.unreported_turns:
             tip += (
@@ -122,4 +169,6 @@ class StatsStrip(QFrame):
                 "counts: the model server did not report them"
             )
         tokens.setToolTip(tip)
-        self._labels["time"].setText(f"Time: {seconds:.1f} s")
+        running = self._clock.isValid() or self.conversation.duration_ms is not None
+        shown = Figures(duration_ms=self.elapsed_ms if running else None).time()
+        self._labels["time"].setText(f"{CONVERSATION_TIME}: {shown}")

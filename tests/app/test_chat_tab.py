@@ -122,8 +122,10 @@ def test_streamed_text_appears_in_the_transcript_as_markdown(
     assert tab.stats.turns == 1
     assert (tab.stats.tokens_in, tab.stats.tokens_out) == (12, 9)
     assert tab.stats.model == "fake-model"
-    assert "Model: fake-model" in tab.stats.text() and "Tokens in/out: 12 / 9" in tab.stats.text()
-    assert tab.status.text().startswith("Answered in")
+    assert "Model: fake-model" in tab.stats.text()
+    assert "Tokens in the conversation: 12 in / 9 out" in tab.stats.text()
+    assert tab.status.text().startswith("Answered · Time this answer: ")
+    assert tab.status.text().endswith(" · Tokens this answer: 12 in / 9 out")
     assert not tab.busy and tab.send_button.isEnabled() and not tab.stop_button.isEnabled()
 
 
@@ -419,7 +421,8 @@ def test_token_counts_the_model_server_never_reported_show_as_dashes_not_zero(
     outcome = run_turn(qtbot, tab, "Say hello")
     assert isinstance(outcome, FinalAnswer)
     assert (tab.stats.tokens_in, tab.stats.tokens_out) == (None, None)
-    assert "Tokens in/out: — / —" in tab.stats.text()
+    assert "Tokens in the conversation: — in / — out" in tab.stats.text()
+    assert tab.status.text().endswith("Tokens this answer: — in / — out")
     tokens = tab.stats.findChild(QLabel, "stats_tokens")
     assert tokens is not None
     assert "1 of 1 model requests came without token counts" in tokens.toolTip()
@@ -428,7 +431,7 @@ def test_token_counts_the_model_server_never_reported_show_as_dashes_not_zero(
     model.enqueue(text("Again.", usage=(12, 9)))
     run_turn(qtbot, tab, "Again")
     assert (tab.stats.tokens_in, tab.stats.tokens_out) == (12, 9)
-    assert "Tokens in/out: 12 / 9" in tab.stats.text()
+    assert "Tokens in the conversation: 12 in / 9 out" in tab.stats.text()
     assert "1 of 2 model requests came without token counts" in tokens.toolTip()
 
 
