@@ -1,35 +1,53 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
-"""The history of one agent as rows: chats, tool tests and served calls from the history store.
+"""The history of one agent as rows: its conversations, read from the history store a page at a
+time.
 
-:func:`load_history` reads the store (``mcp_export.HistoryStore``) into :class:`HistoryEntry`
-rows: one per tool run (a test in the studio, a ``metaagent serve`` or ``metaagent call`` call),
-and one per conversation that has no run (a chat). :class:`HistoryTableModel` shows them;
-:class:`HistoryFilterModel` filters them by tool, status and text and sorts them.
+A row is a conversation (a thread): a chat, a tool test and its follow-up turns, a served or CLI
+call and the calls that continued it. Its figures are the conversation's, labelled as the chat
+tab labels them (``mcp_export.history.figures``). :class:`HistoryTableModel` filters by tool,
+status and text and sorts by a column in the store's own query (``HistoryStore.conversations``,
+keyset pages over the thread rows' summaries), holds the rows read so far and reads the next
+page when the view scrolls to the end (``canFetchMore``/``fetchMore``). A filter that matches
+few rows is searched a bounded slice of the history at a time (``_SCAN`` threads, a few
+milliseconds), going on from a zero timer until a page is found, so the view repaints between
+slices and a keystroke never waits for a search of the whole history.
 
-The models hold no state the store does not have: Refresh rebuilds them from it. They are tested
-without any widget (``tests/app/test_history_view.py``).
+The model holds no state the store does not have: Refresh reads it again. It is tested without
+any widget in ``tests/app/test_history_view.py``; its pages under a view in
+``tests/app/test_history_paging.py``.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
+    QTimer,
+    Signal,
 )
 from PySide6.QtGui import QBrush, QColor
 
+from mcp_export.history.conversations import ConversationFilter, ConversationOrder, Position
+from mcp_export.history.figures import (
+    CONVERSATION_TIME,
+    CONVERSATION_TOKENS,
+    UNKNOWN,
+    Figures,
+    format_duration,
+)
+from mcp_export.history.schema import ConversationRecord, MessageStatus, ThreadKind, agent_key
+
 if TYPE_CHECKING:
-    from mcp_export.history.schema import RunRecord, StoredMessage, ThreadRecord
+    from mcp_export.history.schema import RunRecord
     from mcp_export.history.store import HistoryStore
 
 __all__ = [
@@ -37,45 +55,62 @@ __all__ = [
     "COLUMNS",
     "ENTRY_ROLE",
     "ERROR_COLOR",
-    "SORT_ROLE",
-    "UNKNOWN",
     "HistoryEntry",
-    "HistoryFilterModel",
     "HistoryTableModel",
-    "format_duration",
-    "load_history",
+    "agent_scope",
+    "filtered",
+    "header_text",
+    "history_entry",
     "local_time",
-    "token_count",
 ]
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
-SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 ALL = ""  # a filter value that lets every row through
 
-COLUMNS = ("Started", "Kind", "Tool", "Status", "Duration", "Tokens in", "Tokens out", "Title")
-_NUMERIC = {"Duration", "Tokens in", "Tokens out"}
-_KIND_LABELS = {"chat": "chat", "tool-test": "test", "served": "served call", "call": "CLI call"}
+COLUMNS = ("Started", "Kind", "Title", "Status", CONVERSATION_TIME, CONVERSATION_TOKENS, "Tool")
+_ORDERS: dict[str, ConversationOrder] = {
+    "Started": "started",
+    "Kind": "kind",
+    "Tool": "tool",
+    "Status": "status",
+    CONVERSATION_TIME: "time",
+    CONVERSATION_TOKENS: "tokens",
+    "Title": "title",
+}
+_NUMERIC = {CONVERSATION_TIME, CONVERSATION_TOKENS}
+_KIND_LABELS: dict[str, str] = {
+    "chat": "chat",
+    "tool-test": "test",
+    "served": "served call",
+    "call": "CLI call",
+}
 ERROR_COLOR = QColor("#b3261e")
-UNKNOWN = "—"
+
+_PAGE = 100
+"""Rows read at a time: a few screens."""
+_SCAN = 2000
+"""Threads looked at per slice of a search (about 4 ms with a text filter)."""
+_SLICES_MS = 10.0
+"""How long one turn of the event loop may search before the view gets to repaint."""
 
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """One row of the history: a tool run, or a conversation without a run (a chat).
+    """One row of the history: a conversation, with the run that started it (None for a chat).
 
     Attributes:
         kind: ``chat``, ``test``, ``served call`` or ``CLI call``.
-        tool: the tool that ran ("" for a chat).
-        status: ``complete``, ``error`` or ``pending``.
+        tool: the tool whose run started it ("" for a chat).
+        status: ``complete``, ``error`` or ``pending`` (the worst of its answers).
         started: when it started (UTC).
-        duration_ms: how long it took (None while pending or unknown).
-        tokens_in: prompt tokens over the model requests that reported them (None when none
-            did: unknown, not 0).
-        tokens_out: completion tokens, likewise.
-        title: the thread's title (a run without a thread: its filled prompt's first line).
-        thread_id: the conversation to show as transcript (None: the run has none left).
-        run: the run (None for a chat); its arguments make a re-run possible.
+        duration_ms: time in the conversation (None while none of its answers has ended).
+        tokens_in: prompt tokens in the conversation (None when no model request reported
+            them: unknown, not 0).
+        tokens_out: completion tokens in the conversation, likewise.
+        title: the conversation's title.
+        thread_id: the conversation to show as transcript.
+        run: the run that started it (None for a chat); its arguments make a re-run possible.
     """
 
     kind: str
@@ -94,119 +129,53 @@ class HistoryEntry:
         """Who called the tool (an MCP client's name, the studio…); "" for a chat."""
         return self.run.caller if self.run is not None else ""
 
-    def matches(self, text: str) -> bool:
-        """Whether ``text`` (case-insensitive) occurs in the tool, kind, title, caller or prompt."""
-        needle = text.casefold()
-        hay = [self.tool, self.kind, self.title, self.caller]
-        if self.run is not None:
-            hay.append(self.run.filled_prompt)
-        return any(needle in part.casefold() for part in hay)
+    @property
+    def figures(self) -> Figures:
+        """The conversation's figures."""
+        return Figures(self.tokens_in, self.tokens_out, self.duration_ms)
 
 
-def _path_keys(agent_path: Path) -> list[str]:
-    # Writers store the path as they had it (served: resolved; the studio: as opened), so look
-    # the agent up under each spelling of its path.
-    keys = [str(agent_path), os.path.abspath(agent_path), str(agent_path.resolve())]
-    return list(dict.fromkeys(keys))
-
-
-def load_history(
-    store: HistoryStore, agent_name: str, agent_path: Path | None, *, limit: int = 500
-) -> list[HistoryEntry]:
-    """The agent's chats and runs, newest first.
-
-    Args:
-        store: the history store.
-        agent_name: used to find the threads of an agent that has no file yet.
-        agent_path: the agent file; its threads are those recorded with this path.
-        limit: at most this many threads and this many runs are read.
-
-    Raises:
-        HistoryError: the store cannot be read.
-    """
-    threads: dict[str, ThreadRecord] = {}
-    runs: dict[int, RunRecord] = {}
-    if agent_path is not None:
-        for key in _path_keys(agent_path):
-            threads.update((t.id, t) for t in store.threads(agent_path=key, limit=limit))
-            runs.update((r.id, r) for r in store.runs(agent_path=key, limit=limit))
-    else:
-        # An unsaved agent: its threads were recorded without a path, under its name.
-        for thread in store.threads(limit=limit):
-            if thread.agent_path is None and thread.agent_name == agent_name:
-                threads[thread.id] = thread
-        for run in store.runs(limit=limit):
-            if run.thread_id in threads:
-                runs[run.id] = run
-    entries = [_run_entry(run, threads.get(run.thread_id or "")) for run in runs.values()]
-    with_runs = {run.thread_id for run in runs.values()}
-    entries.extend(
-        _thread_entry(thread, store.messages(thread.id))
-        for thread in threads.values()
-        if thread.id not in with_runs
-    )
-    entries.sort(key=lambda entry: entry.started, reverse=True)
-    return entries
-
-
-def _run_entry(run: RunRecord, thread: ThreadRecord | None) -> HistoryEntry:
-    first_line = (run.filled_prompt.strip().splitlines() or [""])[0]
-    return HistoryEntry(
-        kind=_KIND_LABELS.get(thread.kind, thread.kind) if thread is not None else "run",
-        tool=run.tool_name,
-        status=run.status,
-        started=run.started_at,
-        duration_ms=_run_duration(run),
-        tokens_in=run.tokens_in,
-        tokens_out=run.tokens_out,
-        title=thread.title if thread is not None else first_line,
-        thread_id=run.thread_id,
-        run=run,
-    )
-
-
-def _run_duration(run: RunRecord) -> float | None:
-    # A failed run is finished without a duration (stored as 0): its clock times tell instead.
-    if run.duration_ms:
-        return run.duration_ms
-    if run.finished_at is not None:
-        return (run.finished_at - run.started_at).total_seconds() * 1e3
-    return None
-
-
-def _thread_entry(thread: ThreadRecord, messages: list[StoredMessage]) -> HistoryEntry:
-    statuses = {message.status for message in messages}
-    # The worst status wins: one failed model request makes the conversation an error.
-    status = next((s for s in ("error", "pending") if s in statuses), "complete")
-    last = max((message.updated_at for message in messages), default=thread.updated_at)
-    tokens_in = [m.tokens_in for m in messages if m.tokens_in is not None]
-    tokens_out = [m.tokens_out for m in messages if m.tokens_out is not None]
+def history_entry(record: ConversationRecord) -> HistoryEntry:
+    """The row of a conversation read from the store."""
+    thread = record.thread
     return HistoryEntry(
         kind=_KIND_LABELS.get(thread.kind, thread.kind),
-        tool="",
-        status=status,
+        tool=thread.tool_name or "",
+        status=thread.status,
         started=thread.created_at,
-        duration_ms=None
-        if status == "pending"
-        else (last - thread.created_at).total_seconds() * 1e3,
-        tokens_in=sum(tokens_in) if tokens_in else None,
-        tokens_out=sum(tokens_out) if tokens_out else None,
+        duration_ms=thread.duration_ms,
+        tokens_in=thread.tokens_in,
+        tokens_out=thread.tokens_out,
         title=thread.title,
         thread_id=thread.id,
+        run=record.run,
     )
 
 
-def format_duration(ms: float | None) -> str:
-    """``850 ms``, ``2.3 s``, ``4 min 05 s``; "" when unknown."""
-    if ms is None:
-        return ""
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    seconds = ms / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest:02d} s"
+def agent_scope(agent_name: str, agent_path: Path | None) -> ConversationFilter:
+    """The store's filter for all of the agent's conversations (by file, else by name)."""
+    key = agent_key(str(agent_path)) if agent_path is not None else None
+    return ConversationFilter(agent_key=key, agent_name=agent_name)
+
+
+def filtered(
+    scope: ConversationFilter, *, tool: str = ALL, status: str = ALL, text: str = ""
+) -> ConversationFilter:
+    """``scope`` narrowed to ``tool``, ``status`` and ``text`` (a kind matches by its label)."""
+    needle = text.strip()
+    folded = needle.casefold()
+    kinds = tuple(
+        cast(ThreadKind, kind)
+        for kind, label in _KIND_LABELS.items()
+        if folded and folded in label.casefold()
+    )
+    return replace(
+        scope,
+        tool=tool or None,
+        status=cast(MessageStatus, status) if status else None,
+        text=needle,
+        text_kinds=kinds,
+    )
 
 
 def local_time(value: datetime) -> str:
@@ -215,33 +184,149 @@ def local_time(value: datetime) -> str:
 
 
 class HistoryTableModel(QAbstractTableModel):
-    """The history entries as a table with :data:`COLUMNS`.
+    """An agent's conversations as a table with :data:`COLUMNS`, read a page at a time.
 
-    Roles: display text, :data:`SORT_ROLE` (a value that sorts right), :data:`ENTRY_ROLE` (the
-    :class:`HistoryEntry`), tool tips, and red text for errors.
+    Roles: display text, :data:`ENTRY_ROLE` (the :class:`HistoryEntry`), tool tips, and red
+    text for errors.
+
+    Args:
+        store: the history store (not closed by the model).
+        agent_name: the agent's name (finds its conversations while it has no file).
+        agent_path: the agent file, or None for an unsaved agent.
+        parent: the parent object.
+
+    Signals:
+        searched(): a slice of a search ended (rows may have come, :attr:`searching` changed).
+        failed(str): the store could not be read; the message says why.
     """
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._entries: list[HistoryEntry] = []
+    searched = Signal()
+    failed = Signal(str)
 
-    def set_entries(self, entries: list[HistoryEntry]) -> None:
-        """Replace every row (after a refresh)."""
+    def __init__(
+        self,
+        store: HistoryStore,
+        agent_name: str,
+        agent_path: Path | None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.store = store
+        self._scope = agent_scope(agent_name, agent_path)
+        self._filter = self._scope
+        self._order: ConversationOrder = "started"
+        self._descending = True
+        self._entries: list[HistoryEntry] = []
+        self._next: Position | None = None
+        self._more = False  # whether the store has rows after self._next
+        self._wanted = 0  # rows the view wants read
+        self._going_on = QTimer(self)
+        self._going_on.setSingleShot(True)
+        self._going_on.setInterval(0)
+        self._going_on.timeout.connect(self._read)
+
+    # -- what to show -----------------------------------------------------------------------
+
+    def set_filters(self, *, tool: str = ALL, status: str = ALL, text: str = "") -> None:
+        """Show the conversations of ``tool`` with ``status`` whose title, tool, kind, caller or
+        prompt contain ``text`` (:data:`ALL` and "": every one)."""
+        self._filter = filtered(self._scope, tool=tool, status=status, text=text)
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the first page again from the store (the filters and the order are kept)."""
         self.beginResetModel()
-        self._entries = list(entries)
+        self._entries = []
+        self._next = None
+        self._more = True
+        self._wanted = _PAGE
         self.endResetModel()
+        self._read()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if not 0 <= column < len(COLUMNS):
+            return
+        self._order = _ORDERS[COLUMNS[column]]
+        self._descending = order == Qt.SortOrder.DescendingOrder
+        self.reload()
+
+    @property
+    def searching(self) -> bool:
+        """Whether a search is still looking for the rows the view wants."""
+        return self._more and len(self._entries) < self._wanted
+
+    def has_any(self) -> bool:
+        """Whether the agent has any conversation at all, whatever the filters say."""
+        from mcp_export.errors import HistoryError
+
+        try:
+            return self.store.has_conversations(self._filter)
+        except HistoryError as exc:
+            self.failed.emit(f"Could not read the history: {exc}")
+            return False
+
+    def tools(self) -> list[str]:
+        """The tools whose runs started the agent's conversations, sorted."""
+        from mcp_export.errors import HistoryError
+
+        try:
+            return self.store.conversation_tools(self._filter)
+        except HistoryError as exc:
+            self.failed.emit(f"Could not read the history: {exc}")
+            return []
 
     def entries(self) -> list[HistoryEntry]:
-        """The rows, in model order."""
+        """The rows read so far, in model order."""
         return list(self._entries)
 
     def entry(self, row: int) -> HistoryEntry:
         """The entry in ``row``."""
         return self._entries[row]
 
-    def tools(self) -> list[str]:
-        """The tools that appear in the history, sorted."""
-        return sorted({entry.tool for entry in self._entries if entry.tool})
+    # -- reading pages ----------------------------------------------------------------------
+
+    def canFetchMore(self, parent: AnyIndex) -> bool:
+        return not parent.isValid() and self._more and not self._going_on.isActive()
+
+    def fetchMore(self, parent: AnyIndex) -> None:
+        if parent.isValid() or not self._more:
+            return
+        self._wanted = max(self._wanted, len(self._entries) + _PAGE)
+        self._read()
+
+    def _read(self) -> None:
+        """Read until the rows the view wants are there, the store has no more, or this turn of
+        the event loop has searched long enough (then go on from a zero timer)."""
+        from mcp_export.errors import HistoryError
+
+        self._going_on.stop()
+        deadline = time.perf_counter() + _SLICES_MS / 1000
+        try:
+            while self.searching:
+                page = self.store.conversations(
+                    self._filter,
+                    order=self._order,
+                    descending=self._descending,
+                    after=self._next,
+                    limit=self._wanted - len(self._entries),
+                    scan=_SCAN,
+                )
+                self._next, self._more = page.next, page.next is not None
+                if page.rows:
+                    first = len(self._entries)
+                    self.beginInsertRows(QModelIndex(), first, first + len(page.rows) - 1)
+                    self._entries.extend(history_entry(record) for record in page.rows)
+                    self.endInsertRows()
+                if time.perf_counter() > deadline:
+                    break
+        except HistoryError as exc:
+            self._more = False
+            self.failed.emit(f"Could not read the history: {exc}")
+        if self.searching:
+            self._going_on.start()
+        self.searched.emit()
+
+    # -- the table --------------------------------------------------------------------------
 
     def rowCount(self, parent: AnyIndex | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(self._entries)
@@ -252,7 +337,11 @@ class HistoryTableModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return header_text(COLUMNS[section])
+        if role == Qt.ItemDataRole.ToolTipRole:
             return COLUMNS[section]
         return None
 
@@ -263,8 +352,6 @@ class HistoryTableModel(QAbstractTableModel):
         column = COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return _display(entry, column)
-        if role == SORT_ROLE:
-            return _sort_value(entry, column)
         if role == ENTRY_ROLE:
             return entry
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -276,34 +363,26 @@ class HistoryTableModel(QAbstractTableModel):
         return None
 
 
+def header_text(column: str) -> str:
+    """A column's label as its header shows it: a long label on two lines, so the column can
+    be as narrow as its values (the words are the label's)."""
+    if len(column) <= 12:
+        return column
+    middle = len(column) // 2
+    spaces = [i for i, char in enumerate(column) if char == " "]
+    cut = min(spaces, key=lambda i: abs(i - middle))
+    return column[:cut] + "\n" + column[cut + 1 :]
+
+
 def _display(entry: HistoryEntry, column: str) -> str:
-    values = {
-        "Started": local_time(entry.started),
-        "Kind": entry.kind,
-        "Tool": entry.tool,
-        "Status": entry.status,
-        "Duration": format_duration(entry.duration_ms),
-        "Tokens in": token_count(entry.tokens_in),
-        "Tokens out": token_count(entry.tokens_out),
-        "Title": entry.title,
-    }
-    return values[column]
-
-
-def _sort_value(entry: HistoryEntry, column: str) -> Any:
     if column == "Started":
-        return entry.started.timestamp()
-    if column == "Duration":
-        return -1.0 if entry.duration_ms is None else entry.duration_ms
-    if column in ("Tokens in", "Tokens out"):
-        value = entry.tokens_in if column == "Tokens in" else entry.tokens_out
-        return -1 if value is None else value
-    return _display(entry, column).casefold()
-
-
-def token_count(value: int | None) -> str:
-    """A token count as shown: the number, or "—" when it is unknown (never 0 for unknown)."""
-    return UNKNOWN if value is None else str(value)
+        return local_time(entry.started)
+    if column == CONVERSATION_TIME:
+        return format_duration(entry.duration_ms)
+    if column == CONVERSATION_TOKENS:
+        return entry.figures.tokens()
+    values = {"Kind": entry.kind, "Tool": entry.tool, "Status": entry.status, "Title": entry.title}
+    return values[column]
 
 
 def _tooltip(entry: HistoryEntry) -> str:
@@ -315,51 +394,3 @@ def _tooltip(entry: HistoryEntry) -> str:
     if entry.run is not None and entry.run.error:
         lines.append(f"Error: {entry.run.error}")
     return "\n".join(lines)
-
-
-class HistoryFilterModel(QSortFilterProxyModel):
-    """Filters :class:`HistoryTableModel` rows by tool, status and text; sorts by real values."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._tool = ALL
-        self._status = ALL
-        self._text = ""
-        self.setSortRole(SORT_ROLE)
-
-    # The setters use beginFilterChange/endFilterChange: Qt 6.10 deprecates invalidateFilter().
-
-    def set_tool(self, tool: str) -> None:
-        """Only rows of ``tool`` (:data:`ALL`: every row)."""
-        self.beginFilterChange()
-        self._tool = tool
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def set_status(self, status: str) -> None:
-        """Only rows with ``status`` (``complete``, ``error``, ``pending``; :data:`ALL`)."""
-        self.beginFilterChange()
-        self._status = status
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def set_text(self, text: str) -> None:
-        """Only rows whose tool, kind, title, caller or prompt contain ``text``."""
-        self.beginFilterChange()
-        self._text = text.strip()
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def entry(self, row: int) -> HistoryEntry:
-        """The entry shown in proxy row ``row``."""
-        value = self.index(row, 0).data(ENTRY_ROLE)
-        assert isinstance(value, HistoryEntry)
-        return value
-
-    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:
-        source = self.sourceModel()
-        if not isinstance(source, HistoryTableModel):
-            return True
-        entry = source.entry(source_row)
-        return (
-            (self._tool == ALL or entry.tool == self._tool)
-            and (self._status == ALL or entry.status == self._status)
-            and (not self._text or entry.matches(self._text))
-        )

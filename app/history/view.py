@@ -1,12 +1,15 @@
 """The history view of one agent: its chats, tool tests and served calls, and their transcripts.
 
-A table (``HistoryTableModel`` behind ``HistoryFilterModel``) filtered by tool, status and text;
-opening a row (double-click or Enter) shows its whole conversation read-only in the side pane; a
-selected tool run can be run again with the same arguments (:attr:`HistoryView.rerun_requested`,
-which the main window answers by opening the test dialog or a chat tab), or saved as a test case
-of its tool in the open agent (the row's context menu, or the button above the transcript for the
-run shown; text selected in the transcript becomes what the answer must contain). The store is
-shared with ``metaagent serve``, so Refresh shows calls served since the view was opened.
+A table of conversations (``HistoryTableModel``, which reads them a page at a time as the table
+scrolls) filtered by tool, status and text and sorted by a column header; opening a row
+(double-click or Enter) shows its whole conversation read-only in the side pane, wrapped to the
+pane's width, with the figures of the conversation and of each answer. The tool run that started
+a selected conversation can be run again with the same arguments
+(:attr:`HistoryView.rerun_requested`, which the main window answers by opening the test dialog
+or a chat tab), or saved as a test case of its tool in the open agent (the row's context menu,
+or the button above the transcript for the run shown; text selected in the transcript becomes
+what the answer must contain). The store is shared with ``metaagent serve``, so Refresh shows
+calls served since the view was opened.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -41,14 +45,19 @@ from app.history.model import (
     COLUMNS,
     ERROR_COLOR,
     HistoryEntry,
-    HistoryFilterModel,
     HistoryTableModel,
-    format_duration,
-    load_history,
+    header_text,
     local_time,
-    token_count,
 )
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
+from mcp_export.history.figures import (
+    ANSWER_TIME,
+    ANSWER_TOKENS,
+    CONVERSATION_TIME,
+    CONVERSATION_TOKENS,
+    Figures,
+    answers,
+)
 
 if TYPE_CHECKING:
     from mcp_export.history.schema import StoredMessage
@@ -94,10 +103,9 @@ class HistoryView(QWidget):
         self.agent_name = agent_name
         self.agent_path = agent_path
         self.store = store
-        self.model = HistoryTableModel(self)
-        self.proxy = HistoryFilterModel(self)
-        self.proxy.setSourceModel(self.model)
+        self.model = HistoryTableModel(store, agent_name, agent_path, self)
         self._opened: HistoryEntry | None = None
+        self._has_any = False
         self._build()
         self.refresh()
 
@@ -131,17 +139,18 @@ class HistoryView(QWidget):
         filters.addWidget(self.rerun_button)
 
         self.table = QTableView()
-        self.table.setModel(self.proxy)
+        header = self.table.horizontalHeader()
+        header.setSortIndicator(COLUMNS.index("Started"), Qt.SortOrder.DescendingOrder)
+        # Before the model is set, so enabling it does not read the history once more.
+        self.table.setSortingEnabled(True)
+        self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(COLUMNS.index("Started"), Qt.SortOrder.DescendingOrder)
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COLUMNS.index("Title"), QHeaderView.ResizeMode.Stretch)
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        _size_columns(self.table)
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
@@ -171,8 +180,8 @@ class HistoryView(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.stack)
         splitter.addWidget(side)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
 
         title = QLabel(f"<b>History of {html.escape(self.agent_name)}</b>")
@@ -181,6 +190,8 @@ class HistoryView(QWidget):
         layout.addLayout(filters)
         layout.addWidget(splitter, 1)
 
+        self.model.searched.connect(self._update_state)
+        self.model.failed.connect(lambda message: reporter().error(message))
         self.tool_combo.currentIndexChanged.connect(self._on_filters_changed)
         self.status_combo.currentIndexChanged.connect(self._on_filters_changed)
         self.search.textChanged.connect(self._on_filters_changed)
@@ -196,20 +207,12 @@ class HistoryView(QWidget):
 
     def refresh(self) -> None:
         """Read the agent's history again; filters and the open transcript are kept."""
-        from mcp_export.errors import HistoryError
-
-        try:
-            entries = load_history(self.store, self.agent_name, self.agent_path)
-        except HistoryError as exc:
-            reporter().error(f"Could not read the history: {exc}")
-            entries = []
-        self.model.set_entries(entries)
-        self._fill_tool_combo()
+        self._has_any = self.model.has_any()
+        self._fill_tool_combo()  # and read the first page with the filters it leaves
         if self._opened is not None:
             # Show the newest state of the open conversation (a pending run may have finished).
-            same = [e for e in entries if _same(e, self._opened)]
-            self._show_transcript(same[0] if same else None)
-        self._update_state()
+            same = [e for e in self.model.entries() if _same(e, self._opened)]
+            self._show_transcript(same[0] if same else self._opened)
 
     def set_tool_filter(self, tool: str) -> None:
         """Show only ``tool``'s runs (``""``: all)."""
@@ -222,23 +225,23 @@ class HistoryView(QWidget):
         self.status_combo.setCurrentIndex(max(index, 0))
 
     def visible_entries(self) -> list[HistoryEntry]:
-        """The rows the table shows, top to bottom."""
-        return [self.proxy.entry(row) for row in range(self.proxy.rowCount())]
+        """The rows the table has read so far, top to bottom (more come as it scrolls)."""
+        return self.model.entries()
 
     def selected_entry(self) -> HistoryEntry | None:
         """The entry of the current row, if any."""
         index = self.table.currentIndex()
-        return self.proxy.entry(index.row()) if index.isValid() else None
+        return self.model.entry(index.row()) if index.isValid() else None
 
     def select_row(self, row: int) -> None:
-        """Make visible row ``row`` current (it is not opened)."""
+        """Make row ``row`` current (it is not opened)."""
         self.table.selectRow(row)
-        self.table.setCurrentIndex(self.proxy.index(row, 0))
+        self.table.setCurrentIndex(self.model.index(row, 0))
 
     def open_entry(self, row: int) -> None:
-        """Show the transcript of visible row ``row``."""
+        """Show the transcript of row ``row``."""
         self.select_row(row)
-        self._show_transcript(self.proxy.entry(row))
+        self._show_transcript(self.model.entry(row))
 
     def opened_entry(self) -> HistoryEntry | None:
         """The entry whose transcript is shown."""
@@ -251,8 +254,8 @@ class HistoryView(QWidget):
             self._rerun(entry)
 
     def row_menu(self, row: int) -> QMenu:
-        """The context menu of visible row ``row``: Open, Re-run and Save as test case."""
-        entry = self.proxy.entry(row)
+        """The context menu of row ``row``: Open, Re-run and Save as test case."""
+        entry = self.model.entry(row)
         menu = QMenu(self)
         menu.addAction("Open transcript", lambda: self.open_entry(row))
         rerun = menu.addAction("Re-run", lambda: self._rerun(entry))
@@ -323,17 +326,18 @@ class HistoryView(QWidget):
             self.tool_combo.setCurrentIndex(max(index, 0))
         finally:
             self.tool_combo.blockSignals(False)
-        self.proxy.set_tool(str(self.tool_combo.currentData() or ALL))
+        self._on_filters_changed()
 
     def _on_filters_changed(self, *_: Any) -> None:
-        self.proxy.set_tool(str(self.tool_combo.currentData() or ALL))
-        self.proxy.set_status(str(self.status_combo.currentData() or ALL))
-        self.proxy.set_text(self.search.text())
-        self._update_state()
+        self.model.set_filters(
+            tool=str(self.tool_combo.currentData() or ALL),
+            status=str(self.status_combo.currentData() or ALL),
+            text=self.search.text(),
+        )
 
     def _on_row_activated(self, index: QModelIndex | QPersistentModelIndex) -> None:
         if index.isValid():
-            self._show_transcript(self.proxy.entry(index.row()))
+            self._show_transcript(self.model.entry(index.row()))
 
     def _on_selection_changed(self, *_: Any) -> None:
         entry = self.selected_entry()
@@ -355,21 +359,24 @@ class HistoryView(QWidget):
         self.transcript.setHtml(transcript_html(entry, messages))
 
     def _update_state(self) -> None:
-        if self.model.rowCount() == 0:
-            self.empty_label.setText(
-                f"No history for {self.agent_name} yet.\n\nChats, tool tests and calls served "
-                "with `metaagent serve` appear here once they have run. Press Refresh to look "
-                "again."
-            )
-            self.stack.setCurrentWidget(self.empty_label)
-        elif self.proxy.rowCount() == 0:
-            self.empty_label.setText(
-                "Nothing matches the filters.\n\nChoose “All tools” and “All statuses”, or clear "
-                "the text filter."
-            )
-            self.stack.setCurrentWidget(self.empty_label)
-        else:
+        if self.model.rowCount() > 0:
             self.stack.setCurrentWidget(self.table)
+        else:
+            if not self._has_any:
+                text = (
+                    f"No history for {self.agent_name} yet.\n\nChats, tool tests and calls "
+                    "served with `metaagent serve` appear here once they have run. Press "
+                    "Refresh to look again."
+                )
+            elif self.model.searching:
+                text = "Searching the history…"
+            else:
+                text = (
+                    "Nothing matches the filters.\n\nChoose “All tools” and “All statuses”, or "
+                    "clear the text filter."
+                )
+            self.empty_label.setText(text)
+            self.stack.setCurrentWidget(self.empty_label)
         self._on_selection_changed()
 
 
@@ -379,7 +386,8 @@ _ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System prom
 
 
 def _pre(text: str) -> str:
-    return f"<pre>{html.escape(text, quote=False)}</pre>"
+    # pre-wrap: kept as written, but wrapped at the pane's edge instead of scrolling sideways.
+    return f'<pre style="white-space: pre-wrap">{html.escape(text, quote=False)}</pre>'
 
 
 def _json(value: Any) -> str:
@@ -390,29 +398,38 @@ def _error(text: str) -> str:
     return f'<p style="color:{ERROR_COLOR.name()}"><b>Error:</b> {html.escape(text)}</p>'
 
 
+def _figures(time_label: str, tokens_label: str, figures: Figures) -> str:
+    return f"{time_label}: {figures.time()} · {tokens_label}: {figures.tokens()}"
+
+
 def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
     """The entry as read-only rich text: a header, then every message of its thread.
 
-    User and assistant text, each tool call with its arguments, each tool result (errors in red),
-    failed or unfinished model requests; a run shows its arguments first and, when its thread is
-    gone, its answer or error.
+    The header has the conversation's figures, and the message that ends each answer the
+    answer's (labelled as the chat tab labels them). User and assistant text, each tool call
+    with its arguments, each tool result (errors in red), failed or unfinished model requests;
+    a run shows its arguments first and, when its thread is gone, its answer or error. Long
+    lines wrap at the pane's width.
     """
     parts = [f"<h3>{html.escape(entry.title or entry.tool or 'Conversation')}</h3>"]
     facts = [entry.kind, entry.status, local_time(entry.started)]
-    if entry.duration_ms is not None:
-        facts.append(format_duration(entry.duration_ms))
-    if entry.status != "pending" or entry.tokens_in is not None or entry.tokens_out is not None:
-        tokens_in, tokens_out = token_count(entry.tokens_in), token_count(entry.tokens_out)
-        facts.append(f"tokens {tokens_in} in / {tokens_out} out")
     if entry.caller:
         facts.append(f"called by {entry.caller}")
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")
+    if entry.status != "pending" or entry.duration_ms is not None or entry.tokens_in is not None:
+        shown = _figures(CONVERSATION_TIME, CONVERSATION_TOKENS, entry.figures)
+        parts.append(f"<p><i>{html.escape(shown)}</i></p>")
     run = entry.run
     if run is not None:
         parts.append(f"<p><b>Tool {html.escape(run.tool_name)}</b>, arguments:</p>")
         parts.append(_pre(_json(run.arguments)))
+    ended = answers(messages)
     for message in messages:
         parts.append(_message_html(message))
+        answer = ended.get(message.id)
+        if answer is not None:
+            shown = _figures(ANSWER_TIME, ANSWER_TOKENS, answer)
+            parts.append(f'<p style="color:gray"><i>{html.escape(shown)}</i></p>')
     if run is not None and not messages:
         if run.answer:
             parts.append("<p><b>Answer</b></p>" + _pre(run.answer))
@@ -453,6 +470,33 @@ def _message_html(message: StoredMessage) -> str:
 
 
 def _same(a: HistoryEntry, b: HistoryEntry) -> bool:
-    if a.run is not None or b.run is not None:
-        return a.run is not None and b.run is not None and a.run.id == b.run.id
     return a.thread_id == b.thread_id
+
+
+def _size_columns(table: QTableView) -> None:
+    """Column widths from the font (the widest value a column can hold, or its header's longest
+    line), not from the rows: sizing to contents asks every row for every column (~90 000
+    ``data`` calls for 500 rows). The title comes early, 40 characters wide (a longer one is
+    elided; its tooltip and the transcript have all of it), the figures after it; the last
+    column (the tool, which a run's title names too) takes what is left, and the table scrolls
+    sideways when the pane is narrower."""
+    header = table.horizontalHeader()
+    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    metrics = QFontMetrics(table.font())
+    header_metrics = QFontMetrics(header.font())
+    widest = {
+        "Started": "2026-12-31 23:59:59",
+        "Kind": "served call",
+        "Tool": "check_weather",
+        "Status": "complete",
+        CONVERSATION_TIME: "59 min 59 s",
+        CONVERSATION_TOKENS: "888888 in / 88888 out",
+        "Title": "book_flight: Book a flight to Oslo for",
+    }
+    for column, name in enumerate(COLUMNS):
+        lines = header_text(name).splitlines()
+        label = max(header_metrics.horizontalAdvance(line) for line in lines)
+        width = max(metrics.horizontalAdvance(widest[name]), label)
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(column, width + 24)  # the cell's margins and the sort arrow
+    header.setStretchLastSection(True)

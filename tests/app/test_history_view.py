@@ -4,7 +4,8 @@ The served calls run the real ``AgentServer`` with the official ``mcp.Client`` i
 real OpenAI provider against ``FakeOpenAIServer`` and the reference time server as the agent's
 own tool, so the rows are exactly what ``metaagent serve`` writes. A chat and a pending test run
 are written through the store's public methods. A run saved as a test case goes into an open
-agent attached to the view as the main window attaches it.
+agent attached to the view as the main window attaches it. Paging, the figures against the chat
+tab, and the layout are in ``test_history_paging.py`` and ``test_history_figures.py``.
 """
 
 from __future__ import annotations
@@ -17,23 +18,17 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction, QTextCursor
 from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
-from app.history.model import (
-    ALL,
-    COLUMNS,
-    HistoryFilterModel,
-    HistoryTableModel,
-    format_duration,
-    load_history,
-)
+from app.history.model import COLUMNS, HistoryEntry, HistoryTableModel
 from app.history.view import HistoryView, transcript_html
 from app.save_case_dialog import SaveCaseDialog
+from mcp_export.history.figures import CONVERSATION_TIME, CONVERSATION_TOKENS, format_duration
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from schema_types.files.agent_file import load_agent
@@ -119,6 +114,15 @@ def view(qtbot: QtBot, store: HistoryStore, recorded: tuple[Path, Path]) -> Hist
     return widget
 
 
+def load_history(store: HistoryStore, name: str, path: Path | None) -> list[HistoryEntry]:
+    """Every row the model of the agent's history reads (the filters let all through)."""
+    model = HistoryTableModel(store, name, path)
+    model.reload()
+    while model.canFetchMore(QModelIndex()) or model.searching:
+        model.fetchMore(QModelIndex())
+    return model.entries()
+
+
 def _find(view: HistoryView, tool: str, status: str) -> int:
     for row, entry in enumerate(view.visible_entries()):
         if entry.tool == tool and entry.status == status:
@@ -159,30 +163,28 @@ def test_an_unsaved_agent_finds_its_threads_by_name(qapp: object, tmp_path: Path
     assert [(e.title, e.thread_id) for e in entries] == [("hi", thread)]
 
 
-def test_table_model_shows_columns_and_the_filter_model_filters(
+def test_table_model_shows_columns_and_filters_in_the_store(
     qapp: object, store: HistoryStore, recorded: tuple[Path, Path]
 ) -> None:
-    model = HistoryTableModel()
-    model.set_entries(load_history(store, "Travel Desk", recorded[1]))
-    proxy = HistoryFilterModel()
-    proxy.setSourceModel(model)
+    model = HistoryTableModel(store, "Travel Desk", recorded[1])
+    model.reload()
     assert model.columnCount() == len(COLUMNS)
-    assert model.headerData(2, Qt.Orientation.Horizontal) == "Tool"
+    assert model.headerData(COLUMNS.index("Tool"), Qt.Orientation.Horizontal) == "Tool"
     assert model.tools() == ["book_flight", "find_hotel"]
-    assert proxy.rowCount() == 5
+    assert model.rowCount() == 5
 
-    proxy.set_tool("find_hotel")
-    assert {proxy.entry(r).tool for r in range(proxy.rowCount())} == {"find_hotel"}
-    assert proxy.rowCount() == 2
-    proxy.set_status("pending")
-    assert [proxy.entry(r).kind for r in range(proxy.rowCount())] == ["test"]
-    proxy.set_tool(ALL)
-    proxy.set_status(ALL)
-    proxy.set_text("ROME")
-    assert [proxy.entry(r).run.arguments for r in range(proxy.rowCount())] == [  # type: ignore[union-attr]
+    model.set_filters(tool="find_hotel")
+    assert {e.tool for e in model.entries()} == {"find_hotel"}
+    assert model.rowCount() == 2
+    model.set_filters(tool="find_hotel", status="pending")
+    assert [e.kind for e in model.entries()] == ["test"]
+    model.set_filters(text="ROME")
+    assert [e.run.arguments for e in model.entries() if e.run is not None] == [
         {"destination": "Rome", "passengers": 1}
     ]
-    proxy.set_text("")
+    model.set_filters(text="served CALL")
+    assert {e.kind for e in model.entries()} == {"served call"}
+    model.set_filters()
     error_row = next(r for r in range(model.rowCount()) if model.entry(r).status == "error")
     assert model.index(error_row, COLUMNS.index("Status")).data() == "error"
     assert model.index(error_row, 0).data(Qt.ItemDataRole.ForegroundRole) is not None
@@ -236,19 +238,21 @@ def test_unknown_token_counts_show_as_a_dash_and_totals_add_only_the_known(
             served = next(e for e in entries if e.kind == "served call")
             mixed = next(e for e in entries if e.kind == "chat")
             shown = transcript_html(served, store.messages(served.thread_id or ""))
+            table = HistoryTableModel(store, "Travel Desk", agent)
+            table.reload()
     assert (served.tokens_in, served.tokens_out) == (None, None)
     assert (mixed.tokens_in, mixed.tokens_out) == (7, 3)
-    table = HistoryTableModel()
-    table.set_entries([served, mixed])
-    cells = [
-        [table.index(row, COLUMNS.index(column)).data() for column in ("Tokens in", "Tokens out")]
+    cells = {
+        table.entry(row).kind: table.index(row, COLUMNS.index(CONVERSATION_TOKENS)).data()
         for row in range(2)
-    ]
-    assert cells == [["—", "—"], ["7", "3"]]
-    tip = table.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    }
+    assert cells == {"served call": "— in / — out", "chat": "7 in / 3 out"}
+    served_row = next(row for row in range(2) if table.entry(row).kind == "served call")
+    tip = table.index(served_row, 0).data(Qt.ItemDataRole.ToolTipRole)
     assert "Tokens —: the model server did not report them" in tip
-    assert "tokens — in / — out" in shown
-    assert "tokens 0" not in shown
+    assert "Tokens in the conversation: — in / — out" in shown
+    assert "Tokens this answer: — in / — out" in shown
+    assert " 0 in" not in shown and " 0 out" not in shown
 
 
 def test_durations_read_as_a_person_says_them() -> None:
@@ -339,11 +343,15 @@ def test_refresh_shows_a_run_finished_meanwhile_in_the_open_transcript(
         qtbot.addWidget(view)
         view.open_entry(0)
         assert view.visible_entries()[0].status == "pending"
+        assert view.table.model().index(0, COLUMNS.index(CONVERSATION_TIME)).data() == ""
         store.add_message(thread, "assistant", "Hotel Paris booked.")
         store.finish_run(run, answer="Hotel Paris booked.", duration_ms=1200)
         qtbot.mouseClick(view.refresh_button, Qt.MouseButton.LeftButton)
         assert [e.status for e in view.visible_entries()] == ["complete"]
-        assert view.table.model().index(0, COLUMNS.index("Duration")).data() == "1.2 s"
+        (entry,) = view.visible_entries()
+        assert entry.duration_ms is not None
+        shown = view.table.model().index(0, COLUMNS.index(CONVERSATION_TIME)).data()
+        assert shown == format_duration(entry.duration_ms) != ""
         assert "Hotel Paris booked." in view.transcript.toPlainText()
 
 
