@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.collector import settle_after_import
+
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import Provider
@@ -56,6 +58,7 @@ async def preload_runtime(agent: Agent) -> None:
     missing = [name for name in names if name not in sys.modules]
     if missing:
         await asyncio.to_thread(_import_all, missing)
+        settle_after_import()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QObject, Signal
 
+from app.collector import settle_after_import
 from app.errors import reporter
 from app.test_cases.matrix_model import Cell, Change
 
@@ -234,7 +236,10 @@ class MatrixRunner(QObject):
                 self._on_result(result)
 
         try:
+            fresh = "mcp_export.testing.run" not in sys.modules
             await asyncio.wait_for(asyncio.to_thread(_import_runtime), PRELOAD_LIMIT_S)
+            if fresh:
+                settle_after_import()
             from mcp_export.testing.run import run_matrix
 
             matrix = await run_matrix(
