@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QTimer
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from mcp_export.history.figures import (
     ANSWER_TIME,
@@ -62,9 +62,15 @@ class StatsStrip(QFrame):
         self._ticker.timeout.connect(self._render)
 
         self._labels: dict[str, QLabel] = {}
-        layout = QHBoxLayout(self)
+        # Two lines: the figures' labels say what they count, and on one line with the rest they
+        # would make the tab wider than a window beside the outline.
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        layout.setSpacing(18)
+        layout.setSpacing(0)
+        lines = [QHBoxLayout(), QHBoxLayout()]
+        for line in lines:
+            line.setSpacing(18)
+            layout.addLayout(line)
         for key, tip in (
             ("model", "The model answering in this tab"),
             ("turns", "Model requests so far (one per answer or tool round)"),
@@ -77,8 +83,9 @@ class StatsStrip(QFrame):
             label.setObjectName(f"stats_{key}")
             label.setToolTip(tip)
             self._labels[key] = label
-            layout.addWidget(label)
-        layout.addStretch(1)
+            lines[1 if key in ("tokens", "time") else 0].addWidget(label)
+        for line in lines:
+            line.addStretch(1)
         self._render()
 
     @property
