@@ -12,6 +12,11 @@ session, follow-up messages continue it. A tool test (``tool_name`` given) also 
 served server's own code; once that call has ended, "Save as test case…" (a button and the
 tab's and the answer's context menus) keeps its arguments as a test case of the tool, with what
 the person selected in the answer as the text a good answer must contain.
+
+"Protocol log" (a toggle in the header and in the tab's context menu) shows the runner's
+protocol log below the transcript, in a splitter: every raw message to and from the model
+endpoint and the tool servers, keys masked, followed live while a run goes on. The view is made
+the first time it is shown; the log records from the first run whether it is shown or not.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -38,6 +44,7 @@ from app.chat.tool_card import ERROR_COLOR, OK_COLOR, WARNING_COLOR, ToolCard
 from app.chat.transcript import AssistantBlock, NoteLine, NoticeBlock, TranscriptView, UserBlock
 from app.document.agent_document import AgentDocument
 from app.pages.page_tasks import PageTasks
+from app.protocol_log_view import ProtocolLogView
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 
 if TYPE_CHECKING:
@@ -146,10 +153,25 @@ class ChatTab(QWidget):
         if tool_name is not None:
             self._answer_actions.append(self.save_case_action)
             self.addAction(self.save_case_action)
-            self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.protocol_log_action = QAction("Protocol log", self)
+        self.protocol_log_action.setCheckable(True)
+        self.protocol_log_action.setToolTip(
+            "Show the raw messages exchanged with the model endpoint and the tool servers "
+            "(keys masked)"
+        )
+        self.protocol_log_action.toggled.connect(self._on_protocol_log_toggled)
+        self.addAction(self.protocol_log_action)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.protocol_log_toggle = QPushButton(self.protocol_log_action.text())
+        self.protocol_log_toggle.setObjectName("protocolLogToggle")
+        self.protocol_log_toggle.setCheckable(True)
+        self.protocol_log_toggle.setToolTip(self.protocol_log_action.toolTip())
+        self.protocol_log_toggle.toggled.connect(self.protocol_log_action.setChecked)
+        self._protocol_log_view: ProtocolLogView | None = None
         top = QHBoxLayout()
         top.addWidget(self.stats, 1)
         top.addWidget(self.save_case_button)
+        top.addWidget(self.protocol_log_toggle)
         top.addWidget(self.caller_toggle)
 
         self.transcript = TranscriptView()
@@ -171,6 +193,9 @@ class ChatTab(QWidget):
         self.pages = QStackedWidget()
         self.pages.addWidget(self.transcript)
         self.pages.addWidget(caller_page)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.pages)
 
         self.status = QLabel("Ready")
         self.status.setObjectName("chatStatus")
@@ -198,7 +223,7 @@ class ChatTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addWidget(self.pages, 1)
+        layout.addWidget(self.splitter, 1)
         layout.addWidget(self.status)
         layout.addLayout(bottom)
         self._update_save_case()
@@ -265,6 +290,11 @@ class ChatTab(QWidget):
             failed=bool(result.get("isError")),
             parent=self,
         )
+
+    @property
+    def protocol_log_view(self) -> ProtocolLogView | None:
+        """The view of the conversation's protocol log, once it has been shown."""
+        return self._protocol_log_view
 
     def stop(self) -> None:
         """Cancel the running turn; the tab shows "stopped"."""
@@ -427,6 +457,19 @@ class ChatTab(QWidget):
 
     def _on_caller_view_toggled(self, on: bool) -> None:
         self.pages.setCurrentIndex(1 if on else 0)
+
+    def _on_protocol_log_toggled(self, on: bool) -> None:
+        self.protocol_log_toggle.setChecked(on)
+        view = self._protocol_log_view
+        if view is None:
+            if not on:
+                return
+            view = self._protocol_log_view = ProtocolLogView(self.runner.protocol_log)
+            view.setObjectName("protocolLogView")
+            self.splitter.addWidget(view)
+            height = max(self.splitter.height(), 2)
+            self.splitter.setSizes([height * 3 // 5, height - height * 3 // 5])
+        view.setVisible(on)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.input and event.type() == QEvent.Type.KeyPress:

@@ -6,6 +6,10 @@ first ``run`` creates the provider (``provider_for_agent``), the agent's toolbox
 is the tool call: it is built as the served server builds a call (the agent's system prompt, the
 permission-filtered toolbox, no parameter overrides), recorded like a served call, and its
 caller's view (the ``CallToolResult`` an MCP client would receive) is kept.
+
+Each runner keeps one ``ProtocolLog`` (``protocol_log``) for its conversation: the provider and
+the toolbox record into it from the moment they are made, before the session's first request,
+so the log holds the whole raw exchange (keys masked) whether or not anyone shows it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.collector import settle_after_import
+from mcp_export.protocol_log import ProtocolLog, attach
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -72,6 +77,10 @@ class ToolTest:
 class ChatRunner:
     """Runs the turns of one conversation and hands every event to a callback.
 
+    Attributes:
+        protocol_log: the raw exchange of this conversation with its model endpoint and tool
+            servers (empty until the first run makes the provider and the toolbox).
+
     Args:
         agent: the agent; read once, at the first run (later edits apply to new tabs).
         agent_path: the agent file, or None for an unsaved agent.
@@ -95,6 +104,7 @@ class ChatRunner:
         self.history = history
         self.test = test
         self._provider_factory = provider_factory
+        self.protocol_log = ProtocolLog()
         self.session: ChatSession | None = None
         self.caller_view: dict[str, Any] | None = None
         """The caller's view of the tool test, once its first run has ended."""
@@ -185,6 +195,7 @@ class ChatRunner:
 
             base_dir = self.agent_path.parent if self.agent_path is not None else None
             self._toolbox = AgentToolbox(agent, base_dir=base_dir)
+        attach(self.protocol_log, self._provider, self._toolbox)
         path = str(self.agent_path) if self.agent_path is not None else None
         thread_id: str | None = None
         if self.test is not None and self._runs == 0:
