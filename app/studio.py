@@ -3,7 +3,8 @@
 The QApplication runs under a qasync event loop, so slots can await (model calls, MCP
 connections) without freezing the window. A bare start shows the welcome page; files given on
 the command line open as agents (large ones read on a worker thread, the window already up).
-Recovery copies left by a crash are offered right after the window is shown. Heavy SDKs (mcp,
+Recovery copies left by a crash are offered right after the window is shown; on the first run,
+Getting started is shown once the window has painted. Heavy SDKs (mcp,
 openai, anthropic) are not imported here: pages import them when they need them, after the
 window is up.
 
@@ -69,16 +70,23 @@ def create_application() -> QApplication:
 
 
 def create_main_window(files: Sequence[Path] = ()) -> MainWindow:
-    """The main window opening ``files`` (the welcome page when there are none).
+    """The main window opening ``files`` (the welcome page when there are none), in the theme
+    the studio settings keep.
 
     A small agent is read at once and is in the window's first paint; larger files are read on
     a worker thread, so the window shows at once whatever their size, and each agent appears
     when it is read (``document_opened``). One that cannot be read is reported in the status
     bar.
     """
+    from app.settings_store import SettingsStore
     from app.window.main_window import MainWindow
 
-    window = MainWindow()
+    settings = SettingsStore()
+    if settings.theme() != "system":  # before the window is built, so it shows in it at once
+        from app.window.theme import apply_theme
+
+        apply_theme(settings.theme())
+    window = MainWindow(settings)
     for path in files:
         window.open_file_soon(path)
     return window
@@ -123,6 +131,7 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
         _on_stop_signals(window.quit_without_asking)
         window.show()
         QTimer.singleShot(0, window.offer_recovery)
+        window.show_getting_started_on_first_run()
         if on_shown is not None:
             on_shown(window)
         await closed

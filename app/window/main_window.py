@@ -4,7 +4,8 @@ Several agents can be open at once; each is one top-level row of the outline. Th
 shows the settings page of the outline's current row (Agent, Model, MCP servers, Tools); tool
 editors (and later chat tabs) open as further tabs. With nothing open the window shows the
 welcome page. File handling (open, save with conflict detection, close prompts, recovery) is in
-:class:`~app.window.files.FileActions`'s methods mixed in here.
+:class:`~app.window.files.FileActions`'s methods mixed in here, the menus and the toolbar in
+:class:`~app.window.menus.MenuActions`'s, the runs in :class:`~app.window.runs.RunActions`'s.
 
 Quit (Ctrl+Q) works from the window and from its dialogs (they close first); closing asks about
 unsaved changes, then closes the run tabs, whose close-downs the history store outlives.
@@ -20,27 +21,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-    QIcon,
-    QKeyEvent,
-    QKeySequence,
-    QShowEvent,
-    QUndoGroup,
-)
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QShowEvent, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMenu,
-    QMessageBox,
     QPlainTextEdit,
     QSplitter,
     QStackedWidget,
@@ -58,6 +48,7 @@ from app.errors import Report, reporter
 from app.icons import app_icon, icon
 from app.settings_store import SettingsStore
 from app.window.files import FileActions
+from app.window.menus import MenuActions
 from app.window.outline import OutlineView
 from app.window.runs import RunActions
 from schema_types.agent import ToolDefinition
@@ -71,7 +62,7 @@ APP_NAME = "Meta Agent Studio"
 PageFactory = Callable[[AgentDocument], QWidget]
 
 
-class MainWindow(FileActions, RunActions, QMainWindow):
+class MainWindow(FileActions, RunActions, MenuActions, QMainWindow):
     """The one studio window.
 
     Attributes:
@@ -89,11 +80,13 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         settings: SettingsStore | None = None,
         recovery: RecoveryStore | None = None,
         *,
-        autosave_seconds: float = AUTOSAVE_SECONDS,
+        autosave_seconds: float | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings or SettingsStore()
         self.recovery = recovery or RecoveryStore(self.settings.home)
+        if autosave_seconds is None:
+            autosave_seconds = self.settings.autosave_seconds() or AUTOSAVE_SECONDS
         self.autosaver = Autosaver(self.recovery, interval_seconds=autosave_seconds, parent=self)
         self.undo_group = QUndoGroup(self)
         self._documents: list[AgentDocument] = []
@@ -129,7 +122,6 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.splitter.addWidget(self.outline)
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setChildrenCollapsible(False)
         self.central = QStackedWidget()
         self.central.addWidget(self.splitter)
         self.setCentralWidget(self.central)
@@ -145,109 +137,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self._restore_window_state()
         self._refresh()
 
-    # -- menus and status bar --------------------------------------------------------------
-
-    def _action(
-        self,
-        text: str,
-        slot: Callable[[], object],
-        shortcut: object = None,
-        *,
-        icon_name: str = "",
-        tip: str = "",
-    ) -> QAction:
-        action = QAction(icon(icon_name) if icon_name else QIcon(), text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))  # type: ignore[call-overload]
-        if tip:
-            action.setStatusTip(tip)
-        action.triggered.connect(lambda _checked=False: slot())
-        return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.new_menu = QMenu("&New agent", self)
-        self.new_menu.setIcon(icon("new"))
-        self.new_blank_action = self._action(
-            "&Blank agent", lambda: self.new_agent(), QKeySequence.StandardKey.New, icon_name="new"
-        )
-        self.new_menu.addAction(self.new_blank_action)
-        self.new_menu.addSeparator()
-        self.new_menu.aboutToShow.connect(self._fill_new_menu)
-        file_menu.addMenu(self.new_menu)
-        self.open_action = self._action(
-            "&Open…", self.open_dialog, QKeySequence.StandardKey.Open, icon_name="open"
-        )
-        file_menu.addAction(self.open_action)
-        self.recent_menu = QMenu("Open &Recent", self)
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addSeparator()
-        self.save_action = self._action(
-            "&Save", lambda: self.save(), QKeySequence.StandardKey.Save, icon_name="save"
-        )
-        self.save_as_action = self._action(
-            "Save &As…", lambda: self.save_as(), QKeySequence.StandardKey.SaveAs
-        )
-        self.save_as_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
-        self.close_action = self._action(
-            "&Close agent",
-            lambda: self.close_document(),
-            QKeySequence.StandardKey.Close,
-            icon_name="close",
-        )
-        self.close_action.setShortcut(QKeySequence("Ctrl+W"))
-        self.close_tab_action = self._action("Close &tab", self._close_current_tab, "Ctrl+F4")
-        for action in (
-            self.save_action,
-            self.save_as_action,
-            self.close_action,
-            self.close_tab_action,
-        ):
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        self.quit_action = self._action("&Quit", self.quit, QKeySequence.StandardKey.Quit)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        file_menu.addAction(self.quit_action)
-        application = QApplication.instance()
-        if isinstance(application, QApplication):
-            application.focusChanged.connect(self._offer_quit_in_dialog)
-
-        edit_menu = bar.addMenu("&Edit")
-        self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
-        self.undo_action.setIcon(icon("undo"))
-        self.redo_action = self.undo_group.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        self.redo_action.setIcon(icon("redo"))
-        edit_menu.addAction(self.undo_action)
-        edit_menu.addAction(self.redo_action)
-
-        self._build_agent_menu(bar)
-        help_menu = bar.addMenu("&Help")
-        self.help_action = self._action(
-            "&About Meta Agent Studio",
-            self.show_about,
-            QKeySequence.StandardKey.HelpContents,
-            icon_name="help",
-        )
-        self.help_action.setShortcut(QKeySequence("F1"))
-        help_menu.addAction(self.help_action)
-
-    def _fill_new_menu(self) -> None:
-        """The bundled examples under File ▸ New agent (read when the menu first opens)."""
-        if len(self.new_menu.actions()) > 2:
-            return
-        from app.window.welcome import bundled_examples, example_title
-
-        for path in bundled_examples():
-            name, _description = example_title(path)
-            self.new_menu.addAction(
-                self._action(
-                    f"From example: {name}", _bind(self.new_agent, path), icon_name="example"
-                )
-            )
+    # -- welcome page and status bar -------------------------------------------------------
 
     @property
     def welcome(self) -> WelcomePage:
@@ -313,19 +203,6 @@ class MainWindow(FileActions, RunActions, QMainWindow):
             from app.window.dialogs import show_report_details
 
             show_report_details(self, self._last_report)
-
-    def show_about(self) -> None:
-        """Help / About (F1), without blocking."""
-        box = QMessageBox(self)
-        box.setWindowTitle(f"About {APP_NAME}")
-        box.setIconPixmap(app_icon().pixmap(64, 64))
-        box.setText(f"<h3>{APP_NAME}</h3>")
-        box.setInformativeText(
-            "Author Tools agents and serve them over MCP.<br><br>"
-            "Open an agent, pick Agent, Model, MCP servers or Tools in the outline, double-click "
-            "a tool to edit it. Serve it headless with <tt>metaagent serve AGENT_FILE</tt>."
-        )
-        box.open()
 
     # -- documents -------------------------------------------------------------------------
 
@@ -421,6 +298,9 @@ class MainWindow(FileActions, RunActions, QMainWindow):
             document, tool, samples_memory=SampleMemory(self.settings), history=self.history_store
         )
         self.watch_text_fields(tab)
+        keep_pane_sizes = getattr(tab, "keep_pane_sizes", None)
+        if callable(keep_pane_sizes):
+            keep_pane_sizes(self.settings)
         text_fields_added = getattr(tab, "text_fields_added", None)
         if text_fields_added is not None:
             text_fields_added.connect(self.watch_text_fields)
@@ -487,7 +367,12 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         elif self.isVisible() or self._welcome is not None:
             self._show_empty()
         document = self._current
-        for action in (self.save_action, self.save_as_action, self.close_action):
+        for action in (
+            self.save_action,
+            self.save_as_action,
+            self.close_action,
+            self.add_tool_action,
+        ):
             action.setEnabled(document is not None)
         self._update_agent_actions(document is not None)
         self._refresh_titles()
@@ -517,13 +402,11 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         geometry = self.settings.window_geometry()
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1200, 780)
-        sizes = self.settings.splitter_sizes("main")
-        self.splitter.setSizes(sizes if sizes and len(sizes) == 2 else [280, 920])
 
     def save_window_state(self) -> None:
         """Remember geometry and splitter sizes for the next start."""
         self.settings.set_window_geometry(self.saveGeometry())
-        self.settings.set_splitter_sizes("main", self.splitter.sizes())
+        self.view.keep_sizes()
 
     # -- quitting --------------------------------------------------------------------------
 
@@ -605,6 +488,7 @@ class MainWindow(FileActions, RunActions, QMainWindow):
         self.autosaver.timer.stop()
         self._close_run_tabs()
         self.file_loader.shutdown()
+        self.view.release_zoom()
         self._closed_for_good = True
         event.accept()
         self.closed.emit()
@@ -682,6 +566,7 @@ def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
 
         page = ModelPage(document)
         window.watch_text_fields(page)
+        window.offer_endpoints(page.base_url_edit)
         return page
 
     def servers_page(document: AgentDocument) -> QWidget:
@@ -697,7 +582,3 @@ def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
         "servers": servers_page,
         "tools": tools_page,
     }
-
-
-def _bind(function: Callable[[Path], object], path: Path) -> Callable[[], object]:
-    return lambda: function(path)

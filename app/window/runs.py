@@ -69,7 +69,7 @@ class RunActions:
         self.history_action = QAction("&History", window)
         self.history_action.setShortcut(QKeySequence("Ctrl+H"))
         self.history_action.triggered.connect(lambda: self._with_document(self.open_history_tab))
-        self.export_action = QAction(icon("save"), "&Export to an MCP client…", window)
+        self.export_action = QAction(icon("servers"), "&Export to an MCP client…", window)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.triggered.connect(lambda: self._with_document(self.open_export_dialog))
         for action in (

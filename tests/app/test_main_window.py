@@ -1,4 +1,5 @@
-"""The main window: documents, pages, undo keys, save and close prompts, disk conflicts, errors."""
+"""The main window: documents, pages, undo keys, save and close prompts, disk conflicts, errors,
+and the Edit menu's Find and Replace."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from pathlib import Path
 
 import qasync
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
+from PySide6.QtGui import QAction
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QPushButton
 
 from app.errors import install_excepthook, reporter
 from app.pages.agent_page import AgentPage
 from app.pages.tools_list import ToolsListWidget
+from app.tool_editor.editor import ToolEditor
 from app.window.dialogs import disk_diff
 from app.window.main_window import MainWindow
 from schema_types.files.agent_file import load_agent
@@ -313,3 +317,45 @@ def test_compare_with_disk_shows_only_the_lines_a_save_changes(qtbot, example_pa
     assert changed == ["-  name: Travel Desk", "+  name: Mine"]
     assert window.save()
     assert changed[1][1:] in example_path.read_text().splitlines()
+
+
+def _edit_menu_item(window: MainWindow, text: str) -> QAction:
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Edit")
+    assert isinstance(menu, QMenu)
+    return next(a for a in menu.actions() if a.text().split("\t")[0].replace("&", "") == text)
+
+
+def test_edit_find_and_replace_reach_the_focused_editors_find_bar(
+    qtbot, example_path: Path
+) -> None:
+    window = studio_window(qtbot)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    document = window.open_file(example_path)
+    assert document is not None
+    editor = window.open_tool_tab(document, document.agent.tools[0])
+    assert isinstance(editor, ToolEditor)
+    find, replace = _edit_menu_item(window, "Find…"), _edit_menu_item(window, "Replace…")
+    assert replace.text().endswith("\tCtrl+H") and replace.shortcut().isEmpty()
+    window.outline.setFocus()
+    qtbot.waitUntil(window.outline.hasFocus, timeout=5000)
+    assert not find.isEnabled() and not replace.isEnabled()
+
+    template = editor.template.editor
+    QTest.mouseClick(template.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(template.hasFocus, timeout=5000)
+    assert find.isEnabled() and replace.isEnabled()
+    bar = editor.template.find_bar
+    replace.trigger()
+    assert bar.isVisible() and bar.replacing() and bar.search_field.hasFocus()
+    bar.dismiss()
+    qtbot.waitUntil(template.hasFocus, timeout=5000)
+    QTest.keyClick(template, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert bar.isVisible() and not bar.replacing()
+
+    json_view = editor.parameters.json_view
+    editor.parameters.side.setCurrentWidget(json_view)
+    json_view.editor.setFocus()
+    qtbot.waitUntil(json_view.editor.hasFocus, timeout=5000)
+    find.trigger()
+    assert json_view.find_bar.isVisible() and json_view.find_bar.search_field.hasFocus()

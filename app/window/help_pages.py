@@ -1,0 +1,199 @@
+"""The Help menu's pages: Getting started, and About with the versions in use.
+
+:class:`GettingStartedDialog` says what a Tools agent is and walks through making one: create the
+agent, choose its model, add MCP servers, add a tool, test it, export it. Each step names the
+menu item and keys that do it, read from the window's own actions (:class:`Step`), so the page
+says what the menus really hold. The first start shows it (:func:`show_after_first_paint`, once
+the window has painted and the files it opens are read, so the window's first paint never waits
+for it); Help ▸ Getting started shows it again.
+
+:func:`studio_versions` lists the studio's version and those of Python, Qt, PySide6 and the MCP
+SDK, read from the installed packages' metadata (the SDK itself is not imported);
+:func:`show_about` shows them.
+"""
+
+from __future__ import annotations
+
+import html
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+
+import PySide6
+from PySide6.QtCore import QEvent, QObject, QTimer, qVersion
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QMessageBox,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document.file_loading import AgentFileLoader
+from app.icons import app_icon
+
+__all__ = [
+    "APP_DISTRIBUTION",
+    "GettingStartedDialog",
+    "Step",
+    "getting_started_html",
+    "show_about",
+    "show_after_first_paint",
+    "studio_versions",
+]
+
+APP_DISTRIBUTION = "meta-agent-studio"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of making a Tools agent.
+
+    Attributes:
+        title: what the step does.
+        text: how (HTML).
+        where: the menu item that does it (``Agent ▸ Test tool…``), empty for none.
+        action: the item's action, whose keys the page shows (None: no keys).
+    """
+
+    title: str
+    text: str
+    where: str = ""
+    action: QAction | None = None
+
+
+def getting_started_html(steps: Sequence[Step]) -> str:
+    """The Getting started page for ``steps``."""
+    items = []
+    for step in steps:
+        how = html.escape(step.where)
+        keys = step.action.shortcut() if step.action is not None else QKeySequence()
+        if not keys.isEmpty():
+            how += f" ({html.escape(keys.toString(QKeySequence.SequenceFormat.NativeText))})"
+        where = f"<br><i>{how}</i>" if how else ""
+        items.append(f"<li><b>{html.escape(step.title)}.</b> {step.text}{where}</li>")
+    return (
+        "<h2>Getting started</h2>"
+        "<p>A <b>Tools agent</b> is an MCP server you design here. Each of its tools has a "
+        "name, a description, parameters (a JSON Schema) and a prompt template. When an MCP "
+        "client such as Claude Desktop calls a tool, the agent fills the template with the "
+        "call's arguments and lets its model answer, which may use the agent's own MCP servers "
+        "on the way; the model's answer is the tool's result.</p>"
+        f"<ol>{''.join(items)}</ol>"
+        "<p>Help ▸ Keyboard shortcuts lists every key; this page stays under Help ▸ Getting "
+        "started.</p>"
+    )
+
+
+class GettingStartedDialog(QDialog):
+    """The Getting started page in a window of its own (not modal).
+
+    Args:
+        steps: the steps it lists.
+        parent: the main window.
+    """
+
+    def __init__(self, steps: Sequence[Step], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("gettingStarted")
+        self.setWindowTitle("Getting started")
+        self.browser = QTextBrowser()
+        self.browser.setObjectName("gettingStartedText")
+        self.browser.setOpenExternalLinks(True)
+        self.browser.setHtml(getting_started_html(steps))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.browser, 1)
+        layout.addWidget(buttons)
+        self.resize(560, 560)
+
+
+class _FirstPaint(QObject):
+    """Runs a callback once ``window`` has painted and ``loader`` has read its files."""
+
+    def __init__(
+        self, window: QWidget, loader: AgentFileLoader, callback: Callable[[], None]
+    ) -> None:
+        super().__init__(window)
+        self._window = window
+        self._loader = loader
+        self._callback: Callable[[], None] | None = callback
+        self._painted = False
+        window.installEventFilter(self)
+        window.update()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if watched is self._window and event.type() == QEvent.Type.Paint and not self._painted:
+            self._painted = True
+            self._window.removeEventFilter(self)
+            self._loader.loaded.connect(self._on_file_done)
+            self._loader.failed.connect(self._on_file_done)
+            QTimer.singleShot(0, self._check)
+        return False
+
+    def _on_file_done(self, *_what: object) -> None:
+        QTimer.singleShot(0, self._check)  # after the window has shown what was read
+
+    def _check(self) -> None:
+        if self._callback is None or self._loader.is_loading():
+            return
+        callback, self._callback = self._callback, None
+        self._loader.loaded.disconnect(self._on_file_done)
+        self._loader.failed.disconnect(self._on_file_done)
+        self.deleteLater()
+        callback()
+
+
+def show_after_first_paint(
+    window: QWidget, loader: AgentFileLoader, callback: Callable[[], None]
+) -> None:
+    """Call ``callback`` once ``window`` has painted and ``loader`` has read the files it was
+    given (each one in or failed).
+
+    Args:
+        window: the main window, shown or about to be.
+        loader: the window's file loader.
+        callback: what to show then.
+    """
+    _FirstPaint(window, loader, callback)
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def studio_versions() -> list[tuple[str, str]]:
+    """``(name, version)`` of the studio and what it runs on."""
+    return [
+        ("Meta Agent Studio", _version(APP_DISTRIBUTION)),
+        ("Python", platform.python_version()),
+        ("Qt", qVersion()),
+        ("PySide6", PySide6.__version__),
+        ("MCP Python SDK", _version("mcp")),
+    ]
+
+
+def show_about(parent: QWidget, title: str) -> QMessageBox:
+    """Help ▸ About: what the studio is for and the versions in use, without blocking."""
+    box = QMessageBox(parent)
+    box.setObjectName("aboutBox")
+    box.setWindowTitle(f"About {title}")
+    box.setIconPixmap(app_icon().pixmap(64, 64))
+    box.setText(f"<h3>{html.escape(title)}</h3>")
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>&nbsp;{html.escape(version)}</td></tr>"
+        for name, version in studio_versions()
+    )
+    box.setInformativeText(
+        "Author Tools agents and serve them over MCP. Serve one headless with "
+        f"<tt>metaagent serve AGENT_FILE</tt>.<br><br><table>{rows}</table>"
+    )
+    box.open()
+    return box

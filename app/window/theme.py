@@ -1,0 +1,75 @@
+"""The studio's colour theme: the system's, light or dark, applied to the running application.
+
+:func:`apply_theme` asks the platform for the colour scheme (``QStyleHints.setColorScheme``) and,
+where the platform does not take it (a bare X server, an older desktop), sets a palette of that
+colour itself: :func:`dark_palette`, or the style's own light palette. ``system``
+gives the platform back its own scheme and palette. Views that draw their own colours (the
+template highlighting, the preview's marks, the icons) follow the palette change.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+from app.settings_store import THEMES, Theme
+
+__all__ = ["THEME_LABELS", "apply_theme", "dark_palette"]
+
+THEME_LABELS: dict[Theme, str] = {"system": "System", "light": "Light", "dark": "Dark"}
+assert tuple(THEME_LABELS) == THEMES
+
+
+def dark_palette() -> QPalette:
+    """A dark palette like a desktop's dark theme gives, for platforms that have none."""
+    roles = QPalette.ColorRole
+    colours = {
+        roles.Window: "#2b2b2b",
+        roles.WindowText: "#e3e3e3",
+        roles.Base: "#1f1f1f",
+        roles.AlternateBase: "#333333",
+        roles.ToolTipBase: "#3a3a3a",
+        roles.ToolTipText: "#e3e3e3",
+        roles.PlaceholderText: "#8d8d8d",
+        roles.Text: "#e3e3e3",
+        roles.Button: "#353535",
+        roles.ButtonText: "#e3e3e3",
+        roles.BrightText: "#ff6b6b",
+        roles.Light: "#474747",
+        roles.Midlight: "#3c3c3c",
+        roles.Mid: "#262626",
+        roles.Dark: "#1a1a1a",
+        roles.Shadow: "#0d0d0d",
+        roles.Highlight: "#3d6fb4",
+        roles.HighlightedText: "#ffffff",
+        roles.Link: "#7aaef5",
+        roles.LinkVisited: "#b89cf0",
+    }
+    palette = QPalette()
+    for role, colour in colours.items():
+        palette.setColor(role, QColor(colour))
+    for role in (roles.WindowText, roles.Text, roles.ButtonText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7a"))
+    return palette
+
+
+def apply_theme(theme: Theme) -> None:
+    """Show the running application in ``theme``.
+
+    Raises:
+        RuntimeError: there is no QApplication yet.
+    """
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        raise RuntimeError("apply_theme needs a QApplication")
+    hints = QGuiApplication.styleHints()
+    QApplication.setPalette(QPalette())  # the platform's own, which the scheme may change
+    if theme == "system":
+        hints.unsetColorScheme()
+        return
+    dark = theme == "dark"
+    scheme = Qt.ColorScheme.Dark if dark else Qt.ColorScheme.Light
+    hints.setColorScheme(scheme)
+    if hints.colorScheme() != scheme:  # the platform has no colour schemes
+        QApplication.setPalette(dark_palette() if dark else app.style().standardPalette())
