@@ -6,6 +6,11 @@ not retried either: the request already waited its full timeout, and the chat se
 wall-clock budget. The SDKs' own retry loops are switched off (``max_retries=0``) so that the
 policy, the honoured ``retry-after`` (including ``0``, which the SDKs ignore) and the final error
 message live in one place.
+
+Someone waiting for the answer may want to see a retry coming: inside ``report_retries(listener)``
+(a context variable, so it holds for the task that enters it and the tasks it starts) every wait
+before a retry is first told to ``listener`` as a :class:`RetryWait`. The chat session uses it to
+show the step; the providers need not know who listens.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -25,14 +32,17 @@ from mcp_export.errors import (
     ProviderError,
     ProviderRateLimited,
     ProviderServerError,
+    ProviderUnreachable,
 )
 from mcp_export.redact import redact
 
 __all__ = [
     "Failure",
     "RetryPolicy",
+    "RetryWait",
     "close_quietly",
     "open_with_retries",
+    "report_retries",
     "retry_after_seconds",
     "status_failure",
 ]
@@ -71,11 +81,50 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Failure:
-    """An SDK error translated: the error to raise, and whether a retry may help."""
+    """An SDK error translated: the error to raise, and whether a retry may help.
+
+    ``reason`` is a few words for a status line (``status 503``); None lets
+    ``open_with_retries`` find them (a refused connection…)."""
 
     error: ProviderError
     retryable: bool = False
     retry_after: float | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RetryWait:
+    """A request failed in a way a retry may help; it is sent again after ``delay`` seconds.
+
+    Attributes:
+        reason: a few words on what failed (``connection refused``, ``status 503``).
+        retry: which retry comes next (1 for the first).
+        retries: how many retries the policy allows.
+        delay: seconds until it is sent again.
+        error: the failure as it would be raised (redacted).
+    """
+
+    reason: str
+    retry: int
+    retries: int
+    delay: float
+    error: ProviderError
+
+
+_retry_listener: ContextVar[Callable[[RetryWait], None] | None] = ContextVar(
+    "retry_listener", default=None
+)
+
+
+@contextmanager
+def report_retries(listener: Callable[[RetryWait], None]) -> Iterator[None]:
+    """Tell ``listener`` of every wait before a retry made inside the block (by this task, or a
+    task it starts there); it is called on the task that waits and must be quick."""
+    token = _retry_listener.set(listener)
+    try:
+        yield
+    finally:
+        _retry_listener.reset(token)
 
 
 async def open_with_retries(
@@ -115,7 +164,38 @@ async def open_with_retries(
             logger.info(
                 "%s; retry %d of %d in %.2f s", failure.error, retry, policy.max_retries, wait
             )
+            listener = _retry_listener.get()
+            if listener is not None:
+                reason = failure.reason or _short_reason(failure.error, exc)
+                listener(RetryWait(reason, retry, policy.max_retries, wait, failure.error))
             await anyio.sleep(wait)
+
+
+def _short_reason(error: ProviderError, exc: BaseException) -> str:
+    """A few words on what failed: the connection error under ``exc`` when there is one (SDKs
+    wrap it, under ``__cause__`` or aiohttp's ``os_error``), else the kind of ``error``."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset"
+        if isinstance(cause, ConnectionAbortedError | BrokenPipeError):
+            return "connection closed"
+        wrapped = getattr(cause, "os_error", None)
+        if isinstance(wrapped, BaseException) and id(wrapped) not in seen:
+            cause = wrapped
+        else:
+            cause = cause.__cause__ or cause.__context__
+    if isinstance(error, ProviderRateLimited):
+        return "rate-limited"
+    if isinstance(error, ProviderServerError):
+        return "server error"
+    if isinstance(error, ProviderUnreachable):
+        return "no answer"
+    return "failed"
 
 
 def status_failure(
@@ -154,10 +234,20 @@ def status_failure(
             f"{label} is rate-limiting requests (429): {detail}; wait a little, or lower the "
             "request rate"
         )
-        return Failure(error, retryable=True, retry_after=retry_after_seconds(headers))
+        return Failure(
+            error,
+            retryable=True,
+            retry_after=retry_after_seconds(headers),
+            reason="rate-limited, status 429",
+        )
     if code >= 500 or code in (408, 409):
         error = ProviderServerError(f"{label} failed with {code}: {detail}; try again later")
-        return Failure(error, retryable=True, retry_after=retry_after_seconds(headers))
+        return Failure(
+            error,
+            retryable=True,
+            retry_after=retry_after_seconds(headers),
+            reason=f"status {code}",
+        )
     if code == 404:
         return Failure(
             ProviderError(

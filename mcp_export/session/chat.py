@@ -14,6 +14,9 @@ How a run is shaped, and why:
   that scope. Both end the run with a ``SessionFailed`` event, never a hang and never an
   exception: the iterator does not raise ``ExportError``.
 - The tool calls of one model turn run concurrently; their results are appended in call order.
+- A session made with ``steps=True`` says what the run waits for as it begins (``Step`` events,
+  ``session.steps``): a tool server starting and listing its tools, each model request, a
+  retry's wait, the tool calls. Others see no steps (nothing is installed to find them).
 - Nothing is shared between sessions except what the caller passes in (provider, toolbox,
   history store), and those are safe to share.
 - Every event is a sink's text (the chat tab, the CLI, served results and progress): what the
@@ -71,6 +74,7 @@ from mcp_export.session.events import (
 from mcp_export.session.failure import failure_for, turn_limit_error
 from mcp_export.session.record import SessionRecorder, repair_tool_results
 from mcp_export.session.result import SessionResult, aclose_stream, collect_result
+from mcp_export.session.steps import StepReporter
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore, ThreadKind
@@ -169,6 +173,7 @@ class _RunState:
     """What one run has accumulated so far."""
 
     started: float
+    steps: StepReporter
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     calls: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
@@ -191,6 +196,7 @@ class ChatSession:
         timeout: wall-clock limit of one run in seconds (default ``settings.timeoutSeconds``).
         max_turns: model requests per run (default ``settings.maxChatTurns``).
         agent_path: the agent file, recorded with a created history thread.
+        steps: whether ``run`` yields ``Step`` events (for a consumer with a status line).
     """
 
     def __init__(
@@ -208,8 +214,10 @@ class ChatSession:
         timeout: float | None = None,
         max_turns: int | None = None,
         agent_path: str | None = None,
+        steps: bool = False,
     ) -> None:
         self.id = uuid.uuid4().hex
+        self.steps = steps
         self.agent = agent
         self.provider = provider
         self.model = model
@@ -296,7 +304,8 @@ class ChatSession:
                         task.exception()  # seen, so asyncio does not log it as lost
 
     async def _drive(self, user_message: str, emit: _Emit) -> None:
-        state = _RunState(started=time.perf_counter())
+        steps = StepReporter(emit if self.steps else None)
+        state = _RunState(started=time.perf_counter(), steps=steps)
         answer: str | None = None
         failure: SessionFailed | None = None
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
@@ -304,7 +313,7 @@ class ChatSession:
         if self._cancel_requested:
             scope.cancel()
         try:
-            with scope:
+            with scope, state.steps:
                 answer = await self._turns(user_message, emit, state)
         except ExportError as exc:
             failure = failure_for(exc)
@@ -356,6 +365,7 @@ class ChatSession:
                 asked = {**parameters, "tool_choice": "none"}
                 emit(Notice(_last_request_notice(self.max_turns)))
             self._recorder.model_turn_started()
+            state.steps.asking(f"{self.provider.name}:{self.model}", turn)
             request = ModelRequest(self.model, tuple(self.messages), tools, asked)
             completion = await self._model_turn(request, emit)
             message, usage = completion.message, completion.usage
@@ -411,6 +421,7 @@ class ChatSession:
     ) -> None:
         for call in calls:
             emit(ToolCallStarted(call.id, call.name, redact_json(call.arguments)))
+        state.steps.calling([call.name for call in calls])
         records: list[ToolCallRecord | None] = [None] * len(calls)
         if len(calls) == 1:
             records[0] = await self._call_tool(calls[0], emit)

@@ -7,9 +7,13 @@ A session's ``run`` yields, in order::
                                                                          one per model request
     FinalAnswer | SessionFailed                                          exactly one, always last
 
+and, from a session made with ``steps=True``, a ``Step`` anywhere before the last event: what
+the run waits for from then on (a tool server starting, the model, a retry), for a status line;
+the next ``Step`` replaces it.
+
 The studio's chat tab renders them, the served MCP server turns them into progress notifications
-and the structured result, the CLI prints them. They are plain frozen dataclasses: cheap to make,
-safe to hand to another task or thread.
+and the structured result, the CLI prints them. They are plain frozen dataclasses: cheap to
+make, safe to hand to another task or thread.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "SessionEvent",
     "SessionFailed",
     "SessionStarted",
+    "Step",
     "TextDelta",
     "ToolCallFinished",
     "ToolCallRecord",
@@ -124,6 +129,15 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Step:
+    """What the run waits for from now on, as a status line says it (``Starting time…``,
+    ``Asking the model (openai:gpt-4o)…``, ``Model request failed (connection refused), retry
+    1 of 2 in 0.5 s…``); not part of the trace."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The model answered without asking for more tools: the end of a successful run.
 
@@ -163,6 +177,7 @@ SessionEvent = (
     SessionStarted
     | TextDelta
     | Notice
+    | Step
     | ToolCallStarted
     | ToolCallFinished
     | TurnFinished

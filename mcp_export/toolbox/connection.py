@@ -17,7 +17,8 @@ ten minutes), so a broken server costs an occasional call a wait, not every call
 was up and died is restarted on the next use at once.
 
 The connection's messages in both directions pass its ``tap`` (``toolbox.message_log``), which
-records them into ``protocol_log`` while one is set.
+records them into ``protocol_log`` while one is set. A caller that waits for a start reports its
+steps (``toolbox.steps``) to the listener of its context, if it has one.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import asyncio
 import logging
 import math
 import os
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,6 +45,7 @@ from mcp_export.protocol_log import ProtocolLog
 from mcp_export.redact import remember_resolved
 from mcp_export.toolbox.message_log import LoggedWriteStream, MessageTap
 from mcp_export.toolbox.server_io import StderrTail, WatchedReadStream, describe_error
+from mcp_export.toolbox.steps import ServerPhase, ServerStep, server_step_listener
 from schema_types.agent import McpServerConfig
 from schema_types.errors import SecretError
 from schema_types.secrets import resolve_secret
@@ -76,7 +78,8 @@ class _Attempt:
         self.settled = anyio.Event()  # up (client and tools published), or failed to start
         self.stopped = anyio.Event()  # the owner has left the connection
         self.wake = anyio.Event()  # the owner is asked to leave
-        self.phase = "initialize"  # or "tools/list": what the server has not answered yet
+        self.phase: ServerPhase = "initialize"  # what the server has not answered yet
+        self.watchers: list[Callable[[ServerPhase], None]] = []  # callers waiting, told of phases
         self.client: Client | None = None
         self.tools: list[types.Tool] | None = None
         self.error: str | None = None  # why it did not come up, or why the connection ended
@@ -97,6 +100,24 @@ class _Attempt:
     def mark_lost(self) -> None:
         self.lost = True
         self.wake.set()
+
+    def enter(self, phase: ServerPhase) -> None:
+        self.phase = phase
+        for watcher in list(self.watchers):
+            watcher(phase)
+
+    @contextmanager
+    def watched(self, watcher: Callable[[ServerPhase], None] | None) -> Iterator[None]:
+        """Tell ``watcher`` the phase now and at each change while the block runs."""
+        if watcher is None:
+            yield
+            return
+        watcher(self.phase)
+        self.watchers.append(watcher)
+        try:
+            yield
+        finally:
+            self.watchers.remove(watcher)
 
 
 def _resolve_values(values: Mapping[str, str]) -> dict[str, str]:
@@ -215,7 +236,7 @@ class ServerConnection:
             budget = attempt.deadline - anyio.current_time()
             if wait is not None:
                 budget = min(budget, wait)
-            with anyio.move_on_after(budget):
+            with anyio.move_on_after(budget), attempt.watched(self._step_watcher()):
                 await attempt.settled.wait()
             if not attempt.settled.is_set():
                 # This caller's time ran out first (a cancelled caller does not count).
@@ -226,6 +247,14 @@ class ServerConnection:
         if attempt.starting:
             raise ToolServerError(self._still_starting(attempt))
         raise ToolServerError(self._failed(attempt))
+
+    def _step_watcher(self) -> Callable[[ServerPhase], None] | None:
+        """What tells the listener of the caller's context (if any) this server's steps."""
+        listener = server_step_listener()
+        if listener is None:
+            return None
+        name, remote = self.name, self.config.type != "stdio"
+        return lambda phase: listener(ServerStep(name, phase, remote))
 
     def _attempt_to_use(self) -> _Attempt:
         """The current attempt if it is up or starting, else a new one (unless backing off)."""
@@ -335,7 +364,7 @@ class ServerConnection:
                 if previous is not None:  # the dead server's process goes first
                     await previous.stopped.wait()
                 async with Client(self._transport(attempt), mode=self.mode) as client:
-                    attempt.phase = "tools/list"
+                    attempt.enter("tools/list")
                     tools = await self._list_all_tools(client)
                     attempt.scope.deadline = math.inf
                     # A caller may have declared the start timed out a moment ago.
