@@ -5,9 +5,11 @@ The tab renders the events of one ``ChatSession`` (see :mod:`app.chat.runner`): 
 messages, the streamed answer as Markdown, a card per inner tool call, a muted note line for each
 notice about the endpoint (once per tab), a stats strip with the conversation's figures (the
 answer's own in the status line, labelled as History labels them), and any failure with what to
-do and a button to the settings page that fixes it. Runs are tasks on the
-qasync loop (the window keeps answering, and any number of tabs run at once); Stop cancels the
-session, follow-up messages continue it. A tool test (``tool_name`` given) also offers the
+do and a button to the settings page that fixes it. The status line says what a run waits for
+as it happens (the session's ``Step`` events: a tool server starting, the model, a retry's wait,
+the tool calls). Runs are tasks on the qasync loop (the window keeps answering, and any number
+of tabs run at once); Stop cancels the session at whichever step it is, follow-up messages
+continue it. A tool test (``tool_name`` given) also offers the
 "Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
 served server's own code; once that call has ended, "Save as test case…" (a button and the
 tab's and the answer's context menus) keeps its arguments as a test case of the tool, with what
@@ -128,6 +130,8 @@ class ChatTab(QWidget):
         self._assistant: AssistantBlock | None = None
         self._cards: dict[str, ToolCard] = {}
         self._noted: set[str] = set()
+        self._stopping = False
+        self._receiving = False
 
         self.stats = StatsStrip()
         self.caller_toggle = QPushButton("Caller's view")
@@ -299,7 +303,8 @@ class ChatTab(QWidget):
     def stop(self) -> None:
         """Cancel the running turn; the tab shows "stopped"."""
         if self._busy:
-            self.status.setText("Stopping…")
+            self._stopping = True
+            self._set_status("Stopping…", None)
             self.runner.cancel()
 
     async def aclose(self) -> None:
@@ -365,6 +370,7 @@ class ChatTab(QWidget):
         self.stop_button.setEnabled(busy)
         self.send_button.setEnabled(not busy)
         if busy:
+            self._stopping = False
             self._set_status("Running…", None)
         self._update_save_case()
         self.busy_changed.emit(busy)
@@ -395,16 +401,26 @@ class ChatTab(QWidget):
             FinalAnswer,
             Notice,
             SessionFailed,
+            Step,
             ToolCallFinished,
             ToolCallStarted,
             TurnFinished,
         )
 
         if isinstance(event, TextDelta):
+            if not self._receiving:
+                self._receiving = True
+                if not self._stopping:
+                    self._set_status("Receiving the answer…", None)
             if self._assistant is None:
                 self._assistant = AssistantBlock(self._answer_actions)
                 self.transcript.add(self._assistant)
             self._assistant.append(event.text)
+            return
+        if isinstance(event, Step):
+            self._receiving = False
+            if not self._stopping:  # "Stopping…" stays until the run has ended
+                self._set_status(event.text, None)
             return
         if isinstance(event, Notice):
             if event.text not in self._noted:  # once per tab, however many turns repeat it

@@ -126,6 +126,9 @@ class ChatRunner:
     ) -> FinalAnswer | SessionFailed:
         """Play one user turn; every event goes to ``on_event``; returns the last one.
 
+        The session says its steps (``Step`` events: a tool server starting, the model, a
+        retry's wait) for the tab's status line.
+
         A configuration problem (no model, no key) ends the turn with a ``SessionFailed`` too,
         so the tab shows every failure the same way.
         """
@@ -217,6 +220,7 @@ class ChatRunner:
             thread_id=thread_id,
             thread_kind="tool-test" if self.test is not None else "chat",
             agent_path=path,
+            steps=True,
         )
         return self.session
 
