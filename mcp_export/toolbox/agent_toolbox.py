@@ -28,7 +28,9 @@ A tool whose ``inputSchema`` is not a valid JSON Schema object is hidden with th
 providers refuse a whole request that carries one.
 
 With a protocol log (``protocol_log``, see ``mcp_export.protocol_log``) every connection records
-its JSON-RPC messages in both directions there, named by the server's name.
+its JSON-RPC messages in both directions there, named by the server's name. A caller waiting for
+a server to come up (a listing, a call) tells the step listener of its context which step the
+server is at (``toolbox.steps``), so a status line can say it.
 """
 
 from __future__ import annotations
