@@ -7,10 +7,7 @@ wall-clock budget. The SDKs' own retry loops are switched off (``max_retries=0``
 policy, the honoured ``retry-after`` (including ``0``, which the SDKs ignore) and the final error
 message live in one place.
 
-Someone waiting for the answer may want to see a retry coming: inside ``report_retries(listener)``
-(a context variable, so it holds for the task that enters it and the tasks it starts) every wait
-before a retry is first told to ``listener`` as a :class:`RetryWait`. The chat session uses it to
-show the step; the providers need not know who listens.
+Every wait before a retry is first told to whoever listens through ``providers.steps``.
 """
 
 from __future__ import annotations
@@ -19,9 +16,7 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -34,15 +29,14 @@ from mcp_export.errors import (
     ProviderServerError,
     ProviderUnreachable,
 )
+from mcp_export.providers.steps import RetryWait, retry_listener
 from mcp_export.redact import redact
 
 __all__ = [
     "Failure",
     "RetryPolicy",
-    "RetryWait",
     "close_quietly",
     "open_with_retries",
-    "report_retries",
     "retry_after_seconds",
     "status_failure",
 ]
@@ -92,41 +86,6 @@ class Failure:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class RetryWait:
-    """A request failed in a way a retry may help; it is sent again after ``delay`` seconds.
-
-    Attributes:
-        reason: a few words on what failed (``connection refused``, ``status 503``).
-        retry: which retry comes next (1 for the first).
-        retries: how many retries the policy allows.
-        delay: seconds until it is sent again.
-        error: the failure as it would be raised (redacted).
-    """
-
-    reason: str
-    retry: int
-    retries: int
-    delay: float
-    error: ProviderError
-
-
-_retry_listener: ContextVar[Callable[[RetryWait], None] | None] = ContextVar(
-    "retry_listener", default=None
-)
-
-
-@contextmanager
-def report_retries(listener: Callable[[RetryWait], None]) -> Iterator[None]:
-    """Tell ``listener`` of every wait before a retry made inside the block (by this task, or a
-    task it starts there); it is called on the task that waits and must be quick."""
-    token = _retry_listener.set(listener)
-    try:
-        yield
-    finally:
-        _retry_listener.reset(token)
-
-
 async def open_with_retries(
     attempt: Callable[[], Awaitable[T]],
     translate: Callable[[Exception], Failure | None],
@@ -164,7 +123,7 @@ async def open_with_retries(
             logger.info(
                 "%s; retry %d of %d in %.2f s", failure.error, retry, policy.max_retries, wait
             )
-            listener = _retry_listener.get()
+            listener = retry_listener()
             if listener is not None:
                 reason = failure.reason or _short_reason(failure.error, exc)
                 listener(RetryWait(reason, retry, policy.max_retries, wait, failure.error))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from types import TracebackType
 
-from mcp_export.providers._retry import RetryWait, report_retries
+from mcp_export.providers.steps import RetryWait, report_retries
 from mcp_export.redact import redact
 from mcp_export.session.events import Step
 from mcp_export.toolbox.steps import ServerStep, report_server_steps
