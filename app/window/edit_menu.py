@@ -6,22 +6,33 @@ items reach the bar of the pane the focus is in (:func:`~app.find_bar.find_bar_f
 enabled only there; Replace… only where the text can be edited. Find… carries Ctrl+F for the
 window, which the pane's bar answers itself. Replace… shows Ctrl+H but does not claim it: in the
 window Ctrl+H opens the History, and inside a pane the bar takes it first.
+
+Those panes live in tool editors, so the items follow the focus once the window has opened one
+(:meth:`FindActions.follow_focus`); until then they are off, and the studio's start does not
+load the find bar's modules.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu, QMenuBar, QWidget
 
-from app.find_bar import FindBar, find_bar_for
-from app.window.shortcuts import EDITORS, SCOPE_PROPERTY
+if TYPE_CHECKING:
+    from app.find_bar import FindBar
 
-__all__ = ["REPLACE_KEYS", "FindActions"]
+__all__ = ["EDITORS", "REPLACE_KEYS", "SCOPE_PROPERTY", "FindActions"]
 
 REPLACE_KEYS = "Ctrl+H"
 """Replace's keys inside a pane with a find bar (shown in the menu, answered by the bar)."""
+EDITORS = "Template and JSON editors"
+"""Where the find bar answers its keys."""
+SCOPE_PROPERTY = "shortcutScope"
+"""An action's property naming the pane that answers the keys its text shows (after a tab)."""
 
 
 class FindActions(QObject):
@@ -38,6 +49,7 @@ class FindActions(QObject):
         super().__init__(window)
         self._window = window
         self._focus: QWidget | None = None  # the last focus in the window outside its menus
+        self._bar_for: Callable[[QWidget | None], FindBar | None] | None = None
         self.find_action = QAction("&Find…", window)
         self.find_action.setObjectName("find")
         self.find_action.setShortcut(QKeySequence("Ctrl+F"))
@@ -51,17 +63,26 @@ class FindActions(QObject):
         )
         self.replace_action.setProperty(SCOPE_PROPERTY, EDITORS)
         self.replace_action.triggered.connect(lambda: self._open(replace=True))
+        self._update(None)
+
+    def follow_focus(self) -> None:
+        """Follow the focus from now on (the window has opened a pane with a find bar)."""
+        if self._bar_for is not None:
+            return
+        from app.find_bar import find_bar_for  # loaded already by the pane that has one
+
+        self._bar_for = find_bar_for
         application = QApplication.instance()
         if isinstance(application, QApplication):
             application.focusChanged.connect(self._on_focus_changed)
-        self._update(None)
+            self._update(application.focusWidget())
 
     def bar(self) -> FindBar | None:
         """The find bar of the pane the focus is in (None: the focus is elsewhere)."""
         focus = self._focus
-        if focus is None or not shiboken6.isValid(focus) or focus.window() is not self._window:
+        if self._bar_for is None or focus is None or not shiboken6.isValid(focus):
             return None
-        return find_bar_for(focus)
+        return self._bar_for(focus) if focus.window() is self._window else None
 
     def _open(self, *, replace: bool) -> None:
         bar = self.bar()

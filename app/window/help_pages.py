@@ -15,7 +15,7 @@ SDK, read from the installed packages' metadata (the SDK itself is not imported)
 from __future__ import annotations
 
 import html
-import platform
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -173,7 +173,7 @@ def studio_versions() -> list[tuple[str, str]]:
     """``(name, version)`` of the studio and what it runs on."""
     return [
         ("Meta Agent Studio", _version(APP_DISTRIBUTION)),
-        ("Python", platform.python_version()),
+        ("Python", "{}.{}.{}".format(*sys.version_info[:3])),
         ("Qt", qVersion()),
         ("PySide6", PySide6.__version__),
         ("MCP Python SDK", _version("mcp")),

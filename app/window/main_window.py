@@ -298,6 +298,7 @@ class MainWindow(FileActions, RunActions, MenuActions, QMainWindow):
             document, tool, samples_memory=SampleMemory(self.settings), history=self.history_store
         )
         self.watch_text_fields(tab)
+        self.find_actions.follow_focus()
         keep_pane_sizes = getattr(tab, "keep_pane_sizes", None)
         if callable(keep_pane_sizes):
             keep_pane_sizes(self.settings)

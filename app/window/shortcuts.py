@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.window.edit_menu import EDITORS, SCOPE_PROPERTY
+
 __all__ = [
-    "EDITORS",
     "PANE_KEYS",
-    "SCOPE_PROPERTY",
     "WINDOW",
     "Shortcut",
     "ShortcutsDialog",
@@ -47,9 +47,6 @@ __all__ = [
 
 WINDOW = "Window"
 """Where the menus' keys work."""
-SCOPE_PROPERTY = "shortcutScope"
-"""An action's property naming the pane that answers the keys its text shows (after a tab)."""
-EDITORS = "Template and JSON editors"
 
 PANE_KEYS: tuple[tuple[str, str, str, str], ...] = (
     ("Find bar", "F3", "Next match", EDITORS),

@@ -10,13 +10,13 @@
 
 The outline also collapses when its splitter handle is dragged to the window's edge; that unticks
 Show outline, and ticking it again brings the outline back at the width it had. The sizes of the
-main splitter are kept whenever the person moves it (while the outline shows), so the next window
-opens with them.
+main splitter are kept a moment after the person moves it (while the outline shows), so the next
+window opens with them.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QObject
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QSplitter, QToolBar, QWidget
 
@@ -24,11 +24,13 @@ from app.settings_store import THEMES, SettingsStore, Theme
 from app.window.theme import THEME_LABELS, apply_theme
 from app.zoom import ZoomController, application_zoom, zoom_actions
 
-__all__ = ["DEFAULT_OUTLINE_WIDTH", "MAIN_SPLITTER", "ViewControls"]
+__all__ = ["DEFAULT_OUTLINE_WIDTH", "KEEP_SIZES_MS", "MAIN_SPLITTER", "ViewControls"]
 
 MAIN_SPLITTER = "main"
 """The main splitter's name in the settings."""
 DEFAULT_OUTLINE_WIDTH = 280
+KEEP_SIZES_MS = 300
+"""How long the splitter rests before its sizes are kept (a drag moves it many times)."""
 
 
 class ViewControls(QObject):
@@ -107,6 +109,10 @@ class ViewControls(QObject):
         self._show_outline(settings.shows("outline"))
         self.show_outline_action.setChecked(settings.shows("outline"))
         self.show_outline_action.toggled.connect(self._on_show_outline_toggled)
+        self._keep_timer = QTimer(self)
+        self._keep_timer.setSingleShot(True)
+        self._keep_timer.setInterval(KEEP_SIZES_MS)  # a drag moves it many times
+        self._keep_timer.timeout.connect(self.keep_sizes)
         splitter.splitterMoved.connect(self._on_splitter_moved)
 
     # -- theme -----------------------------------------------------------------------------
@@ -149,7 +155,7 @@ class ViewControls(QObject):
             self.show_outline_action.setChecked(False)  # collapsed: hidden, Show outline unticked
             return
         self._outline_width = sizes[0]
-        self._settings.set_splitter_sizes(MAIN_SPLITTER, sizes)
+        self._keep_timer.start()
 
     def release_zoom(self) -> None:
         """The window is closing for good: the zoom it made on its settings goes with it, so a
