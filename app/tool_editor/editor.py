@@ -11,15 +11,17 @@ says ``tool_removed`` when the tool is gone. Renaming a parameter in the tree of
 template's placeholders; template errors show as a count in the tab title (the "badge"). Given a
 sample store, the template pane keeps the person's sample values there between sessions; given
 the history store, the Tests section shows each case's last results; ``run_cases_requested`` asks
-for a run of cases.
+for a run of cases. Given a place to keep them (:meth:`ToolEditor.keep_pane_sizes`, the studio
+settings), the Definition section's panes open at the sizes the person last gave them in any
+tool's editor.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from typing import Protocol
+
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -38,15 +40,23 @@ from app.tool_editor.tests_panel import HistorySource, TestsPanel
 from app.tool_editor.tool_fields import ToolFields
 from schema_types.agent import ToolDefinition
 
-__all__ = ["ToolEditor"]
+__all__ = ["KEEP_SIZES_MS", "PaneSizes", "ToolEditor"]
 
 NodePath = tuple[str, ...]
 
 
-def _heading(text: str) -> QLabel:
-    label = QLabel(f"<b>{text}</b>")
-    label.setContentsMargins(0, 6, 0, 2)
-    return label
+class PaneSizes(Protocol):
+    """Where the editor keeps the sizes of its panes (the studio settings)."""
+
+    def splitter_sizes(self, name: str) -> list[int] | None:
+        """The sizes kept for the splitter called ``name``."""
+
+    def set_splitter_sizes(self, name: str, sizes: list[int]) -> None:
+        """Keep the sizes of the splitter called ``name``."""
+
+
+KEEP_SIZES_MS = 300
+"""How long a splitter rests before its sizes are kept (a drag moves it many times)."""
 
 
 class ToolEditor(QWidget):
@@ -99,24 +109,13 @@ class ToolEditor(QWidget):
         )
         self._title = self._make_title()
 
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.setSpacing(2)
-        top_layout.addWidget(_heading("Parameters"))
-        top_layout.addWidget(self.parameters, 1)
-        bottom = QWidget()
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.setSpacing(2)
-        bottom_layout.addWidget(self.template, 1)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.setObjectName("toolEditorSplit")
         self.split.setChildrenCollapsible(False)
-        self.split.addWidget(top)
-        self.split.addWidget(bottom)
-        self.split.setStretchFactor(0, 5)
-        self.split.setStretchFactor(1, 4)
+        self.split.addWidget(self.parameters)
+        self.split.addWidget(self.template)
+        self.split.setStretchFactor(0, 11)
+        self.split.setStretchFactor(1, 9)
         self.sections = QTabWidget()
         self.sections.setObjectName("toolEditorSections")
         self.sections.setDocumentMode(True)
@@ -127,12 +126,13 @@ class ToolEditor(QWidget):
         self.test_button.setToolTip(
             "Fill in arguments and run this tool in a chat tab (Ctrl+Enter)"
         )
-        head = QHBoxLayout()
-        head.addWidget(self.fields, 1)
-        head.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
+        # Beside the section tabs, not beside the fields: they get the width, the tabs' row is
+        # there anyway.
+        self.sections.setCornerWidget(self.test_button, Qt.Corner.TopRightCorner)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addLayout(head)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.fields)
         layout.addWidget(self.sections, 1)
 
         self.test_button.clicked.connect(lambda: self.test_requested.emit(self.tool))
@@ -142,6 +142,44 @@ class ToolEditor(QWidget):
         self.ref.removed.connect(self.tool_removed)
         self.tests.run_requested.connect(self.run_cases_requested)
         self.tests.fields_added.connect(self.text_fields_added)
+
+    # -- pane sizes ------------------------------------------------------------------------
+
+    def panes(self) -> dict[str, QSplitter]:
+        """The Definition section's splitters by the name their sizes are kept under."""
+        panes = {
+            "toolEditor/definition": self.split,
+            "toolEditor/parameters": self.parameters.split,
+        }
+        template = self.template.findChildren(QSplitter)
+        panes.update({f"toolEditor/template/{i}": s for i, s in enumerate(template)})
+        return panes
+
+    def keep_pane_sizes(self, store: PaneSizes) -> None:
+        """Show the panes at the sizes ``store`` keeps (those of the editor whose panes the
+        person last moved), and keep them there whenever the person moves them."""
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(KEEP_SIZES_MS)
+        moved: set[str] = set()
+
+        def keep() -> None:
+            panes = self.panes()
+            for name in sorted(moved):
+                store.set_splitter_sizes(name, panes[name].sizes())
+            moved.clear()
+
+        timer.timeout.connect(keep)
+
+        def on_moved(name: str) -> None:
+            moved.add(name)
+            timer.start()
+
+        for name, splitter in self.panes().items():
+            sizes = store.splitter_sizes(name)
+            if sizes and len(sizes) == splitter.count() and all(sizes):
+                splitter.setSizes(sizes)
+            splitter.splitterMoved.connect(lambda _at, _i, n=name: on_moved(n))
 
     # -- the tool --------------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 """The parameter builder: the tree of parameters, its actions, the property panel and the JSON.
 
-:class:`ParameterBuilder` puts the pieces of the builder together: a tool bar (add property, add
-child, add item schema, duplicate, delete, move up/down, import), the tree
+:class:`ParameterBuilder` puts the pieces of the builder together: a tool bar headed
+"Parameters" (add property, add child or item schema with their text; delete, move up and down as
+icons; duplicate and import, used less, under a "More" menu, so the bar fits beside the property
+panel at 1024 pixels wide), the tree
 (:class:`~app.tool_editor.parameter_model.ParameterTreeModel` in a ``QTreeView`` with drag and
 drop, in-place rename and the required check box), and beside it the property panel of the
 selected node and the JSON view of the whole ``parameters``, as two tabs. It holds no state of its
@@ -16,15 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QHeaderView,
+    QLabel,
+    QMenu,
     QSplitter,
     QTabWidget,
     QToolBar,
+    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -80,9 +85,12 @@ class ParameterBuilder(QWidget):
         header = self.tree.header()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, 170)
-        header.resizeSection(1, 110)
-        header.resizeSection(2, 70)
+        # Narrow enough for Description to fit beside them at 1024 wide: a horizontal scroll
+        # bar would take a row's height.
+        header.setMinimumSectionSize(40)
+        header.resizeSection(0, 150)
+        header.resizeSection(1, 100)
+        header.resizeSection(2, 64)
         self.panel = PropertyPanel(self.model)
         self.json_view = SchemaJsonView(self.model)
         self.side = QTabWidget()
@@ -94,11 +102,13 @@ class ParameterBuilder(QWidget):
         self.toolbar = QToolBar("Parameters")
         self.toolbar.setObjectName("parameterToolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toolbar.setIconSize(QSize(16, 16))
         self._build_actions()
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setObjectName("parameterSplit")
         split.setChildrenCollapsible(False)
+        self.split = split
         tree_side = QWidget()
         tree_layout = QVBoxLayout(tree_side)
         tree_layout.setContentsMargins(0, 0, 0, 0)
@@ -107,8 +117,8 @@ class ParameterBuilder(QWidget):
         tree_layout.addWidget(self.tree, 1)
         split.addWidget(tree_side)
         split.addWidget(self.side)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
@@ -127,7 +137,7 @@ class ParameterBuilder(QWidget):
         self, text: str, icon_name: str, slot: Callable[[], object], tip: str, keys: str = ""
     ) -> QAction:
         action = QAction(icon(icon_name), text, self)
-        action.setToolTip(tip)
+        action.setToolTip(f"{tip} ({keys})" if keys else tip)
         if keys:
             action.setShortcut(QKeySequence(keys))
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -161,17 +171,32 @@ class ParameterBuilder(QWidget):
             self.import_parameters,
             "Replace the parameters with a pasted tool definition, JSON Schema or example",
         )
-        for action in (
-            self.add_action,
-            self.add_child_action,
-            self.duplicate_action,
-            self.delete_action,
-            self.up_action,
-            self.down_action,
-        ):
-            self.toolbar.addAction(action)
+        title = QLabel("Parameters")
+        title.setObjectName("parametersTitle")
+        font = title.font()
+        font.setBold(True)
+        title.setFont(font)
+        title.setContentsMargins(0, 0, 6, 0)
+        self.toolbar.addWidget(title)
+        self.toolbar.addAction(self.add_action)
+        self.toolbar.addAction(self.add_child_action)
         self.toolbar.addSeparator()
-        self.toolbar.addAction(self.import_action)
+        for action in (self.delete_action, self.up_action, self.down_action):
+            self.toolbar.addAction(action)
+            button = self.toolbar.widgetForAction(action)
+            if isinstance(button, QToolButton):
+                button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        self.more_menu = QMenu("More", self)
+        self.more_menu.addAction(self.duplicate_action)
+        self.more_menu.addAction(self.import_action)
+        self.more_button = QToolButton()
+        self.more_button.setObjectName("moreParameterActions")
+        self.more_button.setText("More")
+        self.more_button.setToolTip("Duplicate the selected parameter, import parameters")
+        self.more_button.setMenu(self.more_menu)
+        self.more_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.more_button.setAutoRaise(True)
+        self.toolbar.addWidget(self.more_button)
 
     def selected_path(self) -> NodePath | None:
         """The node path of the selected row (None: nothing selected)."""

@@ -45,6 +45,14 @@ __all__ = ["PropertyPanel"]
 _PAIRS = {"minimum": "maximum", "minLength": "maxLength", "minItems": "maxItems"}
 
 
+def _form(group: QGroupBox | None = None) -> QFormLayout:
+    """A form whose fields go under their labels when the panel is narrow, so it never needs
+    a horizontal scroll bar beside the parameter tree."""
+    form = QFormLayout() if group is None else QFormLayout(group)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+    return form
+
+
 class PropertyPanel(QScrollArea):
     """The settings of the node at :meth:`path` (``()`` is the parameters root)."""
 
@@ -103,7 +111,7 @@ class PropertyPanel(QScrollArea):
         self.description_edit.installEventFilter(self)
         self.required_check = QCheckBox("Required")
         self.required_check.setObjectName("requiredCheck")
-        general = QFormLayout()
+        general = _form()
         general.addRow("&Name:", self._box("name", self.name_edit))
         general.addRow("&Type:", self._box("type", self.type_combo))
         general.addRow("T&itle:", self._box("title", self.title_edit))
@@ -114,7 +122,7 @@ class PropertyPanel(QScrollArea):
         self.default_edit = self._line("default", "no default")
         self.examples_editor = ValueListEditor("examples")
         self.values_group = QGroupBox("Values")
-        values = QFormLayout(self.values_group)
+        values = _form(self.values_group)
         self.values_form = values
         values.addRow("&Allowed:", self._box("enum", self.enum_editor))
         values.addRow("D&efault:", self._box("default", self.default_edit))
@@ -134,7 +142,7 @@ class PropertyPanel(QScrollArea):
         self.format_line.setPlaceholderText("none")
         self.format_line.installEventFilter(self)
         self.string_group = QGroupBox("Text")
-        text = QFormLayout(self.string_group)
+        text = _form(self.string_group)
         text.addRow("Min length:", self._box("minLength", self.min_length_edit.edit))
         text.addRow("Max length:", self._box("maxLength", self.max_length_edit.edit))
         text.addRow("&Pattern:", self._box("pattern", self.pattern_edit))
@@ -144,7 +152,7 @@ class PropertyPanel(QScrollArea):
         self.maximum = BoundField("maximum", "exclusiveMaximum", self._line("maximum", "none"))
         self.multiple_edit = NumberField("multipleOf", self._line("multipleOf", "none"))
         self.number_group = QGroupBox("Number")
-        number = QFormLayout(self.number_group)
+        number = _form(self.number_group)
         number.addRow("Minimum:", self._box("minimum", self.minimum.edit, self.minimum.exclusive))
         number.addRow("Maximum:", self._box("maximum", self.maximum.edit, self.maximum.exclusive))
         number.addRow("Multiple of:", self._box("multipleOf", self.multiple_edit.edit))
@@ -154,7 +162,7 @@ class PropertyPanel(QScrollArea):
         self.unique_check = QCheckBox("Items must be unique")
         self.unique_check.setObjectName("uniqueCheck")
         self.array_group = QGroupBox("List")
-        array = QFormLayout(self.array_group)
+        array = _form(self.array_group)
         array.addRow("Min items:", self._box("minItems", self.min_items_edit.edit))
         array.addRow("Max items:", self._box("maxItems", self.max_items_edit.edit))
         array.addRow("", self._box("uniqueItems", self.unique_check))
@@ -163,7 +171,7 @@ class PropertyPanel(QScrollArea):
         self.additional_check.setObjectName("additionalCheck")
         self.additional_check.setToolTip("additionalProperties: unchecked refuses unknown keys")
         self.object_group = QGroupBox("Object")
-        obj = QFormLayout(self.object_group)
+        obj = _form(self.object_group)
         obj.addRow("", self._box("additionalProperties", self.additional_check))
         self.other_label = QLabel()
         self.other_label.setObjectName("otherKeywords")
@@ -172,6 +180,8 @@ class PropertyPanel(QScrollArea):
 
         self.groups = (self.values_group, self.string_group, self.number_group, self.array_group)
         layout = QVBoxLayout(content)
+        layout.setContentsMargins(6, 4, 4, 4)
+        layout.setSpacing(4)
         for widget in (self.heading, self.note, self.general_problem):
             layout.addWidget(widget)
         layout.addLayout(general)
