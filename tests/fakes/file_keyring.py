@@ -46,6 +46,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
     def set_password(self, service: str, username: str, password: str) -> None:
         entries = self._entries()
         entries[f"{service}/{username}"] = password
+        self._path().parent.mkdir(parents=True, exist_ok=True)
         self._path().write_text(json.dumps(entries), encoding="utf-8")
 
     def delete_password(self, service: str, username: str) -> None:

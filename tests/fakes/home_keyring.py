@@ -18,8 +18,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-import keyring.backend
-import keyring.errors
+from tests.fakes.file_keyring import FileKeyring
 
 __all__ = ["HomeKeyring", "use_home_keyring"]
 
@@ -31,36 +30,12 @@ def _folder(home: Path) -> Path:
     return home / ".config" / "python_keyring"
 
 
-class HomeKeyring(keyring.backend.KeyringBackend):
+class HomeKeyring(FileKeyring):
     """Entries ``{"service/name": password}`` in ``keyring-entries.json`` beside the config."""
-
-    priority = 1  # keyring reads it on the class: high enough to be usable
 
     @staticmethod
     def _path() -> Path:
         return _folder(Path.home()) / _ENTRIES
-
-    def _entries(self) -> dict[str, str]:
-        path = self._path()
-        if not path.exists():
-            return {}
-        loaded: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
-        return loaded
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self._entries().get(f"{service}/{username}")
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        entries = self._entries()
-        entries[f"{service}/{username}"] = password
-        self._path().parent.mkdir(parents=True, exist_ok=True)
-        self._path().write_text(json.dumps(entries), encoding="utf-8")
-
-    def delete_password(self, service: str, username: str) -> None:
-        entries = self._entries()
-        if entries.pop(f"{service}/{username}", None) is None:
-            raise keyring.errors.PasswordDeleteError(f"{service}/{username} is not set")
-        self._path().write_text(json.dumps(entries), encoding="utf-8")
 
 
 def use_home_keyring(home: Path, entries: Mapping[tuple[str, str], str]) -> None:
