@@ -26,54 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _async_model import AsyncModelProcess
+from _cases_agent import PROVIDERS, write_agent
 
 from mcp_export.testing.run import run_matrix, select_cases
 from schema_types.files.agent_file import load_agent
-
-PROVIDERS = [("openai", "OPENAI"), ("vllm", "VLLM"), ("litellm", "LITELLM"), ("ollama", "OLLAMA")]
-
-
-def write_agent(directory: Path, base_url: str, cases: int, models: int) -> Path:
-    """An agent with one tool and ``cases`` test cases, ``models`` providers on ``base_url``."""
-    tests = [
-        {
-            "name": f"case {n}",
-            "arguments": {"city": f"City {n}"},
-            "expect": {"contains": [f"City {n}"]},
-        }
-        for n in range(cases)
-    ]
-    data = {
-        "metadata": {
-            "name": "Bench",
-            "tools": [
-                {
-                    "name": "ask",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"city": {"type": "string"}},
-                        "required": ["city"],
-                    },
-                    "prompt": "Tell me about {city}.",
-                    "tests": tests,
-                }
-            ],
-        },
-        "settings": {"model": "openai:bench"},
-        "providers": {
-            pid: {f"{prefix}_BASE_URL": base_url, f"{prefix}_API_KEY": "sk-bench"}
-            for pid, prefix in PROVIDERS[:models]
-        },
-    }
-    path = directory / "bench.agent.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
 
 
 async def measure(path: Path, models: int, concurrency: int) -> tuple[float, int]:

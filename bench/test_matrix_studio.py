@@ -35,54 +35,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from _async_model import AsyncModelProcess  # noqa: E402
+from _cases_agent import PROVIDERS, write_agent  # noqa: E402
 
 TICK_MS = 5
 STALL_GOAL_MS = 50.0
-PROVIDERS = [("openai", "OPENAI"), ("vllm", "VLLM"), ("litellm", "LITELLM"), ("ollama", "OLLAMA")]
-
-
-def write_agent(directory: Path, base_url: str, cases: int, models: int) -> Path:
-    """One tool with ``cases`` cases (each expects its city in the answer), ``models`` providers
-    on ``base_url``; written here rather than imported from ``test_matrix.py``, which imports the
-    runtime at its top (the first run would then not pay the runtime's import as the studio does).
-    """
-    tests = [
-        {"name": f"case {n}", "arguments": {"city": f"City {n}"}, "expect": {"contains": [f"{n}"]}}
-        for n in range(cases)
-    ]
-    data = {
-        "metadata": {
-            "name": "Bench",
-            "tools": [
-                {
-                    "name": "ask",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"city": {"type": "string"}},
-                        "required": ["city"],
-                    },
-                    "prompt": "Tell me about {city}.",
-                    "tests": tests,
-                }
-            ],
-        },
-        "settings": {"model": "openai:bench"},
-        "providers": {
-            pid: {f"{prefix}_BASE_URL": base_url, f"{prefix}_API_KEY": "sk-bench"}
-            for pid, prefix in PROVIDERS[:models]
-        },
-    }
-    path = directory / "bench.agent.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
 
 
 async def measure(path: Path, models: int, concurrency: int, store: Any) -> dict[str, Any]:
