@@ -3,9 +3,9 @@
 :class:`GettingStartedDialog` says what a Tools agent is and walks through making one: create the
 agent, choose its model, add MCP servers, add a tool, test it, export it. Each step names the
 menu item and keys that do it, read from the window's own actions (:class:`Step`), so the page
-says what the menus really hold. The first start shows it (:func:`show_after_first_paint`, once
-the window has painted and the files it opens are read, so the window's first paint never waits
-for it); Help ▸ Getting started shows it again.
+says what the menus really hold. The first start shows it once the window has painted and the
+files it opens are read (:func:`~app.window.first_paint.after_first_paint`), so the window's
+first paint never waits for it; Help ▸ Getting started shows it again.
 
 :func:`studio_versions` lists the studio's version and those of Python, Qt, PySide6 and the MCP
 SDK, read from the installed packages' metadata (the SDK itself is not imported);
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import html
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
 import PySide6
-from PySide6.QtCore import QEvent, QObject, QTimer, qVersion
+from PySide6.QtCore import qVersion
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.document.file_loading import AgentFileLoader
 from app.icons import app_icon
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "Step",
     "getting_started_html",
     "show_about",
-    "show_after_first_paint",
     "studio_versions",
 ]
 
@@ -110,56 +108,6 @@ class GettingStartedDialog(QDialog):
         layout.addWidget(self.browser, 1)
         layout.addWidget(buttons)
         self.resize(560, 560)
-
-
-class _FirstPaint(QObject):
-    """Runs a callback once ``window`` has painted and ``loader`` has read its files."""
-
-    def __init__(
-        self, window: QWidget, loader: AgentFileLoader, callback: Callable[[], None]
-    ) -> None:
-        super().__init__(window)
-        self._window = window
-        self._loader = loader
-        self._callback: Callable[[], None] | None = callback
-        self._painted = False
-        window.installEventFilter(self)
-        window.update()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if watched is self._window and event.type() == QEvent.Type.Paint and not self._painted:
-            self._painted = True
-            self._window.removeEventFilter(self)
-            self._loader.loaded.connect(self._on_file_done)
-            self._loader.failed.connect(self._on_file_done)
-            QTimer.singleShot(0, self._check)
-        return False
-
-    def _on_file_done(self, *_what: object) -> None:
-        QTimer.singleShot(0, self._check)  # after the window has shown what was read
-
-    def _check(self) -> None:
-        if self._callback is None or self._loader.is_loading():
-            return
-        callback, self._callback = self._callback, None
-        self._loader.loaded.disconnect(self._on_file_done)
-        self._loader.failed.disconnect(self._on_file_done)
-        self.deleteLater()
-        callback()
-
-
-def show_after_first_paint(
-    window: QWidget, loader: AgentFileLoader, callback: Callable[[], None]
-) -> None:
-    """Call ``callback`` once ``window`` has painted and ``loader`` has read the files it was
-    given (each one in or failed).
-
-    Args:
-        window: the main window, shown or about to be.
-        loader: the window's file loader.
-        callback: what to show then.
-    """
-    _FirstPaint(window, loader, callback)
 
 
 def _version(distribution: str) -> str:

@@ -51,6 +51,7 @@ from app.window.files import FileActions
 from app.window.menus import MenuActions
 from app.window.outline import OutlineView
 from app.window.runs import RunActions
+from app.window.view_menu import window_zoom
 from schema_types.agent import ToolDefinition
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class MainWindow(FileActions, RunActions, MenuActions, QMainWindow):
     ) -> None:
         super().__init__()
         self.settings = settings or SettingsStore()
+        self._zoom = window_zoom(self.settings)  # first: it walks the widgets that exist
         self.recovery = recovery or RecoveryStore(self.settings.home)
         if autosave_seconds is None:
             autosave_seconds = self.settings.autosave_seconds() or AUTOSAVE_SECONDS

@@ -13,6 +13,9 @@ Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.
 The toolbar (:mod:`app.window.toolbar`) holds New, Open, Save, Add tool, Test and Export: the
 menus' own actions. Add tool adds a tool to the current agent on its Tools page, with the new
 name open for typing, as the page's own Add does.
+
+The Help menu's and Preferences' modules load when first asked for, as the welcome page's do: a
+start that shows none of them does not import them.
 """
 
 from __future__ import annotations
@@ -29,15 +32,16 @@ from app.document.agent_document import AgentDocument
 from app.icons import icon
 from app.settings_store import SettingsStore
 from app.window.edit_menu import FindActions
-from app.window.help_pages import GettingStartedDialog, Step, show_about, show_after_first_paint
+from app.window.first_paint import after_first_paint
 from app.window.toolbar import MainToolbar
-from app.window.view_menu import ViewControls
+from app.window.view_menu import ViewControls, WindowZoom
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QUndoGroup
     from PySide6.QtWidgets import QSplitter, QToolBar
 
     from app.document.file_loading import AgentFileLoader
+    from app.window.help_pages import Step
     from app.window.preferences import Preferences
 
 __all__ = ["MenuActions"]
@@ -50,6 +54,7 @@ class MenuActions:
     undo_group: QUndoGroup
     splitter: QSplitter
     file_loader: AgentFileLoader
+    _zoom: WindowZoom
     endpoint_urls: QStringListModel
 
     if TYPE_CHECKING:
@@ -115,7 +120,7 @@ class MenuActions:
             window,
         )
         window.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar)
-        self.view = ViewControls(window, self.settings, self.splitter, self.toolbar)
+        self.view = ViewControls(window, self.settings, self.splitter, self.toolbar, self._zoom)
         self.view_menu = self.view.menu
         bar.addMenu(self.view_menu)
         self._build_help_menu(bar)
@@ -238,6 +243,8 @@ class MenuActions:
 
     def show_about(self) -> QWidget:
         """Help ▸ About, without blocking."""
+        from app.window.help_pages import show_about
+
         window: Any = self
         return show_about(window, QApplication.applicationDisplayName() or "Meta Agent Studio")
 
@@ -253,6 +260,8 @@ class MenuActions:
 
     def getting_started_steps(self) -> list[Step]:
         """The Getting started page's steps, with the actions that do them."""
+        from app.window.help_pages import Step
+
         return [
             Step(
                 "Create an agent",
@@ -293,6 +302,8 @@ class MenuActions:
 
     def show_getting_started(self) -> QWidget:
         """Help ▸ Getting started (shown without blocking); notes that it has been shown."""
+        from app.window.help_pages import GettingStartedDialog
+
         window: Any = self
         shown: list[GettingStartedDialog] = window.findChildren(GettingStartedDialog)
         for dialog in shown:
@@ -311,7 +322,7 @@ class MenuActions:
         the files it opens are read."""
         if not self.settings.getting_started_shown():
             window: Any = self
-            show_after_first_paint(window, self.file_loader, self._show_getting_started_now)
+            after_first_paint(window, self.file_loader, self._show_getting_started_now)
 
     def _show_getting_started_now(self) -> None:
         self.show_getting_started()

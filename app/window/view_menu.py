@@ -24,13 +24,34 @@ from app.settings_store import THEMES, SettingsStore, Theme
 from app.window.theme import THEME_LABELS, apply_theme
 from app.zoom import ZoomController, application_zoom, zoom_actions
 
-__all__ = ["DEFAULT_OUTLINE_WIDTH", "KEEP_SIZES_MS", "MAIN_SPLITTER", "ViewControls"]
+__all__ = [
+    "DEFAULT_OUTLINE_WIDTH",
+    "KEEP_SIZES_MS",
+    "MAIN_SPLITTER",
+    "ViewControls",
+    "WindowZoom",
+    "window_zoom",
+]
 
 MAIN_SPLITTER = "main"
 """The main splitter's name in the settings."""
 DEFAULT_OUTLINE_WIDTH = 280
 KEEP_SIZES_MS = 300
 """How long the splitter rests before its sizes are kept (a drag moves it many times)."""
+
+
+WindowZoom = tuple[ZoomController, bool]
+"""The application's zoom, and whether the window made it."""
+
+
+def window_zoom(settings: SettingsStore) -> WindowZoom:
+    """The application's zoom, made on ``settings`` when there is none yet.
+
+    Call it before the window makes its widgets: making the zoom walks every widget there is.
+    """
+    app = QCoreApplication.instance()
+    made_here = app is not None and app.findChild(ZoomController) is None
+    return application_zoom(settings), made_here
 
 
 class ViewControls(QObject):
@@ -41,6 +62,7 @@ class ViewControls(QObject):
         settings: where the choices are kept.
         splitter: the main splitter; its first widget is the outline.
         toolbar: the window's toolbar.
+        zoom: the application's zoom (:func:`window_zoom`).
 
     Attributes:
         menu: the View menu.
@@ -50,7 +72,12 @@ class ViewControls(QObject):
     """
 
     def __init__(
-        self, window: QWidget, settings: SettingsStore, splitter: QSplitter, toolbar: QToolBar
+        self,
+        window: QWidget,
+        settings: SettingsStore,
+        splitter: QSplitter,
+        toolbar: QToolBar,
+        zoom: WindowZoom,
     ) -> None:
         super().__init__(window)
         self._settings = settings
@@ -60,10 +87,7 @@ class ViewControls(QObject):
         self._outline: QWidget = outline
         self._toolbar = toolbar
         self._outline_width = DEFAULT_OUTLINE_WIDTH
-        app = QCoreApplication.instance()
-        made_here = app is not None and app.findChild(ZoomController) is None
-        self.zoom = application_zoom(settings)  # early: every text widget made later is zoomed
-        self._own_zoom = made_here
+        self.zoom, self._own_zoom = zoom
         self.menu = QMenu("&View", window)
 
         theme_menu = self.menu.addMenu("&Theme")
