@@ -72,7 +72,7 @@ def getting_started_html(steps: Sequence[Step]) -> str:
         if not keys.isEmpty():
             how += f" ({html.escape(keys.toString(QKeySequence.SequenceFormat.NativeText))})"
         where = f"<br><i>{how}</i>" if how else ""
-        items.append(f"<li><b>{html.escape(step.title)}.</b> {step.text}{where}</li>")
+        items.append(f"<li><b>{html.escape(step.title)}:</b> {step.text}{where}</li>")
     return (
         "<h2>Getting started</h2>"
         "<p>A <b>Tools agent</b> is an MCP server you design here. Each of its tools has a "
@@ -107,7 +107,7 @@ class GettingStartedDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.browser, 1)
         layout.addWidget(buttons)
-        self.resize(560, 560)
+        self.resize(560, 460)
 
 
 def _version(distribution: str) -> str:

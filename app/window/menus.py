@@ -256,6 +256,7 @@ class MenuActions:
         dialog = ShortcutsDialog(studio_shortcuts(window), window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
+        dialog.activateWindow()  # its keys work at once (Esc closes it)
         return dialog
 
     def getting_started_steps(self) -> list[Step]:
@@ -314,6 +315,7 @@ class MenuActions:
         dialog = GettingStartedDialog(self.getting_started_steps(), window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
+        dialog.activateWindow()  # its keys work at once (Esc closes it)
         self.settings.set_getting_started_shown()
         return dialog
 
@@ -350,6 +352,7 @@ class MenuActions:
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.applied.connect(self.apply_preferences)
         dialog.show()
+        dialog.activateWindow()  # its keys work at once (Esc closes it)
         return dialog
 
     def apply_preferences(self, preferences: Preferences) -> None:

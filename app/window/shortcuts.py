@@ -15,7 +15,7 @@ action, or the keys), and names the keys that mean one thing in the window and a
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -69,7 +69,7 @@ class Shortcut:
     """One key and what it does.
 
     Attributes:
-        group: the menu (``Agent``, ``Edit ▸ …``) or pane it is listed under.
+        group: the menu (``Agent``) or pane it is listed under.
         keys: the keys as the platform writes them (``Ctrl+S``).
         action: what they do (the item's text without its mnemonic).
         scope: where they work: :data:`WINDOW` or a pane.
@@ -100,21 +100,23 @@ def _action_shortcuts(action: QAction, group: str, scope: str) -> list[Shortcut]
 
 
 def menu_shortcuts(window: QMainWindow) -> list[Shortcut]:
-    """The keys of the window's menu items, in menu order (submenus as ``Menu ▸ Submenu``)."""
+    """The keys of the window's menu items, in menu order, under their menu (an item of a
+    submenu as ``Submenu ▸ Item``)."""
     found: list[Shortcut] = []
 
-    def walk(menu: QMenu, group: str) -> None:
+    def walk(menu: QMenu, group: str, within: str) -> None:
         for action in menu.actions():
             submenu = action.menu()
             if isinstance(submenu, QMenu):
-                walk(submenu, f"{group} ▸ {_plain(submenu.title())}")
+                walk(submenu, group, f"{within}{_plain(submenu.title())} ▸ ")
             elif not action.isSeparator():
-                found.extend(_action_shortcuts(action, group, WINDOW))
+                for shortcut in _action_shortcuts(action, group, WINDOW):
+                    found.append(replace(shortcut, action=within + shortcut.action))
 
     for top in window.menuBar().actions():
         menu = top.menu()
         if isinstance(menu, QMenu):
-            walk(menu, _plain(menu.title()))
+            walk(menu, _plain(menu.title()), "")
     return found
 
 
