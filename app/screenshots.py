@@ -4,10 +4,11 @@
 Xvfb with ``make screenshots``; ``QT_QPA_PLATFORM=offscreen`` works too) on a private copy of the
 richest example agent, with its own data directory so no recent files or recovery copies of the
 person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
-asks for the dark colour scheme (a dark palette where the platform has no dark theme, as under
-Xvfb); ``--only`` takes the named groups of views (studio, editor, runs, endpoint, matrix, tests,
-verify) instead of all. It stops with a non-zero status when a view cannot be reached, so a
-broken view never leaves a stale picture behind unnoticed.
+starts it in the dark theme, as View ▸ Theme ▸ Dark leaves it (a dark palette where the platform
+has no dark theme, as under Xvfb); ``--only`` takes the named groups of views (studio, editor,
+window, runs, endpoint, matrix, tests, verify) instead of all. Getting started, which a first
+start shows, is taken in the window group, from the Help menu. It stops with a non-zero status
+when a view cannot be reached, so a broken view never leaves a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
@@ -22,11 +23,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
-
-from app.tool_editor.highlighter import is_dark
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 if TYPE_CHECKING:
     from app.window.main_window import MainWindow
@@ -64,39 +63,6 @@ def scripted_model(body: Any) -> Any:
     return text(answer, chunks=24, usage=(905, 71))
 
 
-def dark_palette() -> QPalette:
-    """A dark palette like a desktop's dark theme gives, for platforms that have none."""
-    roles = QPalette.ColorRole
-    colours = {
-        roles.Window: "#2b2b2b",
-        roles.WindowText: "#e3e3e3",
-        roles.Base: "#1f1f1f",
-        roles.AlternateBase: "#333333",
-        roles.ToolTipBase: "#3a3a3a",
-        roles.ToolTipText: "#e3e3e3",
-        roles.PlaceholderText: "#8d8d8d",
-        roles.Text: "#e3e3e3",
-        roles.Button: "#353535",
-        roles.ButtonText: "#e3e3e3",
-        roles.BrightText: "#ff6b6b",
-        roles.Light: "#474747",
-        roles.Midlight: "#3c3c3c",
-        roles.Mid: "#262626",
-        roles.Dark: "#1a1a1a",
-        roles.Shadow: "#0d0d0d",
-        roles.Highlight: "#3d6fb4",
-        roles.HighlightedText: "#ffffff",
-        roles.Link: "#7aaef5",
-        roles.LinkVisited: "#b89cf0",
-    }
-    palette = QPalette()
-    for role, colour in colours.items():
-        palette.setColor(role, QColor(colour))
-    for role in (roles.WindowText, roles.Text, roles.ButtonText):
-        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7a7a7a"))
-    return palette
-
-
 async def wait_until(predicate: Callable[[], bool], what: str, limit: float = 30.0) -> None:
     """Let the event loop run until ``predicate()`` holds (bounded: fails after ``limit`` s)."""
     loop = asyncio.get_running_loop()
@@ -126,6 +92,21 @@ class Camera:
         await settle()
         path = self.out_dir / name
         if not widget.grab().save(str(path)):
+            raise OSError(f"could not write {path}")
+        self.saved.append(path)
+
+    async def shoot_with_menus(self, widget: QWidget, menus: list[QMenu], name: str) -> None:
+        """Save ``widget`` with its open ``menus`` drawn over it where they show (a grab of a
+        window leaves its popups out)."""
+        await settle()
+        picture = widget.grab()
+        painter = QPainter(picture)
+        origin = widget.mapToGlobal(QPoint(0, 0))
+        for menu in menus:
+            painter.drawPixmap(menu.mapToGlobal(QPoint(0, 0)) - origin, menu.grab())
+        painter.end()
+        path = self.out_dir / name
+        if not picture.save(str(path)):
             raise OSError(f"could not write {path}")
         self.saved.append(path)
 
@@ -190,6 +171,47 @@ async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
     await camera.shoot(window, "schema-json.png")
     document.undo_stack.undo()
     await template_sections_view(window, camera)
+
+
+async def window_views(window: MainWindow, camera: Camera) -> None:
+    """At 1024×700: the window with its toolbar, the View menu open on its themes, the tool
+    editor; then at 1400×900 the tool editor in the dark theme chosen through View ▸ Theme, the
+    keyboard shortcuts and Getting started."""
+    document = window.current_document()
+    assert document is not None
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    window.resize(1024, 700)
+    window.show_page(document, "tools")
+    await camera.shoot(window, "toolbar.png")
+    view = window.view_menu
+    window.menuBar().setActiveAction(view.menuAction())  # opened as a click on "View" does
+    theme = next(a for a in view.actions() if a.text() == "&Theme")
+    themes = theme.menu()
+    assert isinstance(themes, QMenu)
+    view.setActiveAction(theme)
+    themes.popup(view.mapToGlobal(view.actionGeometry(theme).topRight()))
+    await camera.shoot_with_menus(window, [view, themes], "view-menu.png")
+    themes.close()
+    view.close()
+    editor = window.open_tool_tab(document, tool)
+    builder = getattr(editor, "parameters", None)
+    if builder is not None:
+        builder.tree.expandAll()
+        builder.select(("properties", "payment", "properties", "method"))
+    await camera.shoot(window, "tool-editor-1024x700.png")
+    window.resize(1400, 900)
+    shown = window.view.theme()
+    window.view.theme_actions["dark"].trigger()
+    await camera.shoot(window, "dark.png")
+    window.view.theme_actions[shown].trigger()
+    for show, name in (
+        (window.show_shortcuts, "shortcuts.png"),
+        (window.show_getting_started, "getting-started.png"),
+    ):
+        dialog = show()
+        await camera.shoot(dialog, name)
+        dialog.close()
 
 
 SECTIONS_TOOL = "plan_trip"
@@ -529,6 +551,7 @@ async def verify_call_view(window: MainWindow, camera: Camera) -> None:
 GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "studio": studio_views,
     "editor": lambda window, camera, _agent: tool_editor_views(window, camera),
+    "window": lambda window, camera, _agent: window_views(window, camera),
     "runs": lambda window, camera, _agent: run_views(window, camera),
     "endpoint": lambda window, camera, _agent: endpoint_views(window, camera),
     "matrix": lambda window, camera, _agent: matrix_views(window, camera),
@@ -582,17 +605,18 @@ def main(argv: list[str]) -> int:
         f"    OPENAI_API_KEY: env://OPENAI_API_KEY\n    OPENAI_BASE_URL: {model.base_url}\n",
     )
     agent.write_text(text, encoding="utf-8")
+    from app.settings_store import SettingsStore
     from app.studio import run_studio
+
+    settings = SettingsStore(home)
+    settings.set_getting_started_shown()  # the window group takes it from the Help menu
+    if options.dark:
+        settings.set_theme("dark")
 
     status: list[int] = []
     tasks: list[asyncio.Future[None]] = []
 
     def on_shown(window: MainWindow) -> None:
-        if options.dark:
-            QGuiApplication.styleHints().setColorScheme(Qt.ColorScheme.Dark)
-            if not is_dark(QApplication.palette()):  # a platform without a dark theme (Xvfb)
-                QApplication.setPalette(dark_palette())
-
         async def run() -> None:
             try:
                 await drive(window, out_dir, agent, options.only)
