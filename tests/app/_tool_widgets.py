@@ -26,6 +26,6 @@ def show_active(qtbot: QtBot, widget: QWidget, width: int, height: int) -> None:
     """Show ``widget`` at that size and wait until it is the active window (keys reach it)."""
     qtbot.addWidget(widget)
     widget.resize(width, height)
-    widget.show()
-    widget.activateWindow()
-    qtbot.waitActive(widget)
+    with qtbot.waitActive(widget, timeout=5000):
+        widget.show()
+        widget.activateWindow()
