@@ -280,6 +280,14 @@ async def run_views(window: MainWindow, camera: Camera) -> None:
     tab.caller_toggle.click()
     await camera.shoot(window, "caller-view.png")
     tab.caller_toggle.click()
+    tab.protocol_log_action.setChecked(True)  # the raw exchange of that run, below it
+    log_view = tab.protocol_log_view
+    if log_view is not None:  # open the inner tools/call, as a person reading it would
+        entries = log_view.visible_entries()
+        calls = [i for i, e in enumerate(entries) if e.summary.startswith("tools/call")]
+        log_view.select_row(calls[0] if calls else 0)
+    await camera.shoot(window, "protocol-log.png")
+    tab.protocol_log_action.setChecked(False)
     history = window.open_history_tab(document)
     assert isinstance(history, HistoryView)
     await wait_until(lambda: bool(history.visible_entries()), "the history rows")
