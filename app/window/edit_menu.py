@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QMenuBar, QWidget
 if TYPE_CHECKING:
     from app.find_bar import FindBar
 
-__all__ = ["EDITORS", "REPLACE_KEYS", "SCOPE_PROPERTY", "FindActions"]
+__all__ = ["EDITORS", "PLAIN_LABEL_PROPERTY", "REPLACE_KEYS", "SCOPE_PROPERTY", "FindActions"]
 
 REPLACE_KEYS = "Ctrl+H"
 """Replace's keys inside a pane with a find bar (shown in the menu, answered by the bar)."""
@@ -33,6 +33,9 @@ EDITORS = "Template and JSON editors"
 """Where the find bar answers its keys."""
 SCOPE_PROPERTY = "shortcutScope"
 """An action's property naming the pane that answers the keys its text shows (after a tab)."""
+PLAIN_LABEL_PROPERTY = "plainLabel"
+"""An action's property: its name in the shortcuts list when its text changes (Undo's names
+the step it would undo)."""
 
 
 class FindActions(QObject):

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QApplication, QCompleter, QLineEdit, QMenu, QMenuB
 from app.document.agent_document import AgentDocument
 from app.icons import icon
 from app.settings_store import SettingsStore
-from app.window.edit_menu import FindActions
+from app.window.edit_menu import PLAIN_LABEL_PROPERTY, FindActions
 from app.window.first_paint import after_first_paint
 from app.window.toolbar import MainToolbar
 from app.window.view_menu import ViewControls, WindowZoom
@@ -171,9 +171,11 @@ class MenuActions:
         window: Any = self
         edit_menu = bar.addMenu("&Edit")
         self.undo_action = self.undo_group.createUndoAction(window, "&Undo")
+        self.undo_action.setProperty(PLAIN_LABEL_PROPERTY, "Undo")  # its text names the step
         self.undo_action.setShortcut(QKeySequence("Ctrl+Z"))
         self.undo_action.setIcon(icon("undo"))
         self.redo_action = self.undo_group.createRedoAction(window, "&Redo")
+        self.redo_action.setProperty(PLAIN_LABEL_PROPERTY, "Redo")
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         self.redo_action.setIcon(icon("redo"))
         edit_menu.addAction(self.undo_action)

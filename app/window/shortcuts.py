@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.window.edit_menu import EDITORS, SCOPE_PROPERTY
+from app.window.edit_menu import EDITORS, PLAIN_LABEL_PROPERTY, SCOPE_PROPERTY
 
 __all__ = [
     "PANE_KEYS",
@@ -90,7 +90,8 @@ def _plain(text: str) -> str:
 
 
 def _action_shortcuts(action: QAction, group: str, scope: str) -> list[Shortcut]:
-    text = _plain(action.text())
+    label = action.property(PLAIN_LABEL_PROPERTY)
+    text = label if isinstance(label, str) else _plain(action.text())
     found = [Shortcut(group, _native(keys), text, scope) for keys in action.shortcuts()]
     shown = action.text().partition("\t")[2]
     if shown and not found:  # keys a pane answers: the item only shows them

@@ -8,6 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, qVersion
+from PySide6.QtGui import QUndoCommand, QUndoStack
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
@@ -43,6 +44,16 @@ def test_the_shortcuts_list_every_menu_key_and_the_panes_keys(qtbot: QtBot) -> N
     assert ("Ctrl+T", "Add", "Parameter tree") in found
     assert ("Ctrl+Shift+N", "Add tool", "Tools page") in found
     assert ("F3", "Next match", "Find bar") in found
+    # Undo and Redo are listed by their names, not by the step they would undo now.
+    stack = QUndoStack(window)
+    window.undo_group.addStack(stack)
+    window.undo_group.setActiveStack(stack)
+    stack.push(QUndoCommand("Edit prompt of plan_trip"))
+    stack.push(QUndoCommand("Edit name"))
+    stack.undo()
+    assert window.undo_action.text() == "&Undo Edit prompt of plan_trip"
+    named = {(s.keys, s.action) for s in studio_shortcuts(window)}
+    assert ("Ctrl+Z", "Undo") in named and ("Ctrl+Y", "Redo") in named
     # In one place a key does one thing; the window's menus never share a key.
     places = Counter((s.keys, s.scope) for s in shortcuts)
     assert [pair for pair, count in places.items() if count > 1] == []
