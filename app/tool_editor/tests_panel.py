@@ -17,9 +17,7 @@ large), so opening a tool costs nothing for it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, Signal
@@ -45,6 +43,7 @@ from app.document.tool_ref import ToolRef
 from app.icons import icon
 from app.tool_editor.case_table import CASE_COLUMN, EXPECT_COLUMN, CaseTableModel, latest_results
 from mcp_export.errors import HistoryError
+from mcp_export.history.schema import agent_key
 
 if TYPE_CHECKING:
     from app.tool_editor.case_editor import CaseEditor
@@ -67,11 +66,6 @@ EMPTY_TEXT = (
 )
 
 _RESULT_LIMIT = 5000
-
-
-def _path_keys(path: Path) -> list[str]:
-    # Writers store the agent's path as they had it (resolved, absolute, as opened).
-    return list(dict.fromkeys([str(path), os.path.abspath(path), str(path.resolve())]))
 
 
 class TestsPanel(QWidget):
@@ -396,15 +390,9 @@ class TestsPanel(QWidget):
         store = self._history() if self._history is not None and path is not None else None
         if store is not None and path is not None and tool is not None:
             try:
-                seen: set[int] = set()
-                for key in _path_keys(path):
-                    for found in store.case_runs(agent_path=key, limit=_RESULT_LIMIT):
-                        if found.id not in seen:
-                            seen.add(found.id)
-                            rows.append(found)
+                rows = store.case_runs(agent_path=agent_key(str(path)), limit=_RESULT_LIMIT)
             except HistoryError as exc:
                 note = f"The last results cannot be read: {exc}"
-        rows.sort(key=lambda found: found.id, reverse=True)
         self.model.set_results(latest_results(rows, tool.name) if tool is not None else {})
         self.select_case(self.editor.case_name())
         self.results_note.setText(note)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from mcp_export.history.schema import CaseRunRecord
+from mcp_export.history.schema import CaseRunRecord, agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.testing.run import CaseResult, MatrixResult
 
@@ -30,7 +30,7 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
         outcome, verdict = result.outcome, result.verdict
         history.add_case_run(
             matrix_id=matrix.id,
-            agent_path=matrix.agent_path,
+            agent_path=agent_key(matrix.agent_path),
             agent_name=matrix.agent_name,
             tool_name=result.tool,
             case_name=result.case,
@@ -75,7 +75,7 @@ def compare(matrix: MatrixResult, history: HistoryStore) -> dict[Cell, Change]:
     now = cell_status(matrix)
     earlier: dict[Cell, str] = {}  # cell → the matrix run it was last seen in
     rows: list[CaseRunRecord] = []
-    for row in history.case_runs(agent_path=matrix.agent_path):
+    for row in history.case_runs(agent_path=agent_key(matrix.agent_path)):
         if row.matrix_id == matrix.id or row.created_at.timestamp() >= matrix.started_at:
             continue  # this run, or one after it
         key = (row.tool_name, row.case_name, row.model)
