@@ -133,6 +133,17 @@ class SettingsStore:
         """Remember the colour theme."""
         self._set("view/theme", theme)
 
+    def zoom_step(self) -> int:
+        """The zoom step of editors and transcripts (0 is 100 %; an unreadable value is 0)."""
+        try:
+            return int(str(self._settings.value("view/zoomStep", 0)))
+        except ValueError:
+            return 0
+
+    def set_zoom_step(self, step: int) -> None:
+        """Remember the zoom step."""
+        self._set("view/zoomStep", step)
+
     def shows(self, part: Literal["toolbar", "outline"]) -> bool:
         """Whether the main window shows its toolbar or its outline (both do by default)."""
         return self._settings.value(f"view/show_{part}", "true") not in ("false", False)

@@ -19,7 +19,7 @@ actions (Ctrl+= and Ctrl++, Ctrl+-, Ctrl+0).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QWidget
 
@@ -40,7 +40,6 @@ _ZERO = FACTORS.index(1.0)
 MIN_STEP = -_ZERO
 MAX_STEP = len(FACTORS) - 1 - _ZERO
 
-_KEY = "view/zoomStep"
 _BASE = "zoomBaseSize"  # widget property: the size its owner gave its font
 _SHOWN = "zoomShownSize"  # widget property: the size zoom gave it
 _TEXT_WIDGETS = (QPlainTextEdit, QTextEdit)
@@ -76,15 +75,11 @@ class ZoomController(QObject):
 
     def __init__(self, settings: SettingsStore, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._settings = QSettings(str(settings.home / "studio.ini"), QSettings.Format.IniFormat)
+        self._settings = settings
         self._step = 0
         self._filtering = False
         self._sizing = False  # setting a zoomed font: its FontChange is ours
-        try:
-            saved = int(str(self._settings.value(_KEY, 0)))
-        except ValueError:
-            saved = 0
-        self._apply_step(max(MIN_STEP, min(MAX_STEP, saved)))
+        self._apply_step(max(MIN_STEP, min(MAX_STEP, settings.zoom_step())))
 
     def step(self) -> int:
         """The zoom step: 0 is 100 %, each step up or down one of :data:`FACTORS`."""
@@ -99,8 +94,7 @@ class ZoomController(QObject):
         step = max(MIN_STEP, min(MAX_STEP, step))
         if step == self._step:
             return
-        self._settings.setValue(_KEY, step)
-        self._settings.sync()
+        self._settings.set_zoom_step(step)
         self._apply_step(step)
         self.step_changed.emit(step)
 
