@@ -68,10 +68,11 @@ class GuiThreadCollector(QObject):
             self.long_lived_total = max(0, self.long_lived_total + self.long_lived_pending - freed)
             self.long_lived_pending = 0
             return freed
-        young = sum(len(gc.get_objects(generation=g)) for g in range(generation + 1))
-        freed = gc.collect(generation)
-        if generation == 1:  # the survivors move into the oldest generation
-            self.long_lived_pending += max(0, young - freed)
+        if generation == 0:
+            return gc.collect(0)
+        young = len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
+        freed = gc.collect(1)
+        self.long_lived_pending += max(0, young - freed)  # the survivors are long-lived now
         return freed
 
     def stop(self) -> None:
