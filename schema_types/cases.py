@@ -32,7 +32,7 @@ from pydantic import Field, field_validator
 
 from schema_types.file_model import FileModel
 
-__all__ = ["CalledTool", "Expectations", "TestCase", "expectation_names"]
+__all__ = ["CalledTool", "Expectations", "TestCase"]
 
 
 class CalledTool(FileModel):
@@ -81,12 +81,6 @@ class Expectations(FileModel):
             except JsonSchemaError as exc:
                 raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         return value
-
-
-def expectation_names(expect: Expectations) -> list[str]:
-    """The expectations a case sets, by their file names (``contains``, ``maxTurns`` …)."""
-    data = expect.to_data()
-    return [key for key, value in data.items() if value not in (None, [], "")]
 
 
 class TestCase(FileModel):
