@@ -8,6 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/travel-desk.agent.yaml
+# A real OAuth 2.1 authorization server (Node) the tests of the protected resource start.
+AUTH_SERVER := tests/fakes/oauth_server
 # System libraries the Qt wheels link against (present on most desktops, not on bare servers).
 QT_DEBS := libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0
 SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 \
@@ -25,6 +27,13 @@ setup: $(STAMP)
 		echo "Installing the system libraries Qt needs: $(QT_DEBS)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(QT_DEBS) >/dev/null; }
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+		echo "Installing PostgreSQL (the tests of the shared store start a throwaway cluster)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@test ! -f $(AUTH_SERVER)/package.json -o -d $(AUTH_SERVER)/node_modules || { \
+		echo "Installing the OAuth authorization server the tests start (npm ci)"; \
+		npm ci --silent --no-audit --no-fund --prefix $(AUTH_SERVER); }
 
 studio: setup
 	$(VENV)/bin/metaagent $(EXAMPLE)
