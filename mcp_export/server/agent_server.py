@@ -165,7 +165,8 @@ class AgentServer(AsyncResource):
         prefix: serve every tool as ``<agent-slug>__<tool>`` (see ``server.tools``).
         sampling: allow the client's model through MCP sampling when an agent's own provider
             has no credentials (``--no-sampling`` turns this off).
-        history: record every call in this history store; True: the default store in
+        history: record every call in this history store; a str: the location of a store
+            (passed on unchanged, opened on the first call); True: the default store in
             METAAGENT_HOME (opened on the first call); False/None: no history.
 
     Raises:
@@ -179,7 +180,7 @@ class AgentServer(AsyncResource):
         *,
         prefix: bool = False,
         sampling: bool = True,
-        history: HistoryStore | bool | None = True,
+        history: HistoryStore | bool | str | None = True,
     ) -> None:
         if not agents:
             raise ValueError("serve at least one agent")
