@@ -3,7 +3,8 @@
 Laid out like the agent files of the seed design (tsagent), so agents move between the two::
 
     metadata: {name, version, description, mode, tools: [ToolDefinition…]}
-    settings: {model, maxChatTurns, maxOutputTokens, temperature, topP, toolPermission, …}
+    settings: {model, maxChatTurns, maxOutputTokens, temperature, topP, toolPermission,
+               toolsAsPrompts, …}
     systemPrompt: str
     providers: {provider id: {KEY: value or reference}}
     mcpServers: {server name: McpServerConfig}
@@ -118,6 +119,11 @@ class AgentSettings(FileModel):
 
     ``model`` is ``provider:model`` (``openai:gpt-4.1-mini``, ``ollama:llama3.2``,
     ``anthropic:claude-sonnet-4-5``) or ``sampling`` (the calling MCP client's model).
+
+    ``tools_as_prompts`` (``toolsAsPrompts`` in the file) also serves every tool as an MCP prompt
+    of the same name: ``prompts/get`` answers the system prompt and the filled template, for a
+    client that runs them on its own model. Off unless set, as it shows the system prompt and
+    the templates to whoever connects.
     """
 
     model: str | None = None
@@ -133,6 +139,7 @@ class AgentSettings(FileModel):
     tool_choice: str | None = None
     timeout_seconds: float = Field(default=120.0, gt=0)
     tool_permission: ToolPermission = "tool"
+    tools_as_prompts: bool = False
 
     @property
     def provider_id(self) -> str | None:
