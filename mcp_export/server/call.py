@@ -11,7 +11,8 @@ The steps, each ending the call with an ``isError`` result when it refuses:
    its events into progress notifications when the caller sent a progress token;
 6. answer text + ``structuredContent``, or the failure with what to do.
 
-Every call is recorded in the history store (``server.history``) unless history is off.
+Every call is recorded in the history store (``server.history``) unless history is off, and
+counted in the server's metrics (``server.ops``) when it keeps them.
 A cancelled call cancels its session, which aborts the model request and the inner tool calls;
 the cancellation then propagates, as the SDK expects.
 """
@@ -22,6 +23,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 
 from mcp_export.server.model import NoModel, choose_model
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from mcp_export.providers.base import ChatMessage
+    from mcp_export.server.ops import CallMeter, ServerMetrics
     from mcp_export.server.runtime import AgentRuntime
 
 __all__ = ["run_call"]
@@ -87,39 +90,83 @@ async def run_call(
     tool: ServedTool,
     runtime: AgentRuntime,
     params: types.CallToolRequestParams,
+    *,
+    metrics: ServerMetrics | None = None,
 ) -> types.CallToolResult | types.InputRequiredResult:
-    """Answer one ``tools/call`` of ``tool`` (see the module docstring)."""
+    """Answer one ``tools/call`` of ``tool`` (see the module docstring).
+
+    Args:
+        ctx: the call's context.
+        tool: the tool called.
+        runtime: what the calls of the tool's agent share.
+        params: the call's parameters.
+        metrics: the server's metrics, which count the call by outcome (``ok``, ``error``,
+            ``cancelled``, ``refused``), its latency and its model tokens. A sampling round
+            that waits for the client's model is no outcome: the round that ends the run is.
+    """
+    if metrics is None:
+        return await _answer(ctx, tool, runtime, params, None)
+    meter = metrics.start_call(tool.name)
+    try:
+        result = await _answer(ctx, tool, runtime, params, meter)
+    except anyio.get_cancelled_exc_class():
+        meter.finish("cancelled")
+        raise
+    except BaseException:
+        meter.finish("error")
+        raise
+    if isinstance(result, types.InputRequiredResult):
+        meter.discard()
+    else:
+        meter.finish("error" if result.is_error else "ok")
+    return result
+
+
+def _refuse(meter: CallMeter | None, text: str) -> types.CallToolResult:
+    if meter is not None:
+        meter.finish("refused")
+    return error_result(text)
+
+
+async def _answer(
+    ctx: ServerRequestContext[Any],
+    tool: ServedTool,
+    runtime: AgentRuntime,
+    params: types.CallToolRequestParams,
+    meter: CallMeter | None,
+) -> types.CallToolResult | types.InputRequiredResult:
     try:
         arguments, conversation, problems = _argument_problems(tool, params.arguments)
     except SchemaDefinitionError as exc:
-        return error_result(
+        return _refuse(
+            meter,
             f"{tool.name} cannot be called: its parameters schema in {tool.owner.path} is not "
-            f"valid JSON Schema ({exc}); fix the agent file"
+            f"valid JSON Schema ({exc}); fix the agent file",
         )
     if arguments is None:
         lines = "\n".join(problems)
-        return error_result(f"Invalid arguments for {tool.name}:\n{lines}")
+        return _refuse(meter, f"Invalid arguments for {tool.name}:\n{lines}")
     prompt = _render(tool, arguments)
     history = runtime.policy.history
     prior: list[ChatMessage] = []
     if conversation is not None:
         found = history.conversation(conversation, tool)
         if isinstance(found, str):
-            return error_result(found)
+            return _refuse(meter, found)
         prior = found
     try:
         choice = choose_model(
             runtime.agent, ctx, runtime.configured_provider, allow_sampling=runtime.policy.sampling
         )
     except NoModel as exc:
-        return error_result(f"{tool.name} cannot run: {exc}")
+        return _refuse(meter, f"{tool.name} cannot run: {exc}")
     request = ServedRequest(ctx, tool, runtime, arguments, prompt, conversation, prior, choice)
     if choice.sampling == "round-trip":
         return await run_round_trip(request, params)
     record = history.start(ctx, tool, prompt, arguments, conversation)
     session = new_session(request, record.thread_id, history.store)
     try:
-        outcome = await drive(ctx, session, prompt)
+        outcome = await drive(ctx, session, prompt, meter=meter)
     except BaseException:
         record.cancelled()  # synchronous: runs even while the call is being cancelled
         raise

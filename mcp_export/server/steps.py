@@ -26,7 +26,7 @@ from mcp_export.server.result import (
 from mcp_export.server.sampling import SessionSampler
 from mcp_export.server.tools import ServedTool
 from mcp_export.session.chat import ChatSession
-from mcp_export.session.events import FinalAnswer, Notice, SessionFailed
+from mcp_export.session.events import FinalAnswer, Notice, SessionFailed, TurnFinished
 from mcp_export.session.failure import failure_for
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import ChatMessage, Provider
+    from mcp_export.server.ops import CallMeter
     from mcp_export.server.runtime import AgentRuntime
 
 __all__ = ["THREAD_META", "ServedRequest", "drive", "finish", "new_session"]
@@ -105,6 +106,7 @@ async def drive(
     prompt: str,
     *,
     news: Callable[[Any], bool] | None = None,
+    meter: CallMeter | None = None,
 ) -> FinalAnswer | SessionFailed:
     """Run one turn of ``session``, reporting progress; the final event.
 
@@ -114,7 +116,9 @@ async def drive(
         ctx: the call's context (progress goes to the caller's token, if it sent one).
         session: the chat session.
         prompt: the user message.
-        news: which events are worth a progress notification (default: all).
+        news: which events are worth a progress notification (default: all); the tokens of
+            the others are not metered either (they were when they were new).
+        meter: the call's metrics, which count the tokens of each model turn.
     """
     step = 0
     noted: set[str] = set()
@@ -124,6 +128,8 @@ async def drive(
                 return event
             if news is not None and not news(event):
                 continue
+            if meter is not None and isinstance(event, TurnFinished):
+                meter.turn_finished(event.input_tokens, event.output_tokens)
             if isinstance(event, Notice):
                 if event.text in noted:
                     continue
