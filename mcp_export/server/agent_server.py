@@ -21,7 +21,8 @@ provider); every call gets its own chat session.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
+from mcp_export.errors import ConfigurationError
 from mcp_export.server.http import serve_http
 from mcp_export.server.runtime import AgentRuntime, CallPolicy
 from mcp_export.server.stdio import robust_stdio_server
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.server.http import HttpAddress
 
-__all__ = ["AgentServer", "ServedAgent", "load_served_agents"]
+__all__ = ["STATE_KEY_VARIABLE", "AgentServer", "ServedAgent", "load_served_agents", "state_keys"]
 
 try:  # a private module of the SDK: should a later SDK move it, its middleware simply stays
     from mcp.server._otel import OpenTelemetryMiddleware
@@ -83,16 +85,56 @@ def _server_identity(agents: Sequence[ServedAgent]) -> tuple[str, str, str | Non
     return name, version, "\n\n".join(parts) or None
 
 
+STATE_KEY_VARIABLE = "METAAGENT_STATE_KEY"
+"""The environment variable holding the key(s) that seal a sampling round trip's state."""
+
+_MIN_KEY_LENGTH = 32
+_STATE_REFUSED = (
+    "Invalid or expired requestState: this server cannot read the state of that round trip. It "
+    "is older than 10 minutes, or another server made it: every instance behind one address "
+    f"needs the same {STATE_KEY_VARIABLE}. Call the tool again without requestState to start over"
+)
+
+
+def state_keys(environ: Mapping[str, str]) -> list[str] | None:
+    """The keys in ``METAAGENT_STATE_KEY``: the first seals, every one opens; None when unset.
+
+    Several keys, separated by spaces, let a key be replaced without refusing the round trips
+    under way: ``new old`` on every instance, then ``new`` alone after ten minutes.
+
+    Raises:
+        ConfigurationError: a key is shorter than 32 characters (the message says how to make
+            one; it never repeats the value).
+    """
+    raw = environ.get(STATE_KEY_VARIABLE, "")
+    keys = raw.split()
+    if not keys:
+        return None
+    for position, key in enumerate(keys, start=1):
+        if len(key) < _MIN_KEY_LENGTH:
+            raise ConfigurationError(
+                f"{STATE_KEY_VARIABLE}: key {position} has {len(key)} characters; a key needs at "
+                f"least {_MIN_KEY_LENGTH} random ones. Make one with: "
+                'python -c "import secrets; print(secrets.token_hex(32))"'
+            )
+    if len(set(keys)) != len(keys):
+        raise ConfigurationError(f"{STATE_KEY_VARIABLE}: the same key is given twice")
+    return keys
+
+
 class _LazyRequestStateBoundary:
     """The SDK's ``RequestStateBoundary``, built on the first ``tools/call``.
 
     It seals the conversation a 2026-07-28 sampling round trip carries in ``requestState``
-    (AES-GCM under a key made at start-up of this process), and rejects a state the server did
-    not mint. Building it loads ``cryptography``, so that waits until a call needs it.
+    (AES-GCM), and rejects a state the server did not mint. The key is ``METAAGENT_STATE_KEY``
+    when set, so every instance behind a load balancer opens the others' states; else one made
+    at start-up of this process. Building it loads ``cryptography``, so that waits until a call
+    needs it.
     """
 
-    def __init__(self, audience: str) -> None:
+    def __init__(self, audience: str, keys: list[str] | None) -> None:
         self._audience = audience
+        self._keys = keys
         self._boundary: Any = None
 
     async def __call__(
@@ -101,11 +143,45 @@ class _LazyRequestStateBoundary:
         if ctx.method != "tools/call":
             return await call_next(ctx)
         if self._boundary is None:
-            self._boundary = RequestStateBoundary(
-                RequestStateSecurity.ephemeral(), default_audience=self._audience
+            security = (
+                RequestStateSecurity(keys=self._keys)
+                if self._keys
+                else RequestStateSecurity.ephemeral()
             )
-        result: HandlerResult = await self._boundary(ctx, call_next)
+            self._boundary = RequestStateBoundary(security, default_audience=self._audience)
+        try:
+            result: HandlerResult = await self._boundary(ctx, call_next)
+        except MCPError as exc:
+            if exc.error.data != {"reason": "invalid_request_state"}:
+                raise
+            # The SDK words the refusal alike whatever failed (its log says what); the caller
+            # is told what to do about it.
+            raise MCPError(
+                code=exc.error.code, message=_STATE_REFUSED, data=exc.error.data
+            ) from exc
         return result
+
+
+class _AgentSdkServer(Server[Any]):
+    """The SDK's low-level server, declaring the same capabilities on every transport.
+
+    The HTTP transport and the in-memory client build the ``initialize`` answer with the
+    options' defaults, which declare no tool list changes; this server announces them (see
+    ``AgentServer._tools_changed``), so its defaults say so on stdio, HTTP and in memory alike.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        """The ``initialize`` answer's options (tool list changes are announced)."""
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 NOT_INITIALIZED = (
@@ -169,9 +245,14 @@ class AgentServer(AsyncResource):
             (passed on unchanged, opened on the first call); True: the default store in
             METAAGENT_HOME (opened on the first call); False/None: no history.
 
+    The tools of agents with ``settings.toolsAsPrompts`` are served as prompts too
+    (``server.prompts``); a server with no such agent does not offer prompts. A sampling round
+    trip's state is sealed under ``METAAGENT_STATE_KEY`` when it is set (``state_keys``).
+
     Raises:
         ToolNameClash: two agents define the same tool name and ``prefix`` is false.
-        ConfigurationError: a tool cannot be served as written.
+        ConfigurationError: a tool cannot be served as written, or ``METAAGENT_STATE_KEY`` is
+            not a usable key.
     """
 
     def __init__(
@@ -186,10 +267,11 @@ class AgentServer(AsyncResource):
             raise ValueError("serve at least one agent")
         self.agents = list(agents)
         self.catalogue: dict[str, ServedTool] = build_catalogue(self.agents, prefix=prefix)
+        keys = state_keys(os.environ)
         self.policy = CallPolicy(sampling=sampling, history=history)
         self._runtimes = {id(s): AgentRuntime(s, self.policy) for s in self.agents}
         name, version, instructions = _server_identity(self.agents)
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _AgentSdkServer(
             name,
             version=version,
             instructions=instructions,
@@ -202,12 +284,24 @@ class AgentServer(AsyncResource):
         if not _tracing_installed():
             self.server.middleware = _without_tracing(self.server.middleware)
         self.server.middleware.append(_explain_not_initialized)
-        self.server.middleware.append(_LazyRequestStateBoundary(name))
+        self.server.middleware.append(_LazyRequestStateBoundary(name, keys))
         self._listing_cache: dict[str, Any] | None = None
+        self.prompt_names = [
+            served_name
+            for served_name, tool in self.catalogue.items()
+            if tool.owner.agent.settings.tools_as_prompts
+        ]
+        if self.prompt_names:
+            self.server.add_request_handler(
+                "prompts/list", types.PaginatedRequestParams, self._on_list_prompts
+            )
+            self.server.add_request_handler(
+                "prompts/get", types.GetPromptRequestParams, self._on_get_prompt
+            )
 
     def initialization_options(self) -> Any:
         """The ``initialize`` answer's options (tool list changes are announced)."""
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
+        return self.server.create_initialization_options()
 
     def runtime(self, tool: ServedTool) -> AgentRuntime:
         """The shared per-agent state (toolbox, provider) behind ``tool``."""
@@ -250,6 +344,27 @@ class AgentServer(AsyncResource):
         if runtime.inner_tools != known:
             await self._tools_changed(ctx)
         return result
+
+    async def _on_list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        # Loaded with the first prompt request, as the call pipeline is with the first call.
+        from mcp_export.server.prompts import list_prompts
+
+        return list_prompts({name: self.catalogue[name] for name in self.prompt_names})
+
+    async def _on_get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        from mcp_export.server.prompts import get_prompt
+
+        tool = self.catalogue.get(params.name) if params.name in self.prompt_names else None
+        if tool is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown prompt: {params.name} (prompts/list names the prompts served)",
+            )
+        return get_prompt(tool, params.arguments)
 
     async def _tools_changed(self, ctx: ServerRequestContext[Any]) -> None:
         """The agent's inner tools became known: derived annotations may differ now."""

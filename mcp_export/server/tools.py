@@ -166,6 +166,11 @@ class ServedTool:
         """Whether calls may continue an earlier conversation."""
         return self.definition.conversation
 
+    @property
+    def title(self) -> str:
+        """The title clients show: as authored, else made from the name (``Book flight``)."""
+        return self.definition.title or _title_from_name(self.definition.name)
+
     def listing(self, inner_tools: Sequence[ToolSpec] | None) -> dict[str, Any]:
         """This tool's ``tools/list`` entry as wire JSON.
 
@@ -183,7 +188,7 @@ class ServedTool:
         definition = self.definition
         entry: dict[str, Any] = {
             "name": self.name,
-            "title": definition.title or _title_from_name(definition.name),
+            "title": self.title,
             "description": definition.description,
             "inputSchema": self.input_schema,
             "outputSchema": _LISTED_OUTPUT_SCHEMAS[self.conversation],
