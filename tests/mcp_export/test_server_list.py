@@ -1,4 +1,5 @@
-"""The served server's surface: identity, tools/list, annotations, several agents, name clashes.
+"""The served server's surface: identity, tools/list, annotations, several agents, name clashes,
+the capabilities it declares on each transport, and several instances sharing a state key.
 
 Every protocol test runs with the official ``mcp.Client`` in both eras: ``legacy`` (2025-11-25,
 initialize handshake) and ``auto`` (2026-07-28), connected in-process to the real server object.
@@ -9,14 +10,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
-from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.errors import ConfigurationError
+from mcp_export.server.agent_server import STATE_KEY_VARIABLE, AgentServer, load_served_agents
+from mcp_export.server.http import HttpAddress
 from mcp_export.server.tools import OUTPUT_SCHEMA, ToolNameClash, derive_annotations
 from mcp_export.toolbox.agent_toolbox import ToolSpec
 from schema_types.agent import Agent
-from tests.fakes.mcp_clients import book_tool, time_server, write_agent
+from tests.fakes._script import text
+from tests.fakes.mcp_clients import (
+    ScriptedSampling,
+    book_tool,
+    sampled_text,
+    serve_params,
+    time_server,
+    write_agent,
+)
+from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
 
@@ -262,9 +278,6 @@ def test_derived_annotations_are_only_as_safe_as_the_least_safe_inner_tool() -> 
 async def test_annotations_follow_the_inner_tools_once_a_call_has_started_them(
     tmp_path: Path, mode: str
 ) -> None:
-    from tests.fakes._script import text
-    from tests.fakes.openai_server import FakeOpenAIServer
-
     with FakeOpenAIServer([text("booked")]) as model:
         path = write_agent(
             tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
@@ -284,3 +297,189 @@ async def test_annotations_follow_the_inner_tools_once_a_call_has_started_them(
         "destructiveHint": False,
         "openWorldHint": False,
     }
+
+
+class _Notices:
+    """The server's notifications a client received."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+        self.tools_changed = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if isinstance(method, str):
+            self.methods.append(method)
+            if method == "notifications/tools/list_changed":
+                self.tools_changed.set()
+
+
+async def _declared_and_sent(client: Client, notices: _Notices) -> tuple[bool, bool]:
+    """Whether the server declares tools.listChanged, and whether it announced the change a
+    first call makes (the agent's inner tools become known)."""
+    tools = client.server_capabilities.tools
+    declared = bool(tools is not None and tools.list_changed)
+    result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    assert not result.is_error
+    # The announcement may travel on another stream than the call's answer: it gets a while.
+    with anyio.move_on_after(3):
+        await notices.tools_changed.wait()
+    return declared, notices.tools_changed.is_set()
+
+
+@MODES
+async def test_tool_list_changes_are_announced_exactly_when_declared_over_stdio(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text("booked")]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        notices = _Notices()
+        params = serve_params(str(path), "--no-history")
+        with anyio.fail_after(60):
+            async with Client(params, mode=mode, message_handler=notices) as client:
+                declared, sent = await _declared_and_sent(client, notices)
+    assert (declared, sent) == ((True, True) if mode == "legacy" else (False, False))
+
+
+@MODES
+async def test_tool_list_changes_are_announced_exactly_when_declared_over_http(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer([text("booked")]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+        )
+        notices = _Notices()
+        ready = anyio.Event()
+        url: list[str] = []
+
+        def on_ready(endpoint: str) -> None:
+            url.append(endpoint)
+            ready.set()
+
+        async with (
+            AgentServer(load_served_agents([path]), history=False) as served,
+            anyio.create_task_group() as group,
+        ):
+            address = HttpAddress("127.0.0.1", 0)
+            group.start_soon(lambda: served.run_http(address, token=None, on_ready=on_ready))
+            with anyio.fail_after(10):
+                await ready.wait()
+            with anyio.fail_after(60):
+                transport = streamable_http_client(url[0])
+                async with Client(transport, mode=mode, message_handler=notices) as client:
+                    declared, sent = await _declared_and_sent(client, notices)
+            group.cancel_scope.cancel()
+    assert (declared, sent) == ((True, True) if mode == "legacy" else (False, False))
+
+
+SHARED_KEY = "k" * 20 + "shared-state-key-for-tests"
+OTHER_KEY = "o" * 20 + "another-state-key-for-tests"
+
+
+async def _first_round(path: Path) -> tuple[types.InputRequiredResult, types.InputResponses]:
+    """A sampling round trip's first answer from one server, and the client's model's reply."""
+    async with (
+        AgentServer(load_served_agents([path]), history=False) as served,
+        Client(served.server, mode="auto", sampling_callback=ScriptedSampling()) as client,
+    ):
+        first = await client.session.call_tool(
+            "book_flight", {"destination": "Oslo"}, allow_input_required=True
+        )
+    assert isinstance(first, types.InputRequiredResult) and first.input_requests
+    return first, {key: sampled_text("Booked on another instance.") for key in first.input_requests}
+
+
+async def _retry_elsewhere(
+    path: Path, first: types.InputRequiredResult, replies: types.InputResponses
+) -> types.CallToolResult | MCPError:
+    """The retry of that round trip, sent to another server (as a load balancer may): its
+    result, or the error it was refused with."""
+    async with (
+        AgentServer(load_served_agents([path]), history=False) as other,
+        Client(other.server, mode="auto", sampling_callback=ScriptedSampling()) as client,
+    ):
+        try:
+            return await client.session.call_tool(
+                "book_flight",
+                {"destination": "Oslo"},
+                input_responses=replies,
+                request_state=first.request_state,
+            )
+        except MCPError as exc:
+            return exc
+
+
+def _keyless(tmp_path: Path) -> Path:
+    return write_agent(tmp_path / "a.agent.yaml", api_key=None, system_prompt="You book trips.")
+
+
+async def test_instances_sharing_the_state_key_continue_each_others_round_trips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv(STATE_KEY_VARIABLE, SHARED_KEY)
+    path = _keyless(tmp_path)
+    first, replies = await _first_round(path)
+    result = await _retry_elsewhere(path, first, replies)
+    assert isinstance(result, types.CallToolResult) and not result.is_error
+    assert result.content[0].text == "Booked on another instance."  # type: ignore[union-attr]
+
+
+async def test_a_key_being_replaced_still_opens_the_states_sealed_under_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = _keyless(tmp_path)
+    monkeypatch.setenv(STATE_KEY_VARIABLE, OTHER_KEY)
+    first, replies = await _first_round(path)
+    monkeypatch.setenv(STATE_KEY_VARIABLE, f"{SHARED_KEY} {OTHER_KEY}")
+    result = await _retry_elsewhere(path, first, replies)
+    assert isinstance(result, types.CallToolResult) and not result.is_error
+
+
+@pytest.mark.parametrize("second_key", [OTHER_KEY, None], ids=["other key", "no key"])
+async def test_an_instance_with_another_key_refuses_the_state_and_says_why(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    second_key: str | None,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv(STATE_KEY_VARIABLE, SHARED_KEY)
+    path = _keyless(tmp_path)
+    first, replies = await _first_round(path)
+    if second_key is None:
+        monkeypatch.delenv(STATE_KEY_VARIABLE)  # a key of its own, made at start-up
+    else:
+        monkeypatch.setenv(STATE_KEY_VARIABLE, second_key)
+    refused = await _retry_elsewhere(path, first, replies)
+    assert isinstance(refused, MCPError)
+    assert refused.error.code == types.INVALID_PARAMS
+    message = refused.error.message
+    assert message.startswith("Invalid or expired requestState")
+    assert f"every instance behind one address needs the same {STATE_KEY_VARIABLE}" in message
+    assert "without requestState to start over" in message
+    for key in (SHARED_KEY, OTHER_KEY):
+        assert key not in message and key not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("value", "complaint"),
+    [
+        ("short-secret", "key 1 has 12 characters; a key needs at least 32"),
+        (f"{SHARED_KEY} tiny", "key 2 has 4 characters"),
+        (f"{SHARED_KEY} {SHARED_KEY}", "the same key is given twice"),
+    ],
+)
+def test_an_unusable_state_key_stops_the_server_at_start_up_without_showing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, complaint: str
+) -> None:
+    monkeypatch.setenv(STATE_KEY_VARIABLE, value)
+    with pytest.raises(ConfigurationError) as refused:
+        AgentServer(load_served_agents([write_agent(tmp_path / "a.agent.yaml")]), history=False)
+    assert complaint in str(refused.value)
+    assert "secrets.token_hex(32)" in str(refused.value) or "twice" in complaint
+    assert "short-secret" not in str(refused.value) and SHARED_KEY not in str(refused.value)
