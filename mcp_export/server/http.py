@@ -1,76 +1,70 @@
-"""Streamable HTTP for the served agent: address parsing, the bearer-token gate, and uvicorn.
+"""Streamable HTTP for the served agent: address parsing, the app and its gates, and uvicorn.
 
 The SDK builds the ASGI app (``Server.streamable_http_app``: the MCP endpoint at ``/mcp``, both
-protocol eras, DNS-rebinding protection on loopback hosts); this module puts two gates in front of
-it and runs it with uvicorn on a socket bound here, so the real port is known (and logged) before
-the first request, also for ``PORT`` 0:
+protocol eras, DNS-rebinding protection on loopback hosts, and with OAuth the protected resource
+metadata and the bearer checks of ``server.oauth``); this module adds two gates and runs it with
+uvicorn on a socket bound here, so the real port is known (and logged) before the first request,
+also for ``PORT`` 0:
 
-- ``BearerTokenGate``: the token check (when there is a token);
-- ``MessageScreen``: every POSTed message passes the check stdio input passes
-  (``server.screen``), and what it refuses gets HTTP 400 with a JSON-RPC error body; a body
-  over ``MAX_BODY_BYTES`` gets 413 with one, and a request other than ``initialize`` without a
-  session is told to send ``initialize`` first.
+- ``BearerTokenGate`` (``server.http_gates``): the one-person token check (``--token``), around
+  everything but the ``/.well-known/`` documents and the extra routes;
+- ``MessageScreen`` (``server.http_gates``): every POSTed message passes the check stdio input
+  passes. With OAuth it runs after the token check, so a request without a good token hears
+  401 first.
 
 Safety rule: a server reachable from other machines runs the agent's model and tools for whoever
-connects, so binding to a non-loopback address without a token is refused at start-up
+connects, so binding to a non-loopback address without a token or OAuth is refused at start-up
 (``HttpAddressError``).
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import logging
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-import mcp_types as types
-import pydantic_core
+import httpx2
 import uvicorn
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.middleware import Middleware
+from starlette.routing import BaseRoute, Route
 
 from mcp_export.errors import ConfigurationError
-from mcp_export.server.screen import Refusal, screen
+from mcp_export.server.http_gates import (
+    MAX_BODY_BYTES,
+    MCP_PATH,
+    ASGIApp,
+    BearerTokenGate,
+    MessageScreen,
+)
+from mcp_export.server.oauth import OAuthSettings, auth_settings, open_verifier
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
 __all__ = [
-    "MAX_BODY_BYTES",
-    "MCP_PATH",
     "TOKEN_ENV",
-    "BearerTokenGate",
     "HttpAddress",
     "HttpAddressError",
-    "MessageScreen",
     "bind_socket",
     "check_exposure",
     "parse_http_address",
+    "resource_url",
     "serve_http",
 ]
 
 logger = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
 TOKEN_ENV = "METAAGENT_TOKEN"
 DEFAULT_HOST = "127.0.0.1"
-MAX_BODY_BYTES = 4 * 1024 * 1024
-"""The largest POST body accepted (the SDK's default; stdio lines may be longer, as a server
-reachable over a network holds each body in memory for whoever sends it)."""
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class HttpAddressError(ConfigurationError):
-    """The ``--http`` address is malformed, or exposed without a token."""
+    """The ``--http`` address is malformed, or exposed without a token or OAuth."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +83,14 @@ class HttpAddress:
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:
             return False  # a host name: it may resolve to anything
+
+    @property
+    def unspecified(self) -> bool:
+        """Whether this is "every interface" (0.0.0.0, ::), an address no client can use."""
+        try:
+            return ipaddress.ip_address(self.host).is_unspecified
+        except ValueError:
+            return False
 
     def url(self, port: int | None = None) -> str:
         """The MCP endpoint's URL (with ``port`` once the real port is known)."""
@@ -126,173 +128,40 @@ def parse_http_address(text: str) -> HttpAddress:
     return HttpAddress(host, port)
 
 
-def check_exposure(address: HttpAddress, token: str | None) -> None:
-    """Refuse to serve a non-loopback address without a bearer token.
+def check_exposure(
+    address: HttpAddress, token: str | None, *, oauth: OAuthSettings | None = None
+) -> None:
+    """Refuse to serve a non-loopback address without a bearer token or OAuth.
 
     Raises:
-        HttpAddressError: explaining the risk and the two ways out.
+        HttpAddressError: explaining the risk and the ways out.
     """
-    if token or address.loopback:
+    if token or oauth is not None or address.loopback:
         return
     raise HttpAddressError(
         f"refusing to serve on {address.host}: that address can be reached from other machines, "
         "and anyone who connects could run this agent's model and tools. Set a bearer token "
-        f"(--token, or the {TOKEN_ENV} environment variable) that clients must send, or serve on "
-        "127.0.0.1"
+        f"(--token, or the {TOKEN_ENV} environment variable) that clients must send, check OAuth "
+        "access tokens (--oauth-issuer), or serve on 127.0.0.1"
     )
 
 
-class BearerTokenGate:
-    """ASGI middleware: HTTP requests must carry ``Authorization: Bearer <token>``, else 401.
+def resource_url(address: HttpAddress, port: int, oauth: OAuthSettings) -> str:
+    """The URL tokens must be issued for: ``oauth.resource``, else the served ``/mcp`` URL.
 
-    The comparison is constant-time. Lifespan events pass through untouched.
+    Raises:
+        HttpAddressError: no resource given while serving on every interface (0.0.0.0), whose
+            URL no client reaches.
     """
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self._app = app
-        self._expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        given = b""
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                given = value
-                break
-        if hmac.compare_digest(given, self._expected):
-            await self._app(scope, receive, send)
-            return
-        reason = "missing" if not given else "wrong"
-        logger.warning("refused an HTTP request with a %s bearer token", reason)
-        body = (
-            b'{"error": "unauthorized", "message": "send the server\'s token as '
-            b'Authorization: Bearer <token>"}'
+    if oauth.resource:
+        return oauth.resource
+    if address.unspecified:
+        raise HttpAddressError(
+            f"--oauth-resource is needed when serving on {address.host}: give this server's URL "
+            "as clients reach it (such as https://mcp.example.com/mcp); tokens must be issued "
+            "for it"
         )
-        await _json_reply(send, 401, body, (b"www-authenticate", b'Bearer realm="metaagent"'))
-
-
-async def _json_reply(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        *extra,
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _error_body(refusal: Refusal) -> bytes:
-    error = types.JSONRPCError(
-        jsonrpc="2.0",
-        id=refusal.request_id,
-        error=types.ErrorData(code=refusal.code, message=refusal.message),
-    )
-    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
-
-
-class _ClientGone(Exception):
-    """The client disconnected before its whole body arrived: nothing to answer."""
-
-
-class MessageScreen:
-    """ASGI middleware: POSTs to the MCP endpoint pass ``server.screen.screen`` first.
-
-    A refused message is answered 400 with the JSON-RPC error (its id when it has a readable
-    one); a body larger than ``max_body`` 413, also with a JSON-RPC error; a 2025-11-25 request
-    other than ``initialize`` without an ``Mcp-Session-Id`` 400, saying to send ``initialize``.
-    Everything else reaches the SDK's app with its body unchanged.
-
-    Args:
-        app: the SDK's ASGI app.
-        max_body: the largest body accepted, in bytes.
-    """
-
-    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES) -> None:
-        self._app = app
-        self._max_body = max_body
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != MCP_PATH:
-            await self._app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers", ()))
-        try:
-            body = await self._read_body(headers, receive)
-        except _ClientGone:
-            return
-        if body is None:
-            await self._refuse(
-                send,
-                413,
-                Refusal(
-                    types.INVALID_REQUEST,
-                    f"Invalid Request: the body is larger than this server's limit of "
-                    f"{self._max_body} bytes; send less data in one message",
-                ),
-            )
-            return
-        refusal = screen(body) or _missing_session(body, headers)
-        if refusal is not None:
-            await self._refuse(send, 400, refusal)
-            return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self._app(scope, replay, send)
-
-    async def _read_body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
-        """The whole body; None when it is (or says it is) larger than the limit."""
-        try:
-            declared = int(headers.get(b"content-length", b"0"))
-        except ValueError:
-            declared = 0
-        if declared > self._max_body:
-            return None
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                raise _ClientGone
-            body += message.get("body", b"")
-            if len(body) > self._max_body:
-                return None
-            if not message.get("more_body", False):
-                break
-        return bytes(body)
-
-    async def _refuse(self, send: Send, status: int, refusal: Refusal) -> None:
-        logger.warning("refused an HTTP message (%d): %s", status, refusal.message)
-        await _json_reply(send, status, _error_body(refusal))
-
-
-def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None:
-    """A 2025-11-25 request without a session that is not ``initialize``: say what to do.
-
-    (The SDK says "Missing session ID" with no id and no way forward.)
-    """
-    if b"mcp-session-id" in headers:
-        return None
-    version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
-    if version and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-        return None  # a later era: requests need no session
-    message = pydantic_core.from_json(body)  # screened: a JSON object
-    if "id" not in message or message.get("method", "initialize") == "initialize":
-        return None  # a notification, a response, or initialize itself
-    return Refusal(
-        types.INVALID_REQUEST,
-        "Bad Request: no session: send an initialize request first and then its answer's "
-        "Mcp-Session-Id header with every request (protocol 2025-11-25), or use protocol "
-        "2026-07-28, which needs no session",
-        message["id"],
-    )
+    return address.url(port)
 
 
 def bind_socket(address: HttpAddress) -> socket.socket:
@@ -330,30 +199,101 @@ async def serve_http(
     token: str | None,
     log_level: str = "warning",
     on_ready: Callable[[str], None] | None = None,
+    oauth: OAuthSettings | None = None,
+    stateless: bool = False,
+    extra_routes: Sequence[BaseRoute] = (),
 ) -> None:
     """Serve ``server`` over streamable HTTP until cancelled.
 
     Args:
         server: the low-level MCP server.
         address: where to listen (checked with ``check_exposure`` first).
-        token: the bearer token clients must send; None: no token (loopback only).
+        token: the bearer token clients must send; None: no token (loopback only, unless OAuth).
         log_level: uvicorn's log level (its logs go to stderr).
         on_ready: called with the endpoint URL once the socket listens.
+        oauth: check OAuth access tokens from this authorization server (exclusive with
+            ``token``); its metadata is read, and its keys fetched, before ``on_ready``.
+        stateless: serve every request on its own, without sessions (any instance behind a
+            load balancer can answer any request).
+        extra_routes: more routes (health checks, metrics), served without a token.
 
     Raises:
-        HttpAddressError: exposed without a token, or the address cannot be bound.
+        HttpAddressError: exposed without a token or OAuth, both given, or the address cannot
+            be bound.
+        OAuthError: the authorization server or its keys cannot be reached.
     """
-    check_exposure(address, token)
+    if token and oauth is not None:
+        raise HttpAddressError(
+            "--token and --oauth-issuer exclude each other: use --token for one person, OAuth "
+            "for a team"
+        )
+    check_exposure(address, token, oauth=oauth)
+    sock = bind_socket(address)
+    try:
+        async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
+            port = int(sock.getsockname()[1])
+            app = await _app(server, address, port, http, token, oauth, stateless, extra_routes)
+            await _serve(app, sock, address.url(port), log_level, on_ready)
+    finally:
+        sock.close()
 
-    app: ASGIApp = MessageScreen(
-        server.streamable_http_app(
-            streamable_http_path=MCP_PATH, host=address.host, max_request_body_size=MAX_BODY_BYTES
+
+async def _app(
+    server: Server[Any],
+    address: HttpAddress,
+    port: int,
+    http: httpx2.AsyncClient,
+    token: str | None,
+    oauth: OAuthSettings | None,
+    stateless: bool,
+    extra_routes: Sequence[BaseRoute],
+) -> ASGIApp:
+    """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks."""
+    protection: dict[str, Any] = {}
+    if oauth is not None:
+        resource = resource_url(address, port, oauth)
+        verifier = await open_verifier(oauth, resource, http)
+        protection = {
+            "auth": auth_settings(oauth, resource, verifier.issuer),
+            "token_verifier": verifier,
+        }
+        logger.info(
+            "checking OAuth access tokens of %s for %s (%s)",
+            verifier.issuer,
+            resource,
+            "introspection" if oauth.introspect else "JWT",
+        )
+    starlette = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=address.host,
+        max_request_body_size=MAX_BODY_BYTES,
+        stateless_http=stateless,
+        custom_starlette_routes=list(extra_routes),  # type: ignore[arg-type]
+        **protection,
+    )
+    # Innermost of the app's middleware: after the SDK's authentication, before its routes.
+    starlette.user_middleware.append(
+        Middleware(
+            MessageScreen,
+            max_body=MAX_BODY_BYTES,
+            stateless=stateless,
+            required_scopes=oauth.scopes if oauth is not None else (),
         )
     )
+    app: ASGIApp = starlette
     if token:
-        app = BearerTokenGate(app, token)
-    sock = bind_socket(address)
-    port = int(sock.getsockname()[1])
+        open_paths = [r.path for r in extra_routes if isinstance(r, Route)]
+        app = BearerTokenGate(app, token, open_paths)
+    return app
+
+
+async def _serve(
+    app: ASGIApp,
+    sock: socket.socket,
+    url: str,
+    log_level: str,
+    on_ready: Callable[[str], None] | None,
+) -> None:
     config = uvicorn.Config(
         app,
         log_level=log_level,
@@ -364,7 +304,6 @@ async def serve_http(
         lifespan="on",
         timeout_graceful_shutdown=2,
     )
-    url = address.url(port)
     logger.info("serving MCP over streamable HTTP at %s", url)
     if on_ready is not None:
         on_ready(url)
@@ -377,12 +316,9 @@ async def serve_http(
             await web.serve(sockets=[sock])
         group.cancel_scope.cancel()  # uvicorn stopped by itself (a signal): so do we
 
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(run, group)
-            try:
-                await anyio.sleep_forever()
-            finally:
-                web.should_exit = True
-    finally:
-        sock.close()
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, group)
+        try:
+            await anyio.sleep_forever()
+        finally:
+            web.should_exit = True

@@ -1,0 +1,239 @@
+"""The ASGI gates in front of the SDK's streamable HTTP app: the shared token, the message screen.
+
+- ``BearerTokenGate``: the one-person token check (``--token``), around everything but the
+  ``/.well-known/`` documents (which then answer 404: no OAuth here) and the open paths;
+- ``MessageScreen``: every POSTed message passes the check stdio input passes
+  (``server.screen``), and what it refuses gets HTTP 400 with a JSON-RPC error body; a body
+  over the limit gets 413 with one, and (unless stateless) a request other than ``initialize``
+  without a session is told to send ``initialize`` first.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from typing import Any
+
+import mcp_types as types
+import pydantic_core
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from mcp_export.server.screen import Refusal, screen
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MCP_PATH",
+    "WELL_KNOWN",
+    "ASGIApp",
+    "BearerTokenGate",
+    "MessageScreen",
+]
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+WELL_KNOWN = "/.well-known/"
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""The largest POST body accepted (the SDK's default; stdio lines may be longer, as a server
+reachable over a network holds each body in memory for whoever sends it)."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class BearerTokenGate:
+    """ASGI middleware: HTTP requests must carry ``Authorization: Bearer <token>``, else 401.
+
+    The scheme is matched in any case (RFC 9110), the token in constant time. Paths under
+    ``/.well-known/`` and ``open_paths`` pass without a token; lifespan events pass untouched.
+
+    Args:
+        app: the app behind the gate.
+        token: the token clients must send.
+        open_paths: paths served to anyone (health checks, metrics).
+    """
+
+    def __init__(self, app: ASGIApp, token: str, open_paths: Collection[str] = ()) -> None:
+        self._app = app
+        self._expected = token.encode()
+        self._open = frozenset(open_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or path.startswith(WELL_KNOWN) or path in self._open:
+            await self._app(scope, receive, send)
+            return
+        given = b""
+        for key, value in scope.get("headers", ()):
+            if key == b"authorization":
+                given = value
+                break
+        scheme, _, credentials = given.strip().partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(
+            credentials.strip(b" "), self._expected
+        ):
+            await self._app(scope, receive, send)
+            return
+        reason = "missing" if not given else "wrong"
+        logger.warning("refused an HTTP request with a %s bearer token", reason)
+        body = (
+            b'{"error": "unauthorized", "message": "send the server\'s token as '
+            b'Authorization: Bearer <token>"}'
+        )
+        await _json_reply(send, 401, body, (b"www-authenticate", b'Bearer realm="metaagent"'))
+
+
+async def _json_reply(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _error_body(refusal: Refusal) -> bytes:
+    error = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=refusal.request_id,
+        error=types.ErrorData(code=refusal.code, message=refusal.message),
+    )
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+
+class _ClientGone(Exception):
+    """The client disconnected before its whole body arrived: nothing to answer."""
+
+
+class MessageScreen:
+    """ASGI middleware: POSTs to the MCP endpoint pass ``server.screen.screen`` first.
+
+    A refused message is answered 400 with the JSON-RPC error (its id when it has a readable
+    one); a body larger than ``max_body`` 413, also with a JSON-RPC error; a 2025-11-25 request
+    other than ``initialize`` without an ``Mcp-Session-Id`` 400, saying to send ``initialize``
+    (unless ``stateless``). Everything else reaches the SDK's app with its body unchanged. A
+    request that an authentication middleware before this one found without good credentials,
+    or without every scope in ``required_scopes``, passes unread: the endpoint refuses it (401
+    or 403), and a caller without a good token learns nothing of what the screen says.
+
+    Args:
+        app: the SDK's ASGI app.
+        max_body: the largest body accepted, in bytes.
+        stateless: the SDK serves every request without a session.
+        required_scopes: the scopes the endpoint requires of an authenticated request.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body: int = MAX_BODY_BYTES,
+        *,
+        stateless: bool = False,
+        required_scopes: Collection[str] = (),
+    ) -> None:
+        self._app = app
+        self._max_body = max_body
+        self._stateless = stateless
+        self._scopes = frozenset(required_scopes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope["path"] != MCP_PATH
+            or not self._admitted(scope)
+        ):
+            await self._app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", ()))
+        try:
+            body = await self._read_body(headers, receive)
+        except _ClientGone:
+            return
+        if body is None:
+            await self._refuse(
+                send,
+                413,
+                Refusal(
+                    types.INVALID_REQUEST,
+                    f"Invalid Request: the body is larger than this server's limit of "
+                    f"{self._max_body} bytes; send less data in one message",
+                ),
+            )
+            return
+        refusal = screen(body)
+        if refusal is None and not self._stateless:
+            refusal = _missing_session(body, headers)
+        if refusal is not None:
+            await self._refuse(send, 400, refusal)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self._app(scope, replay, send)
+
+    def _admitted(self, scope: Scope) -> bool:
+        """False only when an authentication middleware ran and the endpoint will refuse."""
+        if "user" not in scope:
+            return True  # no authentication here (none, or the shared token's gate before us)
+        if not getattr(scope["user"], "is_authenticated", False):
+            return False
+        granted = getattr(scope.get("auth"), "scopes", ())
+        return self._scopes.issubset(granted)
+
+    async def _read_body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
+        """The whole body; None when it is (or says it is) larger than the limit."""
+        try:
+            declared = int(headers.get(b"content-length", b"0"))
+        except ValueError:
+            declared = 0
+        if declared > self._max_body:
+            return None
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise _ClientGone
+            body += message.get("body", b"")
+            if len(body) > self._max_body:
+                return None
+            if not message.get("more_body", False):
+                break
+        return bytes(body)
+
+    async def _refuse(self, send: Send, status: int, refusal: Refusal) -> None:
+        logger.warning("refused an HTTP message (%d): %s", status, refusal.message)
+        await _json_reply(send, status, _error_body(refusal))
+
+
+def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None:
+    """A 2025-11-25 request without a session that is not ``initialize``: say what to do.
+
+    (The SDK says "Missing session ID" with no id and no way forward.)
+    """
+    if b"mcp-session-id" in headers:
+        return None
+    version = headers.get(b"mcp-protocol-version", b"").decode("latin-1")
+    if version and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None  # a later era: requests need no session
+    message = pydantic_core.from_json(body)  # screened: a JSON object
+    if "id" not in message or message.get("method", "initialize") == "initialize":
+        return None  # a notification, a response, or initialize itself
+    return Refusal(
+        types.INVALID_REQUEST,
+        "Bad Request: no session: send an initialize request first and then its answer's "
+        "Mcp-Session-Id header with every request (protocol 2025-11-25), or use protocol "
+        "2026-07-28, which needs no session",
+        message["id"],
+    )
