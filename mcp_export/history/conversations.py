@@ -13,13 +13,12 @@ rowid lookup away, so a page costs the rows it returns, not the size of the hist
   caller can show what it has and go on later.
 
 Text matches case-insensitively in the title, the tool, the caller and the filled prompt (and a
-kind, through the labels the caller gives): SQLite's ``LIKE`` for a text in ASCII, which folds
-ASCII letters only; Python's ``casefold`` for any other text.
+kind, through the labels the caller gives): a LIKE that ignores the case of ASCII letters for a
+text in ASCII, the dialect's folded comparison for any other text (``history/sql.py``).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,10 +26,10 @@ from mcp_export.history.schema import (
     ConversationRecord,
     MessageStatus,
     ThreadKind,
-    dicts,
     run_record,
     thread_record,
 )
+from mcp_export.history.sql import SQLITE, Connection, Dialect, dicts
 
 __all__ = [
     "ORDERS",
@@ -41,7 +40,6 @@ __all__ = [
     "conversation_page",
     "conversation_tools",
     "has_conversations",
-    "install_functions",
 ]
 
 ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title"]
@@ -96,7 +94,6 @@ _SELECT = ", ".join(
     + [f"r.{c} AS run_{c}" for c in _RUN_COLUMNS]
     + ["(SELECT count(*) FROM messages WHERE thread_id = t.id) AS message_count"]
 )
-_FOLDED = "history_folded_contains"
 
 
 @dataclass(frozen=True)
@@ -129,22 +126,13 @@ class ConversationPage:
     next: Position | None
 
 
-def install_functions(conn: sqlite3.Connection) -> None:
-    """Register the SQL function a search of non-ASCII text uses, on a new connection."""
-    conn.create_function(_FOLDED, 2, _folded_contains, deterministic=True)
-
-
-def _folded_contains(hay: str | None, needle: str) -> bool:
-    return hay is not None and needle in hay.casefold()
-
-
 def _scope(query: ConversationFilter) -> tuple[str, list[Any]]:
     if query.agent_key is not None:
         return "t.agent_key = ?", [query.agent_key]
     return "t.agent_key IS NULL AND t.agent_name = ?", [query.agent_name]
 
 
-def _matching(query: ConversationFilter) -> tuple[list[str], list[Any]]:
+def _matching(query: ConversationFilter, dialect: Dialect) -> tuple[list[str], list[Any]]:
     """The conditions of the tool, status and text filters, and their values."""
     conditions: list[str] = []
     values: list[Any] = []
@@ -159,11 +147,12 @@ def _matching(query: ConversationFilter) -> tuple[list[str], list[Any]]:
         fields = ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")
         if text.isascii():
             pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            tests = [f"{field} LIKE ? ESCAPE '\\'" for field in fields]
+            like = dialect.ascii_like
+            tests = [f"{field} {like} ? ESCAPE '\\'" for field in fields]
             values.extend([pattern] * len(fields))
         else:
-            tests = [f"{_FOLDED}({field}, ?)" for field in fields]
-            values.extend([text.casefold()] * len(fields))
+            tests = [dialect.folded.format(field=field) for field in fields]
+            values.extend([dialect.fold(text)] * len(fields))
         if query.text_kinds:
             tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
             values.extend(query.text_kinds)
@@ -172,9 +161,10 @@ def _matching(query: ConversationFilter) -> tuple[list[str], list[Any]]:
 
 
 def conversation_page(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: ConversationFilter,
     *,
+    dialect: Dialect = SQLITE,
     order: ConversationOrder = "started",
     descending: bool = True,
     after: Position | None = None,
@@ -186,6 +176,7 @@ def conversation_page(
     Args:
         conn: the history database.
         query: which conversations.
+        dialect: the database's dialect.
         order: what they are sorted by (then by rowid, so the order is total).
         descending: largest first (newest first for ``started``).
         after: the ``next`` of the page before; None for the first page.
@@ -212,7 +203,7 @@ def conversation_page(
             boundary = (found[0], int(found[1]))
             where.append(f"({key}, t.rowid) {within} (?, ?)")
             values.extend(boundary)
-    conditions, matching_values = _matching(query)
+    conditions, matching_values = _matching(query, dialect)
     rows = conn.execute(
         f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position "
         "FROM threads AS t LEFT JOIN runs AS r ON r.id = t.first_run "
@@ -236,7 +227,7 @@ def _conversation(row: dict[str, Any]) -> ConversationRecord:
     return ConversationRecord(thread, run_record(run))
 
 
-def conversation_tools(conn: sqlite3.Connection, query: ConversationFilter) -> list[str]:
+def conversation_tools(conn: Connection, query: ConversationFilter) -> list[str]:
     """The tools whose runs started the conversations of ``query``'s agent, sorted.
 
     One seek of the ``threads_by_key_tool`` index per tool, not a read of every thread.
@@ -255,7 +246,7 @@ def conversation_tools(conn: sqlite3.Connection, query: ConversationFilter) -> l
     return [name for (name,) in rows]
 
 
-def has_conversations(conn: sqlite3.Connection, query: ConversationFilter) -> bool:
+def has_conversations(conn: Connection, query: ConversationFilter) -> bool:
     """Whether ``query``'s agent has any conversation at all (whatever the filters)."""
     scope, values = _scope(query)
     found = conn.execute(f"SELECT 1 FROM threads AS t WHERE {scope} LIMIT 1", values)

@@ -1,4 +1,4 @@
-"""The history store's SQLite connection: how it is opened, shared, and how its errors read.
+"""The SQLite backend of the history store: how its file is opened, shared, and its errors read.
 
 - The studio and a served server may write at the same time, from two processes: WAL journal
   (readers never block the writer), ``busy_timeout`` 5 s (a writer waits for the other instead of
@@ -16,27 +16,36 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from mcp_export.errors import HistoryError
-from mcp_export.history.conversations import install_functions
+from mcp_export.history.backend import Database
 from mcp_export.history.schema import migrate
+from mcp_export.history.sql import SQLITE
 
 __all__ = ["HistoryDatabase"]
 
 _T = TypeVar("_T")
 _BUSY_TIMEOUT_MS = 5000
+_FOLDED = "history_folded_contains"  # SQLITE.folded: a search of non-ASCII text
 
 
-class HistoryDatabase:
+def _folded_contains(hay: str | None, needle: str) -> bool:
+    return hay is not None and needle in hay.casefold()
+
+
+class HistoryDatabase(Database):
     """One connection to the history file, set up and migrated, shared under a lock.
 
     Raises:
         HistoryError: the file cannot be opened or is not a history database this code knows.
     """
 
+    dialect = SQLITE
+
     def __init__(self, path: Path) -> None:
-        self.path = path
+        self.path: Path = path
+        self.location = str(path)
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,7 +55,7 @@ class HistoryDatabase:
                 isolation_level=None,  # autocommit: each write is its own transaction
                 check_same_thread=False,  # shared by threads, guarded by self._lock
             )
-            install_functions(self._conn)
+            self._conn.create_function(_FOLDED, 2, _folded_contains, deterministic=True)
         except (OSError, sqlite3.Error) as exc:
             raise self.error("open", exc) from exc
         try:
@@ -95,6 +104,45 @@ class HistoryDatabase:
                 raise
             conn.execute("COMMIT")
             return result
+
+    def insert_row(self, conn: Any, table: str, values: dict[str, Any]) -> int:
+        """Insert one row; returns its rowid (see ``Database.insert_row``)."""
+        columns, marks = ", ".join(values), ", ".join("?" * len(values))
+        keep = " ON CONFLICT (id) DO NOTHING" if "id" in values else ""
+        cursor = conn.execute(
+            f"INSERT INTO {table} ({columns}) VALUES ({marks}){keep}", tuple(values.values())
+        )
+        assert cursor.lastrowid is not None
+        return int(cursor.lastrowid) if table != "threads" else 0
+
+    def reserve_ids(self, conn: Any, table: str, count: int) -> range:
+        """Reserve ``count`` row ids of ``table`` from AUTOINCREMENT's sequence.
+
+        No other writer — this process or another, inserting with ids of its own reserving or
+        with SQLite's — can get them.
+        """
+        found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+        top = conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
+        first = int(max(found[0] if found else 0, top) + 1)
+        if found:
+            conn.execute(
+                "UPDATE sqlite_sequence SET seq = ? WHERE name = ?", (first + count - 1, table)
+            )
+        else:
+            conn.execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, first + count - 1)
+            )
+        return range(first, first + count)
+
+    def refused(self, exc: BaseException) -> bool:
+        """A constraint refused the write (its thread is gone)."""
+        return isinstance(exc, sqlite3.IntegrityError)
+
+    def busy(self, exc: BaseException) -> bool:
+        """Another connection kept the file locked past the busy timeout."""
+        cause = exc.__cause__ if isinstance(exc, HistoryError) else exc
+        text = str(cause)
+        return isinstance(cause, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -34,9 +34,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWER_TIME",
     "ANSWER_TOKENS",
+    "ASKED",
     "CONVERSATION_TIME",
     "CONVERSATION_TOKENS",
+    "STATUS_AGAIN",
     "UNKNOWN",
+    "WORST_STATUS",
     "Figures",
     "answers",
     "backfill",
@@ -142,19 +145,20 @@ def _ends_an_answer(message: StoredMessage) -> bool:
 
 
 # --- the history database's share: triggers that keep the figures, whoever writes -------------
+# (SQLite's here; PostgreSQL's, written with the same fragments, in ``history/pg_schema.py``)
 
 # "worst" status of two: error over pending over complete.
-_WORST = """CASE WHEN {a} = 'error' OR {b} = 'error' THEN 'error'
+WORST_STATUS = """CASE WHEN {a} = 'error' OR {b} = 'error' THEN 'error'
          WHEN {a} = 'pending' OR {b} = 'pending' THEN 'pending' ELSE 'complete' END"""
 
 # A thread's status again, once one of its rows is no longer pending (error stays).
-_STATUS_AGAIN = """CASE WHEN status = 'error' OR NEW.status = 'error' THEN 'error'
+STATUS_AGAIN = """CASE WHEN status = 'error' OR NEW.status = 'error' THEN 'error'
          WHEN EXISTS (SELECT 1 FROM messages WHERE status = 'pending' AND thread_id = threads.id)
            OR EXISTS (SELECT 1 FROM runs WHERE status = 'pending' AND thread_id = threads.id)
          THEN 'pending' ELSE 'complete' END"""
 
 # When the question of the answer that NEW ended was asked: the last user message before it.
-_ASKED = """(SELECT created_at FROM messages AS q WHERE q.thread_id = NEW.thread_id
+ASKED = """(SELECT created_at FROM messages AS q WHERE q.thread_id = NEW.thread_id
            AND q.role = 'user' AND q.created_at <= NEW.created_at
            ORDER BY q.created_at DESC, q.id DESC LIMIT 1)"""
 
@@ -174,7 +178,7 @@ def triggers(interrupted: str) -> str:
     that ends an answer gets the answer's time. ``interrupted`` is the error of a row marked as
     cut off by a process that ended: its answer has no time.
     """
-    ended = _ANSWER_ENDED.format(asked=_ASKED)
+    ended = _ANSWER_ENDED.format(asked=ASKED)
     not_cut_off = "NEW.error IS NOT '" + interrupted.replace("'", "''") + "'"
     no_calls = "(NEW.status = 'error' OR coalesce(NEW.tool_calls, '[]') = '[]')"
     return f"""
@@ -189,7 +193,7 @@ CREATE TRIGGER IF NOT EXISTS thread_message_added AFTER INSERT ON messages BEGIN
                          ELSE coalesce(tokens_in, 0) + NEW.tokens_in END,
         tokens_out = CASE WHEN NEW.tokens_out IS NULL THEN tokens_out
                           ELSE coalesce(tokens_out, 0) + NEW.tokens_out END,
-        status = {_WORST.format(a="status", b="NEW.status")}
+        status = {WORST_STATUS.format(a="status", b="NEW.status")}
     WHERE id = NEW.thread_id;
 END;
 CREATE TRIGGER IF NOT EXISTS thread_message_changed AFTER UPDATE OF status, tokens_in, tokens_out
@@ -199,7 +203,7 @@ ON messages BEGIN
             ELSE coalesce(tokens_in, 0) - coalesce(OLD.tokens_in, 0) + NEW.tokens_in END,
         tokens_out = CASE WHEN NEW.tokens_out IS OLD.tokens_out THEN tokens_out
             ELSE coalesce(tokens_out, 0) - coalesce(OLD.tokens_out, 0) + NEW.tokens_out END,
-        status = CASE WHEN NEW.status IS OLD.status THEN status ELSE {_STATUS_AGAIN} END
+        status = CASE WHEN NEW.status IS OLD.status THEN status ELSE {STATUS_AGAIN} END
     WHERE id = NEW.thread_id;
 END;
 CREATE TRIGGER IF NOT EXISTS answer_ended AFTER UPDATE OF status ON messages
@@ -215,12 +219,12 @@ WHEN NEW.thread_id IS NOT NULL BEGIN
         updated_at = NEW.started_at,
         first_run = coalesce(first_run, NEW.id),
         tool_name = coalesce(tool_name, NEW.tool_name),
-        status = {_WORST.format(a="status", b="NEW.status")}
+        status = {WORST_STATUS.format(a="status", b="NEW.status")}
     WHERE id = NEW.thread_id;
 END;
 CREATE TRIGGER IF NOT EXISTS thread_run_changed AFTER UPDATE OF status ON runs
 WHEN NEW.thread_id IS NOT NULL AND NEW.status IS NOT OLD.status BEGIN
-    UPDATE threads SET status = {_STATUS_AGAIN} WHERE id = NEW.thread_id;
+    UPDATE threads SET status = {STATUS_AGAIN} WHERE id = NEW.thread_id;
 END;
 """
 

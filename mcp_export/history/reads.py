@@ -7,7 +7,6 @@ of conversations are ``history/conversations.py``.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from mcp_export.history.schema import (
@@ -18,11 +17,11 @@ from mcp_export.history.schema import (
     ThreadKind,
     ThreadRecord,
     case_run_record,
-    dicts,
     message_record,
     run_record,
     thread_record,
 )
+from mcp_export.history.sql import SQLITE, Connection, Dialect, dicts
 
 __all__ = ["case_runs", "messages", "runs", "thread", "threads"]
 
@@ -36,7 +35,7 @@ def _filters(*pairs: tuple[str, Any]) -> tuple[str, list[Any]]:
     return "WHERE " + " AND ".join(f"{c} = ?" for c, _ in given), [v for _, v in given]
 
 
-def messages(conn: sqlite3.Connection, thread_id: str) -> list[StoredMessage]:
+def messages(conn: Connection, thread_id: str) -> list[StoredMessage]:
     """The messages of a thread, in the order they were added."""
     rows = conn.execute(
         "SELECT * FROM messages WHERE thread_id = ? ORDER BY created_at, id", (thread_id,)
@@ -45,12 +44,13 @@ def messages(conn: sqlite3.Connection, thread_id: str) -> list[StoredMessage]:
 
 
 def runs(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     agent_path: str | None = None,
     tool_name: str | None = None,
     status: MessageStatus | None = None,
     limit: int = 500,
+    dialect: Dialect = SQLITE,
 ) -> list[RunRecord]:
     """Runs, newest first, optionally only an agent's, a tool's or those with a status.
 
@@ -62,9 +62,9 @@ def runs(
         ("runs.tool_name", tool_name),
         ("runs.status", status),
     )
-    # CROSS JOIN keeps runs the outer loop: SQLite would otherwise start from the agent's
+    # A driving join keeps runs the outer loop: SQLite would otherwise start from the agent's
     # threads and sort all their runs to find the newest.
-    join = "CROSS JOIN" if agent_path is not None else "LEFT JOIN"
+    join = dialect.driving_join if agent_path is not None else "LEFT JOIN"
     rows = conn.execute(
         "SELECT runs.*, threads.agent_path AS agent_path, threads.agent_name AS agent_name "
         f"FROM runs {join} threads ON threads.id = runs.thread_id {filters} "
@@ -75,7 +75,7 @@ def runs(
 
 
 def threads(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     agent_path: str | None = None,
     kind: ThreadKind | None = None,
@@ -92,7 +92,7 @@ def threads(
     return [thread_record(row) for row in dicts(rows)]
 
 
-def thread(conn: sqlite3.Connection, thread_id: str) -> ThreadRecord | None:
+def thread(conn: Connection, thread_id: str) -> ThreadRecord | None:
     """One thread, or None."""
     rows = conn.execute(f"SELECT *, {_MESSAGE_COUNT} FROM threads WHERE id = ?", (thread_id,))
     found = [thread_record(row) for row in dicts(rows)]
@@ -100,7 +100,7 @@ def thread(conn: sqlite3.Connection, thread_id: str) -> ThreadRecord | None:
 
 
 def case_runs(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     agent_path: str | None = None,
     matrix_id: str | None = None,

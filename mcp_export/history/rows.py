@@ -2,15 +2,16 @@
 
 Every write of the store — made at once, applied later by the background writer, or replayed
 from a write log after a crash — is a :class:`Write` built by :func:`new_write`, which cleans its
-values (:func:`clean`), and is applied by :func:`apply_write`. Cleaning passes every free text
-through :func:`~mcp_export.redact.redact` and every JSON column through
+values (:func:`clean`), and is applied by its database (``Database.apply_write``). Cleaning
+passes every free text through :func:`~mcp_export.redact.redact` and every JSON column through
 :func:`~mcp_export.redact.redact_json` before the text reaches the database or a log file, so a
 resolved secret that a provider echoed into an error cannot be stored by any caller. Columns that
 identify or key a row (ids, agent path, status, role …) are left as they are: a redaction there
 would break the lookups that join rows.
 
-Each row also records its writer (pid and, where the system tells, the process start time), so
-that a later process can tell rows left ``pending`` by a writer that is gone.
+Each row also records its writer (pid and, where the system tells, the process start time; the
+host too in a database that many machines share), so that a later process can tell rows left
+``pending`` by a writer that is gone.
 """
 
 from __future__ import annotations
@@ -19,27 +20,20 @@ import ctypes
 import json
 import os
 import re
-import sqlite3
 import sys
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_export.history.schema import INTERRUPTED
 from mcp_export.redact import redact, redact_json
 
 __all__ = [
     "ROW_ID_TABLES",
     "Write",
-    "apply_write",
-    "insert_row",
-    "mark_interrupted",
+    "clean",
     "new_write",
     "process_start_marker",
-    "reserve_ids",
-    "update_row",
     "writer_alive",
 ]
 
@@ -119,68 +113,6 @@ def clean(table: str, values: Mapping[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
-def insert_row(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> int:
-    """Insert one row; returns its rowid.
-
-    A row whose id is already there is left alone (a write log replayed a second time).
-    """
-    columns, marks = ", ".join(values), ", ".join("?" * len(values))
-    keep = " ON CONFLICT (id) DO NOTHING" if "id" in values else ""
-    cursor = conn.execute(
-        f"INSERT INTO {table} ({columns}) VALUES ({marks}){keep}", tuple(values.values())
-    )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
-
-
-def update_row(conn: sqlite3.Connection, table: str, row_id: int, given: dict[str, Any]) -> bool:
-    """Set the ``given`` columns of one row; False when there is no such row."""
-    assignments = ", ".join(f"{key} = ?" for key in given)
-    cursor = conn.execute(
-        f"UPDATE {table} SET {assignments} WHERE id = ?", (*given.values(), row_id)
-    )
-    return cursor.rowcount > 0
-
-
-def apply_write(conn: sqlite3.Connection, write: Write) -> str | None:
-    """Apply one write inside the caller's transaction; the reason when it was skipped.
-
-    A write is skipped when it names a row that is gone (its thread was deleted meanwhile): the
-    failed statement alone is undone, the transaction goes on.
-
-    Raises:
-        sqlite3.Error: the database cannot be written (not a fault of this write).
-    """
-    try:
-        if write.row is None:
-            insert_row(conn, write.table, write.values)
-        elif not update_row(conn, write.table, write.row, write.values):
-            return f"no row {write.row} in {write.table} to update"
-    except sqlite3.IntegrityError as exc:
-        return f"{write.table}: {exc}"
-    return None
-
-
-def reserve_ids(conn: sqlite3.Connection, table: str, count: int) -> int:
-    """Reserve ``count`` row ids of ``table`` for this caller; returns the first.
-
-    The ids are taken from AUTOINCREMENT's sequence, so no other writer — this process or
-    another, inserting with ids of its own reserving or with SQLite's — can get them.
-    """
-    found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
-    top = conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
-    first = max(found[0] if found else 0, top) + 1
-    if found:
-        conn.execute(
-            "UPDATE sqlite_sequence SET seq = ? WHERE name = ?", (first + count - 1, table)
-        )
-    else:
-        conn.execute(
-            "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, first + count - 1)
-        )
-    return int(first)
-
-
 # --- who wrote a row ---------------------------------------------------------------------------
 
 
@@ -229,26 +161,3 @@ def writer_alive(pid: int, start: str | None) -> bool:
     current = process_start_marker(pid)
     # A zombie, or the pid now belongs to another process: the writer is gone.
     return current == start
-
-
-def mark_interrupted(conn: sqlite3.Connection) -> int:
-    """Mark ``pending`` rows whose writer is gone as ``error`` with :data:`INTERRUPTED`.
-
-    Returns:
-        How many rows were marked.
-    """
-    writers = conn.execute(
-        "SELECT DISTINCT writer_pid, writer_start FROM messages WHERE status = 'pending' "
-        "UNION SELECT DISTINCT writer_pid, writer_start FROM runs WHERE status = 'pending'"
-    ).fetchall()
-    now, marked = time.time(), 0
-    for pid, start in writers:
-        if writer_alive(pid, start):
-            continue
-        for table, stamp in (("messages", "updated_at"), ("runs", "finished_at")):
-            marked += conn.execute(
-                f"UPDATE {table} SET status = 'error', error = ?, {stamp} = ? "
-                "WHERE status = 'pending' AND writer_pid = ? AND writer_start IS ?",
-                (INTERRUPTED, now, pid, start),
-            ).rowcount
-    return marked

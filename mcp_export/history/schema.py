@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_export.errors import HistoryError
 from mcp_export.history.figures import backfill, triggers
+from mcp_export.history.sql import dicts
 
 __all__ = [
     "INTERRUPTED",
@@ -395,10 +396,3 @@ def case_run_record(row: dict[str, Any]) -> CaseRunRecord:
         verdict=json.loads(row["verdict"]) if row["verdict"] else None,
         created_at=_time(row["created_at"]),
     )
-
-
-def dicts(cursor: sqlite3.Cursor) -> Iterator[dict[str, Any]]:
-    """The rows of ``cursor`` as dicts keyed by column name."""
-    names = [d[0] for d in cursor.description]
-    for row in cursor:
-        yield dict(zip(names, row, strict=True))

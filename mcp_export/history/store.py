@@ -1,14 +1,18 @@
-"""The history store: every chat and every served call, in one SQLite database.
+"""The history store: every chat and every served call, in one database.
 
-The tables and records are in ``history/schema.py``; every row is written, and its text
-redacted, by ``history/rows.py``; pages of an agent's conversations are read by
+Where: an SQLite file by default (``default_history_path``, the embedded store of one person),
+or a PostgreSQL database that many served instances share (:func:`open_store` with a
+``postgresql://`` location): the backends are ``history/db.py`` and ``history/postgres.py``
+behind one interface (``history/backend.py``). The tables and records are in
+``history/schema.py`` (PostgreSQL's spelling in ``history/pg_schema.py``); every row is written,
+and its text redacted, by ``history/rows.py``; pages of an agent's conversations are read by
 ``history/conversations.py``; what the figures of an answer and of a conversation count is
 ``history/figures.py``.
 
 Why it is built this way:
 
-- Two processes may write at once (the studio, a served server): the connection and its settings
-  are in ``history/db.py``.
+- Two processes may write at once (the studio, a served server; many servers on a shared
+  database): each backend's connection and settings are in its module.
 - A served server opens its store with ``write_behind=True``: each write goes to a log file and a
   queue, and a background thread applies the queue, a batch per transaction
   (``history/writer.py``), so dozens of concurrent calls do not each wait for their commits on
@@ -16,16 +20,18 @@ Why it is built this way:
   before it ended (a crash, ``kill -9``, a close with a backlog) is applied by the next store that
   opens the database (``history/write_log.py``).
 - A crash leaves ``pending`` rows behind. Each row records its writer (pid and, where the system
-  tells, the process start time); opening the store marks pending rows of writers that are gone as
-  ``error`` with :data:`INTERRUPTED`, so the trail never claims an answer is still coming.
+  tells, the process start time; the host in a shared database); opening the store marks pending
+  rows of writers that are gone (of this host) as ``error`` with :data:`INTERRUPTED`, so the
+  trail never claims an answer is still coming.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
+import re
 import time
 import uuid
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +39,7 @@ from typing import Any
 
 from mcp_export.errors import HistoryError
 from mcp_export.history import reads
+from mcp_export.history.backend import Database
 from mcp_export.history.conversations import (
     ConversationFilter,
     ConversationOrder,
@@ -43,14 +50,7 @@ from mcp_export.history.conversations import (
     has_conversations,
 )
 from mcp_export.history.db import HistoryDatabase
-from mcp_export.history.rows import (
-    insert_row,
-    mark_interrupted,
-    new_write,
-    process_start_marker,
-    update_row,
-    writer_alive,
-)
+from mcp_export.history.rows import new_write, process_start_marker, writer_alive
 from mcp_export.history.schema import (
     INTERRUPTED,
     SCHEMA_VERSION,
@@ -77,11 +77,13 @@ __all__ = [
     "ThreadRecord",
     "agent_key",
     "default_history_path",
+    "open_store",
     "process_start_marker",
     "writer_alive",
 ]
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://")
 _agent_key = lru_cache(maxsize=64)(agent_key)  # a served call must not resolve a path each time
 
 
@@ -90,11 +92,54 @@ def default_history_path() -> Path:
     return data_dir() / "history.sqlite3"
 
 
+def open_store(location: str | Path | None = None, *, write_behind: bool = False) -> HistoryStore:
+    """The history store at ``location``.
+
+    Args:
+        location: None for the default SQLite file (``default_history_path``); a path or
+            ``sqlite:///path`` for an SQLite file; ``postgresql://…`` (or ``postgres://…``) for
+            a PostgreSQL database, e.g. ``postgresql://user:password@host:5432/dbname``.
+        write_behind: see :class:`HistoryStore`.
+
+    Raises:
+        HistoryError: the store cannot be opened; the message says where (a database URL
+            without its password) and what to do.
+    """
+    return HistoryStore(location, write_behind=write_behind)
+
+
+def _open_database(location: str | Path | None) -> Database:
+    if location is None:
+        return HistoryDatabase(default_history_path())
+    if isinstance(location, Path):
+        return HistoryDatabase(location)
+    if location.lower().startswith(("postgresql://", "postgres://")):
+        from mcp_export.history.postgres import PostgresDatabase  # psycopg: only when asked for
+
+        return PostgresDatabase(location)
+    if location.startswith("sqlite://"):
+        rest = location.removeprefix("sqlite://")
+        if not rest.startswith("/") or rest == "/":
+            raise HistoryError(
+                f"the store location {location!r} names no file: write sqlite:///relative/path "
+                "or sqlite:////absolute/path"
+            )
+        return HistoryDatabase(Path(rest[1:]))
+    scheme = _SCHEME.match(location)
+    if scheme is not None:
+        raise HistoryError(
+            f"the store location has the scheme {scheme[1]!r}, which is not a history store: give "
+            "a file path, sqlite:///path or postgresql://user:password@host:port/dbname"
+        )
+    return HistoryDatabase(Path(location).expanduser())
+
+
 class HistoryStore:
     """The history database (threads, messages, runs); safe across tasks, threads and processes.
 
     Args:
-        path: The database file; default ``default_history_path()``. Its directory is created.
+        path: The database: a file (default ``default_history_path()``; its directory is
+            created), or a location as :func:`open_store` takes it.
         write_behind: Log and queue writes for a background thread (see ``WriteBehind``): the
             write methods return at once with the ids of the rows they insert; when the database
             refuses a write, that is logged once and the later writes stay in the write log for
@@ -106,28 +151,36 @@ class HistoryStore:
         stale_marked: How many ``pending`` rows of ended processes this open marked as
             interrupted.
 
+        path: The SQLite file (None for a database on a server).
+        location: Where the database is, as messages name it (a URL without its password).
+
     Raises:
-        HistoryError: The file cannot be opened or is not a history database of a version this
-            code knows; the message names the path and what to do.
+        HistoryError: The database cannot be opened or is not a history database of a version
+            this code knows; the message names where it is and what to do.
     """
 
-    def __init__(self, path: Path | None = None, *, write_behind: bool = False) -> None:
-        self.path = Path(path) if path is not None else default_history_path()
-        self._db = HistoryDatabase(self.path)
+    def __init__(self, path: Path | str | None = None, *, write_behind: bool = False) -> None:
+        self._db = _open_database(path)
+        self.path: Path | None = self._db.path
+        self.location = self._db.location
         self._pid = os.getpid()
         self._start = process_start_marker(self._pid)
+        self._writer = self._db.writer_columns(self._pid, self._start)
         self._behind: WriteBehind | None = None
         try:
             # Logged writes of ended processes first: a run they finished is then not marked.
-            self.replayed: Replayed = replay_logs(
-                self.path, self._db.transaction, self._pid, self._start
-            )
-            self.stale_marked: int = self._db.transaction("check", mark_interrupted)
+            self.replayed: Replayed = replay_logs(self._db, self._pid, self._start)
+            self.stale_marked: int = self._db.mark_interrupted()
             if write_behind:
                 self._behind = WriteBehind(self._db, self._pid, self._start)
         except HistoryError:
             self._db.close()
             raise
+
+    @property
+    def shared(self) -> bool:
+        """Whether other machines use this database too (a server's, not a file)."""
+        return self._db.host is not None
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -186,8 +239,8 @@ class HistoryStore:
                 updated_at=now,
             )
         except HistoryError as exc:
-            if isinstance(exc.__cause__, sqlite3.IntegrityError):
-                raise HistoryError(f"no thread {thread_id!r} in {self.path}") from exc
+            if exc.__cause__ is not None and self._db.refused(exc.__cause__):
+                raise HistoryError(f"no thread {thread_id!r} in {self.location}") from exc
             raise
 
     def update_message(
@@ -343,13 +396,12 @@ class HistoryStore:
 
         The id of a ``messages`` or ``runs`` row; 0 for a thread (its id is the caller's).
         """
-        values |= {"writer_pid": self._pid, "writer_start": self._start}
+        values |= self._writer
         if self._behind is not None:
             return self._behind.insert(table, values)
         write = new_write(table, values)
         with self._db.connection("write") as conn:
-            row_id = insert_row(conn, write.table, write.values)
-        return row_id if table != "threads" else 0
+            return self._db.insert_row(conn, write.table, write.values)
 
     def _update(self, table: str, row_id: int, changes: dict[str, Any]) -> None:
         given = {key: value for key, value in changes.items() if value is not None}
@@ -358,8 +410,8 @@ class HistoryStore:
             return
         write = new_write(table, given, row_id)
         with self._db.connection("write") as conn:
-            if not update_row(conn, table, row_id, write.values):
-                raise HistoryError(f"no row {row_id} in {table} of {self.path}")
+            if not self._db.update_row(conn, table, row_id, write.values):
+                raise HistoryError(f"no row {row_id} in {table} of {self.location}")
 
     def flush(self) -> None:
         """Wait until every queued write is in the database (at once without write-behind).
@@ -369,6 +421,18 @@ class HistoryStore:
         """
         if self._behind is not None:
             self._behind.flush()
+
+    def on_settled(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` once every write made so far is in the database.
+
+        It is called on the background writer's thread (hand it over to an event loop with
+        ``call_soon_threadsafe``), also when the writer stops applying or closes first.
+
+        Returns:
+            False when the writes already are in the database (without write-behind, always):
+            the callback is not called.
+        """
+        return self._behind is not None and self._behind.on_applied(callback)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread and its messages (its runs stay, detached)."""
@@ -396,7 +460,12 @@ class HistoryStore:
         self.flush()
         with self._db.connection("read") as conn:
             return reads.runs(
-                conn, agent_path=agent_path, tool_name=tool_name, status=status, limit=limit
+                conn,
+                agent_path=agent_path,
+                tool_name=tool_name,
+                status=status,
+                limit=limit,
+                dialect=self._db.dialect,
             )
 
     def threads(
@@ -438,6 +507,7 @@ class HistoryStore:
             return conversation_page(
                 conn,
                 query,
+                dialect=self._db.dialect,
                 order=order,
                 descending=descending,
                 after=after,

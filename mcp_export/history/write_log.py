@@ -31,21 +31,22 @@ import contextlib
 import logging
 import os
 import re
-import sqlite3
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcp_export.errors import HistoryError
-from mcp_export.history.rows import Write, apply_write, writer_alive
+from mcp_export.history.rows import Write, writer_alive
 
-__all__ = ["Replayed", "WriteLog", "busy", "log_directory", "replay_logs"]
+if TYPE_CHECKING:
+    from mcp_export.history.backend import Database
+    from mcp_export.history.sql import Connection
+
+__all__ = ["Replayed", "WriteLog", "log_directory", "replay_logs"]
 
 logger = logging.getLogger(__name__)
 
-Transaction = Callable[[str, Callable[[sqlite3.Connection], Any]], Any]
 _NAME = re.compile(r"w(\d+)-(\d+|x)-([0-9a-f]+)-(\d+)\.jsonl")
 
 
@@ -56,13 +57,6 @@ def log_directory(database: Path) -> Path:
 
 def _name(pid: int, start: str | None, token: str, skip: int) -> str:
     return f"w{pid}-{start or 'x'}-{token}-{skip}.jsonl"
-
-
-def busy(exc: BaseException) -> bool:
-    """Whether ``exc`` says another connection kept the database locked (worth a retry)."""
-    cause = exc.__cause__ if isinstance(exc, HistoryError) else exc
-    text = str(cause)
-    return isinstance(cause, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 class WriteLog:
@@ -120,17 +114,18 @@ class Replayed:
     """Why each write that could not be applied was skipped."""
 
 
-def replay_logs(database: Path, transaction: Transaction, pid: int, start: str | None) -> Replayed:
-    """Apply the logs next to ``database`` whose owner is gone, then delete them.
+def replay_logs(database: Database, pid: int, start: str | None) -> Replayed:
+    """Apply the logs next to ``database`` (an SQLite file) whose owner is gone, then delete them.
 
     Args:
-        database: the database file.
-        transaction: runs a function in one write transaction (``HistoryStore.transaction``).
+        database: the database; one without a file has no logs.
         pid: this process, the claimer.
         start: this process's start marker.
     """
     replayed = Replayed()
-    directory = log_directory(database)
+    if database.path is None:
+        return replayed
+    directory = log_directory(database.path)
     if not directory.is_dir():
         return replayed
     for path in sorted(directory.iterdir()):
@@ -149,16 +144,14 @@ def replay_logs(database: Path, transaction: Transaction, pid: int, start: str |
         except OSError as exc:
             logger.warning("history: cannot claim the write log %s: %s", path, exc)
             continue
-        _replay_one(claimed, skip, token, transaction, replayed)
+        _replay_one(claimed, skip, token, database, replayed)
     return replayed
 
 
-def _replay_one(
-    path: Path, skip: int, token: str, transaction: Transaction, replayed: Replayed
-) -> None:
+def _replay_one(path: Path, skip: int, token: str, database: Database, replayed: Replayed) -> None:
     skipped: list[str] = []
 
-    def body(conn: sqlite3.Connection) -> int:
+    def body(conn: Connection) -> int:
         skipped.clear()
         applied = 0
         with path.open("rb") as lines:
@@ -171,7 +164,7 @@ def _replay_one(
                 except ValueError as exc:
                     skipped.append(f"{path.name} line {number}: {exc}")
                     continue
-                reason = apply_write(conn, write)
+                reason = database.apply_write(conn, write)
                 if reason is None:
                     applied += 1
                 else:
@@ -179,9 +172,9 @@ def _replay_one(
         return applied
 
     try:
-        applied: int = transaction("apply the write log of", body)
+        applied: int = database.transaction("apply the write log of", body)
     except (HistoryError, OSError) as exc:
-        if busy(exc):
+        if database.busy(exc):
             handed = path.with_name(_name(0, None, token, skip))
             with contextlib.suppress(OSError):
                 os.replace(path, handed)

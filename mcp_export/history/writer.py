@@ -19,16 +19,21 @@ How it stays correct:
   opens the database applies it; ``close`` applies the queue for up to ``_CLOSE_WITHIN`` seconds
   and hands what is left over the same way (with a warning saying where it is).
 - Ids: the caller gets the real id of the row it inserts at once. Ids of ``messages`` and
-  ``runs`` come from blocks this store reserves from SQLite's AUTOINCREMENT sequence (the next
-  block is reserved by the thread before the current one runs out), so no other writer can take
-  them and a logged write names its row for good.
+  ``runs`` come from blocks this store reserves from the database (``Database.reserve_ids``; the
+  next block is reserved by the thread before the current one runs out), so no other writer can
+  take them and a logged write names its row for good.
 - Order: one thread applies the writes in the order they were logged and queued.
-- Reads: the store waits for the queue to drain (``flush``) before it reads, so a reader sees
-  every write made before.
+- Reads: the store waits until the writes made before it are applied (``flush``), so a reader
+  sees every one of them. Each write gets a number in the order it was queued; a reader waits
+  for the writes up to its number only, so a busy server's readers are not kept waiting by the
+  writes made after them. ``on_applied`` lets an event loop wait the same way without a thread.
+- A database on a server (PostgreSQL) has no write log: the rows are for other machines too,
+  and a served call waits until its rows are applied before it answers (``server/history.py``).
 - Failures: a write that names a row that is gone (a thread deleted meanwhile) is skipped with a
   warning, the rest of its batch still written. A database kept locked by another process is
   tried again. Any other failure (file damaged, disk full) is logged once and stops applying:
   the writes go on into the log, for the next start, and nothing is raised at the caller.
+  A server database that went away is tried again (with a pause) until it is back.
 """
 
 from __future__ import annotations
@@ -37,17 +42,17 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_export.errors import HistoryError
-from mcp_export.history.rows import ROW_ID_TABLES, Write, apply_write, new_write, reserve_ids
-from mcp_export.history.write_log import WriteLog, busy
+from mcp_export.history.rows import ROW_ID_TABLES, Write, new_write
+from mcp_export.history.write_log import WriteLog
 
 if TYPE_CHECKING:
-    import sqlite3
-
-    from mcp_export.history.db import HistoryDatabase
+    from mcp_export.history.backend import Database
+    from mcp_export.history.sql import Connection
 
 __all__ = ["WriteBehind"]
 
@@ -58,12 +63,16 @@ _BATCH = 2048
 """The most writes applied in one transaction (~50 ms of work: ``close`` checks its time between
 transactions)."""
 _ID_BLOCK = 1 << 16
-"""Row ids reserved at a time, per table."""
+"""Row ids reserved at a time, per table (SQLite: one range, whatever its length)."""
+_SERVER_ID_BLOCK = 1 << 10
+"""Row ids reserved at a time from a server database (each one a ``nextval``)."""
 _FLUSH_TIMEOUT = 10.0
 _CLOSE_WITHIN = 5.0
 """Seconds ``close`` spends applying the queue before it hands the rest over in the log."""
 _WINDOW = 1.0
 """Seconds the thread gathers writes after the first of a batch (unless someone is waiting)."""
+_RETRY_PAUSE = 0.2
+"""Seconds between tries of a database that was busy or away."""
 
 _Queued = tuple[Write, int]
 """A write and the size of the log once it was appended (0 without a log)."""
@@ -76,28 +85,39 @@ class WriteBehind:
         HistoryError: the write log cannot be created, or row ids cannot be reserved.
     """
 
-    def __init__(self, database: HistoryDatabase, pid: int, start: str | None) -> None:
-        self._db = database
+    def __init__(self, database: Database, pid: int, start: str | None) -> None:
+        self._db = database.for_writer()
+        self._own_db = self._db is not database
+        self._log: WriteLog | None = None
         try:
-            self._log: WriteLog | None = WriteLog(database.path, pid, start)
-        except OSError as exc:
-            raise HistoryError(
-                f"cannot create the write log of the history database {database.path}: {exc}; "
-                "check that its directory is writable"
-            ) from exc
-        # Row ids: per table the block in use (next, end) and the next block (None: wanted).
-        self._ids_lock = threading.Lock()
-        self._ids: dict[str, tuple[int, int]] = {}
-        self._spare: dict[str, tuple[int, int] | None] = {}
-        for table, first in database.transaction("reserve row ids in", _reserve_two_blocks).items():
-            self._ids[table] = (first, first + _ID_BLOCK)
-            self._spare[table] = (first + _ID_BLOCK, first + 2 * _ID_BLOCK)
+            if database.path is not None:
+                try:
+                    self._log = WriteLog(database.path, pid, start)
+                except OSError as exc:
+                    raise HistoryError(
+                        f"cannot create the write log of the history database {database.path}: "
+                        f"{exc}; check that its directory is writable"
+                    ) from exc
+            # Row ids: per table the ids in hand, and the next block (None: wanted).
+            self._ids_lock = threading.Lock()
+            self._ids: dict[str, deque[int]] = {}
+            self._spare: dict[str, Sequence[int] | None] = {}
+            blocks = self._db.transaction("reserve row ids in", self._reserve_two_blocks)
+        except HistoryError:
+            self._close_db()
+            raise
+        for table, (block, spare) in blocks.items():
+            self._ids[table] = deque(block)
+            self._spare[table] = spare
         self._queue: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
         self._settled = threading.Condition()
-        # Guarded by _settled: writes queued and not yet applied; readers in flush() and a
-        # close() (commit at once); the log's size up to the last applied write; close's deadline.
-        self._queued = 0
+        # Guarded by _settled: writes numbered (queued) and done (applied or dropped); readers in
+        # flush() and a close() (commit at once); callbacks waiting for a number; the log's size
+        # up to the last applied write; close's deadline.
+        self._numbered = 0
+        self._done = 0
         self._waiting = 0
+        self._callbacks: list[tuple[int, Callable[[], None]]] = []
         self._applied = 0
         self._deadline: float | None = None
         self._logged_count = 0  # writes in the log, and how many of them are applied
@@ -106,6 +126,10 @@ class WriteBehind:
         self._locked_warned = False
         self._thread = threading.Thread(target=self._run, name="metaagent-history", daemon=True)
         self._thread.start()
+
+    @property
+    def _queued(self) -> int:
+        return self._numbered - self._done
 
     # --- the caller's side ----------------------------------------------------------------------
 
@@ -126,20 +150,18 @@ class WriteBehind:
 
     def _take_id(self, table: str) -> int:
         with self._ids_lock:
-            next_id, end = self._ids[table]
-            if next_id == end:
+            ids = self._ids[table]
+            if not ids:
                 block = self._spare[table]
                 if block is None:  # the thread has not caught up: reserve here
-                    first = self._db.transaction("reserve row ids in", _block_of(table))
-                    block = (first, first + _ID_BLOCK)
+                    block = self._db.transaction("reserve row ids in", _block_of(self._db, table))
                 else:
                     self._spare[table] = None  # the thread reserves the next
-                next_id, end = block
-            self._ids[table] = (next_id + 1, end)
-            return next_id
+                ids.extend(block)
+            return ids.popleft()
 
     def _put(self, write: Write) -> None:
-        line = write.line()
+        line = write.line() if self._log is not None else b""
         with self._settled:
             size = 0
             if self._log is not None:
@@ -151,33 +173,52 @@ class WriteBehind:
                     logger.warning(
                         "history: cannot append to the write log of %s (%s); queued writes are "
                         "lost if the process ends before they are applied",
-                        self._db.path,
+                        self._db.location,
                         exc,
                     )
             if self._failed:
                 return  # kept in the log for the next start, if there is one
-            self._queued += 1
+            self._numbered += 1
         self._queue.put((write, size))
 
     def flush(self) -> None:
-        """Wait until every queued write is applied (or the writer has stopped applying).
+        """Wait until every write queued so far is applied (or the writer has stopped applying).
 
         Raises:
             HistoryError: the writer did not catch up within 10 s.
         """
         with self._settled:
+            target = self._numbered
+            if self._done >= target:
+                return
             self._waiting += 1
             self._settled.notify_all()
             try:
-                caught_up = self._settled.wait_for(lambda: self._queued == 0, _FLUSH_TIMEOUT)
+                caught_up = self._settled.wait_for(lambda: self._done >= target, _FLUSH_TIMEOUT)
             finally:
                 self._waiting -= 1
             if not caught_up:
                 raise HistoryError(
-                    f"the history writer of {self._db.path} did not catch up within "
-                    f"{_FLUSH_TIMEOUT:g} s ({self._queued} writes queued); is the disk very slow, "
-                    "or another process keeping the database locked?"
+                    f"the history writer of {self._db.location} did not catch up within "
+                    f"{_FLUSH_TIMEOUT:g} s ({target - self._done} writes queued); is the "
+                    "database very slow, or kept locked by another process?"
                 )
+
+    def on_applied(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` (on the writer's thread) once every write queued so far is applied.
+
+        Returns:
+            False when they already are (the callback is not called); True when it will be,
+            also when the writer stops applying or closes first.
+        """
+        with self._settled:
+            target = self._numbered
+            if self._done >= target:
+                return False
+            self._callbacks.append((target, callback))
+            self._waiting += 1  # commit at once: a caller waits
+            self._settled.notify_all()
+        return True
 
     def close(self) -> None:
         """Apply what is queued (for up to 5 s), hand the rest over in the log, stop the thread."""
@@ -191,7 +232,18 @@ class WriteBehind:
         with self._settled:
             log, self._log = self._log, None  # the thread no longer touches it
             left, applied = self._logged_count - self._applied_count, self._applied
+            unapplied = self._queued
+            self._done = self._numbered
+        self._call_back()
+        if not self._thread.is_alive():
+            self._close_db()
         if log is None:
+            if unapplied and self._db.path is None:
+                logger.warning(
+                    "history: %d writes were not yet in %s when it closed; they are lost",
+                    unapplied,
+                    self._db.location,
+                )
             return
         try:
             handed = log.close(applied)
@@ -203,9 +255,13 @@ class WriteBehind:
                 "history: %d writes were not yet in %s when it closed; they are kept in %s and "
                 "applied when the history is next opened",
                 left,
-                self._db.path,
+                self._db.location,
                 handed,
             )
+
+    def _close_db(self) -> None:
+        if self._own_db:
+            self._db.close()
 
     # --- the writer thread ----------------------------------------------------------------------
 
@@ -233,18 +289,9 @@ class WriteBehind:
     def _apply(self, writes: list[_Queued]) -> None:
         if self._failed:
             return  # logged, for the next start
-        skipped: list[str] = []
-
-        def body(conn: sqlite3.Connection) -> None:
-            skipped.clear()
-            for write, _size in writes:
-                reason = apply_write(conn, write)
-                if reason is not None:
-                    skipped.append(reason)
-
         try:
             self._reserve_spare_ids()
-            self._retrying("write", body)
+            skipped = self._retrying(lambda: self._db.apply_writes([w for w, _size in writes]))
         except HistoryError as exc:
             if not self._past_deadline():  # at close, what is left is handed over
                 self._fail(exc)
@@ -252,7 +299,7 @@ class WriteBehind:
         for reason in skipped:
             logger.warning("history: a write was skipped: %s", reason)
         with self._settled:
-            self._queued -= len(writes)
+            self._done += len(writes)
             self._applied = writes[-1][1]
             self._applied_count += sum(1 for _write, size in writes if size)
             if self._queued == 0 and self._log is not None:
@@ -262,28 +309,56 @@ class WriteBehind:
                 except OSError as exc:
                     logger.warning("history: cannot empty the write log %s: %s", self._log, exc)
             self._settled.notify_all()
+        self._call_back()
 
-    def _retrying(self, what: str, body: Callable[[sqlite3.Connection], _T]) -> _T:
-        """``body`` in one transaction, tried again while another process keeps the lock."""
+    def _call_back(self) -> None:
+        """Call the callbacks whose writes are all applied (outside the lock)."""
+        with self._settled:
+            due = [callback for target, callback in self._callbacks if target <= self._done]
+            if not due:
+                return
+            self._callbacks = [item for item in self._callbacks if item[0] > self._done]
+            self._waiting -= len(due)
+        for callback in due:
+            try:
+                callback()
+            except Exception:  # a waiter that went away must not stop the writer
+                logger.debug("history: a settled callback failed", exc_info=True)
+
+    def _retrying(self, work: Callable[[], _T]) -> _T:
+        """``work`` (one transaction), tried again while the database is busy or away."""
         while True:
             try:
-                return self._db.transaction(what, body)
+                return work()
             except HistoryError as exc:
-                if not busy(exc) or self._past_deadline():
+                if not self._db.busy(exc) or self._past_deadline():
                     raise
                 if not self._locked_warned:
                     self._locked_warned = True
-                    logger.warning(
-                        "history: %s; the writes wait in the write log and are tried again", exc
-                    )
+                    logger.warning("history: %s; the writes wait and are tried again", exc)
+                time.sleep(_RETRY_PAUSE)
+
+    def _reserve_two_blocks(
+        self, conn: Connection
+    ) -> dict[str, tuple[Sequence[int], Sequence[int]]]:
+        blocks: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        for table in ROW_ID_TABLES:
+            both = self._db.reserve_ids(conn, table, 2 * _id_block(self._db))
+            half = len(both) // 2
+            blocks[table] = (both[:half], both[half:])
+        return blocks
 
     def _reserve_spare_ids(self) -> None:
         with self._ids_lock:
             wanted = [table for table, block in self._spare.items() if block is None]
         for table in wanted:
-            first = self._retrying("reserve row ids in", _block_of(table))
+            block = self._retrying(
+                lambda table=table: self._db.transaction(  # type: ignore[misc]
+                    "reserve row ids in", _block_of(self._db, table)
+                )
+            )
             with self._ids_lock:
-                self._spare[table] = (first, first + _ID_BLOCK)
+                self._spare[table] = block
 
     def _fail(self, exc: BaseException) -> None:
         log = self._log
@@ -295,14 +370,16 @@ class WriteBehind:
         )
         with self._settled:
             self._failed = True
-            self._queued = 0  # what the thread still takes from the queue is dropped: it is logged
+            self._done = self._numbered  # what the thread still takes is dropped: it is logged
             self._settled.notify_all()
+        self._call_back()
 
 
-def _reserve_two_blocks(conn: sqlite3.Connection) -> dict[str, int]:
-    return {table: reserve_ids(conn, table, 2 * _ID_BLOCK) for table in ROW_ID_TABLES}
+def _id_block(database: Database) -> int:
+    """Row ids reserved at a time: a range in SQLite, a list of ids from a server's sequence."""
+    return _ID_BLOCK if database.path is not None else _SERVER_ID_BLOCK
 
 
-def _block_of(table: str) -> Callable[[sqlite3.Connection], int]:
-    """A transaction body that reserves a block of row ids of ``table``; returns its first."""
-    return lambda conn: reserve_ids(conn, table, _ID_BLOCK)
+def _block_of(database: Database, table: str) -> Callable[[Connection], Sequence[int]]:
+    """A transaction body that reserves a block of row ids of ``table``."""
+    return lambda conn: database.reserve_ids(conn, table, _id_block(database))

@@ -6,14 +6,24 @@ messages into it. The run row starts ``pending`` and ends ``complete`` with the 
 with the reason (``cancelled`` for a call the client cancelled).
 
 History never fails a call: if the store cannot be opened or written, the problem is logged once
-on stderr and the server goes on without history. The store the server opens itself writes behind
-(``history/writer.py``): rows land a few milliseconds after the call makes them.
+on stderr and the server goes on without history (``serve`` opens a named store at start-up with
+:meth:`HistoryAccess.open_now`, so one that cannot be reached is refused before any call). The
+store the server opens itself writes behind (``history/writer.py``): rows land a few milliseconds
+after the call makes them. In a store that other machines share, a call waits until its rows are
+in the database before it answers (:meth:`CallRecord.settled`): the next call of the
+conversation may come to another instance, which must find them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from mcp_export.errors import ExportError
 
@@ -31,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 UNKNOWN_CALLER = "unknown MCP client"
 _TITLE_LENGTH = 80
+_SETTLE_WITHIN = 10.0
+"""Seconds a call waits for its rows to reach a shared store before it answers anyway."""
 
 
 def caller_name(ctx: ServerRequestContext[Any]) -> str:
@@ -56,6 +68,7 @@ class CallRecord:
         self._access = access
         self.thread_id = thread_id
         self._run_id = run_id
+        self._started = time.monotonic()
 
     def _finish(self, **values: Any) -> None:
         store, run_id = self._access.store, self._run_id
@@ -82,19 +95,54 @@ class CallRecord:
         self._finish(error=reason)
 
     def cancelled(self) -> None:
-        """The client cancelled the call (or the connection went away)."""
-        self._finish(error="cancelled by the client")
+        """The client cancelled the call (or the connection went away); its time is the time
+        from its start to the cancellation."""
+        elapsed = (time.monotonic() - self._started) * 1000
+        self._finish(error="cancelled by the client", duration_ms=elapsed)
+
+    async def settled(self) -> None:
+        """Wait until the call's rows are in a shared store, so another instance finds them.
+
+        At once for a store of this machine alone (its writes land within a second, for the
+        studio), without history, or when the writes are in already. Never raises: after 10 s
+        the call answers anyway, and the rows follow.
+        """
+        store = self._access.store
+        if store is None or not store.shared:
+            return
+        loop = asyncio.get_running_loop()
+        done = asyncio.Event()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(done.set)
+
+        if not store.on_settled(wake):
+            return
+        with anyio.move_on_after(_SETTLE_WITHIN) as waited:
+            await done.wait()
+        if waited.cancelled_caught:
+            logger.warning(
+                "history: the rows of a call were not in %s within %g s; a continuation on "
+                "another instance may not find them yet",
+                store.location,
+                _SETTLE_WITHIN,
+            )
 
 
 class HistoryAccess:
     """The history store of a server, opened on first use; None-safe throughout.
 
     Args:
-        history: a store to use; True for the default store in METAAGENT_HOME; False or None for
-            no history.
+        history: a store to use; a store location (an SQLite path, ``sqlite:///path`` or
+            ``postgresql://…``, see ``history.store.open_store``); True for the default store
+            in METAAGENT_HOME; False or None for no history.
     """
 
-    def __init__(self, history: HistoryStore | bool | None) -> None:
+    def __init__(self, history: HistoryStore | bool | str | Path | None) -> None:
+        self._location: str | Path | None = None
+        if isinstance(history, str | Path):
+            self._location, history = history, True
         self._given = history if not isinstance(history, bool) else None
         self.enabled = history is not None and history is not False
         self._store: HistoryStore | None = self._given
@@ -104,14 +152,26 @@ class HistoryAccess:
     def store(self) -> HistoryStore | None:
         """The store, opened now if needed; None when history is off or broken."""
         if self._store is None and self.enabled:
-            from mcp_export.history.store import HistoryStore  # a first call: start-up stays cheap
-
             try:
-                # write-behind: concurrent calls do not queue behind each other's commits
-                self._store = HistoryStore(write_behind=True)
-                self._owned = True
+                self.open_now()
             except ExportError as exc:
                 self.broken(exc)
+        return self._store
+
+    def open_now(self) -> HistoryStore | None:
+        """Open the store now (``serve`` at start-up: a store that cannot be reached is
+        refused before the first call); None when history is off.
+
+        Raises:
+            HistoryError: the store cannot be opened; the message says where (a database URL
+                without its password) and what to do.
+        """
+        if self._store is None and self.enabled:
+            from mcp_export.history.store import open_store  # first use: start-up stays cheap
+
+            # write-behind: concurrent calls do not queue behind each other's commits
+            self._store = open_store(self._location, write_behind=True)
+            self._owned = True
         return self._store
 
     def broken(self, exc: ExportError) -> None:
