@@ -8,11 +8,13 @@ MCP SDK's small default set plus the entry's env, nothing else of this process (
 official ``mcp`` Client twice, concurrently: ``mode="legacy"`` (the 2025-11-25 initialize
 handshake) and ``mode="auto"`` (2026-07-28 discovery). It lists the tools and checks each one's
 ``inputSchema`` against the JSON Schema meta-schema and against the agent file, compares
-serverInfo and instructions with the agent's metadata, checks that every variable the agent reads
-reaches the server (naming the value to fill in, and where, when one does not), and says whether
-a model is reachable (credentials that resolve in the server's environment, or a client that
-offers sampling). With ``call=True`` it also makes one real ``tools/call`` (``verify_call``). The
-result is a ``VerifyReport`` the CLI prints and the studio shows.
+serverInfo and instructions with the agent's metadata, lists the prompts when the server offers
+them and compares them with ``toolsAsPrompts`` (one per tool, its parameters as arguments, or
+none), checks that every variable the agent reads reaches the server (naming the value to fill
+in, and where, when one does not), and says whether a model is reachable (credentials that
+resolve in the server's environment, or a client that offers sampling). With ``call=True`` it
+also makes one real ``tools/call`` (``verify_call``). The result is a ``VerifyReport`` the CLI
+prints and the studio shows.
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ from mcp_export.clients.verify_checks import (
     check_model,
     check_tools,
 )
+from mcp_export.clients.verify_prompts import check_prompts
 from mcp_export.clients.verify_report import (
     Check,
     Fill,
     ModeResult,
+    VerifiedPrompt,
     VerifiedTool,
     VerifyReport,
     render_call,
@@ -65,6 +69,7 @@ __all__ = [
     "Check",
     "Fill",
     "ModeResult",
+    "VerifiedPrompt",
     "VerifiedTool",
     "VerifyReport",
     "call_after_verify",
@@ -141,6 +146,7 @@ async def verify_export(
         ordered = [results[mode] for mode in MODES]
         check_connections(report, ordered)
         check_tools(report, agent, ordered)
+        check_prompts(report, agent, ordered)
     check_environment(report, agent, entry, launch)
     check_model(report, agent, client, launch.process_env())
     if call and report.tools:
@@ -204,6 +210,8 @@ async def _connect(launch: ClientLaunch, mode: str, limit_s: float) -> ModeResul
                     listed = time.perf_counter()
                     result.tools = await _list_tools(session)
                     result.list_s = time.perf_counter() - listed
+                    if session.server_capabilities.prompts is not None:
+                        result.prompts = await _list_prompts(session)
         except TimeoutError:
             result.error = f"no answer within {limit_s:g} s" + stderr_tail(errlog)
         except Exception as exc:  # any failure to launch or talk is the finding itself
@@ -230,3 +238,23 @@ async def _list_tools(session: Client) -> list[VerifiedTool]:
         if not cursor:
             break
     return tools
+
+
+async def _list_prompts(session: Client) -> list[VerifiedPrompt]:
+    prompts: list[VerifiedPrompt] = []
+    cursor: str | None = None
+    for _ in range(100):  # as for tools: a server that pages forever cannot hang the check
+        page = await session.list_prompts(cursor=cursor)
+        prompts.extend(
+            VerifiedPrompt(
+                name=prompt.name,
+                description=prompt.description or "",
+                arguments=tuple(argument.name for argument in prompt.arguments or ()),
+                required=tuple(a.name for a in prompt.arguments or () if a.required),
+            )
+            for prompt in page.prompts
+        )
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return prompts

@@ -22,6 +22,7 @@ __all__ = [
     "Check",
     "Fill",
     "ModeResult",
+    "VerifiedPrompt",
     "VerifiedTool",
     "VerifyReport",
     "render_call",
@@ -73,6 +74,23 @@ class VerifiedTool:
     output_schema: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class VerifiedPrompt:
+    """A prompt as the server listed it.
+
+    Attributes:
+        name: the prompt's name (a tool's served name).
+        description: its description.
+        arguments: its arguments' names, in the listed order.
+        required: the names of the required ones.
+    """
+
+    name: str
+    description: str
+    arguments: tuple[str, ...]
+    required: tuple[str, ...]
+
+
 @dataclass
 class ModeResult:
     """One connection (``legacy`` or ``auto``): what the server said, or why it failed."""
@@ -84,6 +102,8 @@ class ModeResult:
     server_version: str | None = None
     instructions: str | None = None
     tools: list[VerifiedTool] = field(default_factory=lambda: list[VerifiedTool]())
+    prompts: list[VerifiedPrompt] | None = None
+    """The prompts listed; None when the server does not offer prompts."""
     connect_s: float = 0.0
     list_s: float = 0.0
 
@@ -98,6 +118,8 @@ class VerifyReport:
         entry: that entry (None when the agent file could not be loaded).
         checks: every check in order, ``(label, ok, detail)``.
         tools: the tools the server listed (legacy mode's listing, else auto's).
+        prompts: the prompts the server listed, from the same connection (empty when it offers
+            none).
         timings: seconds: ``<mode>.connect`` (spawn → connected), ``<mode>.list`` (tools/list),
             and ``total``.
         server_name: serverInfo name, when the server gave one.
@@ -115,6 +137,7 @@ class VerifyReport:
     entry: ExportEntry | None
     checks: list[Check] = field(default_factory=lambda: list[Check]())
     tools: list[VerifiedTool] = field(default_factory=lambda: list[VerifiedTool]())
+    prompts: list[VerifiedPrompt] = field(default_factory=lambda: list[VerifiedPrompt]())
     timings: dict[str, float] = field(default_factory=lambda: dict[str, float]())
     server_name: str | None = None
     server_version: str | None = None

@@ -21,12 +21,15 @@ from mcp_export.clients.entry import build_entry
 from mcp_export.clients.launch import client_launch, expand
 from mcp_export.clients.verify import (
     Check,
+    ModeResult,
+    VerifiedPrompt,
     VerifiedTool,
     VerifyReport,
     render_report,
     verify_export,
 )
 from mcp_export.clients.verify_checks import tool_problems
+from mcp_export.clients.verify_prompts import check_prompts
 from schema_types.agent import Agent, ToolDefinition
 
 SECRET = "sk-test-SECRET-verify-42"
@@ -78,6 +81,13 @@ def agent_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "travel.agent.yaml"
     path.write_text(AGENT_YAML, encoding="utf-8")
     return path
+
+
+PROMPT_PARAMETERS = {
+    "type": "object",
+    "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+    "required": ["a"],
+}
 
 
 def _verify_cli(path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -169,6 +179,39 @@ def test_served_tools_are_checked_against_the_meta_schema_and_the_agent_file():
     assert tool_problems(served(with_id), definition) != []
 
 
+def test_served_prompts_are_checked_against_the_tools_and_the_setting(tmp_path):
+    def agent(on):
+        return Agent.model_validate(
+            {
+                "metadata": {"tools": [{"name": "t", "parameters": PROMPT_PARAMETERS}]},
+                "settings": {"toolsAsPrompts": on},
+            }
+        )
+
+    def judged(on, prompts, other=None):
+        report = VerifyReport(tmp_path / "a.yaml", "json", None)
+        results = [ModeResult("legacy", prompts=prompts), ModeResult("auto", prompts=other)]
+        check_prompts(report, agent(on), results)
+        return [(c.label, c.ok, c.detail) for c in report.checks]
+
+    right = VerifiedPrompt("t", "", ("a", "b"), ("a",))
+    assert judged(True, [right], [right]) == [("1 prompt listed", True, "t")]
+    assert judged(False, None, None) == [("prompts", True, "none (settings.toolsAsPrompts is off)")]
+    assert judged(False, [right], [right]) == [
+        ("prompts", False, "the server lists t, but settings.toolsAsPrompts is off")
+    ]
+    (offers_none,) = judged(True, None, None)
+    assert not offers_none[1] and "offers no prompts" in offers_none[2]
+    assert judged(True, [VerifiedPrompt("t", "", ("a",), ("a",))], []) == [
+        ("same prompts in both modes", False, "auto listed none"),
+        ("1 prompt listed", False, "t; t takes a, its tool a, b"),
+    ]
+    assert judged(True, [VerifiedPrompt("u", "", (), ())]) == [
+        ("same prompts in both modes", False, "auto listed none"),
+        ("1 prompt listed", False, "u; missing: t; not a tool of the agent file: u"),
+    ]
+
+
 def test_the_report_is_one_screen_with_a_marker_per_check(tmp_path):
     agent = Agent.model_validate(
         {"metadata": {"name": "Travel Desk"}, "settings": {"model": "sampling"}}
@@ -234,8 +277,10 @@ async def test_verify_launches_the_exported_server_and_sees_what_the_agent_file_
         "2 tools listed",
         "tool book_flight",
         "tool trip_chat",
+        "prompts",
         "model",
     } <= set(labels)
+    assert report.prompts == []
     for mode in ("legacy", "auto"):
         assert 0 < report.timings[f"{mode}.connect"] < TIMEOUT
         assert report.timings[f"{mode}.list"] >= 0
@@ -243,6 +288,31 @@ async def test_verify_launches_the_exported_server_and_sees_what_the_agent_file_
         report.timings["legacy.connect"], report.timings["auto.connect"]
     )
     assert SECRET not in render_report(report)
+
+
+@pytest.mark.anyio
+async def test_verify_lists_the_prompts_of_an_agent_that_serves_its_tools_as_prompts(
+    agent_file, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    text = agent_file.read_text(encoding="utf-8")
+    agent_file.write_text(
+        text.replace(
+            "  model: openai:gpt-4.1-mini\n",
+            "  model: openai:gpt-4.1-mini\n  toolsAsPrompts: true\n",
+        ),
+        encoding="utf-8",
+    )
+
+    report = await verify_export(agent_file, "cursor", timeout=TIMEOUT)
+
+    assert report.ok, render_report(report)
+    assert [(p.name, p.arguments, p.required) for p in report.prompts] == [
+        ("book_flight", ("destination", "passengers"), ("destination",)),
+        ("trip_chat", ("message",), ("message",)),
+    ]
+    assert "✔ 2 prompts listed" in render_report(report)
+    assert "book_flight, trip_chat" in render_report(report)
 
 
 @pytest.mark.anyio
