@@ -37,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Spawn the server exactly as the chosen client's config entry says (the installed "
             "one, else the one export writes), with only the environment that client passes, "
             "connect with the MCP client in both protocol modes, list the tools, check their "
-            "schemas against the agent file, name every value still to fill in and say whether "
-            "a model is reachable. --call makes one real call."
+            "schemas against the agent file, list the prompts (settings.toolsAsPrompts), name "
+            "every value still to fill in and say whether a model is reachable. --call makes "
+            "one real call."
         ),
     )
     parser.add_argument("agent_file", metavar="AGENT_FILE", help="the agent file to verify")
