@@ -570,6 +570,9 @@ class ExportDialog(QDialog):
         if report.ok:
             count = len(report.tools)
             summary = f"✔ Ready: a client will see {count} tool{'' if count == 1 else 's'}"
+            prompts = len(report.prompts)
+            if prompts:
+                summary += f" and {prompts} prompt{'' if prompts == 1 else 's'}"
             call = report.call
             if call is not None and call.tried:
                 summary += f", and {call.plan.tool} answered"
@@ -633,7 +636,7 @@ class ExportDialog(QDialog):
 
 def _report_html(text: str, report: VerifyReport) -> str:
     """``render_report``'s text with its check marks in colour and anchors at the first problem
-    and at the call, then the tools the server lists."""
+    and at the call, then the tools and the prompts the server lists."""
     call_head = f"  call {report.call.plan.tool} " if report.call is not None else None
     # One block per line, wrapped where it is too long (the launch command, notes, an answer)
     # instead of scrolling sideways; a line of its own is what an anchor scrolls to.
@@ -657,5 +660,17 @@ def _report_html(text: str, report: VerifyReport) -> str:
         for tool in report.tools:
             first = (tool.description.strip().splitlines() or [""])[0]
             parts.append(f"<li><b>{html.escape(tool.name)}</b> — {html.escape(first)}</li>")
+        parts.append("</ul>")
+    if report.prompts:
+        parts.append(
+            "<p><b>Prompts the server lists</b> (for clients that run them on their own "
+            "model)</p><ul>"
+        )
+        for prompt in report.prompts:
+            takes = ", ".join(
+                html.escape(name) + ("" if name in prompt.required else " (optional)")
+                for name in prompt.arguments
+            )
+            parts.append(f"<li><b>{html.escape(prompt.name)}</b>({takes})</li>")
         parts.append("</ul>")
     return "".join(parts)

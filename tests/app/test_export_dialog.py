@@ -353,6 +353,38 @@ def test_try_a_call_shows_the_models_answer(
     assert dialog.verify_button.isEnabled() and dialog.call_button.text() == "Try a call"
 
 
+def test_verify_shows_the_prompts_of_an_agent_that_serves_its_tools_as_prompts(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    agent_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    text = agent_path.read_text(encoding="utf-8")
+    agent_path.write_text(
+        text.replace(
+            "  model: openai:fake-model\n", "  model: openai:fake-model\n  toolsAsPrompts: true\n"
+        ),
+        encoding="utf-8",
+    )
+    dialog = ExportDialog(agent_path)
+    qtbot.addWidget(dialog)
+    dialog.set_client("cursor")
+    dialog.config_edit.setText(str(home / "mcp.json"))
+    dialog.show()
+
+    report = _verify(dialog, qtbot)
+
+    assert report.ok, dialog.report_view.toPlainText()
+    assert [prompt.name for prompt in report.prompts] == ["book_flight"]
+    shown = _shown(dialog)
+    assert "✔ Ready: a client will see 1 tool and 1 prompt." in shown
+    assert "✔ 1 prompt listed" in shown
+    assert "Prompts the server lists (for clients that run them on their own model)" in shown
+    assert "book_flight(destination)" in shown
+
+
 @pytest.fixture
 def home_keyring(home: Path) -> Iterator[HomeKeyring]:
     """The keyring of this HOME, for the studio here and the servers it launches alike."""
