@@ -126,7 +126,9 @@ class PostgresCluster:
                 return
             except RuntimeError as exc:
                 last = exc
-        log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
+        log = (
+            (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
+        )
         raise RuntimeError(f"PostgreSQL did not start: {last}\n{log}")
 
     def admin(self, database: str = "postgres") -> psycopg.Connection[tuple[object, ...]]:
@@ -155,9 +157,9 @@ class PostgresCluster:
     def stop(self) -> None:
         """Stop the cluster at once and delete its folder (idempotent)."""
         if self.port and (self.data / "postmaster.pid").exists():
+            stop = ["-D", str(self.data), "-m", "immediate", "-w", "-t", str(_TIMEOUT), "stop"]
             subprocess.run(
-                [*self._as_user, str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate"]
-                + ["-w", "-t", str(_TIMEOUT), "stop"],
+                [*self._as_user, str(BIN / "pg_ctl"), *stop],
                 capture_output=True,
                 timeout=_TIMEOUT + 10,
                 check=False,

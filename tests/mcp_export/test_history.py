@@ -1,4 +1,5 @@
-"""The history store on real SQLite files: every method, concurrent writers, stale rows, reopen."""
+"""The history store on real SQLite files and a real PostgreSQL: every method, concurrent writers,
+stale rows, reopen (``store_location`` runs a test on both; file-only behaviour on SQLite)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from mcp_export.history.store import (
     default_history_path,
     process_start_marker,
 )
+
+pytest_plugins = ["tests.fakes.postgres"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,8 +65,8 @@ def test_database_uses_wal_and_a_schema_version(tmp_path: Path) -> None:
         raw.close()
 
 
-def test_thread_messages_round_trip_in_order(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_thread_messages_round_trip_in_order(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         thread = store.create_thread(
             agent_path="/agents/travel.agent.yaml", agent_name="Travel", title="Trip", kind="chat"
         )
@@ -95,8 +98,8 @@ def test_thread_messages_round_trip_in_order(tmp_path: Path) -> None:
         assert store.thread("nope") is None
 
 
-def test_update_changes_only_the_given_fields(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_update_changes_only_the_given_fields(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         thread = store.create_thread(agent_path=None, agent_name="a", title="t", kind="tool-test")
         row = store.add_message(thread, "assistant", "partial", status="pending", tokens_out=3)
         store.update_message(row, status="error", error="the provider answered 500")
@@ -111,13 +114,13 @@ def test_update_changes_only_the_given_fields(tmp_path: Path) -> None:
             store.update_message(999, status="complete")
 
 
-def test_message_for_an_unknown_thread_is_a_history_error(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store, pytest.raises(HistoryError, match="nope"):
+def test_message_for_an_unknown_thread_is_a_history_error(store_location: str) -> None:
+    with HistoryStore(store_location) as store, pytest.raises(HistoryError, match="nope"):
         store.add_message("nope", "user", "hello")
 
 
-def test_threads_filter_and_order_by_activity(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_threads_filter_and_order_by_activity(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         first = store.create_thread(agent_path="/a", agent_name="A", title="1", kind="chat")
         second = store.create_thread(agent_path="/a", agent_name="A", title="2", kind="served")
         other = store.create_thread(agent_path="/b", agent_name="B", title="3", kind="chat")
@@ -131,8 +134,8 @@ def test_threads_filter_and_order_by_activity(tmp_path: Path) -> None:
         assert store.latest_thread(kind="tool-test") is None
 
 
-def test_runs_record_start_and_finish_and_filter(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_runs_record_start_and_finish_and_filter(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         thread = store.create_thread(agent_path="/a", agent_name="A", title="t", kind="served")
         arguments = {"destination": "Zürich", "passengers": [{"age": 3}]}
         ok = store.start_run(
@@ -210,8 +213,8 @@ def test_a_count_the_model_server_did_not_report_is_stored_as_null_not_zero(
     assert stored == [(None, None), (9, None), (None, None)]
 
 
-def test_delete_thread_removes_its_messages_and_keeps_its_runs(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_delete_thread_removes_its_messages_and_keeps_its_runs(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         thread = store.create_thread(agent_path=None, agent_name="a", title="t", kind="chat")
         store.add_message(thread, "user", "hi")
         store.start_run(thread_id=thread, tool_name="t", arguments={}, filled_prompt="", caller="c")
@@ -220,8 +223,8 @@ def test_delete_thread_removes_its_messages_and_keeps_its_runs(tmp_path: Path) -
         assert store.runs()[0].thread_id is None
 
 
-def test_reopening_keeps_everything(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite3"
+def test_reopening_keeps_everything(store_location: str) -> None:
+    path = store_location
     with HistoryStore(path) as store:
         thread = store.create_thread(agent_path="/a", agent_name="A", title="t", kind="chat")
         store.add_message(thread, "user", "remember me")
@@ -283,14 +286,13 @@ def test_a_reused_pid_does_not_keep_stale_rows_pending(tmp_path: Path) -> None:
         assert store.messages(thread)[0].status == "error"
 
 
-def test_two_processes_and_threads_write_at_the_same_time(tmp_path: Path) -> None:
-    path = tmp_path / "h.sqlite3"
+def test_two_processes_and_threads_write_at_the_same_time(store_location: str) -> None:
+    path = store_location
     HistoryStore(path).close()
     writer = """
         import sys
-        from pathlib import Path
         from mcp_export.history.store import HistoryStore
-        with HistoryStore(Path(sys.argv[1])) as store:
+        with HistoryStore(sys.argv[1]) as store:
             print("ready", flush=True)
             sys.stdin.readline()  # "go": start together with the other writers
             thread = store.create_thread(agent_path=sys.argv[2], agent_name="p", title="t",
@@ -304,7 +306,7 @@ def test_two_processes_and_threads_write_at_the_same_time(tmp_path: Path) -> Non
     """
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(writer), str(path), f"/process/{n}"],
+            [sys.executable, "-c", textwrap.dedent(writer), path, f"/process/{n}"],
             cwd=REPO,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -382,8 +384,8 @@ def test_an_impossible_directory_is_a_history_error(tmp_path: Path) -> None:
         HistoryStore(blocker / "history.sqlite3")
 
 
-def test_a_closed_store_says_so(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "h.sqlite3")
+def test_a_closed_store_says_so(store_location: str) -> None:
+    store = HistoryStore(store_location)
     store.close()
     store.close()
     with pytest.raises(HistoryError, match="is closed"):
