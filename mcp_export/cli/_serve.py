@@ -8,9 +8,14 @@ Tool names: each agent's tools keep their names; with several agent files a name
 refused at start-up, unless ``--prefix`` names every tool ``<agent-slug>__<tool>`` (the agent's
 name in lower case with dashes: ``travel-desk__book_flight``).
 
+Access over HTTP: ``--token`` for one person (a shared secret), or OAuth for a team: the server
+is then a protected resource of the authorization server ``--oauth-issuer`` and checks every
+access token's signature (or asks the issuer, ``--oauth-introspect``), issuer, audience
+(``--oauth-resource``), expiry and scopes (``--oauth-scope``).
+
 Exit codes: 0 the client closed the connection (or Ctrl-C), 1 the server failed while running,
 2 usage errors and anything refused at start-up (an agent file, a tool-name clash, an address
-exposed without a token).
+exposed without a token, an authorization server that cannot be reached).
 """
 
 from __future__ import annotations
@@ -19,13 +24,15 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 import anyio
 
 from mcp_export.errors import ConfigurationError
-from mcp_export.redact import RedactingFilter, remember_environment_references
+from mcp_export.redact import RedactingFilter, remember_environment_references, remember_secret
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address
+from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address, resource_url
+from mcp_export.server.oauth import CLIENT_SECRET_ENV, OAuthSettings
 from schema_types.errors import AgentFileError
 
 __all__ = ["register", "run"]
@@ -59,6 +66,54 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--token",
         help="with --http: the bearer token clients must send (Authorization: Bearer TOKEN); "
         "default: the METAAGENT_TOKEN environment variable, which keeps it out of process lists",
+    )
+    oauth = parser.add_argument_group(
+        "OAuth (with --http)",
+        "Serve as an OAuth 2.1 protected resource: clients send access tokens issued by an "
+        "authorization server (Keycloak, Entra ID, Auth0, Okta…) for this server's URL.",
+    )
+    oauth.add_argument(
+        "--oauth-issuer",
+        metavar="URL",
+        help="the authorization server's issuer URL (its metadata is read at start-up); "
+        "excludes --token",
+    )
+    oauth.add_argument(
+        "--oauth-resource",
+        metavar="URL",
+        help="this server's URL as clients reach it, the audience tokens must be issued for "
+        "(default: the served http://HOST:PORT/mcp)",
+    )
+    oauth.add_argument(
+        "--oauth-scope",
+        metavar="SCOPE",
+        action="append",
+        default=[],
+        help="a scope every token must hold (repeat for several); others get 403",
+    )
+    oauth.add_argument(
+        "--oauth-introspect",
+        action="store_true",
+        help="ask the issuer's introspection endpoint about each token (opaque tokens) instead "
+        "of checking JWT signatures here; needs --oauth-client-id",
+    )
+    oauth.add_argument(
+        "--oauth-client-id",
+        metavar="ID",
+        help=f"this server's client id at the issuer, for introspection; its secret comes from "
+        f"the {CLIENT_SECRET_ENV} environment variable only",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="with --http: keep no sessions, so any instance behind a load balancer can answer "
+        "any request (both protocol eras; no server-to-client requests in the middle of a call)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep history and conversations in this store: a SQLite file path or "
+        "postgresql://user@host/db (default: history.sqlite3 in the data folder)",
     )
     parser.add_argument(
         "--prefix",
@@ -99,19 +154,86 @@ def _refuse(message: str) -> int:
     return 2
 
 
+_HTTP_ONLY = (
+    ("token", "--token"),
+    ("oauth_issuer", "--oauth-issuer"),
+    ("oauth_resource", "--oauth-resource"),
+    ("oauth_scope", "--oauth-scope"),
+    ("oauth_introspect", "--oauth-introspect"),
+    ("oauth_client_id", "--oauth-client-id"),
+    ("stateless", "--stateless"),
+)
+
+
+def _oauth_settings(args: argparse.Namespace, token: str | None) -> OAuthSettings | str | None:
+    """The OAuth settings the flags ask for (None: no OAuth), or what is wrong with them."""
+    if args.oauth_issuer is None:
+        others = [
+            flag
+            for name, flag in _HTTP_ONLY
+            if name.startswith("oauth_") and name != "oauth_issuer" and getattr(args, name)
+        ]
+        if others:
+            return f"{others[0]} only applies with --oauth-issuer URL"
+        return None
+    if args.token:
+        return (
+            "--token and --oauth-issuer exclude each other: --token for one person, OAuth for "
+            "a team"
+        )
+    if token:
+        return (
+            f"--oauth-issuer: unset the {TOKEN_ENV} environment variable; a shared token and "
+            "OAuth exclude each other"
+        )
+    for flag, url in (
+        ("--oauth-issuer", args.oauth_issuer),
+        ("--oauth-resource", args.oauth_resource),
+    ):
+        if url is not None and not url.startswith(("https://", "http://")):
+            return f"{flag} {url!r}: expected an http(s) URL"
+    secret = os.environ.get(CLIENT_SECRET_ENV) or None
+    if args.oauth_introspect and not (args.oauth_client_id and secret):
+        return (
+            "--oauth-introspect needs this server's client credentials at the issuer: "
+            f"--oauth-client-id ID and the secret in the {CLIENT_SECRET_ENV} environment variable"
+        )
+    if secret:
+        remember_secret(secret)
+    return OAuthSettings(
+        issuer=args.oauth_issuer,
+        resource=args.oauth_resource,
+        scopes=tuple(args.oauth_scope),
+        introspect=args.oauth_introspect,
+        client_id=args.oauth_client_id,
+        client_secret=secret,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``serve`` with parsed arguments; returns the exit code."""
     _configure_logging(args.log_level)
 
-    if args.token and args.http is None:
-        return _refuse("--token only applies with --http (stdio needs no token)")
+    if args.http is None:
+        for name, flag in _HTTP_ONLY:
+            if getattr(args, name):
+                return _refuse(f"{flag} only applies with --http (stdio needs no such setting)")
+    if args.store is not None and args.no_history:
+        return _refuse("--store and --no-history exclude each other: keep the history or not")
     token: str | None = None
     address = None
+    oauth: OAuthSettings | None = None
     if args.http is not None:
         token = args.token or os.environ.get(TOKEN_ENV) or None
+        settings = _oauth_settings(args, token)
+        if isinstance(settings, str):
+            return _refuse(settings)
+        oauth = settings
         try:
             address = parse_http_address(args.http)
-            check_exposure(address, token)
+            check_exposure(address, token, oauth=oauth)
+            if oauth is not None and oauth.resource is None:
+                resource_url(address, address.port, oauth)
         except ConfigurationError as exc:
             return _refuse(str(exc))
 
@@ -121,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             agents,
             prefix=args.prefix,
             sampling=not args.no_sampling,
-            history=not args.no_history,
+            history=args.store if args.store is not None else not args.no_history,
         )
     except AgentFileError as exc:
         return _refuse(f"cannot load the agent file: {exc}")
@@ -135,15 +257,20 @@ def run(args: argparse.Namespace) -> int:
             if address is None:
                 await server.run_stdio()
             else:
+                # Only what is asked for: AgentServer.run_http takes oauth and stateless from
+                # the change that passes them on to serve_http.
+                protection: dict[str, Any] = {"oauth": oauth} if oauth is not None else {}
+                if args.stateless:
+                    protection["stateless"] = True
                 await server.run_http(
-                    address, token=token, log_level=args.log_level, on_ready=_announce
+                    address, token=token, log_level=args.log_level, on_ready=_announce, **protection
                 )
 
     try:
         anyio.run(main)
     except KeyboardInterrupt:
         return 0
-    except ConfigurationError as exc:  # e.g. the HTTP port is taken
+    except ConfigurationError as exc:  # the HTTP port is taken, the issuer unreachable…
         return _refuse(str(exc))
     except Exception:  # top of the command: report, exit non-zero
         logger.exception("the server stopped on an unexpected error")

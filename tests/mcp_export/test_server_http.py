@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,6 +20,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import BaseRoute, Route
 
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.http import (
@@ -27,9 +30,12 @@ from mcp_export.server.http import (
     HttpAddressError,
     check_exposure,
     parse_http_address,
+    resource_url,
+    serve_http,
 )
-from tests.fakes._script import text
-from tests.fakes.mcp_clients import serve_command, write_agent
+from mcp_export.server.oauth import OAuthSettings
+from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
@@ -39,7 +45,14 @@ TOKEN = "s3cret-token-for-tests"
 
 
 @asynccontextmanager
-async def _http_server(path: Path, token: str | None) -> AsyncIterator[str]:
+async def _http_server(
+    path: Path,
+    token: str | None,
+    *,
+    stateless: bool = False,
+    extra_routes: Sequence[BaseRoute] = (),
+    history: bool = False,
+) -> AsyncIterator[str]:
     """Serve the agent over HTTP on a free loopback port; yields the endpoint URL."""
     ready = anyio.Event()
     url: list[str] = []
@@ -49,11 +62,18 @@ async def _http_server(path: Path, token: str | None) -> AsyncIterator[str]:
         ready.set()
 
     async with (
-        AgentServer(load_served_agents([path]), history=False) as served,
+        AgentServer(load_served_agents([path]), history=history) as served,
         anyio.create_task_group() as group,
     ):
         group.start_soon(
-            lambda: served.run_http(HttpAddress("127.0.0.1", 0), token=token, on_ready=on_ready)
+            lambda: serve_http(
+                served.server,
+                HttpAddress("127.0.0.1", 0),
+                token=token,
+                on_ready=on_ready,
+                stateless=stateless,
+                extra_routes=extra_routes,
+            )
         )
         with anyio.fail_after(10):
             await ready.wait()
@@ -105,6 +125,96 @@ async def test_http_with_a_token_refuses_requests_without_it(
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
+async def _ping(url: str, authorization: str | None) -> httpx2.Response:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if authorization:
+        headers["Authorization"] = authorization
+    async with httpx2.AsyncClient(timeout=10) as http:
+        return await http.post(
+            url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers
+        )
+
+
+async def test_the_bearer_scheme_of_the_token_is_matched_in_any_case(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with _http_server(path, TOKEN) as url:
+        answers = [await _ping(url, f"{s} {TOKEN}") for s in ("bearer", "BEARER", "Bearer ")]
+    # Past the token: told to start a session (2025-11-25), not refused.
+    assert [a.status_code for a in answers] == [400, 400, 400]
+    assert all("initialize" in a.json()["error"]["message"] for a in answers)
+
+
+WELL_KNOWN = [
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+]
+
+
+@pytest.mark.parametrize("token", [None, TOKEN])
+async def test_without_oauth_the_oauth_documents_are_not_found(
+    tmp_path: Path, token: str | None
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with _http_server(path, token) as url, httpx2.AsyncClient(timeout=10) as http:
+        origin = url.removesuffix("/mcp")
+        answers = [await http.get(origin + document) for document in WELL_KNOWN]
+    assert [a.status_code for a in answers] == [404] * len(WELL_KNOWN)
+
+
+async def test_extra_routes_are_served_without_the_token(tmp_path: Path) -> None:
+    async def healthz(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    path = write_agent(tmp_path / "a.agent.yaml")
+    routes = [Route("/healthz", healthz)]
+    async with (
+        _http_server(path, TOKEN, extra_routes=routes) as url,
+        httpx2.AsyncClient(timeout=10) as http,
+    ):
+        health = await http.get(url.replace("/mcp", "/healthz"))
+        refused = await _ping(url, None)
+    assert (health.status_code, health.text) == (200, "ok")
+    assert refused.status_code == 401
+
+
+def _count_user_turns(body: RequestBody) -> Reply:
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    return text(f"turn {len(users)}: {body.last_user_text}")
+
+
+@MODES
+async def test_stateless_http_serves_calls_and_continues_conversations(
+    tmp_path: Path, mode: str
+) -> None:
+    with FakeOpenAIServer(responder=_count_user_turns) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            tools=[book_tool(conversation=True)],
+        )
+        async with (
+            _http_server(path, None, stateless=True, history=True) as url,
+            _client(url, mode, None) as client,
+        ):
+            (tool,) = (await client.list_tools()).tools
+            first = await client.call_tool("book_flight", {"destination": "Oslo"})
+            assert first.structured_content is not None
+            conversation = first.structured_content["conversationId"]
+            second = await client.call_tool(
+                "book_flight", {"destination": "Rome", "conversation_id": conversation}
+            )
+            sessionless = await _ping(url, None)
+    assert tool.name == "book_flight"
+    assert isinstance(second.content[0], types.TextContent)
+    assert second.content[0].text == "turn 2: Book a flight to Rome for 1 passenger(s)."
+    assert second.structured_content is not None
+    assert second.structured_content["conversationId"] == conversation
+    # Without sessions, a request needs no initialize first.
+    assert sessionless.status_code == 200
+
+
 async def test_an_mcp_client_without_the_token_fails_to_connect(tmp_path: Path) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
     async with _http_server(path, TOKEN) as url:
@@ -134,6 +244,16 @@ def test_http_addresses_parse_with_loopback_as_the_default_host(
 def test_malformed_http_addresses_are_refused(bad: str) -> None:
     with pytest.raises(HttpAddressError, match="--http"):
         parse_http_address(bad)
+
+
+def test_oauth_protects_a_non_loopback_address_given_the_url_clients_reach() -> None:
+    oauth = OAuthSettings(issuer="https://id.example.com/realms/team")
+    check_exposure(HttpAddress("0.0.0.0", 8000), None, oauth=oauth)
+    with pytest.raises(HttpAddressError, match="--oauth-resource is needed"):
+        resource_url(HttpAddress("0.0.0.0", 8000), 8000, oauth)
+    assert resource_url(HttpAddress("127.0.0.1", 0), 8123, oauth) == "http://127.0.0.1:8123/mcp"
+    public = OAuthSettings(issuer=oauth.issuer, resource="https://mcp.example.com/mcp")
+    assert resource_url(HttpAddress("0.0.0.0", 8000), 8000, public) == public.resource
 
 
 def test_a_non_loopback_address_needs_a_token() -> None:

@@ -94,8 +94,22 @@ async def _ping(url: str, authorization: str | None) -> httpx2.Response:
         return await http.post(url, json=PING, headers=headers)
 
 
-def _jwt_settings(issuer: AuthorizationServer, **more: object) -> OAuthSettings:
-    return OAuthSettings(issuer=issuer.issuer, scopes=(SCOPE,), **more)  # type: ignore[arg-type]
+def _jwt_settings(
+    issuer: AuthorizationServer,
+    *,
+    leeway: float = 5.0,
+    introspect: bool = False,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+) -> OAuthSettings:
+    return OAuthSettings(
+        issuer=issuer.issuer,
+        scopes=(SCOPE,),
+        leeway=leeway,
+        introspect=introspect,
+        client_id=client_id,
+        client_secret=client_secret,
+    )
 
 
 @MODES
@@ -169,7 +183,7 @@ async def test_a_token_signed_by_another_key_is_refused(
         forger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         forged = jwt.encode(claims, forger, algorithm="RS256", headers={"kid": header["kid"]})
         unknown_key = jwt.encode(claims, forger, algorithm="RS256", headers={"kid": "not-theirs"})
-        unsigned = jwt.encode(claims, None, algorithm="none")
+        unsigned = jwt.encode(claims, "", algorithm="none")
         shared = jwt.encode(claims, "a-secret-anyone-could-know!!!!!!", algorithm="HS256")
         answers = [await _ping(url, f"Bearer {t}") for t in (forged, unknown_key, unsigned, shared)]
         still_good = await _ping(url, f"Bearer {genuine}")
