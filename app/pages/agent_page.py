@@ -1,9 +1,13 @@
-"""The Agent page: name, version, MCP instructions (the description), mode and system prompt."""
+"""The Agent page: name, version, MCP instructions (the description), mode, whether the tools are
+served as MCP prompts too, and the system prompt."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QLabel,
@@ -16,9 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.document.agent_document import AgentDocument, FieldPath, touches
-from app.pages import ComboBinding, LineEditBinding, TextEditBinding
+from app.pages import ComboBinding, FieldBinding, LineEditBinding, TextEditBinding
 
-__all__ = ["MODES", "AgentPage"]
+__all__ = ["MODES", "AgentPage", "CheckBinding"]
 
 # (value, label, explanation)
 MODES = (
@@ -67,6 +71,20 @@ class AgentPage(QScrollArea):
         self.mode_hint = QLabel()
         self.mode_hint.setWordWrap(True)
         self.mode_hint.setEnabled(False)  # the palette's dimmed text, right in light and dark
+        self.prompts_check = QCheckBox(
+            "Also serve each tool as an MCP prompt, for clients that run it on their own model"
+        )
+        self.prompts_check.setObjectName("toolsAsPrompts")
+        self.prompts_check.setToolTip(
+            "For MCP clients without sampling: the client asks for a tool's prompt with the "
+            "tool's arguments (prompts/get) and runs what it gets on its own model."
+        )
+        self.prompts_hint = QLabel(
+            "A client gets the system prompt below and the tool's filled template; nothing runs "
+            "here and no key is needed. Anyone who connects can read both."
+        )
+        self.prompts_hint.setWordWrap(True)
+        self.prompts_hint.setEnabled(False)
         self.prompt_edit = QPlainTextEdit()
         self.prompt_edit.setObjectName("systemPrompt")
         self.prompt_edit.setPlaceholderText("You are …")
@@ -92,6 +110,8 @@ class AgentPage(QScrollArea):
         form.addRow(_buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
         form.addRow(_buddy("&Mode:", self.mode_combo), self.mode_combo)
         form.addRow("", self.mode_hint)
+        form.addRow(_buddy("MCP &prompts:", self.prompts_check), self.prompts_check)
+        form.addRow("", self.prompts_hint)
 
         prompt_label = _buddy("&System prompt:", self.prompt_edit)
         layout = QVBoxLayout(body)
@@ -108,9 +128,18 @@ class AgentPage(QScrollArea):
                 document, self.instructions_edit, ("metadata", "description"), "MCP instructions"
             ),
             ComboBinding(document, self.mode_combo, ("metadata", "mode"), "mode"),
+            CheckBinding(
+                document, self.prompts_check, ("settings", "tools_as_prompts"), "tools as prompts"
+            ),
             TextEditBinding(document, self.prompt_edit, ("system_prompt",), "system prompt"),
         ]
-        for widget in (self.name_edit, self.version_edit, self.instructions_edit, self.mode_combo):
+        for widget in (
+            self.name_edit,
+            self.version_edit,
+            self.instructions_edit,
+            self.mode_combo,
+            self.prompts_check,
+        ):
             QWidget.setTabOrder(widget, self._next_of(widget))
         document.changed_at.connect(self._on_changed_at)
         self._show_mode_hint()
@@ -121,6 +150,7 @@ class AgentPage(QScrollArea):
             self.version_edit,
             self.instructions_edit,
             self.mode_combo,
+            self.prompts_check,
             self.prompt_edit,
         ]
         return order[order.index(widget) + 1]
@@ -138,3 +168,25 @@ def _buddy(text: str, widget: QWidget) -> QLabel:
     label = QLabel(text)
     label.setBuddy(widget)
     return label
+
+
+class CheckBinding(FieldBinding):
+    """A ``QCheckBox`` bound to a true/false field; each click is one undo step."""
+
+    def __init__(
+        self, document: AgentDocument, check: QCheckBox, path: FieldPath, label: str, **kwargs: Any
+    ) -> None:
+        super().__init__(document, check, path, label, **kwargs)
+        self.check = check
+        check.clicked.connect(self._on_clicked)  # a person's click, never setChecked
+        self.refresh()
+
+    def _on_clicked(self, checked: bool) -> None:
+        self.commit(checked)
+        self.document.seal()
+
+    def refresh(self) -> None:
+        checked = bool(self.model_value())
+        if self.check.isChecked() != checked:
+            with QSignalBlocker(self.check):
+                self.check.setChecked(checked)
