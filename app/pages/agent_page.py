@@ -110,8 +110,15 @@ class AgentPage(QScrollArea):
         form.addRow(_buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
         form.addRow(_buddy("&Mode:", self.mode_combo), self.mode_combo)
         form.addRow("", self.mode_hint)
-        form.addRow(_buddy("MCP &prompts:", self.prompts_check), self.prompts_check)
-        form.addRow("", self.prompts_hint)
+        # The check box and its line in one cell: a word-wrapped label on a form row of its own
+        # gets a row taller than its text.
+        prompts_cell = QWidget()
+        prompts_column = QVBoxLayout(prompts_cell)
+        prompts_column.setContentsMargins(0, 0, 0, 0)
+        prompts_column.setSpacing(2)
+        prompts_column.addWidget(self.prompts_check)
+        prompts_column.addWidget(self.prompts_hint)
+        form.addRow(_buddy("MCP &prompts:", self.prompts_check), prompts_cell)
 
         prompt_label = _buddy("&System prompt:", self.prompt_edit)
         layout = QVBoxLayout(body)
