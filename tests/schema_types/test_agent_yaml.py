@@ -10,9 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from schema_types.errors import AgentFileError
 from schema_types.files import _yaml_loaders
 from schema_types.files import agent_yaml as _agent_yaml
 from schema_types.files._yaml_dump import dump_yaml
+from schema_types.files.agent_file import load_agent
 from schema_types.files.agent_yaml import MAX_VALUES, YamlSyntaxError, parse_yaml, parse_yaml_data
 from schema_types.limits import MAX_NESTING
 
@@ -148,4 +150,18 @@ def test_a_document_of_too_many_values_is_refused_where_they_overflow() -> None:
     assert caught.value.detail == (
         "the document holds more than 1000000 values: an agent file holds far fewer; check that "
         "this is the agent file you meant"
+    )
+
+
+def test_tools_as_prompts_reads_as_true_or_false_and_is_off_when_absent(tmp_path: Path) -> None:
+    path = tmp_path / "a.agent.yaml"
+    path.write_text("metadata: {name: A}\nsettings: {maxChatTurns: 3}\n", encoding="utf-8")
+    assert load_agent(path).settings.tools_as_prompts is False
+    path.write_text("settings:\n  toolsAsPrompts: true\n", encoding="utf-8")
+    assert load_agent(path).settings.tools_as_prompts is True
+    path.write_text("settings:\n  # serve prompts?\n  toolsAsPrompts: maybe\n", encoding="utf-8")
+    with pytest.raises(AgentFileError) as refused:
+        load_agent(path)
+    assert str(refused.value).endswith(
+        ':3:19: settings.toolsAsPrompts: expected true or false, got "maybe"'
     )
