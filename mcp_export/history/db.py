@@ -23,7 +23,7 @@ from mcp_export.history.backend import Database
 from mcp_export.history.schema import migrate
 from mcp_export.history.sql import SQLITE
 
-__all__ = ["HistoryDatabase"]
+__all__ = ["HistoryDatabase", "install_functions"]
 
 _T = TypeVar("_T")
 _BUSY_TIMEOUT_MS = 5000
@@ -32,6 +32,11 @@ _FOLDED = "history_folded_contains"  # SQLITE.folded: a search of non-ASCII text
 
 def _folded_contains(hay: str | None, needle: str) -> bool:
     return hay is not None and needle in hay.casefold()
+
+
+def install_functions(conn: sqlite3.Connection) -> None:
+    """Register the SQL function a search of non-ASCII text uses, on a new connection."""
+    conn.create_function(_FOLDED, 2, _folded_contains, deterministic=True)
 
 
 class HistoryDatabase(Database):
@@ -55,7 +60,7 @@ class HistoryDatabase(Database):
                 isolation_level=None,  # autocommit: each write is its own transaction
                 check_same_thread=False,  # shared by threads, guarded by self._lock
             )
-            self._conn.create_function(_FOLDED, 2, _folded_contains, deterministic=True)
+            install_functions(self._conn)
         except (OSError, sqlite3.Error) as exc:
             raise self.error("open", exc) from exc
         try:

@@ -2,8 +2,8 @@
 the history rows and the comparison with the run before, and JUnit XML read back by junitparser.
 
 The models are the real OpenAI provider talking to ``FakeOpenAIServer`` (a real HTTP server on
-loopback); inner tools come from the real ``mcp-server-time`` over stdio; history is a real SQLite
-file.
+loopback); inner tools come from the real ``mcp-server-time`` over stdio; history is a real SQLite file
+(and, for the rows kept and compared, a real PostgreSQL too).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from schema_types.files.agent_file import load_agent
 from tests.fakes._script import Reply, RequestBody, delay, text, tool_round_then_text
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
+
+pytest_plugins = ["tests.fakes.postgres"]
 
 pytestmark = pytest.mark.anyio
 
@@ -339,7 +341,9 @@ async def test_repeats_give_a_pass_rate_per_case_and_model(tmp_path: Path) -> No
     assert (entry["passRate"], entry["passed"], len(entry["runs"])) == (0.5, False, 4)
 
 
-async def test_each_run_is_kept_in_history_and_compared_with_the_one_before(tmp_path: Path) -> None:
+async def test_each_run_is_kept_in_history_and_compared_with_the_one_before(
+    tmp_path: Path, store_location: str
+) -> None:
     cases = [
         {
             "name": "stays green",
@@ -351,7 +355,7 @@ async def test_each_run_is_kept_in_history_and_compared_with_the_one_before(tmp_
     ]
     first_answers = {"Oslo": "Booked.", "Rome": "Booked AF123.", "Lima": "Booked."}
     second_answers = {"Oslo": "Booked.", "Rome": "Booked.", "Lima": "Booked KL9."}
-    store = HistoryStore(tmp_path / "history.db")
+    store = HistoryStore(store_location)
     runs: list[MatrixResult] = []
     for answers in (first_answers, second_answers):
 

@@ -1,7 +1,8 @@
 """Conversations in the history store: the figures its triggers keep, the migration to version 3,
 keyset pages with bounded scans, and the query plans that make a page cost what it returns.
 
-Real SQLite files throughout; the plans are read with ``EXPLAIN QUERY PLAN`` on the statements
+The figures and the pages on real SQLite files and a real PostgreSQL (``store_location``); the
+migration and the plans on SQLite, the plans read with ``EXPLAIN QUERY PLAN`` on the statements
 the store's own query functions run (a connection that notes them).
 """
 
@@ -22,10 +23,12 @@ from mcp_export.history.conversations import (
     ConversationFilter,
     conversation_page,
     conversation_tools,
-    install_functions,
 )
+from mcp_export.history.db import install_functions
 from mcp_export.history.figures import Figures, answers
 from mcp_export.history.store import INTERRUPTED, SCHEMA_VERSION, HistoryStore, agent_key
+
+pytest_plugins = ["tests.fakes.postgres"]
 
 AGENT = "/agents/travel.agent.yaml"
 
@@ -66,9 +69,9 @@ def _tool_test_with_a_follow_up(store: HistoryStore, agent: str = AGENT) -> tupl
 
 
 def test_a_conversation_adds_up_every_answer_and_each_answer_its_own_requests(
-    tmp_path: Path,
+    store_location: str,
 ) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+    with HistoryStore(store_location) as store:
         thread, _ = _tool_test_with_a_follow_up(store)
         record = store.thread(thread)
         messages = store.messages(thread)
@@ -87,9 +90,9 @@ def test_a_conversation_adds_up_every_answer_and_each_answer_its_own_requests(
 
 
 def test_a_count_no_request_reported_stays_unknown_and_a_cut_off_answer_has_no_time(
-    tmp_path: Path,
+    store_location: str,
 ) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+    with HistoryStore(store_location) as store:
         thread = store.create_thread(agent_path=AGENT, agent_name="T", title="t", kind="chat")
         store.add_message(thread, "user", "Hello")
         quiet = store.add_message(thread, "assistant", "", status="pending")
@@ -107,8 +110,8 @@ def test_a_count_no_request_reported_stays_unknown_and_a_cut_off_answer_has_no_t
     assert Figures().tokens() == "— in / — out" and Figures().time() == "—"
 
 
-def test_a_conversation_is_pending_while_a_row_is_and_an_error_stays(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_a_conversation_is_pending_while_a_row_is_and_an_error_stays(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         thread, run = store.start_call(
             thread_id=None,
             agent_path=AGENT,
@@ -253,8 +256,8 @@ def _many(store: HistoryStore, count: int, *, agent: str = AGENT) -> list[str]:
     return made
 
 
-def test_keyset_pages_list_every_conversation_once_newest_first(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_keyset_pages_list_every_conversation_once_newest_first(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         made = _many(store, 250)
         _many(store, 5, agent="/agents/other.agent.yaml")
         query = ConversationFilter(agent_key(AGENT))
@@ -271,8 +274,10 @@ def test_keyset_pages_list_every_conversation_once_newest_first(tmp_path: Path) 
     assert [c.thread.id for c in oldest_first.rows] == made[:3]
 
 
-def test_a_bounded_scan_goes_on_where_it_stopped_until_it_finds_the_match(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_a_bounded_scan_goes_on_where_it_stopped_until_it_finds_the_match(
+    store_location: str,
+) -> None:
+    with HistoryStore(store_location) as store:
         made = _many(store, 250)
         query = ConversationFilter(agent_key(AGENT), text="zürich")
         pages = []
@@ -289,8 +294,8 @@ def test_a_bounded_scan_goes_on_where_it_stopped_until_it_finds_the_match(tmp_pa
     assert [len(page.rows) for page in pages][:-1] == [0] * 6
 
 
-def test_text_matches_without_case_and_takes_wildcards_literally(tmp_path: Path) -> None:
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+def test_text_matches_without_case_and_takes_wildcards_literally(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
         made = _many(store, 12)
         scope = ConversationFilter(agent_key(AGENT))
 
@@ -309,11 +314,13 @@ def test_text_matches_without_case_and_takes_wildcards_literally(tmp_path: Path)
         assert not store.has_conversations(ConversationFilter(None, "Nobody"))
 
 
-def test_threads_recorded_under_two_spellings_of_the_path_share_one_key(tmp_path: Path) -> None:
+def test_threads_recorded_under_two_spellings_of_the_path_share_one_key(
+    tmp_path: Path, store_location: str
+) -> None:
     real = tmp_path / "agents"
     real.mkdir()
     (tmp_path / "link").symlink_to(real)
-    with HistoryStore(tmp_path / "h.sqlite3") as store:
+    with HistoryStore(store_location) as store:
         one = _many(store, 1, agent=str(real / "t.agent.yaml"))
         two = _many(store, 1, agent=str(tmp_path / "link" / ".." / "link" / "t.agent.yaml"))
         page = store.conversations(ConversationFilter(agent_key(str(real / "t.agent.yaml"))))

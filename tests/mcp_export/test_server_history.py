@@ -1,7 +1,9 @@
-"""History of served calls and conversations across calls (real SQLite in a private home).
+"""History of served calls and conversations across calls: the default SQLite file in a private
+home, and each store location of ``store_location`` (an SQLite file, a real PostgreSQL).
 
 Both protocol eras, the official ``mcp.Client`` in-process, the real OpenAI provider against
-``FakeOpenAIServer``.
+``FakeOpenAIServer``. Two servers on one PostgreSQL store stand for two instances behind a load
+balancer.
 """
 
 from __future__ import annotations
@@ -9,17 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
 
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from tests.fakes._script import Reply, RequestBody, status, text, text_without_usage
+from tests.fakes._script import Reply, RequestBody, hang, status, text, text_without_usage
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
+pytest_plugins = ["tests.fakes.postgres"]
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 CLIENT = types.Implementation(name="test-client", version="9.9")
@@ -77,17 +81,17 @@ async def test_a_served_call_is_recorded_as_a_run_with_the_callers_name(
 
 @MODES
 async def test_a_call_whose_model_server_reports_no_usage_is_recorded_with_null_counts(
-    tmp_path: Path, mode: str
+    tmp_path: Path, mode: str, store_location: str
 ) -> None:
     with FakeOpenAIServer([text_without_usage("Booked.")]) as model:
         path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         async with (
-            AgentServer(load_served_agents([path])) as served,
+            AgentServer(load_served_agents([path]), history=store_location) as served,
             Client(served.server, mode=mode, client_info=CLIENT) as client,
         ):
             result = await client.call_tool("book_flight", {"destination": "Oslo"})
     assert not result.is_error
-    with HistoryStore() as store:
+    with HistoryStore(store_location) as store:
         [run] = store.runs(tool_name="book_flight")
         messages = store.messages(run.thread_id or "")
     assert run.status == "complete" and run.answer == "Booked."
@@ -97,16 +101,18 @@ async def test_a_call_whose_model_server_reports_no_usage_is_recorded_with_null_
 
 
 @MODES
-async def test_an_empty_answer_is_recorded_as_the_runs_error(tmp_path: Path, mode: str) -> None:
+async def test_an_empty_answer_is_recorded_as_the_runs_error(
+    tmp_path: Path, mode: str, store_location: str
+) -> None:
     with FakeOpenAIServer([text("")]) as model:
         path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         async with (
-            AgentServer(load_served_agents([path])) as served,
+            AgentServer(load_served_agents([path]), history=store_location) as served,
             Client(served.server, mode=mode, client_info=CLIENT) as client,
         ):
             result = await client.call_tool("book_flight", {"destination": "Oslo"})
     assert result.is_error
-    with HistoryStore() as store:
+    with HistoryStore(store_location) as store:
         [run] = store.runs(tool_name="book_flight")
         messages = store.messages(run.thread_id or "")
     assert (run.status, run.error) == ("error", "the model answered with an empty message")
@@ -128,11 +134,13 @@ async def test_no_history_records_nothing(tmp_path: Path, metaagent_home: Path, 
 
 
 @MODES
-async def test_a_conversation_continues_across_calls_with_its_id(tmp_path: Path, mode: str) -> None:
+async def test_a_conversation_continues_across_calls_with_its_id(
+    tmp_path: Path, mode: str, store_location: str
+) -> None:
     with FakeOpenAIServer(responder=_count_user_turns) as model:
         path = _conversation_agent(tmp_path / "a.agent.yaml", model.base_url)
         async with (
-            AgentServer(load_served_agents([path])) as served,
+            AgentServer(load_served_agents([path]), history=store_location) as served,
             Client(served.server, mode=mode) as client,
         ):
             first = await client.call_tool("book_flight", {"destination": "Oslo"})
@@ -157,12 +165,12 @@ async def test_a_conversation_continues_across_calls_with_its_id(tmp_path: Path,
 
 @MODES
 async def test_an_unknown_conversation_id_is_refused_not_a_new_thread(
-    tmp_path: Path, mode: str
+    tmp_path: Path, mode: str, store_location: str
 ) -> None:
     with FakeOpenAIServer() as model:
         path = _conversation_agent(tmp_path / "a.agent.yaml", model.base_url)
         async with (
-            AgentServer(load_served_agents([path])) as served,
+            AgentServer(load_served_agents([path]), history=store_location) as served,
             Client(served.server, mode=mode) as client,
         ):
             result = await client.call_tool(
@@ -177,7 +185,7 @@ async def test_an_unknown_conversation_id_is_refused_not_a_new_thread(
 
 @MODES
 async def test_a_conversation_of_another_agent_cannot_be_continued(
-    tmp_path: Path, mode: str
+    tmp_path: Path, mode: str, store_location: str
 ) -> None:
     with FakeOpenAIServer() as model:
         mine = _conversation_agent(tmp_path / "a.agent.yaml", model.base_url)
@@ -188,7 +196,7 @@ async def test_a_conversation_of_another_agent_cannot_be_continued(
             tools=[book_tool("other", conversation=True)],
         )
         async with (
-            AgentServer(load_served_agents([mine, other])) as served,
+            AgentServer(load_served_agents([mine, other]), history=store_location) as served,
             Client(served.server, mode=mode) as client,
         ):
             theirs = await client.call_tool("other", {"destination": "Oslo"})
@@ -236,3 +244,55 @@ async def test_a_conversation_id_of_the_wrong_type_is_listed_with_the_other_prob
     assert result.is_error
     lines: list[Any] = _text(result).splitlines()[1:]
     assert [line.split(":")[0] for line in lines] == ["conversation_id", "destination"]
+
+
+@MODES
+async def test_a_cancelled_call_is_recorded_with_its_time_until_the_cancel(
+    tmp_path: Path, mode: str, store_location: str
+) -> None:
+    with FakeOpenAIServer([hang()]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        async with (
+            AgentServer(load_served_agents([path]), history=store_location) as served,
+            Client(served.server, mode=mode) as client,
+        ):
+            started = anyio.current_time()
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "book_flight", {"destination": "Oslo"})
+                assert await anyio.to_thread.run_sync(model.wait_for_requests, 1, 10.0)
+                await anyio.sleep(0.2)
+                group.cancel_scope.cancel()
+            waited_ms = (anyio.current_time() - started) * 1000
+    with HistoryStore(store_location) as store:
+        [run] = store.runs(tool_name="book_flight")
+    assert (run.status, run.error) == ("error", "cancelled by the client")
+    assert run.duration_ms is not None and 200 <= run.duration_ms <= waited_ms + 50
+
+
+@MODES
+async def test_a_conversation_started_on_one_instance_continues_on_another(
+    tmp_path: Path, mode: str, postgres_url: str
+) -> None:
+    with FakeOpenAIServer(responder=_count_user_turns) as model:
+        path = _conversation_agent(tmp_path / "a.agent.yaml", model.base_url)
+        async with (
+            AgentServer(load_served_agents([path]), history=postgres_url) as one,
+            AgentServer(load_served_agents([path]), history=postgres_url) as another,
+            Client(one.server, mode=mode) as first_client,
+            Client(another.server, mode=mode) as second_client,
+        ):
+            first = await first_client.call_tool("book_flight", {"destination": "Oslo"})
+            assert first.structured_content is not None
+            conversation = first.structured_content["conversationId"]
+            second = await second_client.call_tool(
+                "book_flight", {"destination": "Rome", "conversation_id": conversation}
+            )
+            third = await first_client.call_tool(
+                "book_flight", {"destination": "Paris", "conversation_id": conversation}
+            )
+    assert _text(second) == "turn 2: Book a flight to Rome for 1 passenger(s)."
+    assert _text(third) == "turn 3: Book a flight to Paris for 1 passenger(s)."
+    with HistoryStore(postgres_url) as store:
+        runs = store.runs(tool_name="book_flight")
+    assert {run.thread_id for run in runs} == {conversation}
+    assert [run.status for run in runs] == ["complete"] * 3
