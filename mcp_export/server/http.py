@@ -41,7 +41,8 @@ from mcp_export.server.http_gates import (
     BearerTokenGate,
     MessageScreen,
 )
-from mcp_export.server.oauth import OAuthSettings, auth_settings, open_verifier
+from mcp_export.server.oauth import OAuthSettings, auth_settings
+from mcp_export.server.oauth_verifiers import open_verifier
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server

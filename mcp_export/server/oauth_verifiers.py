@@ -1,0 +1,352 @@
+"""Token verifiers for the protected HTTP server: JWTs checked here, or opaque tokens introspected.
+
+Each implements the SDK's ``TokenVerifier``: a good token gives an ``AccessToken`` (the SDK then
+checks the required scopes), anything else None (the SDK answers 401). Two ways:
+
+- ``JwtVerifier``: the token is a JWT signed by a key in the issuer's JWKS (RFC 9068 access
+  tokens); PyJWT checks the signature, ``iss``, ``exp`` and ``aud``. The key set is fetched
+  without blocking the event loop, cached, and fetched again on a key id it does not hold.
+- ``IntrospectionVerifier``: the issuer's introspection endpoint says (RFC 7662), asked with this
+  server's client credentials; for opaque tokens, or to notice revoked ones at once.
+
+``open_verifier`` builds the one the settings ask for from the issuer's metadata. A refused
+token is logged with its reason, never the token itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import jwt
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+
+from mcp_export.server.oauth import CLIENT_SECRET_ENV, OAuthError, OAuthSettings, discover
+
+__all__ = ["ALGORITHMS", "IntrospectionVerifier", "JwtVerifier", "open_verifier"]
+
+logger = logging.getLogger(__name__)
+
+ALGORITHMS = frozenset(
+    ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+)
+"""Signature algorithms accepted: asymmetric only (a shared-secret HS256 key in a public key set
+would let anyone sign), never ``none``."""
+REFETCH_INTERVAL = 10.0
+"""Seconds between two fetches of the key set caused by unknown key ids (tokens with made-up key
+ids must not make this server hammer the issuer)."""
+
+
+def _scopes(claims: Mapping[str, Any]) -> list[str]:
+    value = claims.get("scope", claims.get("scp", ""))
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return []
+
+
+def _audiences(claims: Mapping[str, Any]) -> list[str]:
+    value = claims.get("aud")
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return []
+
+
+def _same_resource(audience: str, resource: str) -> bool:
+    return audience.rstrip("/") == resource.rstrip("/")
+
+
+def _access_token(
+    token: str, claims: Mapping[str, Any], resource: str, leeway: float
+) -> AccessToken:
+    """The SDK's view of a good token; it expires (for the SDK too) ``leeway`` after ``exp``."""
+    client_id = claims.get("client_id") or claims.get("azp") or claims.get("sub") or "unknown"
+    exp = claims.get("exp")
+    return AccessToken(
+        token=token,
+        client_id=str(client_id),
+        scopes=_scopes(claims),
+        expires_at=int(exp + leeway) if isinstance(exp, int | float) else None,
+        resource=resource,
+        subject=str(claims["sub"]) if "sub" in claims else None,
+        claims={"iss": claims["iss"]} if "iss" in claims else None,
+    )
+
+
+_FAMILIES = {"RSA": ("RS", "PS"), "EC": ("ES",), "OKP": ("EdDSA",)}
+
+
+@dataclass(frozen=True)
+class _SigningKey:
+    key: jwt.PyJWK
+    algorithms: frozenset[str]
+    """What tokens it checks: the algorithm its JWK names, else any of its key type's."""
+
+
+def _signing_keys(published: object) -> dict[str, _SigningKey]:
+    """The usable signing keys of a JWKS document, by key id ("" for a key without one)."""
+    entries = published.get("keys") if isinstance(published, dict) else None
+    if not isinstance(entries, list):
+        raise ValueError("not a JWKS document (no 'keys' list)")
+    keys: dict[str, _SigningKey] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+            continue
+        try:
+            key = jwt.PyJWK.from_dict(entry)
+        except jwt.PyJWTError:
+            continue  # a key type, curve or algorithm PyJWT cannot use here
+        named = entry.get("alg")
+        if named:
+            algorithms = frozenset({str(named)}) & ALGORITHMS
+        else:
+            prefixes = _FAMILIES.get(str(entry.get("kty")), ())
+            algorithms = frozenset(a for a in ALGORITHMS if a.startswith(prefixes))
+        if algorithms:
+            keys[str(entry.get("kid") or "")] = _SigningKey(key, algorithms)
+    return keys
+
+
+class JwtVerifier(TokenVerifier):
+    """Accepts JWT access tokens signed by a key of the issuer's key set (JWKS).
+
+    Args:
+        issuer: the ``iss`` every token must carry.
+        resource: the audience every token must name (``aud``, a string or a list).
+        jwks_uri: where the issuer publishes its public keys.
+        http: the client that fetches them (owned by the caller).
+        leeway: seconds of clock difference tolerated.
+    """
+
+    def __init__(
+        self,
+        issuer: str,
+        resource: str,
+        jwks_uri: str,
+        http: httpx2.AsyncClient,
+        *,
+        leeway: float = 5.0,
+    ) -> None:
+        self._issuer = issuer
+        self._resource = resource
+        self._audiences = sorted({resource, resource.rstrip("/"), resource.rstrip("/") + "/"})
+        self._jwks_uri = jwks_uri
+        self._http = http
+        self._leeway = leeway
+        self._keys: dict[str, _SigningKey] = {}
+        self._fetched_at = float("-inf")
+        self._lock = anyio.Lock()
+
+    @property
+    def issuer(self) -> str:
+        """The issuer whose tokens this verifier accepts."""
+        return self._issuer
+
+    async def load_keys(self) -> None:
+        """Fetch the key set now.
+
+        Raises:
+            OAuthError: it cannot be read, or holds no usable signing key.
+        """
+        async with self._lock:
+            await self._fetch()
+
+    async def _fetch(self) -> None:
+        self._fetched_at = time.monotonic()
+        try:
+            response = await self._http.get(self._jwks_uri, headers={"Accept": "application/json"})
+            response.raise_for_status()
+            keys = _signing_keys(response.json())
+        except (httpx2.HTTPError, ValueError) as exc:
+            raise OAuthError(
+                f"cannot read the authorization server's keys at {self._jwks_uri}: {exc}"
+            ) from exc
+        if not keys:
+            raise OAuthError(f"the key set at {self._jwks_uri} holds no asymmetric signing key")
+        self._keys = keys
+
+    async def _key(self, key_id: str) -> _SigningKey | None:
+        if not key_id and len(self._keys) == 1:
+            return next(iter(self._keys.values()))
+        if key_id in self._keys:
+            return self._keys[key_id]
+        async with self._lock:
+            if key_id not in self._keys and (
+                time.monotonic() - self._fetched_at >= REFETCH_INTERVAL
+            ):
+                try:
+                    await self._fetch()
+                except OAuthError as exc:
+                    logger.warning("%s", exc)
+        return self._keys.get(key_id)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's grant when the token is good, else None (the SDK then answers 401)."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.InvalidTokenError:
+            logger.warning("refused a bearer token: it is not a JWT")
+            return None
+        algorithm = str(header.get("alg", ""))
+        if algorithm not in ALGORITHMS:
+            logger.warning("refused a bearer token signed with algorithm %r", algorithm)
+            return None
+        key = await self._key(str(header.get("kid") or ""))
+        if key is None:
+            logger.warning("refused a bearer token signed by a key the issuer does not publish")
+            return None
+        if algorithm not in key.algorithms:
+            logger.warning("refused a bearer token: algorithm %r does not fit its key", algorithm)
+            return None
+        try:
+            claims = jwt.decode(
+                token,
+                key.key.key,
+                algorithms=[algorithm],
+                audience=self._audiences,
+                issuer=self._issuer,
+                leeway=self._leeway,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except jwt.InvalidTokenError as exc:
+            logger.warning("refused a bearer token: %s", exc)
+            return None
+        return _access_token(token, claims, self._resource, self._leeway)
+
+
+class IntrospectionVerifier(TokenVerifier):
+    """Asks the issuer's introspection endpoint (RFC 7662) whether a token is active.
+
+    Args:
+        issuer: the issuer (checked against the answer's ``iss`` when it has one).
+        resource: the audience the answer must name in ``aud``.
+        endpoint: the introspection endpoint.
+        client_id: this server's client id at the issuer.
+        client_secret: its secret (sent with HTTP Basic authentication).
+        http: the client that asks (owned by the caller).
+        leeway: seconds of clock difference tolerated on ``exp``.
+    """
+
+    def __init__(
+        self,
+        issuer: str,
+        resource: str,
+        endpoint: str,
+        client_id: str,
+        client_secret: str,
+        http: httpx2.AsyncClient,
+        *,
+        leeway: float = 5.0,
+    ) -> None:
+        self._issuer = issuer
+        self._resource = resource
+        self._endpoint = endpoint
+        self._auth = httpx2.BasicAuth(client_id, client_secret)
+        self._http = http
+        self._leeway = leeway
+
+    @property
+    def issuer(self) -> str:
+        """The issuer whose tokens this verifier accepts."""
+        return self._issuer
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's grant when the issuer says it is active here, else None (401)."""
+        try:
+            response = await self._http.post(
+                self._endpoint,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=self._auth,
+                headers={"Accept": "application/json"},
+            )
+        except httpx2.HTTPError as exc:
+            logger.warning("cannot reach the introspection endpoint %s: %s", self._endpoint, exc)
+            return None
+        if response.status_code != 200:
+            logger.warning(
+                "the introspection endpoint %s answered HTTP %d (are --oauth-client-id and %s "
+                "right?)",
+                self._endpoint,
+                response.status_code,
+                CLIENT_SECRET_ENV,
+            )
+            return None
+        try:
+            claims = response.json()
+        except ValueError:
+            logger.warning("the introspection endpoint %s answered no JSON", self._endpoint)
+            return None
+        reason = self._refusal(claims) if isinstance(claims, dict) else "not a JSON object"
+        if reason:
+            logger.warning("refused a bearer token: %s", reason)
+            return None
+        return _access_token(token, claims, self._resource, self._leeway)
+
+    def _refusal(self, claims: Mapping[str, Any]) -> str | None:
+        if claims.get("active") is not True:
+            return "the issuer says it is not active"
+        issuer = claims.get("iss")
+        if issuer is not None and str(issuer).rstrip("/") != self._issuer.rstrip("/"):
+            return "issued by another issuer"
+        if not any(_same_resource(a, self._resource) for a in _audiences(claims)):
+            return "issued for another audience"
+        exp = claims.get("exp")
+        if isinstance(exp, int | float) and exp + self._leeway < time.time():
+            return "expired"
+        return None
+
+
+async def open_verifier(
+    settings: OAuthSettings, resource: str, http: httpx2.AsyncClient
+) -> JwtVerifier | IntrospectionVerifier:
+    """The verifier ``settings`` ask for, ready: metadata discovered, keys fetched.
+
+    Args:
+        settings: the OAuth settings.
+        resource: this server's resource URL (the audience).
+        http: the client verifiers use (owned by the caller, open while they are in use).
+
+    Raises:
+        OAuthError: the issuer or its keys cannot be reached, or introspection lacks what it
+            needs.
+    """
+    metadata = await discover(settings.issuer, http)
+    issuer = str(metadata["issuer"])
+    if settings.introspect:
+        endpoint = metadata.get("introspection_endpoint")
+        if not endpoint:
+            raise OAuthError(
+                f"--oauth-introspect: the authorization server {issuer} publishes no "
+                "introspection_endpoint; leave out --oauth-introspect to check JWTs instead"
+            )
+        if not settings.client_id or not settings.client_secret:
+            raise OAuthError(
+                "--oauth-introspect needs this server's client credentials: --oauth-client-id ID "
+                f"and the secret in the {CLIENT_SECRET_ENV} environment variable"
+            )
+        return IntrospectionVerifier(
+            issuer,
+            resource,
+            str(endpoint),
+            settings.client_id,
+            settings.client_secret,
+            http,
+            leeway=settings.leeway,
+        )
+    jwks_uri = metadata.get("jwks_uri")
+    if not jwks_uri:
+        raise OAuthError(
+            f"--oauth-issuer {issuer}: its metadata has no jwks_uri to check JWT signatures "
+            "with; use --oauth-introspect with this server's client credentials instead"
+        )
+    verifier = JwtVerifier(issuer, resource, str(jwks_uri), http, leeway=settings.leeway)
+    await verifier.load_keys()
+    return verifier
