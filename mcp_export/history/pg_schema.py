@@ -8,7 +8,8 @@ every row a ``writer_host``: many machines write to one database, and a writer i
 one of them.
 
 The triggers are PL/pgSQL functions. A message's answer time is set on the row itself, before it
-is written; each change of a message or a run then updates its thread once.
+is written; each change of a message or a run then updates its thread once. ``history_apply``
+applies a background writer's batch, sent as one JSON array, in one statement.
 
 ``history_schema`` holds the schema version. Setting up takes a transaction-scoped advisory lock,
 so instances that start together create the tables once.
@@ -202,6 +203,37 @@ WHEN (NEW.thread_id IS NOT NULL AND NEW.status IS DISTINCT FROM OLD.status)
 EXECUTE FUNCTION history_run_changed();
 """
 
+# A batch of writes as one JSON array of write-log lines ([table, row or null, values]): the
+# writer sends one statement per batch, and the statements are made here, not in the client.
+_APPLY = """
+CREATE FUNCTION history_apply(batch jsonb) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+    w jsonb;
+    columns text;
+    changed integer;
+    skipped text[] := '{}';
+BEGIN
+    FOR w IN SELECT value FROM jsonb_array_elements(batch) LOOP
+        SELECT string_agg(quote_ident(key), ', ') INTO columns FROM jsonb_object_keys(w->2) AS key;
+        IF jsonb_typeof(w->1) = 'null' THEN
+            EXECUTE format('INSERT INTO %I (%s) SELECT %s FROM jsonb_populate_record(NULL::%I, $1) '
+                           'ON CONFLICT (id) DO NOTHING', w->>0, columns, columns, w->>0)
+            USING w->2;
+        ELSE
+            EXECUTE format('UPDATE %I SET (%s) = '
+                           '(SELECT %s FROM jsonb_populate_record(NULL::%I, $1)) WHERE id = $2',
+                           w->>0, columns, columns, w->>0)
+            USING w->2, (w->>1)::bigint;
+            GET DIAGNOSTICS changed = ROW_COUNT;
+            IF changed = 0 THEN
+                skipped := skipped || format('no row %s in %s to update', w->>1, w->>0);
+            END IF;
+        END IF;
+    END LOOP;
+    RETURN skipped;
+END $$;
+"""
+
 
 def migrate(conn: Connection, location: str) -> None:
     """Create the schema of the database at ``location``, or check its version (in a
@@ -212,7 +244,9 @@ def migrate(conn: Connection, location: str) -> None:
     """
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
     if conn.execute("SELECT to_regclass('history_schema')").fetchone()[0] is None:
-        conn.execute(_TABLES + _TRIGGERS)  # no parameters: one round trip for the whole script
+        conn.execute(
+            _TABLES + _TRIGGERS + _APPLY
+        )  # no parameters: one round trip for the whole script
         conn.execute("CREATE TABLE history_schema (version integer NOT NULL)")
         conn.execute("INSERT INTO history_schema (version) VALUES (?)", (SCHEMA_VERSION,))
         return

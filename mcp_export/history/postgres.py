@@ -7,9 +7,12 @@
 - One connection per database object, autocommit, guarded by a lock; a connection that broke
   (a restarted server) is made again on the next use. A background writer gets its own
   (:meth:`PostgresDatabase.for_writer`), so reads never wait behind its commits.
-- A batch of writes is one transaction sent as one pipeline: a round trip per batch, not per
-  row. A batch that a constraint refuses (a row whose thread was deleted meanwhile) is applied
-  again a write at a time, each in a savepoint, so the others still land.
+- A batch of writes is one statement: its writes as one JSON array (the lines a write log would
+  hold), applied by the database's ``history_apply`` (``history/pg_schema.py``) in one
+  transaction, one round trip; an update of a row inserted in the same batch is folded into
+  the insert first. A batch that a
+  constraint refuses (a row whose thread was deleted meanwhile) is applied again a write at a
+  time, each in a savepoint, so the others still land.
 - Ids that a write-behind store hands out before the rows exist come from the tables' own
   identity sequences (``nextval``), which no two sessions share.
 - Pending rows of writers that are gone are marked interrupted for writers of this host only:
@@ -228,29 +231,16 @@ class PostgresDatabase(Database):
 
     def apply_writes(self, writes: Sequence[Write]) -> list[str]:
         """Apply ``writes`` in one pipelined transaction (see the module doc)."""
+        batch = b"[" + b",".join(write.line() for write in _merged(writes)) + b"]"
         try:
             with self.connection("write") as conn:
-                with conn.raw.pipeline(), conn.raw.transaction():
-                    applied = [(write, self._send(conn, write)) for write in writes]
-                return [
-                    f"no row {write.row} in {write.table} to update"
-                    for write, cursor in applied
-                    if cursor is not None and cursor.rowcount == 0
-                ]
+                found = conn.execute("SELECT history_apply(?::jsonb)", (batch.decode(),))
+                skipped: list[str] = found.fetchone()[0]
+                return skipped
         except HistoryError as exc:
             if not self.refused(exc.__cause__ or exc):
                 raise
         return super().apply_writes(writes)
-
-    def _send(self, conn: _PgConnection, write: Write) -> Cursor | None:
-        if write.row is None:
-            self.insert_row(conn, write.table, write.values)
-            return None
-        assignments = ", ".join(f"{key} = ?" for key in write.values)
-        return conn.execute(
-            f"UPDATE {write.table} SET {assignments} WHERE id = ?",
-            (*write.values.values(), write.row),
-        )
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -259,6 +249,31 @@ class PostgresDatabase(Database):
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+
+def _merged(writes: Sequence[Write]) -> list[Write]:
+    """``writes`` with each update of a row inserted earlier in the batch folded into its insert.
+
+    A call's rows are mostly inserted and finished within one batch (a run started, then
+    finished; an answer pending, then complete): one statement each instead of two. The rows
+    and their thread's summary end as they would have, statement by statement.
+    """
+    merged: list[Write] = []
+    inserted: dict[tuple[str, Any], int] = {}
+    for write in writes:
+        if write.row is None:
+            key = write.values.get("id")
+            if key is not None:
+                inserted[(write.table, key)] = len(merged)
+            merged.append(write)
+            continue
+        at = inserted.get((write.table, write.row))
+        if at is None:
+            merged.append(write)
+        else:
+            insert = merged[at]
+            merged[at] = Write(insert.table, {**insert.values, **write.values})
+    return merged
 
 
 def _option(url: str, name: str) -> str | None:
