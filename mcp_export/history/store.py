@@ -422,6 +422,15 @@ class HistoryStore:
         if self._behind is not None:
             self._behind.flush()
 
+    def ping(self) -> None:
+        """Check that the database answers now (a round trip to a server's database).
+
+        Raises:
+            HistoryError: it does not; the message says where it is and what to do.
+        """
+        with self._db.connection("reach") as conn:
+            conn.execute("SELECT 1").fetchone()
+
     def on_settled(self, callback: Callable[[], None]) -> bool:
         """Call ``callback`` once every write made so far is in the database.
 

@@ -147,6 +147,7 @@ class HistoryAccess:
         self.enabled = history is not None and history is not False
         self._store: HistoryStore | None = self._given
         self._owned = False
+        self._broken: str | None = None
 
     @property
     def store(self) -> HistoryStore | None:
@@ -178,8 +179,25 @@ class HistoryAccess:
         """Stop using a store that failed (logged once)."""
         if self.enabled:
             logger.warning("history: %s; served calls are no longer recorded", exc)
+            self._broken = f"the history store failed: {exc}"
         self.enabled = False
         self._store = None
+
+    def problem(self) -> str | None:
+        """Why the history store cannot be used now, or None: it answers, or history is off.
+
+        Blocking (a round trip to a server's database): call it from a worker thread. A store
+        that does not answer now is not given up: it may be back for the next call.
+        """
+        if not self.enabled:
+            return self._broken
+        try:
+            store = self.open_now()
+            if store is not None:
+                store.ping()
+        except ExportError as exc:
+            return str(exc)
+        return None
 
     def conversation(self, conversation_id: str, tool: ServedTool) -> list[ChatMessage] | str:
         """The messages of a conversation to continue, or the text of the refusal."""

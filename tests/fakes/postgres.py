@@ -82,10 +82,8 @@ class PostgresCluster:
             )
             self._start()
             with self.admin() as admin:
-                admin.execute(
-                    f"CREATE ROLE {ROLE} LOGIN PASSWORD '{self.password}'"  # type: ignore[arg-type]
-                )
-                admin.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")  # type: ignore[arg-type]
+                admin.execute(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{self.password}'")
+                admin.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
         except BaseException:
             self.stop()
             raise
@@ -151,7 +149,7 @@ class PostgresCluster:
         """The URL of a new, empty schema of its own."""
         schema = f"t_{secrets.token_hex(6)}"
         with self.admin(DATABASE) as admin:
-            admin.execute(f"CREATE SCHEMA {schema} AUTHORIZATION {ROLE}")  # type: ignore[arg-type]
+            admin.execute(f"CREATE SCHEMA {schema} AUTHORIZATION {ROLE}")
         return self.url(search_path=schema)
 
     def stop(self) -> None:

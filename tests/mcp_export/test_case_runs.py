@@ -2,8 +2,8 @@
 the history rows and the comparison with the run before, and JUnit XML read back by junitparser.
 
 The models are the real OpenAI provider talking to ``FakeOpenAIServer`` (a real HTTP server on
-loopback); inner tools come from the real ``mcp-server-time`` over stdio; history is a real SQLite file
-(and, for the rows kept and compared, a real PostgreSQL too).
+loopback); inner tools come from the real ``mcp-server-time`` over stdio; history is a real SQLite
+file (and, for the rows kept and compared, a real PostgreSQL too).
 """
 
 from __future__ import annotations

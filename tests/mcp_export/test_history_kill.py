@@ -83,6 +83,7 @@ def test_kill_9_of_the_server_with_calls_in_flight_keeps_every_recorded_run(
             with HistoryStore() as store:
                 assert store.stale_marked >= IN_FLIGHT
                 runs = store.runs(limit=10_000)
+            assert store.path is not None
             counts = _counts(store.path)
             assert counts == {
                 "integrity_ok": 1,

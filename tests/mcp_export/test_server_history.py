@@ -60,7 +60,7 @@ async def test_a_served_call_is_recorded_as_a_run_with_the_callers_name(
             failed = await client.call_tool("book_flight", {"destination": "Rome"})
     assert failed.is_error
     with HistoryStore() as store:
-        assert store.path.is_relative_to(metaagent_home)
+        assert store.path is not None and store.path.is_relative_to(metaagent_home)
         failure, run = store.runs(tool_name="book_flight")
         thread = store.thread(run.thread_id or "")
         messages = store.messages(run.thread_id or "")

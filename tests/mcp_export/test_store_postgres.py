@@ -101,7 +101,7 @@ def test_a_newer_schema_is_refused_with_advice(
 ) -> None:
     open_store(postgres_url).close()
     with postgres_cluster.admin("metaagent") as admin:
-        admin.execute(f"UPDATE {_schema(postgres_url)}.history_schema SET version = 99")  # type: ignore[arg-type]
+        admin.execute(f"UPDATE {_schema(postgres_url)}.history_schema SET version = 99")
     with pytest.raises(HistoryError, match="schema version 99, newer than this program knows"):
         open_store(postgres_url)
 
@@ -223,7 +223,7 @@ def test_a_store_that_breaks_while_serving_logs_without_the_password(
     try:
         store.flush()
         with postgres_cluster.admin("metaagent") as admin:
-            admin.execute(f"DROP SCHEMA {_schema(postgres_url)} CASCADE")  # type: ignore[arg-type]
+            admin.execute(f"DROP SCHEMA {_schema(postgres_url)} CASCADE")
         with caplog.at_level(logging.WARNING):
             store.create_thread(agent_path="/a", agent_name="A", title="t", kind="chat")
             store.flush()
@@ -232,3 +232,19 @@ def test_a_store_that_breaks_while_serving_logs_without_the_password(
     assert "calls are no longer recorded" in caplog.text
     assert f"127.0.0.1:{postgres_cluster.port}/metaagent" in caplog.text
     assert postgres_cluster.password not in caplog.text
+
+
+def test_readiness_names_a_store_that_does_not_answer_and_not_its_password(
+    postgres_cluster: PostgresCluster, postgres_url: str
+) -> None:
+    reachable = HistoryAccess(postgres_url)
+    missing = HistoryAccess(postgres_cluster.url(database="nowhere"))
+    try:
+        assert reachable.problem() is None
+        problem = missing.problem()
+        assert problem is not None and "/nowhere" in problem
+        assert postgres_cluster.password not in problem
+        assert HistoryAccess(False).problem() is None
+    finally:
+        reachable.close()
+        missing.close()
