@@ -24,11 +24,10 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any
 
 import anyio
 
-from mcp_export.errors import ConfigurationError
+from mcp_export.errors import ConfigurationError, HistoryError
 from mcp_export.redact import RedactingFilter, remember_environment_references, remember_secret
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address, resource_url
@@ -249,6 +248,11 @@ def run(args: argparse.Namespace) -> int:
         return _refuse(f"cannot load the agent file: {exc}")
     except ConfigurationError as exc:
         return _refuse(str(exc))
+    if args.store is not None:
+        try:
+            server.policy.history.open_now()  # a store named but out of reach: say so now
+        except HistoryError as exc:
+            return _refuse(str(exc))
     for served in agents:
         remember_environment_references(served.agent)
 
@@ -257,13 +261,13 @@ def run(args: argparse.Namespace) -> int:
             if address is None:
                 await server.run_stdio()
             else:
-                # Only what is asked for: AgentServer.run_http takes oauth and stateless from
-                # the change that passes them on to serve_http.
-                protection: dict[str, Any] = {"oauth": oauth} if oauth is not None else {}
-                if args.stateless:
-                    protection["stateless"] = True
                 await server.run_http(
-                    address, token=token, log_level=args.log_level, on_ready=_announce, **protection
+                    address,
+                    token=token,
+                    log_level=args.log_level,
+                    on_ready=_announce,
+                    oauth=oauth,
+                    stateless=args.stateless,
                 )
 
     try:

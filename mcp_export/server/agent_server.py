@@ -46,6 +46,8 @@ from schema_types.files.agent_file import load_agent
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.server.http import HttpAddress
+    from mcp_export.server.oauth import OAuthSettings
+    from mcp_export.server.ops import ServerMetrics
 
 __all__ = ["STATE_KEY_VARIABLE", "AgentServer", "ServedAgent", "load_served_agents", "state_keys"]
 
@@ -286,6 +288,7 @@ class AgentServer(AsyncResource):
         self.server.middleware.append(_explain_not_initialized)
         self.server.middleware.append(_LazyRequestStateBoundary(name, keys))
         self._listing_cache: dict[str, Any] | None = None
+        self.metrics: ServerMetrics | None = None
         self.prompt_names = [
             served_name
             for served_name, tool in self.catalogue.items()
@@ -340,7 +343,7 @@ class AgentServer(AsyncResource):
 
         runtime = self.runtime(tool)
         known = runtime.inner_tools
-        result = await run_call(ctx, tool, runtime, params)
+        result = await run_call(ctx, tool, runtime, params, metrics=self.metrics)
         if runtime.inner_tools != known:
             await self._tools_changed(ctx)
         return result
@@ -393,9 +396,31 @@ class AgentServer(AsyncResource):
         token: str | None,
         log_level: str = "warning",
         on_ready: Callable[[str], None] | None = None,
+        oauth: OAuthSettings | None = None,
+        stateless: bool = False,
     ) -> None:
-        """Serve over streamable HTTP until cancelled (see ``server.http.serve_http``)."""
-        await serve_http(self.server, address, token=token, log_level=log_level, on_ready=on_ready)
+        """Serve over streamable HTTP until cancelled (see ``server.http.serve_http``).
+
+        Besides ``/mcp``: ``/healthz``, ``/readyz`` (ready once the history store answers) and
+        ``/metrics`` (the calls of this process, ``server.ops``).
+        """
+        from mcp_export.server.ops import ServerMetrics, ops_routes  # HTTP only: stdio stays lean
+
+        self.metrics = ServerMetrics(self.catalogue)
+        await serve_http(
+            self.server,
+            address,
+            token=token,
+            log_level=log_level,
+            on_ready=on_ready,
+            oauth=oauth,
+            stateless=stateless,
+            extra_routes=ops_routes(self.metrics, self._ready),
+        )
+
+    async def _ready(self) -> str | None:
+        """Why this server cannot take calls now, or None: its history store must answer."""
+        return await anyio.to_thread.run_sync(self.policy.history.problem)
 
     async def aclose(self) -> None:
         """Close every agent's tool servers, model connections and the history store."""

@@ -172,6 +172,10 @@ async def _answer(
         raise
     finally:
         await runtime.note_inner_tools()
-    return finish(
+    result = finish(
         tool, record, outcome, record.thread_id, unavailable=runtime.unavailable_servers()
     )
+    if tool.conversation:
+        # The next turn may reach another instance of a shared store: it must find this one.
+        await record.settled()
+    return result

@@ -113,10 +113,10 @@ async def run_round_trip(
             },
             request_state=state.dumps(),
         )
-    return _record_and_finish(request, session, outcome, (time.time() - state.started) * 1000)
+    return await _record_and_finish(request, session, outcome, (time.time() - state.started) * 1000)
 
 
-def _record_and_finish(
+async def _record_and_finish(
     request: ServedRequest,
     session: ChatSession,
     outcome: FinalAnswer | SessionFailed,
@@ -146,7 +146,7 @@ def _record_and_finish(
                 recorder.model_turn_finished(message, Usage())
             elif message.role == "tool":
                 recorder.tool_result(message)
-    return finish(
+    result = finish(
         request.tool,
         record,
         outcome,
@@ -154,3 +154,6 @@ def _record_and_finish(
         duration_ms=duration_ms,
         unavailable=request.runtime.unavailable_servers(),
     )
+    if request.tool.conversation:
+        await record.settled()
+    return result

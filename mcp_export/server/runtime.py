@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 class CallPolicy:
     """Server-wide choices for calls: sampling allowed, and where history goes."""
 
-    def __init__(self, *, sampling: bool, history: HistoryStore | bool | None) -> None:
+    def __init__(self, *, sampling: bool, history: HistoryStore | bool | str | None) -> None:
         self.sampling = sampling
         self.history = HistoryAccess(history)
 
