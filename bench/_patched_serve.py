@@ -184,7 +184,7 @@ def _window_1s() -> None:
 def _no_screen() -> None:
     from mcp_export.server import http
 
-    def unscreened(app: Any, max_body: int = 0) -> Any:
+    def unscreened(app: Any, max_body: int = 0, **_: Any) -> Any:
         return app
 
     setattr(http, "MessageScreen", unscreened)  # noqa: B010
