@@ -103,11 +103,13 @@ async def serve_stdio(model: Model) -> None:
         await model.aclose()
 
 
-async def serve_http(model: Model, port: int) -> None:
+async def serve_http(model: Model, port: int, stateless: bool = False) -> None:
     import uvicorn
 
     server = build(model)
-    app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", host="127.0.0.1", stateless_http=stateless
+    )
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -127,13 +129,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base_url")
     parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument("--stateless", action="store_true", help="with --http: no sessions")
     args = parser.parse_args()
     raise_file_limit()
     model = Model(args.base_url)
     if args.http is None:
         anyio.run(serve_stdio, model)
     else:
-        anyio.run(serve_http, model, args.http)
+        anyio.run(serve_http, model, args.http, args.stateless)
 
 
 if __name__ == "__main__":
