@@ -182,7 +182,7 @@ def bind_socket(address: HttpAddress) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(sockaddr)
-        sock.listen(128)
+        sock.listen(2048)  # uvicorn's own default backlog
     except OSError as exc:
         sock.close()
         raise HttpAddressError(
