@@ -10,7 +10,8 @@ handshake, 2026-07-28 without). What each part does:
 - ``server.sampling``: MCP sampling in both eras, behind the provider interface;
 - ``server.http``: streamable HTTP with an optional bearer token;
 - ``server.stdio`` and ``server.screen``: stdio, and the check every incoming message passes
-  on either transport before the SDK parses it.
+  on either transport before the SDK parses it;
+- ``server.request_state``: the key that seals a 2026-07-28 sampling round trip's state.
 
 Start-up is kept as cheap as a bare SDK server's: loading the agents and building the tool list
 touch no provider SDK, no JSON-Schema validator and no tool server. Those are created on the first
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,13 +32,12 @@ import mcp_types as types
 from anyio.abc import AsyncResource
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
-from mcp_export.errors import ConfigurationError
 from mcp_export.server.http import serve_http
+from mcp_export.server.request_state import LazyRequestStateBoundary, state_keys
 from mcp_export.server.runtime import AgentRuntime, CallPolicy
 from mcp_export.server.stdio import robust_stdio_server
 from mcp_export.server.tools import ServedAgent, ServedTool, build_catalogue
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from mcp_export.server.oauth import OAuthSettings
     from mcp_export.server.ops import ServerMetrics
 
-__all__ = ["STATE_KEY_VARIABLE", "AgentServer", "ServedAgent", "load_served_agents", "state_keys"]
+__all__ = ["AgentServer", "ServedAgent", "load_served_agents"]
 
 try:  # a private module of the SDK: should a later SDK move it, its middleware simply stays
     from mcp.server._otel import OpenTelemetryMiddleware
@@ -85,83 +85,6 @@ def _server_identity(agents: Sequence[ServedAgent]) -> tuple[str, str, str | Non
     version = metas[0].version if len(versions) == 1 else "+".join(m.version for m in metas)
     parts = [f"{m.name}: {m.description}" for m in metas if m.description]
     return name, version, "\n\n".join(parts) or None
-
-
-STATE_KEY_VARIABLE = "METAAGENT_STATE_KEY"
-"""The environment variable holding the key(s) that seal a sampling round trip's state."""
-
-_MIN_KEY_LENGTH = 32
-_STATE_REFUSED = (
-    "Invalid or expired requestState: this server cannot read the state of that round trip. It "
-    "is older than 10 minutes, or another server made it: every instance behind one address "
-    f"needs the same {STATE_KEY_VARIABLE}. Call the tool again without requestState to start over"
-)
-
-
-def state_keys(environ: Mapping[str, str]) -> list[str] | None:
-    """The keys in ``METAAGENT_STATE_KEY``: the first seals, every one opens; None when unset.
-
-    Several keys, separated by spaces, let a key be replaced without refusing the round trips
-    under way: ``new old`` on every instance, then ``new`` alone after ten minutes.
-
-    Raises:
-        ConfigurationError: a key is shorter than 32 characters (the message says how to make
-            one; it never repeats the value).
-    """
-    raw = environ.get(STATE_KEY_VARIABLE, "")
-    keys = raw.split()
-    if not keys:
-        return None
-    for position, key in enumerate(keys, start=1):
-        if len(key) < _MIN_KEY_LENGTH:
-            raise ConfigurationError(
-                f"{STATE_KEY_VARIABLE}: key {position} has {len(key)} characters; a key needs at "
-                f"least {_MIN_KEY_LENGTH} random ones. Make one with: "
-                'python -c "import secrets; print(secrets.token_hex(32))"'
-            )
-    if len(set(keys)) != len(keys):
-        raise ConfigurationError(f"{STATE_KEY_VARIABLE}: the same key is given twice")
-    return keys
-
-
-class _LazyRequestStateBoundary:
-    """The SDK's ``RequestStateBoundary``, built on the first ``tools/call``.
-
-    It seals the conversation a 2026-07-28 sampling round trip carries in ``requestState``
-    (AES-GCM), and rejects a state the server did not mint. The key is ``METAAGENT_STATE_KEY``
-    when set, so every instance behind a load balancer opens the others' states; else one made
-    at start-up of this process. Building it loads ``cryptography``, so that waits until a call
-    needs it.
-    """
-
-    def __init__(self, audience: str, keys: list[str] | None) -> None:
-        self._audience = audience
-        self._keys = keys
-        self._boundary: Any = None
-
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        if self._boundary is None:
-            security = (
-                RequestStateSecurity(keys=self._keys)
-                if self._keys
-                else RequestStateSecurity.ephemeral()
-            )
-            self._boundary = RequestStateBoundary(security, default_audience=self._audience)
-        try:
-            result: HandlerResult = await self._boundary(ctx, call_next)
-        except MCPError as exc:
-            if exc.error.data != {"reason": "invalid_request_state"}:
-                raise
-            # The SDK words the refusal alike whatever failed (its log says what); the caller
-            # is told what to do about it.
-            raise MCPError(
-                code=exc.error.code, message=_STATE_REFUSED, data=exc.error.data
-            ) from exc
-        return result
 
 
 class _AgentSdkServer(Server[Any]):
@@ -249,7 +172,7 @@ class AgentServer(AsyncResource):
 
     The tools of agents with ``settings.toolsAsPrompts`` are served as prompts too
     (``server.prompts``); a server with no such agent does not offer prompts. A sampling round
-    trip's state is sealed under ``METAAGENT_STATE_KEY`` when it is set (``state_keys``).
+    trip's state is sealed under ``METAAGENT_STATE_KEY`` when it is set (``server.request_state``).
 
     Raises:
         ToolNameClash: two agents define the same tool name and ``prefix`` is false.
@@ -286,7 +209,7 @@ class AgentServer(AsyncResource):
         if not _tracing_installed():
             self.server.middleware = _without_tracing(self.server.middleware)
         self.server.middleware.append(_explain_not_initialized)
-        self.server.middleware.append(_LazyRequestStateBoundary(name, keys))
+        self.server.middleware.append(LazyRequestStateBoundary(name, keys))
         self._listing_cache: dict[str, Any] | None = None
         self.metrics: ServerMetrics | None = None
         self.prompt_names = [

@@ -18,8 +18,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_export.errors import ConfigurationError
-from mcp_export.server.agent_server import STATE_KEY_VARIABLE, AgentServer, load_served_agents
+from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.http import HttpAddress
+from mcp_export.server.request_state import STATE_KEY_VARIABLE
 from mcp_export.server.tools import OUTPUT_SCHEMA, ToolNameClash, derive_annotations
 from mcp_export.toolbox.agent_toolbox import ToolSpec
 from schema_types.agent import Agent
