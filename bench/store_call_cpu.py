@@ -16,6 +16,10 @@ ratio is taken within the pair; the figures are the medians over ``--reps`` repe
 warm-up block per server comes first. Only the server's CPU counts: PostgreSQL's own processes
 are not the served process's cost.
 
+``--conversation`` makes the tool a conversation tool: a call of one answers only once its rows
+are committed (another instance may get the next turn), where a plain tool's rows are written
+behind, batched with the calls around them.
+
 Goal: CPU per call with PostgreSQL ≤ 1.2 × with SQLite, at every size.
 """
 
@@ -112,6 +116,11 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--era", default="2025-11-25", choices=sorted(ERAS))
+    parser.add_argument(
+        "--conversation",
+        action="store_true",
+        help="a conversation tool: each call then answers once its rows are in the store",
+    )
     args = parser.parse_args()
     import anyio
 
@@ -122,6 +131,10 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             agent = write_agent(Path(tmp), model.base_url)
+            if args.conversation:
+                text = agent.read_text(encoding="utf-8")
+                text = text.replace("      prompt:", "      conversation: true\n      prompt:", 1)
+                agent.write_text(text, encoding="utf-8")
             sqlite, postgres, ratios = anyio.run(
                 _measure,
                 agent,
@@ -138,7 +151,8 @@ def main() -> int:
 
     print(
         f"server CPU per served call, stdio, instant model, {args.era}, {args.concurrency} at a "
-        f"time; median (min–max) of {args.reps} paired blocks"
+        f"time, {'a conversation tool' if args.conversation else 'a plain tool'}; "
+        f"median (min–max) of {args.reps} paired blocks"
     )
     print(f"  {'calls':<8}{'SQLite ms/call':<22}{'PostgreSQL ms/call':<22}{'PG ÷ SQLite':<20}")
     worst = 0.0
