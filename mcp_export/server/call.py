@@ -20,16 +20,14 @@ the cancellation then propagates, as the SDK expects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
 
 from mcp_export.server.model import NoModel, choose_model
-from mcp_export.server.result import (
-    error_result,
-)
+from mcp_export.server.result import error_result
 from mcp_export.server.round_trip import run_round_trip
 from mcp_export.server.steps import ServedRequest, drive, finish, new_session
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
@@ -44,14 +42,32 @@ if TYPE_CHECKING:
     from mcp_export.server.ops import CallMeter, ServerMetrics
     from mcp_export.server.runtime import AgentRuntime
 
-__all__ = ["run_call"]
+__all__ = ["invalid_arguments_text", "run_call", "unusable_schema_text"]
 
 logger = logging.getLogger(__name__)
 
 
+def invalid_arguments_text(tool: ServedTool, problems: Iterable[Problem]) -> str:
+    """What a call (or a prompt) with bad arguments is told: every problem, one per line, by path.
+
+    ``prompts/get`` refuses its bad arguments with this text too, so a prompt and a call with
+    the same arguments are told the same.
+    """
+    lines = "\n".join(str(p) for p in sorted(problems, key=lambda p: p.path))
+    return f"Invalid arguments for {tool.name}:\n{lines}"
+
+
+def unusable_schema_text(tool: ServedTool, error: SchemaDefinitionError) -> str:
+    """What a call (or a prompt) is told when the tool's parameters schema cannot be used."""
+    return (
+        f"{tool.name} cannot be called: its parameters schema in {tool.owner.path} is not "
+        f"valid JSON Schema ({error}); fix the agent file"
+    )
+
+
 def _argument_problems(
     tool: ServedTool, raw: Mapping[str, Any] | None
-) -> tuple[dict[str, Any] | None, str | None, list[str]]:
+) -> tuple[dict[str, Any] | None, str | None, list[Problem]]:
     """Validated arguments (defaults applied), the conversation id, and the problems found."""
     arguments = dict(raw or {})
     problems: list[Problem] = []
@@ -69,8 +85,7 @@ def _argument_problems(
     except ArgumentsError as exc:
         problems.extend(exc.problems)
     if problems:
-        problems.sort(key=lambda p: p.path)
-        return None, None, [str(p) for p in problems]
+        return None, None, problems
     return arguments, conversation, []
 
 
@@ -138,14 +153,9 @@ async def _answer(
     try:
         arguments, conversation, problems = _argument_problems(tool, params.arguments)
     except SchemaDefinitionError as exc:
-        return _refuse(
-            meter,
-            f"{tool.name} cannot be called: its parameters schema in {tool.owner.path} is not "
-            f"valid JSON Schema ({exc}); fix the agent file",
-        )
+        return _refuse(meter, unusable_schema_text(tool, exc))
     if arguments is None:
-        lines = "\n".join(problems)
-        return _refuse(meter, f"Invalid arguments for {tool.name}:\n{lines}")
+        return _refuse(meter, invalid_arguments_text(tool, problems))
     prompt = _render(tool, arguments)
     history = runtime.policy.history
     prior: list[ChatMessage] = []

@@ -32,6 +32,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from mcp_export.server.call import invalid_arguments_text, unusable_schema_text
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
@@ -132,19 +133,9 @@ def get_prompt(tool: ServedTool, given: Mapping[str, str] | None) -> types.GetPr
         unread = {problem.path for problem in unreadable}
         problems.extend(p for p in exc.problems if _top_name(p.path) not in unread)
     except SchemaDefinitionError as exc:
-        raise MCPError(
-            code=types.INTERNAL_ERROR,
-            message=(
-                f"{tool.name} cannot be called: its parameters schema in {tool.owner.path} is not "
-                f"valid JSON Schema ({exc}); fix the agent file"
-            ),
-        ) from exc
+        raise MCPError(code=types.INTERNAL_ERROR, message=unusable_schema_text(tool, exc)) from exc
     if problems:
-        problems.sort(key=lambda p: p.path)
-        lines = "\n".join(str(p) for p in problems)
-        raise MCPError(
-            code=types.INVALID_PARAMS, message=f"Invalid arguments for {tool.name}:\n{lines}"
-        )
+        raise MCPError(code=types.INVALID_PARAMS, message=invalid_arguments_text(tool, problems))
     filled = render(
         definition.prompt,
         arguments,
