@@ -66,6 +66,11 @@ class Database(ABC):
     def busy(self, exc: BaseException) -> bool:
         """Whether ``exc`` (a ``HistoryError`` or its cause) is worth trying again soon."""
 
+    def gone(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says that a server database cannot be reached now (an outage, not a
+        fault of the writes); never for a file."""
+        return False
+
     @abstractmethod
     def close(self) -> None:
         """Close the connection (idempotent)."""

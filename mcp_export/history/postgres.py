@@ -5,7 +5,8 @@
   :func:`display_location` gives it, and every error text has the password taken out (and
   remembered for :func:`~mcp_export.redact.redact`, for the logs).
 - One connection per database object, autocommit, guarded by a lock; a connection that broke
-  (a restarted server) is made again on the next use. A background writer gets its own
+  or that the server ended (a restart sends a last message to its idle connections) is made
+  again on the next use. A background writer gets its own
   (:meth:`PostgresDatabase.for_writer`), so reads never wait behind its commits.
 - A batch of writes is one statement: its writes as one JSON array (the lines a write log would
   hold), applied by the database's ``history_apply`` (``history/pg_schema.py``) in one
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -167,7 +169,7 @@ class PostgresDatabase(Database):
             if self._closed:
                 raise HistoryError(f"the history store {self.location} is closed")
             conn = self._conn
-            if conn is None or conn.broken or conn.closed:
+            if conn is None or not _usable(conn):
                 conn = self._connect()
             try:
                 yield _PgConnection(conn)
@@ -214,6 +216,16 @@ class PostgresDatabase(Database):
             return str(exc).startswith("cannot connect to ")
         return isinstance(
             cause, errors.DeadlockDetected | errors.SerializationFailure | psycopg.OperationalError
+        )
+
+    def gone(self, exc: BaseException) -> bool:
+        """The server cannot be reached, or the connection broke (not a deadlock or a
+        serialization failure, which a retry gets past at once)."""
+        cause = exc.__cause__ if isinstance(exc, HistoryError) else exc
+        if isinstance(exc, HistoryError) and cause is None:
+            return str(exc).startswith("cannot connect to ")
+        return isinstance(cause, psycopg.OperationalError) and not isinstance(
+            cause, errors.DeadlockDetected | errors.SerializationFailure
         )
 
     def apply_write(self, conn: Connection, write: Write) -> str | None:
@@ -274,6 +286,26 @@ def _merged(writes: Sequence[Write]) -> list[Write]:
             insert = merged[at]
             merged[at] = Write(insert.table, {**insert.values, **write.values})
     return merged
+
+
+def _usable(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection can still be used: open, and nothing waiting on its socket.
+
+    An idle connection in autocommit has nothing to read unless the server ended it (a restart
+    or a shutdown sends a last message, then closes): it is made again at once instead of
+    failing the next statement.
+    """
+    if conn.broken or conn.closed:
+        return False
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return False
+    if readable:
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
+        return False
+    return True
 
 
 def _option(url: str, name: str) -> str | None:

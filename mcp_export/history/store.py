@@ -174,15 +174,29 @@ class HistoryStore(StoreReads, StoreWrites):
         with self._db.connection("reach") as conn:
             conn.execute("SELECT 1").fetchone()
 
+    @property
+    def unreachable(self) -> str | None:
+        """Why a server database cannot be reached now, as its writer last found, or None.
+
+        The writes made meanwhile wait in the queue and are applied once it is back.
+        """
+        return self._behind.unreachable if self._behind is not None else None
+
+    def backlog_full(self) -> bool:
+        """Whether the database is away and the writes waiting for it fill the room kept for
+        them: a new call is then better left unrecorded (``history/writer.py``)."""
+        return self._behind is not None and self._behind.full()
+
     def on_settled(self, callback: Callable[[], None]) -> bool:
         """Call ``callback`` once every write made so far is in the database.
 
         It is called on the background writer's thread (hand it over to an event loop with
-        ``call_soon_threadsafe``), also when the writer stops applying or closes first.
+        ``call_soon_threadsafe``), also when the writer stops applying, closes or loses the
+        database first.
 
         Returns:
-            False when the writes already are in the database (without write-behind, always):
-            the callback is not called.
+            False when the writes already are in the database (without write-behind, always),
+            or when the database cannot be reached now: the callback is not called.
         """
         return self._behind is not None and self._behind.on_applied(callback)
 

@@ -18,10 +18,9 @@ How it stays correct:
   before the caller gets its id. A process that dies leaves the log, and the next store that
   opens the database applies it; ``close`` applies the queue for up to ``_CLOSE_WITHIN`` seconds
   and hands what is left over the same way (with a warning saying where it is).
-- Ids: the caller gets the real id of the row it inserts at once. Ids of ``messages`` and
-  ``runs`` come from blocks this store reserves from the database (``Database.reserve_ids``; the
-  next block is reserved by the thread before the current one runs out), so no other writer can
-  take them and a logged write names its row for good.
+- Ids: the caller gets the real id of the row it inserts at once, from blocks this store
+  reserves from the database (``history/row_ids.py``); the thread reserves the next block before
+  the current one runs out.
 - Order: one thread applies the writes in the order they were logged and queued.
 - Reads: the store waits until the writes made before it are applied (``flush``), so a reader
   sees every one of them. Each write gets a number in the order it was queued; a reader waits
@@ -33,7 +32,12 @@ How it stays correct:
   warning, the rest of its batch still written. A database kept locked by another process is
   tried again. Any other failure (file damaged, disk full) is logged once and stops applying:
   the writes go on into the log, for the next start, and nothing is raised at the caller.
-  A server database that went away is tried again (with a pause) until it is back.
+
+An outage of a server database (a restart, the network gone) is not a failure: it is tried
+again, the pause growing to ``_RETRY_MAX``, and the writes wait in the queue. While it is away
+(:attr:`WriteBehind.unreachable`, one warning as it goes, one as it is back) nobody waits for the
+writer, no ids are reserved on the caller's thread, and :meth:`WriteBehind.full` says when the
+waiting writes fill their room, so that new calls go unrecorded (``server/history.py``).
 """
 
 from __future__ import annotations
@@ -42,17 +46,16 @@ import logging
 import queue
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_export.errors import HistoryError
+from mcp_export.history.row_ids import RowIds
 from mcp_export.history.rows import ROW_ID_TABLES, Write, new_write
 from mcp_export.history.write_log import WriteLog
 
 if TYPE_CHECKING:
     from mcp_export.history.backend import Database
-    from mcp_export.history.sql import Connection
 
 __all__ = ["WriteBehind"]
 
@@ -62,17 +65,19 @@ _T = TypeVar("_T")
 _BATCH = 2048
 """The most writes applied in one transaction (~50 ms of work: ``close`` checks its time between
 transactions)."""
-_ID_BLOCK = 1 << 16
-"""Row ids reserved at a time, per table (SQLite: one range, whatever its length)."""
-_SERVER_ID_BLOCK = 1 << 10
-"""Row ids reserved at a time from a server database (each one a ``nextval``)."""
 _FLUSH_TIMEOUT = 10.0
 _CLOSE_WITHIN = 5.0
 """Seconds ``close`` spends applying the queue before it hands the rest over in the log."""
 _WINDOW = 1.0
 """Seconds the thread gathers writes after the first of a batch (unless someone is waiting)."""
 _RETRY_PAUSE = 0.2
-"""Seconds between tries of a database that was busy or away."""
+"""Seconds between tries of a database that was busy, and before the second try of one away."""
+_RETRY_MAX = 2.0
+"""The longest pause between tries of a server database that is away."""
+_OUTAGE_BACKLOG = 32 << 20
+"""Bytes of writes (as their log lines) that may wait for a server database that is away."""
+_ID_MARGIN = 64
+"""Row ids per table kept for the calls in flight while a server database is away."""
 
 _Queued = tuple[Write, int]
 """A write and the size of the log once it was appended (0 without a log)."""
@@ -98,17 +103,10 @@ class WriteBehind:
                         f"cannot create the write log of the history database {database.path}: "
                         f"{exc}; check that its directory is writable"
                     ) from exc
-            # Row ids: per table the ids in hand, and the next block (None: wanted).
-            self._ids_lock = threading.Lock()
-            self._ids: dict[str, deque[int]] = {}
-            self._spare: dict[str, Sequence[int] | None] = {}
-            blocks = self._db.transaction("reserve row ids in", self._reserve_two_blocks)
+            self._ids = RowIds(self._db)
         except HistoryError:
             self._close_db()
             raise
-        for table, (block, spare) in blocks.items():
-            self._ids[table] = deque(block)
-            self._spare[table] = spare
         self._queue: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
         self._settled = threading.Condition()
         # Guarded by _settled: writes numbered (queued) and done (applied or dropped); readers in
@@ -124,12 +122,31 @@ class WriteBehind:
         self._applied_count = 0
         self._failed = False
         self._locked_warned = False
+        # Guarded by _settled: why a server database cannot be reached now (None: it can), and
+        # the bytes and the number of writes queued since.
+        self._out: str | None = None
+        self._out_bytes = 0
+        self._out_writes = 0
         self._thread = threading.Thread(target=self._run, name="metaagent-history", daemon=True)
         self._thread.start()
 
     @property
     def _queued(self) -> int:
         return self._numbered - self._done
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why the server database cannot be reached now, or None (it can, or is a file)."""
+        return self._out
+
+    def full(self) -> bool:
+        """Whether the database is away and the writes waiting for it fill the room kept for
+        them (``_OUTAGE_BACKLOG`` bytes, or fewer than ``_ID_MARGIN`` row ids left in hand)."""
+        with self._settled:
+            if self._out is None:
+                return False
+            size = self._out_bytes
+        return size >= _OUTAGE_BACKLOG or self._ids.fewer_than(_ID_MARGIN)
 
     # --- the caller's side ----------------------------------------------------------------------
 
@@ -140,7 +157,7 @@ class WriteBehind:
             HistoryError: no row id is left and none can be reserved (the thread reserves the
                 next block long before, unless the database has stayed locked all that time).
         """
-        row_id = self._take_id(table) if table in ROW_ID_TABLES else 0
+        row_id = self._ids.take(table, self._out) if table in ROW_ID_TABLES else 0
         self._put(new_write(table, {"id": row_id, **values} if row_id else values))
         return row_id
 
@@ -148,21 +165,12 @@ class WriteBehind:
         """Log and queue an update of a row."""
         self._put(new_write(table, values, row))
 
-    def _take_id(self, table: str) -> int:
-        with self._ids_lock:
-            ids = self._ids[table]
-            if not ids:
-                block = self._spare[table]
-                if block is None:  # the thread has not caught up: reserve here
-                    block = self._db.transaction("reserve row ids in", _block_of(self._db, table))
-                else:
-                    self._spare[table] = None  # the thread reserves the next
-                ids.extend(block)
-            return ids.popleft()
-
     def _put(self, write: Write) -> None:
-        line = write.line() if self._log is not None else b""
+        line = write.line() if self._log is not None or self._out is not None else b""
         with self._settled:
+            if self._out is not None:
+                self._out_bytes += len(line)
+                self._out_writes += 1
             size = 0
             if self._log is not None:
                 try:
@@ -191,29 +199,39 @@ class WriteBehind:
             target = self._numbered
             if self._done >= target:
                 return
-            self._waiting += 1
-            self._settled.notify_all()
-            try:
-                caught_up = self._settled.wait_for(lambda: self._done >= target, _FLUSH_TIMEOUT)
-            finally:
-                self._waiting -= 1
-            if not caught_up:
+            if self._out is None:
+                self._waiting += 1
+                self._settled.notify_all()
+                try:
+                    self._settled.wait_for(
+                        lambda: self._done >= target or self._out is not None, _FLUSH_TIMEOUT
+                    )
+                finally:
+                    self._waiting -= 1
+            if self._done >= target:
+                return
+            if self._out is not None:
                 raise HistoryError(
-                    f"the history writer of {self._db.location} did not catch up within "
-                    f"{_FLUSH_TIMEOUT:g} s ({target - self._done} writes queued); is the "
-                    "database very slow, or kept locked by another process?"
+                    f"{self._out}; {target - self._done} writes wait for it, try again once "
+                    "it is back"
                 )
+            raise HistoryError(
+                f"the history writer of {self._db.location} did not catch up within "
+                f"{_FLUSH_TIMEOUT:g} s ({target - self._done} writes queued); is the "
+                "database very slow, or kept locked by another process?"
+            )
 
     def on_applied(self, callback: Callable[[], None]) -> bool:
         """Call ``callback`` (on the writer's thread) once every write queued so far is applied.
 
         Returns:
-            False when they already are (the callback is not called); True when it will be,
-            also when the writer stops applying or closes first.
+            False when they already are, or when a server database cannot be reached now (the
+            callback is not called); True when it will be, also when the writer stops applying,
+            closes or loses the database first.
         """
         with self._settled:
             target = self._numbered
-            if self._done >= target:
+            if self._done >= target or self._out is not None:
                 return False
             self._callbacks.append((target, callback))
             self._waiting += 1  # commit at once: a caller waits
@@ -312,12 +330,14 @@ class WriteBehind:
         self._call_back()
 
     def _call_back(self) -> None:
-        """Call the callbacks whose writes are all applied (outside the lock)."""
+        """Call the callbacks whose writes are all applied, or all while the database is away
+        (outside the lock)."""
         with self._settled:
-            due = [callback for target, callback in self._callbacks if target <= self._done]
+            out = self._out is not None
+            due = [callback for target, callback in self._callbacks if out or target <= self._done]
             if not due:
                 return
-            self._callbacks = [item for item in self._callbacks if item[0] > self._done]
+            self._callbacks = [item for item in self._callbacks if not out and item[0] > self._done]
             self._waiting -= len(due)
         for callback in due:
             try:
@@ -327,38 +347,56 @@ class WriteBehind:
 
     def _retrying(self, work: Callable[[], _T]) -> _T:
         """``work`` (one transaction), tried again while the database is busy or away."""
+        pause = _RETRY_PAUSE
         while True:
             try:
-                return work()
+                done = work()
             except HistoryError as exc:
                 if not self._db.busy(exc) or self._past_deadline():
                     raise
+                if self._db.gone(exc):
+                    self._away(exc)
+                    time.sleep(pause)
+                    pause = min(2 * pause, _RETRY_MAX)
+                    continue
                 if not self._locked_warned:
                     self._locked_warned = True
                     logger.warning("history: %s; the writes wait and are tried again", exc)
                 time.sleep(_RETRY_PAUSE)
+                continue
+            self._back()
+            return done
 
-    def _reserve_two_blocks(
-        self, conn: Connection
-    ) -> dict[str, tuple[Sequence[int], Sequence[int]]]:
-        blocks: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
-        for table in ROW_ID_TABLES:
-            both = self._db.reserve_ids(conn, table, 2 * _id_block(self._db))
-            half = len(both) // 2
-            blocks[table] = (both[:half], both[half:])
-        return blocks
+    def _away(self, exc: HistoryError) -> None:
+        """The server database cannot be reached: say so once, and let every waiter go."""
+        with self._settled:
+            if self._out is not None:
+                return
+            self._out = str(exc)
+            self._out_bytes = self._out_writes = 0
+            self._settled.notify_all()
+        logger.warning(
+            "history: %s; calls go on, their writes wait and are applied once it is back (up to "
+            "%d MB of them: past that, new calls are not recorded)",
+            exc,
+            _OUTAGE_BACKLOG >> 20,
+        )
+        self._call_back()
+
+    def _back(self) -> None:
+        with self._settled:
+            if self._out is None:
+                return
+            self._out, waited = None, self._out_writes
+        logger.warning(
+            "history: %s answers again; the %d writes made while it was away are applied",
+            self._db.location,
+            waited,
+        )
 
     def _reserve_spare_ids(self) -> None:
-        with self._ids_lock:
-            wanted = [table for table, block in self._spare.items() if block is None]
-        for table in wanted:
-            block = self._retrying(
-                lambda table=table: self._db.transaction(  # type: ignore[misc]
-                    "reserve row ids in", _block_of(self._db, table)
-                )
-            )
-            with self._ids_lock:
-                self._spare[table] = block
+        for table in self._ids.wanted():
+            self._retrying(lambda table=table: self._ids.reserve(table))  # type: ignore[misc]
 
     def _fail(self, exc: BaseException) -> None:
         log = self._log
@@ -373,13 +411,3 @@ class WriteBehind:
             self._done = self._numbered  # what the thread still takes is dropped: it is logged
             self._settled.notify_all()
         self._call_back()
-
-
-def _id_block(database: Database) -> int:
-    """Row ids reserved at a time: a range in SQLite, a list of ids from a server's sequence."""
-    return _ID_BLOCK if database.path is not None else _SERVER_ID_BLOCK
-
-
-def _block_of(database: Database, table: str) -> Callable[[Connection], Sequence[int]]:
-    """A transaction body that reserves a block of row ids of ``table``."""
-    return lambda conn: database.reserve_ids(conn, table, _id_block(database))

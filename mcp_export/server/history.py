@@ -5,9 +5,15 @@ its session starts, so the run row points at it from the first moment; the sessi
 messages into it. The run row starts ``pending`` and ends ``complete`` with the answer or ``error``
 with the reason (``cancelled`` for a call the client cancelled).
 
-History never fails a call: if the store cannot be opened or written, the problem is logged once
-on stderr and the server goes on without history (``serve`` opens a named store at start-up with
-:meth:`HistoryAccess.open_now`, so one that cannot be reached is refused before any call). The
+History never fails a call: if the store of this machine (an SQLite file) cannot be opened or
+written, the problem is logged once on stderr and the server goes on without history (``serve``
+opens a named store at start-up with :meth:`HistoryAccess.open_now`, so one that cannot be
+reached is refused before any call). A shared store (PostgreSQL) is never given up: a database
+restart or a network outage passes. While it is away, new calls answer and their writes wait
+in the write-behind queue (until the room kept for them is full: then new calls go unrecorded,
+said once per outage), a call that continues a conversation is refused with a message to try
+again, and :meth:`HistoryAccess.problem` says why the server is not ready; once it is back, the
+writes that waited are applied and calls are recorded again. The
 store the server opens itself writes behind (``history/writer.py``): rows land a few milliseconds
 after the call makes them. In a store that other machines share, a call waits until its rows are
 in the database before it answers (:meth:`CallRecord.settled`): the next call of the
@@ -71,14 +77,14 @@ class CallRecord:
         self._started = time.monotonic()
 
     def _finish(self, **values: Any) -> None:
-        store, run_id = self._access.store, self._run_id
+        store, run_id = self._access.opened, self._run_id
         if store is None or run_id is None:
             return
         self._run_id = None
         try:
             store.finish_run(run_id, **values)
         except ExportError as exc:
-            self._access.broken(exc)
+            self._access.failed(exc)
 
     def succeeded(self, answer: FinalAnswer, thread_id: str | None) -> None:
         """The call answered."""
@@ -104,10 +110,11 @@ class CallRecord:
         """Wait until the call's rows are in a shared store, so another instance finds them.
 
         At once for a store of this machine alone (its writes land within a second, for the
-        studio), without history, or when the writes are in already. Never raises: after 10 s
-        the call answers anyway, and the rows follow.
+        studio), without history, when the writes are in already, or while the shared database
+        cannot be reached (the rows follow once it is back). Never raises: after 10 s the call
+        answers anyway, and the rows follow.
         """
-        store = self._access.store
+        store = self._access.opened
         if store is None or not store.shared:
             return
         loop = asyncio.get_running_loop()
@@ -148,16 +155,37 @@ class HistoryAccess:
         self._store: HistoryStore | None = self._given
         self._owned = False
         self._broken: str | None = None
+        self._unrecorded_said = False
 
     @property
-    def store(self) -> HistoryStore | None:
-        """The store, opened now if needed; None when history is off or broken."""
+    def opened(self) -> HistoryStore | None:
+        """The store, opened now if needed; None when history is off or was given up."""
         if self._store is None and self.enabled:
             try:
                 self.open_now()
             except ExportError as exc:
-                self.broken(exc)
+                self.failed(exc)
         return self._store
+
+    @property
+    def store(self) -> HistoryStore | None:
+        """The store to record a new call in: :attr:`opened`, or None while a shared store
+        cannot be reached and the writes waiting for it fill the room kept for them (the call
+        goes unrecorded; said once per outage)."""
+        store = self.opened
+        if store is None or not store.shared:
+            return store
+        if not store.backlog_full():
+            self._unrecorded_said = store.unreachable is not None and self._unrecorded_said
+            return store
+        if not self._unrecorded_said:
+            self._unrecorded_said = True
+            logger.warning(
+                "history: too many writes wait for %s, which cannot be reached now; new calls "
+                "go unrecorded until it is back",
+                store.location,
+            )
+        return None
 
     def open_now(self) -> HistoryStore | None:
         """Open the store now (``serve`` at start-up: a store that cannot be reached is
@@ -175,8 +203,13 @@ class HistoryAccess:
             self._owned = True
         return self._store
 
-    def broken(self, exc: ExportError) -> None:
-        """Stop using a store that failed (logged once)."""
+    def failed(self, exc: ExportError) -> None:
+        """Stop using a store of this machine that failed (logged once); for a shared store,
+        only say that the call goes unrecorded (its database may be back for the next)."""
+        store = self._store
+        if store is not None and store.shared:
+            logger.warning("history: %s; this call goes unrecorded", exc)
+            return
         if self.enabled:
             logger.warning("history: %s; served calls are no longer recorded", exc)
             self._broken = f"the history store failed: {exc}"
@@ -201,7 +234,7 @@ class HistoryAccess:
 
     def conversation(self, conversation_id: str, tool: ServedTool) -> list[ChatMessage] | str:
         """The messages of a conversation to continue, or the text of the refusal."""
-        store = self.store
+        store = self.opened
         if store is None:
             return (
                 f"conversation_id {conversation_id!r} cannot be continued: this server keeps no "
@@ -224,7 +257,12 @@ class HistoryAccess:
                 return unknown
             return load_thread_messages(store, conversation_id)
         except ExportError as exc:
-            self.broken(exc)
+            if store.shared:
+                return (
+                    f"conversation_id {conversation_id!r} cannot be continued now: {exc}; call "
+                    "again in a moment"
+                )
+            self.failed(exc)
             return f"conversation_id {conversation_id!r} cannot be read from the history: {exc}"
 
     def start(
@@ -252,7 +290,7 @@ class HistoryAccess:
                 caller=caller_name(ctx),
             )
         except ExportError as exc:
-            self.broken(exc)
+            self.failed(exc)
             return CallRecord(self, conversation_id, None)
         return CallRecord(self, thread_id, run_id)
 

@@ -12,6 +12,9 @@ on the real path. The superuser connects through the cluster's socket (trusted) 
 ``initdb`` refuses to run as root (sessions and CI do): as root, the cluster is made and run as
 the ``postgres`` user (Debian's package creates it), the folder handed to that user.
 
+A test that stops the server must not use the session's: it makes a ``PostgresCluster`` of its
+own, and :meth:`PostgresCluster.halt` and :meth:`PostgresCluster.resume` stop and start it.
+
 Use it as a plugin: ``pytest_plugins = ["tests.fakes.postgres"]`` in a test module gives the
 fixtures ``postgres_cluster`` (session), ``postgres_url`` (a fresh schema) and
 ``store_location`` (parametrized: an SQLite file, then a PostgreSQL schema).
@@ -99,10 +102,10 @@ class PostgresCluster:
         if done.returncode != 0:
             raise RuntimeError(f"{command[0]} failed: {done.stdout}{done.stderr}")
 
-    def _start(self) -> None:
+    def _start(self, port: int | None = None) -> None:
         last: RuntimeError | None = None
-        for _attempt in range(3):  # a port taken between the probe and the start: another
-            self.port = _free_port()
+        for _attempt in range(1 if port else 3):  # a port taken since the probe: another
+            self.port = port or _free_port()
             options = (
                 f"-k {self.root} -p {self.port} -h 127.0.0.1 "
                 "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -151,6 +154,16 @@ class PostgresCluster:
         with self.admin(DATABASE) as admin:
             admin.execute(f"CREATE SCHEMA {schema} AUTHORIZATION {ROLE}")
         return self.url(search_path=schema)
+
+    def halt(self) -> None:
+        """Stop the server as an administrator's restart does (``pg_ctl stop -m fast``: its
+        clients are told and disconnected), keeping the data folder and the port for
+        :meth:`resume`."""
+        self._run(BIN / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "-t", str(_TIMEOUT), "stop")
+
+    def resume(self) -> None:
+        """Start the server again on the same port and data folder after :meth:`halt`."""
+        self._start(self.port)
 
     def stop(self) -> None:
         """Stop the cluster at once and delete its folder (idempotent)."""

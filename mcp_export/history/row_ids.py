@@ -1,0 +1,110 @@
+"""Row ids that a write-behind store hands out before its rows are in the database.
+
+Ids of ``messages`` and ``runs`` come from blocks reserved from the database
+(``Database.reserve_ids``): an SQLite range, a list of a server's sequence values. No other
+writer, in any process, gets them, so a logged write names its row for good. Two blocks per
+table are in hand: the one ids are taken from, and a spare that the background writer replaces
+(:meth:`RowIds.reserve`) once it is taken, long before the next is needed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from mcp_export.errors import HistoryError
+from mcp_export.history.rows import ROW_ID_TABLES
+
+if TYPE_CHECKING:
+    from mcp_export.history.backend import Database
+    from mcp_export.history.sql import Connection
+
+__all__ = ["RowIds"]
+
+_ID_BLOCK = 1 << 16
+"""Row ids reserved at a time, per table (SQLite: one range, whatever its length)."""
+_SERVER_ID_BLOCK = 1 << 10
+"""Row ids reserved at a time from a server database (each one a ``nextval``)."""
+
+
+class RowIds:
+    """The reserved row ids of one store (safe across threads).
+
+    Raises:
+        HistoryError: the first two blocks cannot be reserved.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+        self._lock = threading.Lock()
+        self._ids: dict[str, deque[int]] = {}
+        self._spare: dict[str, Sequence[int] | None] = {}
+        blocks = database.transaction("reserve row ids in", self._reserve_two_blocks)
+        for table, (block, spare) in blocks.items():
+            self._ids[table] = deque(block)
+            self._spare[table] = spare
+
+    def take(self, table: str, unreachable: str | None = None) -> int:
+        """The next id of ``table``.
+
+        Args:
+            table: ``messages`` or ``runs``.
+            unreachable: why the database cannot be reached now, if it cannot: then no block
+                is reserved here (it would wait for the database on the caller's thread).
+
+        Raises:
+            HistoryError: no id is left and none can be reserved.
+        """
+        with self._lock:
+            ids = self._ids[table]
+            if not ids:
+                block = self._spare[table]
+                if block is None:  # the writer has not caught up: reserve here
+                    if unreachable is not None:
+                        raise HistoryError(f"{unreachable}; no row id of {table} is left")
+                    block = self._db.transaction("reserve row ids in", self._block_of(table))
+                else:
+                    self._spare[table] = None  # the writer reserves the next
+                ids.extend(block)
+            return ids.popleft()
+
+    def wanted(self) -> list[str]:
+        """The tables whose spare block is taken and is to be replaced."""
+        with self._lock:
+            return [table for table, block in self._spare.items() if block is None]
+
+    def reserve(self, table: str) -> None:
+        """Reserve the spare block of ``table`` (one transaction; the writer's thread).
+
+        Raises:
+            HistoryError: the database cannot be written.
+        """
+        block = self._db.transaction("reserve row ids in", self._block_of(table))
+        with self._lock:
+            self._spare[table] = block
+
+    def fewer_than(self, count: int) -> bool:
+        """Whether some table has fewer than ``count`` ids left in hand, the spare included."""
+        with self._lock:
+            return any(
+                len(ids) + len(self._spare[table] or ()) < count for table, ids in self._ids.items()
+            )
+
+    def _size(self) -> int:
+        return _ID_BLOCK if self._db.path is not None else _SERVER_ID_BLOCK
+
+    def _reserve_two_blocks(
+        self, conn: Connection
+    ) -> dict[str, tuple[Sequence[int], Sequence[int]]]:
+        blocks: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        for table in ROW_ID_TABLES:
+            both = self._db.reserve_ids(conn, table, 2 * self._size())
+            half = len(both) // 2
+            blocks[table] = (both[:half], both[half:])
+        return blocks
+
+    def _block_of(self, table: str) -> Callable[[Connection], Sequence[int]]:
+        """A transaction body that reserves a block of row ids of ``table``."""
+        return lambda conn: self._db.reserve_ids(conn, table, self._size())
