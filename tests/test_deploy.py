@@ -154,6 +154,17 @@ def test_the_deployment_args_parse_with_the_serve_command() -> None:
         assert flag in done.stdout
 
 
+def test_the_pod_is_killed_only_after_the_calls_under_way_had_their_grace() -> None:
+    container = _container()
+    spec = _resources()["Deployment"]["spec"]["template"]["spec"]
+    env = {item["name"]: "postgresql://metaagent@db/metaagent" for item in container["env"]}
+    args = build_parser("serve").parse_args(_substituted(container["args"], env))
+    pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
+    closing = 10  # the last connections (2 s), the tool servers and the store's last writes
+    assert args.shutdown_grace >= 30  # model calls with tool loops take tens of seconds
+    assert pre_stop + args.shutdown_grace + closing <= spec["terminationGracePeriodSeconds"]
+
+
 def test_the_image_listens_and_checks_health_where_the_manifests_expect() -> None:
     instructions = _dockerfile_instructions()
     container = _container()

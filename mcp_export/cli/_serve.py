@@ -13,9 +13,12 @@ is then a protected resource of the authorization server ``--oauth-issuer`` and 
 access token's signature (or asks the issuer, ``--oauth-introspect``), issuer, audience
 (``--oauth-resource``), expiry and scopes (``--oauth-scope``).
 
-Exit codes: 0 the client closed the connection (or Ctrl-C), 1 the server failed while running,
-2 usage errors and anything refused at start-up (an agent file, a tool-name clash, an address
-exposed without a token, an authorization server that cannot be reached).
+Stopping over HTTP: Ctrl-C stops at once; SIGTERM (a supervisor's stop) first lets the calls
+under way finish for up to ``--shutdown-grace`` seconds, refusing new ones (``server.http``).
+
+Exit codes: 0 the client closed the connection (or Ctrl-C, or SIGTERM over HTTP), 1 the server
+failed while running, 2 usage errors and anything refused at start-up (an agent file, a tool-name
+clash, an address exposed without a token, an authorization server that cannot be reached).
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ import anyio
 from mcp_export.errors import ConfigurationError, HistoryError
 from mcp_export.redact import RedactingFilter, remember_environment_references, remember_secret
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from mcp_export.server.http import TOKEN_ENV, check_exposure, parse_http_address, resource_url
+from mcp_export.server.http import (
+    SHUTDOWN_GRACE,
+    TOKEN_ENV,
+    check_exposure,
+    parse_http_address,
+    resource_url,
+)
 from mcp_export.server.oauth import CLIENT_SECRET_ENV, OAuthSettings
 from schema_types.errors import AgentFileError
 
@@ -109,6 +118,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "any request (both protocol eras; no server-to-client requests in the middle of a call)",
     )
     parser.add_argument(
+        "--shutdown-grace",
+        metavar="SECONDS",
+        type=_grace,
+        help="with --http: on SIGTERM, how long the calls under way may take to finish while "
+        "new calls are refused and /readyz answers 503; keep it under the supervisor's wait "
+        "before it kills (Kubernetes: terminationGracePeriodSeconds). 0 stops at once, as "
+        f"Ctrl-C does (default: {SHUTDOWN_GRACE:g})",
+    )
+    parser.add_argument(
         "--store",
         metavar="URL",
         help="keep history and conversations in this store: a SQLite file path or "
@@ -131,6 +149,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--log-level", choices=LOG_LEVELS, default="warning", help="what to log on stderr"
     )
     parser.set_defaults(func=run)
+
+
+def _grace(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"expected 0 to 3600 seconds, got {text}")
+    return seconds
 
 
 def _configure_logging(level: str) -> None:
@@ -161,6 +189,7 @@ _HTTP_ONLY = (
     ("oauth_introspect", "--oauth-introspect"),
     ("oauth_client_id", "--oauth-client-id"),
     ("stateless", "--stateless"),
+    ("shutdown_grace", "--shutdown-grace"),
 )
 
 
@@ -215,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.http is None:
         for name, flag in _HTTP_ONLY:
-            if getattr(args, name):
+            value = getattr(args, name)
+            if value or (name == "shutdown_grace" and value is not None):
                 return _refuse(f"{flag} only applies with --http (stdio needs no such setting)")
     if args.store is not None and args.no_history:
         return _refuse("--store and --no-history exclude each other: keep the history or not")
@@ -268,6 +298,9 @@ def run(args: argparse.Namespace) -> int:
                     on_ready=_announce,
                     oauth=oauth,
                     stateless=args.stateless,
+                    shutdown_grace=(
+                        SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
+                    ),
                 )
 
     try:

@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
-from mcp_export.server.http import serve_http
+from mcp_export.server.http import SHUTDOWN_GRACE, serve_http
 from mcp_export.server.request_state import LazyRequestStateBoundary, state_keys
 from mcp_export.server.runtime import AgentRuntime, CallPolicy
 from mcp_export.server.stdio import robust_stdio_server
@@ -321,13 +321,16 @@ class AgentServer(AsyncResource):
         on_ready: Callable[[str], None] | None = None,
         oauth: OAuthSettings | None = None,
         stateless: bool = False,
+        shutdown_grace: float = SHUTDOWN_GRACE,
     ) -> None:
-        """Serve over streamable HTTP until cancelled (see ``server.http.serve_http``).
+        """Serve over streamable HTTP until cancelled or stopped by a signal (see
+        ``server.http.serve_http``, which also says what SIGTERM and ``shutdown_grace`` do).
 
-        Besides ``/mcp``: ``/healthz``, ``/readyz`` (ready once the history store answers) and
-        ``/metrics`` (the calls of this process, ``server.ops``).
+        Besides ``/mcp``: ``/healthz``, ``/readyz`` (ready once the history store answers, until
+        shutdown starts) and ``/metrics`` (the calls of this process, ``server.ops``).
         """
-        from mcp_export.server.ops import ServerMetrics, ops_routes  # HTTP only: stdio stays lean
+        # HTTP only: stdio stays lean.
+        from mcp_export.server.ops import READY_PATH, ServerMetrics, ops_routes
 
         self.metrics = ServerMetrics(self.catalogue)
         await serve_http(
@@ -339,6 +342,8 @@ class AgentServer(AsyncResource):
             oauth=oauth,
             stateless=stateless,
             extra_routes=ops_routes(self.metrics, self._ready),
+            ready_path=READY_PATH,
+            shutdown_grace=shutdown_grace,
         )
 
     async def _ready(self) -> str | None:

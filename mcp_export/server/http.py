@@ -12,6 +12,12 @@ also for ``PORT`` 0:
   passes. With OAuth it runs after the token check, so a request without a good token hears
   401 first.
 
+Stopping: Ctrl+C (SIGINT) stops at once, cutting the calls under way (a second one does not
+wait for open connections either). SIGTERM, what a supervisor sends before it kills, drains
+first (``DrainGate``): readiness answers 503 and new calls are refused with 503 at once, while
+the calls under way may finish for up to ``shutdown_grace`` seconds; then the server stops as on
+Ctrl+C. A second SIGTERM ends the wait.
+
 Safety rule: a server reachable from other machines runs the agent's model and tools for whoever
 connects, so binding to a non-loopback address without a token or OAuth is refused at start-up
 (``HttpAddressError``).
@@ -19,11 +25,14 @@ connects, so binding to a non-loopback address without a token or OAuth is refus
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
+import signal
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -39,6 +48,8 @@ from mcp_export.server.http_gates import (
     MCP_PATH,
     ASGIApp,
     BearerTokenGate,
+    Drain,
+    DrainGate,
     MessageScreen,
 )
 from mcp_export.server.oauth import OAuthSettings, auth_settings
@@ -48,6 +59,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
 __all__ = [
+    "SHUTDOWN_GRACE",
     "TOKEN_ENV",
     "HttpAddress",
     "HttpAddressError",
@@ -62,6 +74,11 @@ logger = logging.getLogger(__name__)
 
 TOKEN_ENV = "METAAGENT_TOKEN"
 DEFAULT_HOST = "127.0.0.1"
+SHUTDOWN_GRACE = 25.0
+"""Seconds the calls under way may take to finish after SIGTERM, by default: under the 30 s a
+Kubernetes pod gets by default between SIGTERM and SIGKILL, leaving time to close the store."""
+_CLOSE_TIMEOUT = 2
+"""Seconds open connections get to close once the server stops, before they are cancelled."""
 
 
 class HttpAddressError(ConfigurationError):
@@ -203,8 +220,10 @@ async def serve_http(
     oauth: OAuthSettings | None = None,
     stateless: bool = False,
     extra_routes: Sequence[BaseRoute] = (),
+    ready_path: str | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
 ) -> None:
-    """Serve ``server`` over streamable HTTP until cancelled.
+    """Serve ``server`` over streamable HTTP until cancelled or stopped by a signal.
 
     Args:
         server: the low-level MCP server.
@@ -217,6 +236,10 @@ async def serve_http(
         stateless: serve every request on its own, without sessions (any instance behind a
             load balancer can answer any request).
         extra_routes: more routes (health checks, metrics), served without a token.
+        ready_path: the readiness route among ``extra_routes``: it answers 503 once SIGTERM
+            has started the shutdown.
+        shutdown_grace: after SIGTERM, the seconds the calls under way may take to finish
+            (new ones are refused meanwhile); 0 stops at once, as Ctrl+C does.
 
     Raises:
         HttpAddressError: exposed without a token or OAuth, both given, or the address cannot
@@ -233,8 +256,13 @@ async def serve_http(
     try:
         async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
             port = int(sock.getsockname()[1])
-            app = await _app(server, address, port, http, token, oauth, stateless, extra_routes)
-            await _serve(app, sock, address.url(port), log_level, on_ready)
+            drain = Drain()
+            app = await _app(
+                server, address, port, http, token, oauth, stateless, extra_routes, drain
+            )
+            app = DrainGate(app, drain, ready_path)
+            web = _DrainingServer(app, log_level, drain, shutdown_grace)
+            await _serve(web, sock, address.url(port), on_ready)
     finally:
         sock.close()
 
@@ -248,6 +276,7 @@ async def _app(
     oauth: OAuthSettings | None,
     stateless: bool,
     extra_routes: Sequence[BaseRoute],
+    drain: Drain,
 ) -> ASGIApp:
     """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks."""
     protection: dict[str, Any] = {}
@@ -279,6 +308,7 @@ async def _app(
             max_body=MAX_BODY_BYTES,
             stateless=stateless,
             required_scopes=oauth.scopes if oauth is not None else (),
+            drain=drain,
         )
     )
     app: ASGIApp = starlette
@@ -288,27 +318,71 @@ async def _app(
     return app
 
 
+class _DrainingServer(uvicorn.Server):
+    """uvicorn's server, stopping at once on SIGINT and draining first on SIGTERM.
+
+    uvicorn would stop on either signal at once and raise it again once stopped (a SIGTERM then
+    ends the process before the agents' tool servers and the history store are closed); this
+    one returns instead, so ``serve`` closes them and exits 0. Its ``should_exit`` is also what
+    the SDK's event streams (``sse_starlette``) watch: they end when it is set, so it is set
+    only once the calls under way have finished.
+    """
+
+    def __init__(self, app: ASGIApp, log_level: str, drain: Drain, grace: float) -> None:
+        super().__init__(
+            uvicorn.Config(
+                app,
+                log_level=log_level,
+                # Our own logging setup sends everything to stderr; uvicorn's default would put
+                # the access log on stdout.
+                log_config=None,
+                access_log=False,
+                lifespan="on",
+                timeout_graceful_shutdown=_CLOSE_TIMEOUT,
+            )
+        )
+        self.drain = drain
+        self.grace = grace
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve on ``sockets`` until ``should_exit`` (a signal, or the caller)."""
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets=sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """The signal handler (SIGINT, SIGTERM): drain on a first SIGTERM, else stop."""
+        loop = self._loop
+        if sig == signal.SIGTERM and self.grace > 0 and not self.drain.started and loop:
+            loop.call_soon_threadsafe(self.drain.start)
+            return
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        self.should_exit = True
+
+    async def stop_when_drained(self) -> None:
+        """Once draining starts, wait for the calls under way (at most the grace), then stop."""
+        await self.drain.wait_started()
+        with anyio.move_on_after(self.grace) as waited:
+            await self.drain.wait_idle()
+        if waited.cancelled_caught:
+            logger.warning(
+                "shutting down: %d request(s) still under way after %g s are cancelled",
+                self.drain.in_flight,
+                self.grace,
+            )
+        self.should_exit = True
+
+
 async def _serve(
-    app: ASGIApp,
+    web: _DrainingServer,
     sock: socket.socket,
     url: str,
-    log_level: str,
     on_ready: Callable[[str], None] | None,
 ) -> None:
-    config = uvicorn.Config(
-        app,
-        log_level=log_level,
-        # Our own logging setup sends everything to stderr; uvicorn's default would put the
-        # access log on stdout.
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-    )
     logger.info("serving MCP over streamable HTTP at %s", url)
     if on_ready is not None:
         on_ready(url)
-    web = uvicorn.Server(config)
 
     async def run(group: anyio.abc.TaskGroup) -> None:
         # Shielded: a cancelled serve_http stops uvicorn the graceful way (should_exit), so open
@@ -319,6 +393,7 @@ async def _serve(
 
     async with anyio.create_task_group() as group:
         group.start_soon(run, group)
+        group.start_soon(web.stop_when_drained)
         try:
             await anyio.sleep_forever()
         finally:

@@ -5,7 +5,11 @@
 - ``MessageScreen``: every POSTed message passes the check stdio input passes
   (``server.screen``), and what it refuses gets HTTP 400 with a JSON-RPC error body; a body
   over the limit gets 413 with one, and (unless stateless) a request other than ``initialize``
-  without a session is told to send ``initialize`` first.
+  without a session is told to send ``initialize`` first;
+- ``DrainGate`` with its ``Drain``: once shutdown starts, the readiness path answers 503 and new
+  calls are refused with 503 (a balancer sends them elsewhere), while the calls under way and
+  the messages they still need (a sampling answer, a cancel) go on; ``Drain`` tells when none
+  is left.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pydantic_core
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -27,6 +32,8 @@ __all__ = [
     "WELL_KNOWN",
     "ASGIApp",
     "BearerTokenGate",
+    "Drain",
+    "DrainGate",
     "MessageScreen",
 ]
 
@@ -34,6 +41,11 @@ logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 WELL_KNOWN = "/.well-known/"
+SHUTTING_DOWN = (
+    "This server is shutting down and takes no new calls: send the call again (another "
+    "instance behind the same address answers it)"
+)
+_NEW_WORK = frozenset({"initialize", "tools/call"})
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """The largest POST body accepted (the SDK's default; stdio lines may be longer, as a server
 reachable over a network holds each body in memory for whoever sends it)."""
@@ -116,7 +128,8 @@ class MessageScreen:
     A refused message is answered 400 with the JSON-RPC error (its id when it has a readable
     one); a body larger than ``max_body`` 413, also with a JSON-RPC error; a 2025-11-25 request
     other than ``initialize`` without an ``Mcp-Session-Id`` 400, saying to send ``initialize``
-    (unless ``stateless``). Everything else reaches the SDK's app with its body unchanged. A
+    (unless ``stateless``); once ``drain`` has started, a new ``tools/call`` or ``initialize``
+    503 with ``Retry-After``. Everything else reaches the SDK's app with its body unchanged. A
     request that an authentication middleware before this one found without good credentials,
     or without every scope in ``required_scopes``, passes unread: the endpoint refuses it (401
     or 403), and a caller without a good token learns nothing of what the screen says.
@@ -126,6 +139,8 @@ class MessageScreen:
         max_body: the largest body accepted, in bytes.
         stateless: the SDK serves every request without a session.
         required_scopes: the scopes the endpoint requires of an authenticated request.
+        drain: once it has started, a new ``tools/call`` or ``initialize`` is refused with 503
+            and ``Retry-After`` (``SHUTTING_DOWN``).
     """
 
     def __init__(
@@ -135,11 +150,13 @@ class MessageScreen:
         *,
         stateless: bool = False,
         required_scopes: Collection[str] = (),
+        drain: Drain | None = None,
     ) -> None:
         self._app = app
         self._max_body = max_body
         self._stateless = stateless
         self._scopes = frozenset(required_scopes)
+        self._drain = drain
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -167,6 +184,14 @@ class MessageScreen:
             )
             return
         refusal = screen(body)
+        if refusal is None and self._draining() and _request_method(body) in _NEW_WORK:
+            await self._refuse(
+                send,
+                503,
+                Refusal(types.INTERNAL_ERROR, SHUTTING_DOWN, _request_id(body)),
+                (b"retry-after", b"1"),
+            )
+            return
         if refusal is None and not self._stateless:
             refusal = _missing_session(body, headers)
         if refusal is not None:
@@ -182,6 +207,9 @@ class MessageScreen:
             return await receive()
 
         await self._app(scope, replay, send)
+
+    def _draining(self) -> bool:
+        return self._drain is not None and self._drain.started
 
     def _admitted(self, scope: Scope) -> bool:
         """False only when an authentication middleware ran and the endpoint will refuse."""
@@ -212,9 +240,11 @@ class MessageScreen:
                 break
         return bytes(body)
 
-    async def _refuse(self, send: Send, status: int, refusal: Refusal) -> None:
+    async def _refuse(
+        self, send: Send, status: int, refusal: Refusal, *extra: tuple[bytes, bytes]
+    ) -> None:
         logger.warning("refused an HTTP message (%d): %s", status, refusal.message)
-        await _json_reply(send, status, _error_body(refusal))
+        await _json_reply(send, status, _error_body(refusal), *extra)
 
 
 def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None:
@@ -237,3 +267,103 @@ def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None
         "2026-07-28, which needs no session",
         message["id"],
     )
+
+
+def _request_method(body: bytes) -> str | None:
+    """The method of a screened body's request (None for a notification or a response)."""
+    message = pydantic_core.from_json(body)  # screened: a JSON object
+    method = message.get("method")
+    return method if "id" in message and isinstance(method, str) else None
+
+
+def _request_id(body: bytes) -> str | int | None:
+    request_id = pydantic_core.from_json(body).get("id")
+    return request_id if isinstance(request_id, str | int) else None
+
+
+class Drain:
+    """The calls under way, and whether shutdown has started (then no new call is taken).
+
+    ``start`` may be called from a signal handler through ``loop.call_soon_threadsafe``; the
+    rest runs on the event loop.
+    """
+
+    def __init__(self) -> None:
+        self.started = False
+        self._in_flight = 0
+        self._began = anyio.Event()
+        self._changed = anyio.Event()
+
+    @property
+    def in_flight(self) -> int:
+        """The POSTs to the MCP endpoint being answered now."""
+        return self._in_flight
+
+    def start(self) -> None:
+        """Shutdown starts: readiness fails and new calls are refused from now on."""
+        if not self.started:
+            logger.warning(
+                "shutting down: waiting for %d request(s) under way, taking no new calls",
+                self._in_flight,
+            )
+        self.started = True
+        self._began.set()
+
+    async def wait_started(self) -> None:
+        """Return once ``start`` has been called."""
+        await self._began.wait()
+
+    async def wait_idle(self) -> None:
+        """Return once no POST to the MCP endpoint is being answered."""
+        while self._in_flight:
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+    def enter(self) -> None:
+        """A POST to the MCP endpoint is being answered."""
+        self._in_flight += 1
+
+    def leave(self) -> None:
+        """A POST to the MCP endpoint has been answered (or its client went away)."""
+        self._in_flight -= 1
+        self._changed.set()
+
+
+class DrainGate:
+    """ASGI middleware: counts the POSTs to the MCP endpoint in ``drain`` while they are
+    answered, and once ``drain`` has started answers ``ready_path`` 503 ("not ready: shutting
+    down"), so a balancer's readiness check fails at once.
+
+    Args:
+        app: the app behind the gate.
+        drain: the shutdown state this gate keeps and reads.
+        ready_path: the readiness route's path (None: none served).
+    """
+
+    def __init__(self, app: ASGIApp, drain: Drain, ready_path: str | None) -> None:
+        self._app = app
+        self._drain = drain
+        self._ready_path = ready_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        path = scope.get("path")
+        if path == self._ready_path and self._drain.started:
+            body = b"not ready: shutting down\n"
+            headers = [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        if path != MCP_PATH or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        self._drain.enter()
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            self._drain.leave()
