@@ -12,12 +12,13 @@ on the real path. The superuser connects through the cluster's socket (trusted) 
 ``initdb`` refuses to run as root (sessions and CI do): as root, the cluster is made and run as
 the ``postgres`` user (Debian's package creates it), the folder handed to that user.
 
-A test that stops the server must not use the session's: it makes a ``PostgresCluster`` of its
-own, and :meth:`PostgresCluster.halt` and :meth:`PostgresCluster.resume` stop and start it.
+A test that stops the server must not use the session's: ``own_postgres_cluster`` gives it one
+of its own, which :meth:`PostgresCluster.halt` and :meth:`PostgresCluster.resume` stop and start.
 
 Use it as a plugin: ``pytest_plugins = ["tests.fakes.postgres"]`` in a test module gives the
-fixtures ``postgres_cluster`` (session), ``postgres_url`` (a fresh schema) and
-``store_location`` (parametrized: an SQLite file, then a PostgreSQL schema).
+fixtures ``postgres_cluster`` (session), ``own_postgres_cluster`` (a test's own),
+``postgres_url`` (a fresh schema) and ``store_location`` (parametrized: an SQLite file, then a
+PostgreSQL schema).
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-__all__ = ["BIN", "PostgresCluster", "postgres_cluster", "postgres_url", "store_location"]
+__all__ = [
+    "BIN",
+    "PostgresCluster",
+    "own_postgres_cluster",
+    "postgres_cluster",
+    "postgres_url",
+    "store_location",
+]
 
 BIN = Path("/usr/lib/postgresql/15/bin")
 ROLE = "metaagent"
@@ -181,6 +189,16 @@ class PostgresCluster:
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
     """The session's PostgreSQL cluster (started on first use, stopped at the end)."""
+    cluster = PostgresCluster()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def own_postgres_cluster() -> Iterator[PostgresCluster]:
+    """A cluster of the test's own, which it may halt and resume (stopped at its end)."""
     cluster = PostgresCluster()
     try:
         yield cluster

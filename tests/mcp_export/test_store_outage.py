@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -29,23 +30,16 @@ from mcp_export.server.history import HistoryAccess
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.postgres import PostgresCluster
+
+if TYPE_CHECKING:
+    from tests.fakes.postgres import PostgresCluster
 
 pytestmark = pytest.mark.anyio
+pytest_plugins = ["tests.fakes.postgres"]
 
 ANNOUNCED = b"serving MCP over streamable HTTP at "
 WITHIN = 30.0
 """Seconds any one wait of these tests may take (a busy 2-core machine)."""
-
-
-@pytest.fixture
-def own_cluster() -> Iterator[PostgresCluster]:
-    """A PostgreSQL cluster of this test alone, which it may stop and start."""
-    cluster = PostgresCluster()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 @asynccontextmanager
@@ -122,9 +116,9 @@ def _runs_in(url: str, *, at_least: int) -> list[RunRecord]:
 
 
 async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_is_back(
-    tmp_path: Path, own_cluster: PostgresCluster
+    tmp_path: Path, own_postgres_cluster: PostgresCluster
 ) -> None:
-    url = own_cluster.fresh_store()
+    url = own_postgres_cluster.fresh_store()
     said = bytearray()
     with FakeOpenAIServer(responder=_count_user_turns) as model:
         agent = write_agent(
@@ -139,7 +133,7 @@ async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_i
                 before = _conversation(await client.call_tool("book_flight", {"destination": "A"}))
             await _ready(http, base, 200)
 
-            await anyio.to_thread.run_sync(own_cluster.halt)
+            await anyio.to_thread.run_sync(own_postgres_cluster.halt)
             unready = await _ready(http, base, 503)
             started = time.monotonic()
             with anyio.fail_after(WITHIN):
@@ -151,7 +145,7 @@ async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_i
                 )
             still_unready = await _ready(http, base, 503)
 
-            await anyio.to_thread.run_sync(own_cluster.resume)
+            await anyio.to_thread.run_sync(own_postgres_cluster.resume)
             await _ready(http, base, 200)
             await anyio.to_thread.run_sync(lambda: _runs_in(url, at_least=2))
             with anyio.fail_after(WITHIN):
@@ -177,20 +171,20 @@ async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_i
     assert sorted(run.arguments["destination"] for run in runs) == ["A", "B", "D", "E", "F"]
     assert {run.status for run in runs} == {"complete"}
     log = said.decode(errors="replace")
-    assert own_cluster.password not in log
+    assert own_postgres_cluster.password not in log
     assert log.count("calls go on, their writes wait") == 1, log
     assert log.count("answers again") == 1, log
 
 
 def test_writes_wait_for_a_database_that_is_away_until_their_room_is_full(
-    own_cluster: PostgresCluster, caplog: pytest.LogCaptureFixture
+    own_postgres_cluster: PostgresCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    url = own_cluster.fresh_store()
+    url = own_postgres_cluster.fresh_store()
     with HistoryStore(url, write_behind=True) as store:
         access = HistoryAccess(store)
         thread = store.create_thread(agent_path=None, agent_name="a", title="t", kind="served")
         store.flush()
-        own_cluster.halt()
+        own_postgres_cluster.halt()
         store.add_message(thread, "user", "while it is away")
         with pytest.raises(HistoryError, match="cannot connect to the history database"):
             store.flush()  # at once: the writer found the database away
@@ -205,7 +199,7 @@ def test_writes_wait_for_a_database_that_is_away_until_their_room_is_full(
         unrecorded = [line for line in said if "new calls go unrecorded until it is back" in line]
         assert len(unrecorded) == 1
 
-        own_cluster.resume()
+        own_postgres_cluster.resume()
         deadline = time.monotonic() + WITHIN
         while True:
             try:
@@ -216,4 +210,4 @@ def test_writes_wait_for_a_database_that_is_away_until_their_room_is_full(
                 time.sleep(0.1)
         assert store.unreachable is None and access.store is store
         assert len(store.messages(thread)) == written
-    assert own_cluster.password not in caplog.text
+    assert own_postgres_cluster.password not in caplog.text
