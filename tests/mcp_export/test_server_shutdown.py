@@ -125,6 +125,9 @@ async def test_a_call_under_way_finishes_after_sigterm_while_new_calls_are_refus
             Client(streamable_http_client(served.url), mode=mode) as client,
         ):
             assert await _ready_status(http, served) == 200
+            # The client checks a result against the tool's output schema, listing the tools
+            # first if it has not yet: that request must not race the server's stop.
+            await client.list_tools()
             results: list[types.CallToolResult] = []
             async with anyio.create_task_group() as group:
 
