@@ -160,7 +160,12 @@ async def _answer(
     history = runtime.policy.history
     prior: list[ChatMessage] = []
     if conversation is not None:
-        found = history.conversation(conversation, tool)
+        opened = history.opened
+        if opened is not None and opened.shared:
+            # A database across a network may be slow to answer: never on the event loop.
+            found = await anyio.to_thread.run_sync(history.conversation, conversation, tool)
+        else:
+            found = history.conversation(conversation, tool)
         if isinstance(found, str):
             return _refuse(meter, found)
         prior = found
