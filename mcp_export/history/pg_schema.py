@@ -19,10 +19,14 @@ from __future__ import annotations
 
 from mcp_export.errors import HistoryError
 from mcp_export.history.figures import ASKED, STATUS_AGAIN, WORST_STATUS
-from mcp_export.history.schema import INTERRUPTED, SCHEMA_VERSION
+from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import Connection
 
-__all__ = ["migrate"]
+__all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
+
+PG_SCHEMA_VERSION = 4
+"""The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
+when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
 _LOCK = 0x6D657461  # pg_advisory_xact_lock key of the history's set-up ("meta")
 
@@ -128,6 +132,14 @@ _CHANGED = """CASE WHEN NEW.{c} IS NOT DISTINCT FROM OLD.{c} THEN {c}
 _TIME_ADDED = """CASE WHEN NEW.answer_ms IS NULL THEN duration_ms
             ELSE coalesce(duration_ms, 0) + NEW.answer_ms END"""
 
+_WAS_CUT_OFF = "OLD.status = 'error' AND OLD.error = '" + INTERRUPTED.replace("'", "''") + "'"
+_ANSWER_ENDED = f"""
+CREATE TRIGGER answer_ended BEFORE UPDATE OF status ON messages FOR EACH ROW
+WHEN ((OLD.status = 'pending' OR ({_WAS_CUT_OFF})) AND NEW.status <> 'pending'
+      AND NEW.role = 'assistant' AND {_NO_CALLS} AND {_NOT_CUT_OFF})
+EXECUTE FUNCTION history_answer_time();
+"""
+
 _TRIGGERS = f"""
 CREATE FUNCTION history_thread_keyed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -143,11 +155,7 @@ BEGIN
     NEW.answer_ms := (NEW.updated_at - {ASKED}) * 1000;
     RETURN NEW;
 END $$;
-CREATE TRIGGER answer_ended BEFORE UPDATE OF status ON messages FOR EACH ROW
-WHEN (OLD.status = 'pending' AND NEW.status <> 'pending' AND NEW.role = 'assistant'
-      AND {_NO_CALLS} AND {_NOT_CUT_OFF})
-EXECUTE FUNCTION history_answer_time();
-CREATE TRIGGER answer_ended_at_once BEFORE INSERT ON messages FOR EACH ROW
+{_ANSWER_ENDED}CREATE TRIGGER answer_ended_at_once BEFORE INSERT ON messages FOR EACH ROW
 WHEN (NEW.status <> 'pending' AND NEW.role = 'assistant' AND {_NO_CALLS})
 EXECUTE FUNCTION history_answer_time();
 
@@ -235,9 +243,110 @@ END $$;
 """
 
 
+_WRITERS = f"""
+CREATE TABLE history_writers (
+    backend_pid   integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    writer_host   text NOT NULL,
+    writer_pid    bigint NOT NULL,
+    writer_start  text,
+    PRIMARY KEY (backend_pid, backend_start)
+);
+
+CREATE FUNCTION history_finish_wins() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.error := NULL;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER after_interruption BEFORE UPDATE OF status ON messages FOR EACH ROW
+WHEN ({_WAS_CUT_OFF} AND NEW.status <> 'error' AND NEW.error IS NOT DISTINCT FROM OLD.error)
+EXECUTE FUNCTION history_finish_wins();
+CREATE TRIGGER after_interruption BEFORE UPDATE OF status ON runs FOR EACH ROW
+WHEN ({_WAS_CUT_OFF} AND NEW.status <> 'error' AND NEW.error IS NOT DISTINCT FROM OLD.error)
+EXECUTE FUNCTION history_finish_wins();
+"""
+"""Schema 4: the database sessions of each writer, and a row's real end winning over its mark.
+
+A writer (host, pid, process start: the columns its rows carry) registers each connection it
+makes, by the session's ``pg_backend_pid()`` and ``backend_start``; :data:`MARK_GONE` marks the
+pending rows of writers none of whose sessions is in ``pg_stat_activity`` any more. A live writer
+whose connections all broke may be marked before it connects again; when it then finishes the
+row, ``after_interruption`` clears the interruption's error (it fires before ``answer_ended``:
+BEFORE triggers fire in the order of their names, so the answer time is then set too).
+"""
+
+_MIGRATIONS = {4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS}
+"""The script that brings a database from the version before to each version."""
+
+REGISTER_SESSION = """
+INSERT INTO history_writers (backend_pid, backend_start, writer_host, writer_pid, writer_start)
+SELECT pid, backend_start, ?, ?, ? FROM pg_stat_activity WHERE pid = pg_backend_pid()
+ON CONFLICT (backend_pid, backend_start) DO NOTHING
+"""
+"""Record the connection's session as one of a writer's (host, pid, start), before it writes."""
+
+_SAME_WRITER = """{t}.writer_host = {w}.writer_host AND {t}.writer_pid = {w}.writer_pid
+      AND {t}.writer_start IS NOT DISTINCT FROM {w}.writer_start"""
+
+
+def _cut(table: str, stamp: str) -> str:
+    return f"""
+    UPDATE {table} SET status = 'error', error = ?, {stamp} = ? FROM gone
+    WHERE {table}.status = 'pending' AND {_SAME_WRITER.format(t=table, w="gone")}
+    RETURNING 1"""
+
+
+def _unregistered(table: str) -> str:
+    same = _SAME_WRITER.format(t="w", w=table)
+    return f"""
+    SELECT writer_pid, writer_start FROM {table}
+    WHERE status = 'pending' AND writer_host = ?
+      AND NOT EXISTS (SELECT 1 FROM history_writers w WHERE {same})"""
+
+
+MARK_GONE = f"""
+WITH turn AS MATERIALIZED (
+    SELECT pg_try_advisory_xact_lock({_LOCK}, 'history_writers'::regclass::oid::integer) AS mine
+), sessions AS (
+    SELECT w.*, EXISTS (
+        SELECT 1 FROM pg_stat_activity a
+        WHERE a.pid = w.backend_pid
+          AND (a.backend_start = w.backend_start OR a.backend_start IS NULL)
+    ) AS alive
+    FROM history_writers w
+    WHERE (SELECT mine FROM turn)
+), gone AS (
+    SELECT writer_host, writer_pid, writer_start FROM sessions
+    GROUP BY writer_host, writer_pid, writer_start HAVING NOT bool_or(alive)
+), runs_cut AS ({_cut("runs", "finished_at")}
+), messages_cut AS ({_cut("messages", "updated_at")}
+), forgotten AS (
+    DELETE FROM history_writers w USING sessions s
+    WHERE NOT s.alive AND w.backend_pid = s.backend_pid AND w.backend_start = s.backend_start
+), unregistered AS ({_unregistered("runs")}
+    UNION{_unregistered("messages")}
+)
+SELECT (SELECT count(*) FROM runs_cut) + (SELECT count(*) FROM messages_cut),
+       (SELECT coalesce(json_agg(json_build_array(writer_pid, writer_start)), '[]')
+        FROM unregistered)
+"""
+"""Mark the pending rows of writers whose sessions are all gone, forget the sessions that are
+gone, and name the writers of this host with pending rows and no session recorded (rows written
+before schema 4): how many rows were marked, and those writers as JSON ``[[pid, start], …]``.
+Parameters: the error and the time (for runs, then for messages), this host twice.
+
+One instance checks a database at a time (an advisory lock of the statement's transaction; one
+that finds it taken marks nothing), so two checks never wait for each other's rows.
+
+A session that ``pg_stat_activity`` shows without its ``backend_start`` (a role that may not see
+another role's sessions, unless a member of ``pg_read_all_stats``) counts as alive: its pid is
+in use, and a writer is never marked on a guess.
+"""
+
+
 def migrate(conn: Connection, location: str) -> None:
-    """Create the schema of the database at ``location``, or check its version (in a
-    transaction).
+    """Create the schema of the database at ``location``, or bring it to
+    :data:`PG_SCHEMA_VERSION` (in a transaction).
 
     Raises:
         HistoryError: the database has a newer schema than this program knows.
@@ -245,15 +354,19 @@ def migrate(conn: Connection, location: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
     if conn.execute("SELECT to_regclass('history_schema')").fetchone()[0] is None:
         conn.execute(
-            _TABLES + _TRIGGERS + _APPLY
+            _TABLES + _TRIGGERS + _APPLY + _WRITERS
         )  # no parameters: one round trip for the whole script
         conn.execute("CREATE TABLE history_schema (version integer NOT NULL)")
-        conn.execute("INSERT INTO history_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+        conn.execute("INSERT INTO history_schema (version) VALUES (?)", (PG_SCHEMA_VERSION,))
         return
     version = int(conn.execute("SELECT max(version) FROM history_schema").fetchone()[0] or 0)
-    if version > SCHEMA_VERSION:
+    if version > PG_SCHEMA_VERSION:
         raise HistoryError(
             f"the history database {location} has schema version {version}, newer than this "
-            f"program knows ({SCHEMA_VERSION}): update Meta Agent Studio, or give --store "
+            f"program knows ({PG_SCHEMA_VERSION}): update Meta Agent Studio, or give --store "
             "another database"
         )
+    for target in range(version + 1, PG_SCHEMA_VERSION + 1):
+        conn.execute(_MIGRATIONS[target])
+    if version != PG_SCHEMA_VERSION:
+        conn.execute("UPDATE history_schema SET version = ?", (PG_SCHEMA_VERSION,))

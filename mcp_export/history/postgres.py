@@ -16,8 +16,14 @@
   time, each in a savepoint, so the others still land.
 - Ids that a write-behind store hands out before the rows exist come from the tables' own
   identity sequences (``nextval``), which no two sessions share.
-- Pending rows of writers that are gone are marked interrupted for writers of this host only:
-  whether a process of another machine still runs cannot be told from here.
+- Pending rows of writers that are gone are marked interrupted by what the database knows: a
+  writer (host, pid, process start, as its rows record it) registers each connection it makes,
+  before it writes on it, by the session's ``pg_backend_pid()`` and ``backend_start``; a writer
+  none of whose sessions is in ``pg_stat_activity`` any more is gone, whichever machine it ran
+  on (``MARK_GONE`` in ``history/pg_schema.py``). A reconnect registers the new session under
+  the same writer; a row marked while a live writer had no connection is set by its real end
+  when that comes. Rows written before schema 4 (no session recorded) are checked as before:
+  the pid, on this host only.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import os
 import select
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -39,8 +46,9 @@ from psycopg.conninfo import conninfo_to_dict
 
 from mcp_export.errors import HistoryError
 from mcp_export.history.backend import Database
-from mcp_export.history.pg_schema import migrate
-from mcp_export.history.rows import Write
+from mcp_export.history.pg_schema import MARK_GONE, REGISTER_SESSION, migrate
+from mcp_export.history.rows import Write, process_start_marker, writer_alive
+from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import POSTGRESQL, Connection, Cursor
 from mcp_export.redact import REDACTED, remember_secret
 
@@ -116,18 +124,27 @@ class PostgresDatabase(Database):
         self._lock = threading.Lock()
         self._closed = False
         self._conn: psycopg.Connection[Any] | None = None
+        pid = os.getpid()
+        self._writer = (self.host, pid, process_start_marker(pid))
+        self._registering = not set_up  # once the schema is known to have history_writers
         with self._lock:
             self._connect()
         if set_up:
             try:
-                self.transaction("set up", lambda conn: migrate(conn, self.location))
+                self.transaction("set up", self._set_up)
             except HistoryError:
                 self.close()
                 raise
+            self._registering = True
+
+    def _set_up(self, conn: Connection) -> None:
+        migrate(conn, self.location)
+        conn.execute(REGISTER_SESSION, self._writer)
 
     def _connect(self) -> psycopg.Connection[Any]:
+        """A new connection, its session registered as this writer's (once set up)."""
         try:
-            self._conn = psycopg.connect(
+            conn = psycopg.connect(
                 self._url,
                 autocommit=True,
                 connect_timeout=_CONNECT_TIMEOUT_S,
@@ -135,7 +152,14 @@ class PostgresDatabase(Database):
             )
         except psycopg.Error as exc:
             raise self.error("connect to", exc) from None  # its text may hold the URL
-        return self._conn
+        if self._registering:
+            try:
+                conn.execute(_placeholders(REGISTER_SESSION), self._writer)
+            except psycopg.Error as exc:
+                conn.close()
+                raise self.error("register a session with", exc) from exc
+        self._conn = conn
+        return conn
 
     def for_writer(self) -> PostgresDatabase:
         """The same database on a connection of its own."""
@@ -253,6 +277,37 @@ class PostgresDatabase(Database):
             if not self.refused(exc.__cause__ or exc):
                 raise
         return super().apply_writes(writes)
+
+    def mark_interrupted(self) -> int:
+        """Mark ``pending`` rows whose writer is gone as ``error`` with :data:`INTERRUPTED`
+        (see the module doc): one statement, unless rows from before schema 4 wait for a
+        writer of this host that has ended.
+
+        Returns:
+            How many rows were marked.
+        """
+        now = time.time()
+        with self.connection("check") as conn:
+            marked, unregistered = conn.execute(
+                MARK_GONE, (INTERRUPTED, now, INTERRUPTED, now, self.host, self.host)
+            ).fetchone()
+        ended = [(pid, start) for pid, start in unregistered if not writer_alive(pid, start)]
+        if not ended:
+            return int(marked)
+
+        def body(conn: Connection) -> int:
+            count = 0
+            for pid, start in ended:
+                for table, stamp in (("messages", "updated_at"), ("runs", "finished_at")):
+                    count += conn.execute(
+                        f"UPDATE {table} SET status = 'error', error = ?, {stamp} = ? "
+                        "WHERE status = 'pending' AND writer_host = ? AND writer_pid = ? "
+                        "AND writer_start IS NOT DISTINCT FROM ?",
+                        (INTERRUPTED, now, self.host, pid, start),
+                    ).rowcount
+            return count
+
+        return int(marked) + self.transaction("check", body)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
