@@ -63,10 +63,14 @@ def auth_settings(settings: OAuthSettings, resource: str, issuer: str) -> AuthSe
         resource: this server's resource URL.
         issuer: the issuer exactly as its metadata spells it (clients compare it to the letter).
     """
+    # The required scopes are also the metadata's scopes_supported, which clients ask for. An
+    # empty list, rather than none, tells them to ask for no scope: without it the SDK's client
+    # asks for every scope the issuer supports (``openid`` among them), which issuers refuse
+    # to grant with client credentials.
     return AuthSettings(
         issuer_url=issuer,
         resource_server_url=resource,
-        required_scopes=list(settings.scopes) or None,
+        required_scopes=list(settings.scopes),
         validate_token_resource=True,
     )
 

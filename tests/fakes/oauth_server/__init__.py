@@ -3,8 +3,8 @@
 It listens on a free loopback port and issues client-credentials access tokens bound to the
 resource asked for (RFC 8707): RS256 JWTs for ``JWT_CLIENT`` (valid 300 s) and ``SHORT_CLIENT``
 (valid 1 s), opaque tokens for ``OPAQUE_CLIENT``, checked through introspection by
-``RESOURCE_SERVER``. Needs Node and ``npm ci --prefix tests/fakes/oauth_server`` (``make setup``
-runs it)::
+``RESOURCE_SERVER``; ``OTHER_ONLY_CLIENT`` may ask for ``mcp:other`` but not ``SCOPE``. Needs
+Node and ``npm ci --prefix tests/fakes/oauth_server`` (``make setup`` runs it)::
 
     with AuthorizationServer() as issuer:
         token = issuer.token(JWT_CLIENT, resource="http://127.0.0.1:8000/mcp", scope="mcp:tools")
@@ -24,6 +24,7 @@ import httpx2
 __all__ = [
     "JWT_CLIENT",
     "OPAQUE_CLIENT",
+    "OTHER_ONLY_CLIENT",
     "RESOURCE_SERVER",
     "SCOPE",
     "SHORT_CLIENT",
@@ -47,6 +48,7 @@ JWT_CLIENT = Client("jwt-client", "jwt-secret")
 SHORT_CLIENT = Client("short-lived", "short-secret")
 OPAQUE_CLIENT = Client("opaque-client", "opaque-secret")
 RESOURCE_SERVER = Client("resource-server", "rs-secret")
+OTHER_ONLY_CLIENT = Client("other-only", "other-secret")
 
 
 class AuthorizationServer:

@@ -10,6 +10,7 @@
 //   short-lived / short-secret       RS256 JWT access tokens, valid 1 s
 //   opaque-client / opaque-secret    opaque access tokens (checked through introspection)
 //   resource-server / rs-secret      the MCP server's own client, for introspection
+//   other-only / other-secret        JWT access tokens, allowed the scope mcp:other only
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -17,7 +18,7 @@ import Provider from 'oidc-provider';
 
 const SCOPES = ['mcp:tools', 'mcp:other'];
 
-function client(id, secret) {
+function client(id, secret, scopes = SCOPES) {
   return {
     client_id: id,
     client_secret: secret,
@@ -25,7 +26,7 @@ function client(id, secret) {
     redirect_uris: [],
     response_types: [],
     token_endpoint_auth_method: 'client_secret_basic',
-    scope: SCOPES.join(' '),
+    scope: scopes.join(' '),
   };
 }
 
@@ -42,6 +43,7 @@ http.listen(0, '127.0.0.1', () => {
       client('short-lived', 'short-secret'),
       client('opaque-client', 'opaque-secret'),
       client('resource-server', 'rs-secret'),
+      client('other-only', 'other-secret', ['mcp:other']),
     ],
     scopes: SCOPES,
     jwks: { keys: [signingKey] },
