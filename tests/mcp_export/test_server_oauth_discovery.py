@@ -308,3 +308,21 @@ async def test_an_opaque_token_found_by_discovery_is_checked_by_introspection(
         (tool,) = (await client.list_tools()).tools
     assert wire.access_token.count(".") != 2
     assert tool.name == "book_flight"
+
+
+async def test_an_issuer_given_with_a_trailing_slash_is_published_as_it_names_itself(
+    tmp_path: Path, issuer: AuthorizationServer
+) -> None:
+    wire = Wire()
+    path = write_agent(tmp_path / "a.agent.yaml")
+    settings = OAuthSettings(issuer=f"{issuer.issuer}/", scopes=(SCOPE,))
+    async with (
+        protected_in_process(path, settings) as url,
+        _client(url, "auto", JWT_CLIENT, issuer, wire) as client,
+    ):
+        (tool,) = (await client.list_tools()).tools
+        async with httpx2.AsyncClient(timeout=10) as http:
+            metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+            metadata = (await http.get(metadata_url)).json()
+    assert metadata["authorization_servers"] == [issuer.issuer]
+    assert tool.name == "book_flight"
