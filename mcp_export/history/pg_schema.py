@@ -256,6 +256,13 @@ CREATE TABLE history_writers (
 CREATE FUNCTION history_finish_wins() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     NEW.error := NULL;
+    UPDATE threads SET status = CASE
+        WHEN EXISTS (SELECT 1 FROM messages AS m WHERE m.thread_id = threads.id
+                     AND m.status = 'error' AND NOT (TG_TABLE_NAME = 'messages' AND m.id = NEW.id))
+          OR EXISTS (SELECT 1 FROM runs AS r WHERE r.thread_id = threads.id
+                     AND r.status = 'error' AND NOT (TG_TABLE_NAME = 'runs' AND r.id = NEW.id))
+        THEN 'error' ELSE 'pending' END
+    WHERE id = NEW.thread_id;
     RETURN NEW;
 END $$;
 CREATE TRIGGER after_interruption BEFORE UPDATE OF status ON messages FOR EACH ROW
@@ -272,7 +279,9 @@ makes, by the session's ``pg_backend_pid()`` and ``backend_start``; :data:`MARK_
 pending rows of writers none of whose sessions is in ``pg_stat_activity`` any more. A live writer
 whose connections all broke may be marked before it connects again; when it then finishes the
 row, ``after_interruption`` clears the interruption's error (it fires before ``answer_ended``:
-BEFORE triggers fire in the order of their names, so the answer time is then set too).
+BEFORE triggers fire in the order of their names, so the answer time is then set too) and takes
+the thread's status back to the worst of its other rows (an error stays an error), which the
+thread's own triggers then finish.
 """
 
 _MIGRATIONS = {4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS}
