@@ -60,14 +60,14 @@ def _runs(url: str) -> dict[str, tuple[str, str | None]]:
     }
 
 
-def _sessions(cluster: PostgresCluster, pid: int) -> int:
+def _sessions(cluster: PostgresCluster, *, pid: int | None = None, of: int | None = None) -> int:
+    """How many sessions the cluster has with backend ``pid``, or of the process ``of``."""
+    where, value = ("pid", pid) if of is None else ("application_name", f"metaagent-{of}")
     with cluster.admin() as admin:
         found = admin.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-            (f"metaagent-{pid}",),
+            f"SELECT count(*) FROM pg_stat_activity WHERE {where} = %s", (value,)
         ).fetchone()
-    assert found is not None
-    return int(found[0])
+    return int(str(found[0])) if found else 0
 
 
 class _Gate:
@@ -109,7 +109,7 @@ def test_a_call_of_an_instance_killed_on_another_host_is_marked_interrupted(
         served.call("book_flight", {"destination": "slow-Oslo"})
         _until(lambda: _runs(postgres_url).get("slow-Oslo") == ("pending", None), "run pending")
         served.kill()
-        _until(lambda: _sessions(postgres_cluster, served.pid) == 0, "its sessions end")
+        _until(lambda: _sessions(postgres_cluster, of=served.pid) == 0, "its sessions end")
     with postgres_cluster.admin("metaagent") as admin:  # as a replaced pod's rows are
         for table in ("threads", "messages", "runs", "history_writers"):
             admin.execute(f"UPDATE {_schema(postgres_url)}.{table} SET writer_host = 'pod-gone'")
@@ -136,7 +136,7 @@ def test_a_live_instance_whose_connections_are_cut_keeps_and_finishes_its_calls(
                 "WHERE application_name = %s",
                 (f"metaagent-{served.pid}",),
             )
-        _until(lambda: _sessions(postgres_cluster, served.pid) == 0, "its sessions end")
+        _until(lambda: _sessions(postgres_cluster, of=served.pid) == 0, "its sessions end")
         # Before it connects again, nothing alive speaks for it: its row is marked.
         with open_store(postgres_url) as store:
             assert store.stale_marked >= 1
@@ -181,9 +181,11 @@ def test_a_session_the_store_role_cannot_see_counts_as_alive(
     open_store(postgres_url).close()
     other = postgres_cluster.admin()  # a superuser's session: a plain role sees its pid only
     try:
-        pid, started = other.execute(
+        found = other.execute(
             "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
-        ).fetchone() or (0, None)
+        ).fetchone()
+        assert found is not None
+        pid, started = int(str(found[0])), found[1]
         with psycopg.connect(postgres_url, autocommit=True) as raw:
             seen = raw.execute(
                 "SELECT backend_start FROM pg_stat_activity WHERE pid = %s", (pid,)
@@ -206,16 +208,10 @@ def test_a_session_the_store_role_cannot_see_counts_as_alive(
             assert store.stale_marked == 0
     finally:
         other.close()
-    _until(lambda: _sessions_by_pid(postgres_cluster, pid) == 0, "the session ends")
+    _until(lambda: _sessions(postgres_cluster, pid=pid) == 0, "the session ends")
     with open_store(postgres_url) as store:
         assert store.stale_marked == 1
     assert _runs(postgres_url) == {"X": ("error", INTERRUPTED)}
-
-
-def _sessions_by_pid(cluster: PostgresCluster, pid: int) -> int:
-    with cluster.admin() as admin:
-        found = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,))
-        return int((found.fetchone() or (0,))[0])
 
 
 def test_a_schema_3_database_is_upgraded_in_place(
