@@ -159,13 +159,12 @@ class MessageScreen:
         self._drain = drain
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or scope["path"] != MCP_PATH
-            or not self._admitted(scope)
-        ):
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != MCP_PATH:
             await self._app(scope, receive, send)
+            return
+        if not self._admitted(scope):
+            missing = self._missing_scopes(scope)
+            await self._app(scope, receive, _naming_scopes(send, missing) if missing else send)
             return
         headers = dict(scope.get("headers", ()))
         try:
@@ -220,6 +219,12 @@ class MessageScreen:
         granted = getattr(scope.get("auth"), "scopes", ())
         return self._scopes.issubset(granted)
 
+    def _missing_scopes(self, scope: Scope) -> list[str]:
+        """The required scopes an authenticated request's token does not grant."""
+        if not getattr(scope.get("user"), "is_authenticated", False):
+            return []
+        return sorted(self._scopes.difference(getattr(scope.get("auth"), "scopes", ())))
+
     async def _read_body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
         """The whole body; None when it is (or says it is) larger than the limit."""
         try:
@@ -245,6 +250,33 @@ class MessageScreen:
     ) -> None:
         logger.warning("refused an HTTP message (%d): %s", status, refusal.message)
         await _json_reply(send, status, _error_body(refusal), *extra)
+
+
+def _naming_scopes(send: Send, missing: list[str]) -> Send:
+    """``send`` with the body of the endpoint's 403 replaced by a JSON-RPC error that names the
+    scopes the token lacks (MCP clients show a JSON-RPC error's message, not the SDK's body);
+    the status and ``WWW-Authenticate`` stay, which a client's retry with a new token reads."""
+    plural = len(missing) > 1
+    body = _error_body(
+        Refusal(
+            types.INVALID_REQUEST,
+            f"Forbidden: this server requires the OAuth scope{'s' if plural else ''} "
+            f"{' '.join(missing)}, which the access token does not grant; ask the "
+            f"authorization server for a token with {'them' if plural else 'it'}",
+        )
+    )
+
+    async def naming(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", ()) if k != b"content-length"]
+            await send({**message, "headers": [*headers, (b"content-length", b"%d" % len(body))]})
+        elif message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": body})
+        else:
+            await send(message)
+
+    return naming
 
 
 def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None:

@@ -247,7 +247,7 @@ async def test_a_scope_the_issuer_never_grants_fails_the_client_after_one_step_u
         async with httpx2.AsyncClient(timeout=10) as http:
             metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
             still_serving = await http.get(metadata_url)
-    _innermost(raised.value, MCPError)
+    error = _innermost(raised.value, MCPError)
     tokens = wire.to(f"{issuer.issuer}/token")
     forbidden = [hop for hop in wire.to(url) if hop.status == 403]
     assert 1 <= len(tokens) <= 2
@@ -257,6 +257,8 @@ async def test_a_scope_the_issuer_never_grants_fails_the_client_after_one_step_u
     assert f"Required scope: {UNGRANTABLE}" in forbidden[-1].challenge
     assert elapsed < 10
     assert still_serving.status_code == 200
+    assert f"requires the OAuth scope {UNGRANTABLE}" in error.error.message
+    assert "ask the authorization server for a token with it" in error.error.message
 
 
 async def test_a_client_not_allowed_the_scope_hears_the_issuers_refusal(
