@@ -12,9 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import mcp_types as types
 import yaml
 
 from tests.fakes._script import text
+from tests.fakes.mcp_clients import write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,3 +149,64 @@ def test_xdg_data_home_is_honoured(tmp_path: Path) -> None:
         check=True,
     )
     assert Path(out.stdout.strip()) == xdg / "metaagent-studio"
+
+
+def test_the_http_server_on_its_defaults_records_in_the_default_folder_and_drains(
+    tmp_path: Path,
+) -> None:
+    """``serve --http PORT`` and nothing else: loopback, no token, SQLite in the default folder,
+    probes open, and SIGTERM lets the server stop by itself with exit 0."""
+    import sqlite3
+    import urllib.request
+
+    import anyio
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with FakeOpenAIServer([text("Hello over HTTP.")]) as model:
+        agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_export", "serve", str(agent), "--http", "0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=REPO,
+            env=_fresh_home_env(home),
+        )
+        try:
+            assert process.stderr is not None
+            announced = ""
+            while " at http" not in announced:  # bounded by the test's timeout
+                line = process.stderr.readline().decode()
+                assert line, "serve ended without announcing its URL"
+                announced = line
+            url = announced.rsplit(" at ", 1)[1].strip()
+            root = url.removesuffix("/mcp")
+
+            async def call() -> str:
+                with anyio.fail_after(30):
+                    async with Client(streamable_http_client(url)) as client:
+                        result = await client.call_tool("book_flight", {"destination": "Oslo"})
+                block = result.content[0]
+                assert isinstance(block, types.TextContent)
+                return block.text
+
+            answer = anyio.run(call)
+            with urllib.request.urlopen(f"{root}/readyz", timeout=10) as ready:
+                ready_status = ready.status
+            process.terminate()
+            code = process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+    assert answer == "Hello over HTTP."
+    assert ready_status == 200
+    assert code == 0
+    database = _default_folder(home) / "history.sqlite3"
+    with sqlite3.connect(database) as conn:
+        statuses = [row[0] for row in conn.execute("SELECT status FROM runs")]
+    assert statuses == ["complete"]
