@@ -15,7 +15,7 @@ QT_DEBS := libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0
 SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 fonts-dejavu-core
 
-.PHONY: setup studio test lint typecheck contracts pytest screenshots bench test-real-model clean
+.PHONY: setup test-services studio test lint typecheck contracts pytest screenshots bench test-real-model clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,11 +27,19 @@ setup: $(STAMP)
 		echo "Installing the system libraries Qt needs: $(QT_DEBS)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(QT_DEBS) >/dev/null; }
-	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+
+# What only the tests need: a PostgreSQL to start throwaway clusters of, and the authorization
+# server (Node) the tests of the OAuth protected resource start.
+test-services: setup
+	@ls /usr/lib/postgresql/15/bin/pg_ctl >/dev/null 2>&1 || { \
 		echo "Installing PostgreSQL (the tests of the shared store start a throwaway cluster)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
-	@test ! -f $(AUTH_SERVER)/package.json -o -d $(AUTH_SERVER)/node_modules || { \
+	@command -v npm >/dev/null || { \
+		echo "Installing Node.js and npm (the tests' authorization server runs on Node)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+	@test -d $(AUTH_SERVER)/node_modules || { \
 		echo "Installing the OAuth authorization server the tests start (npm ci)"; \
 		npm ci --silent --no-audit --no-fund --prefix $(AUTH_SERVER); }
 
@@ -48,7 +56,7 @@ typecheck: setup
 contracts: setup
 	$(VENV)/bin/lint-imports
 
-pytest: setup
+pytest: test-services
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 test: lint typecheck contracts pytest
