@@ -23,14 +23,13 @@
   on (``MARK_GONE`` in ``history/pg_schema.py``). A reconnect registers the new session under
   the same writer; a row marked while a live writer had no connection is set by its real end
   when that comes. Rows written before schema 4 (no session recorded) are checked as before:
-  the pid, on this host only. A store checks when it opens, and its background writer again
-  after a batch, at most once a minute (``_CHECK_EVERY``): a served call pays nothing for it.
+  the pid, on this host only. A store checks when it opens, and its background writer once a
+  minute, whether writes come or not (``history/outage.py``): a served call pays nothing for it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import select
 import socket
@@ -56,10 +55,7 @@ from mcp_export.redact import REDACTED, remember_secret
 
 __all__ = ["PostgresDatabase", "display_location", "is_postgres_location"]
 
-logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
-_CHECK_EVERY = 60.0
-"""Seconds between a background writer's checks for writers that are gone."""
 _CONNECT_TIMEOUT_S = 10
 _SCHEMES = ("postgresql://", "postgres://")
 
@@ -132,7 +128,6 @@ class PostgresDatabase(Database):
         pid = os.getpid()
         self._writer = (self.host, pid, process_start_marker(pid))
         self._registering = not set_up  # once the schema is known to have history_writers
-        self._checked = time.monotonic()  # the store that opens it checks at once
         with self._lock:
             self._connect()
         if set_up:
@@ -272,21 +267,7 @@ class PostgresDatabase(Database):
         return None
 
     def apply_writes(self, writes: Sequence[Write]) -> list[str]:
-        """Apply ``writes`` in one statement (see the module doc); then, once a minute, mark the
-        pending rows of writers that are gone."""
-        skipped = self._apply_batch(writes)
-        if time.monotonic() - self._checked >= _CHECK_EVERY:
-            self._checked = time.monotonic()
-            try:
-                marked = self.mark_interrupted()
-            except HistoryError as exc:  # the next check will do; the writes are in
-                logger.debug("history: the check of writers that are gone failed: %s", exc)
-            else:
-                if marked:
-                    logger.info("history: %d pending rows of writers that are gone marked", marked)
-        return skipped
-
-    def _apply_batch(self, writes: Sequence[Write]) -> list[str]:
+        """Apply ``writes`` in one statement (see the module doc)."""
         batch = b"[" + b",".join(write.line() for write in _merged(writes)) + b"]"
         try:
             with self.connection("write") as conn:

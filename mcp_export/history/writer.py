@@ -33,11 +33,10 @@ How it stays correct:
   tried again. Any other failure (file damaged, disk full) is logged once and stops applying:
   the writes go on into the log, for the next start, and nothing is raised at the caller.
 
-An outage of a server database (a restart, the network gone) is not a failure: it is tried
-again, the pause growing to ``_RETRY_MAX``, and the writes wait in the queue. While it is away
-(:attr:`WriteBehind.unreachable`, one warning as it goes, one as it is back) nobody waits for the
-writer, no ids are reserved on the caller's thread, and :meth:`WriteBehind.full` says when the
-waiting writes fill their room, so that new calls go unrecorded (``server/history.py``).
+An outage of a server database (a restart, the network gone) is not a failure: the writes wait
+in the queue and no ids are reserved on the caller's thread while it is away; how the thread
+tries again, and when it checks a shared database for writers that are gone (also while no
+writes come), is in ``history/outage.py``.
 """
 
 from __future__ import annotations
@@ -47,9 +46,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mcp_export.errors import HistoryError
+from mcp_export.history.outage import CHECK_EVERY, OutageAware
 from mcp_export.history.row_ids import RowIds
 from mcp_export.history.rows import ROW_ID_TABLES, Write, new_write
 from mcp_export.history.write_log import WriteLog
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 __all__ = ["WriteBehind"]
 
 logger = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 _BATCH = 2048
 """The most writes applied in one transaction (~50 ms of work: ``close`` checks its time between
@@ -70,27 +69,34 @@ _CLOSE_WITHIN = 5.0
 """Seconds ``close`` spends applying the queue before it hands the rest over in the log."""
 _WINDOW = 1.0
 """Seconds the thread gathers writes after the first of a batch (unless someone is waiting)."""
-_RETRY_PAUSE = 0.2
-"""Seconds between tries of a database that was busy, and before the second try of one away."""
-_RETRY_MAX = 2.0
-"""The longest pause between tries of a server database that is away."""
-_OUTAGE_BACKLOG = 32 << 20
-"""Bytes of writes (as their log lines) that may wait for a server database that is away."""
-_ID_MARGIN = 64
-"""Row ids per table kept for the calls in flight while a server database is away."""
 
 _Queued = tuple[Write, int]
 """A write and the size of the log once it was appended (0 without a log)."""
 
 
-class WriteBehind:
+class WriteBehind(OutageAware):
     """The background writer of one store's database (see the module doc).
 
+    Args:
+        database: the store's database (the writer uses ``database.for_writer()``).
+        pid: this process, as the write log names it.
+        start: this process's start marker (``rows.process_start_marker``).
+        check_every: seconds between checks for writers that are gone, on a shared database
+            (``history/outage.py``).
+
     Raises:
+        ValueError: ``check_every`` is not a positive number.
         HistoryError: the write log cannot be created, or row ids cannot be reserved.
     """
 
-    def __init__(self, database: Database, pid: int, start: str | None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        pid: int,
+        start: str | None,
+        *,
+        check_every: float = CHECK_EVERY,
+    ) -> None:
         self._db = database.for_writer()
         self._own_db = self._db is not database
         self._log: WriteLog | None = None
@@ -121,32 +127,17 @@ class WriteBehind:
         self._logged_count = 0  # writes in the log, and how many of them are applied
         self._applied_count = 0
         self._failed = False
-        self._locked_warned = False
-        # Guarded by _settled: why a server database cannot be reached now (None: it can), and
-        # the bytes and the number of writes queued since.
-        self._out: str | None = None
-        self._out_bytes = 0
-        self._out_writes = 0
+        try:
+            super().__init__(check_every)
+        except ValueError:
+            self._close_db()
+            raise
         self._thread = threading.Thread(target=self._run, name="metaagent-history", daemon=True)
         self._thread.start()
 
     @property
     def _queued(self) -> int:
         return self._numbered - self._done
-
-    @property
-    def unreachable(self) -> str | None:
-        """Why the server database cannot be reached now, or None (it can, or is a file)."""
-        return self._out
-
-    def full(self) -> bool:
-        """Whether the database is away and the writes waiting for it fill the room kept for
-        them (``_OUTAGE_BACKLOG`` bytes, or fewer than ``_ID_MARGIN`` row ids left in hand)."""
-        with self._settled:
-            if self._out is None:
-                return False
-            size = self._out_bytes
-        return size >= _OUTAGE_BACKLOG or self._ids.fewer_than(_ID_MARGIN)
 
     # --- the caller's side ----------------------------------------------------------------------
 
@@ -168,9 +159,7 @@ class WriteBehind:
     def _put(self, write: Write) -> None:
         line = write.line() if self._log is not None or self._out is not None else b""
         with self._settled:
-            if self._out is not None:
-                self._out_bytes += len(line)
-                self._out_writes += 1
+            self._count_waiting(line)
             size = 0
             if self._log is not None:
                 try:
@@ -285,7 +274,11 @@ class WriteBehind:
 
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]  # wait for the first, then take what else is queued
+            try:  # wait for the first, then take what else is queued
+                batch = [self._queue.get(timeout=self._until_check())]
+            except queue.Empty:  # no writes for a while: check all the same
+                self._check_gone()
+                continue
             if batch[0] is not None:
                 with self._settled:  # the group-commit window (see the module doc)
                     self._settled.wait_for(lambda: self._waiting > 0, _WINDOW)
@@ -299,6 +292,7 @@ class WriteBehind:
                 self._apply(writes)
             if batch[-1] is None or self._past_deadline():
                 return
+            self._check_gone()
 
     def _past_deadline(self) -> bool:
         with self._settled:
@@ -344,55 +338,6 @@ class WriteBehind:
                 callback()
             except Exception:  # a waiter that went away must not stop the writer
                 logger.debug("history: a settled callback failed", exc_info=True)
-
-    def _retrying(self, work: Callable[[], _T]) -> _T:
-        """``work`` (one transaction), tried again while the database is busy or away."""
-        pause = _RETRY_PAUSE
-        while True:
-            try:
-                done = work()
-            except HistoryError as exc:
-                if not self._db.busy(exc) or self._past_deadline():
-                    raise
-                if self._db.gone(exc):
-                    self._away(exc)
-                    time.sleep(pause)
-                    pause = min(2 * pause, _RETRY_MAX)
-                    continue
-                if not self._locked_warned:
-                    self._locked_warned = True
-                    logger.warning("history: %s; the writes wait and are tried again", exc)
-                time.sleep(_RETRY_PAUSE)
-                continue
-            self._back()
-            return done
-
-    def _away(self, exc: HistoryError) -> None:
-        """The server database cannot be reached: say so once, and let every waiter go."""
-        with self._settled:
-            if self._out is not None:
-                return
-            self._out = str(exc)
-            self._out_bytes = self._out_writes = 0
-            self._settled.notify_all()
-        logger.warning(
-            "history: %s; calls go on, their writes wait and are applied once it is back (up to "
-            "%d MB of them: past that, new calls are not recorded)",
-            exc,
-            _OUTAGE_BACKLOG >> 20,
-        )
-        self._call_back()
-
-    def _back(self) -> None:
-        with self._settled:
-            if self._out is None:
-                return
-            self._out, waited = None, self._out_writes
-        logger.warning(
-            "history: %s answers again; the %d writes made while it was away are applied",
-            self._db.location,
-            waited,
-        )
 
     def _reserve_spare_ids(self) -> None:
         for table in self._ids.wanted():
