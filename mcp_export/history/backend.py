@@ -127,8 +127,10 @@ class Database(ABC):
     def mark_interrupted(self) -> int:
         """Mark ``pending`` rows whose writer is gone as ``error`` with :data:`INTERRUPTED`.
 
-        Only rows of this :attr:`host` where one is recorded: whether a process of another
-        machine still runs cannot be told from here.
+        Here, by the writer's process: only rows of this :attr:`host` where one is recorded,
+        since whether a process of another machine still runs cannot be told from here.
+        PostgreSQL overrides it (``history/postgres.py``): there a writer is gone when none of
+        its database sessions is alive, whichever host it ran on.
 
         Returns:
             How many rows were marked.

@@ -23,8 +23,11 @@ Why it is built this way:
   opens the database (``history/write_log.py``).
 - A crash leaves ``pending`` rows behind. Each row records its writer (pid and, where the system
   tells, the process start time; the host in a shared database); opening the store marks pending
-  rows of writers that are gone (of this host) as ``error`` with :data:`INTERRUPTED`, so the
-  trail never claims an answer is still coming.
+  rows of writers that are gone as ``error`` with :data:`INTERRUPTED`, so the trail never claims
+  an answer is still coming. In an SQLite file, a writer is gone when its process has ended; in
+  PostgreSQL, when none of its database sessions is alive any more, whichever host it ran on
+  (``history/postgres.py``), and a write-behind store's writer checks that again once a minute
+  while it runs (``history/outage.py``).
 """
 
 from __future__ import annotations
