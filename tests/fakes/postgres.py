@@ -186,24 +186,25 @@ class PostgresCluster:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    """The session's PostgreSQL cluster (started on first use, stopped at the end)."""
+def _running_cluster() -> Iterator[PostgresCluster]:
+    """A new cluster, stopped (and its folder deleted) once the caller is done with it."""
     cluster = PostgresCluster()
     try:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """The session's PostgreSQL cluster (started on first use, stopped at the end)."""
+    yield from _running_cluster()
 
 
 @pytest.fixture
 def own_postgres_cluster() -> Iterator[PostgresCluster]:
     """A cluster of the test's own, which it may halt and resume (stopped at its end)."""
-    cluster = PostgresCluster()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from _running_cluster()
 
 
 @pytest.fixture

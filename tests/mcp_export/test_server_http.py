@@ -6,10 +6,7 @@ command-line tests, which launch ``python -m mcp_export serve --http`` for real.
 
 from __future__ import annotations
 
-import os
 import subprocess
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -22,19 +19,18 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
 
-from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.http import (
     HttpAddress,
     HttpAddressError,
     check_exposure,
     parse_http_address,
     resource_url,
-    serve_http,
 )
 from mcp_export.server.oauth import OAuthSettings
 from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes.http_serving import serve_env, serve_http_process, served_over_http
 from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -42,45 +38,6 @@ pytestmark = pytest.mark.anyio
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 TOKEN = "s3cret-token-for-tests"
-
-
-@asynccontextmanager
-async def _http_server(
-    path: Path,
-    token: str | None,
-    *,
-    stateless: bool = False,
-    extra_routes: Sequence[BaseRoute] = (),
-    history: bool = False,
-) -> AsyncIterator[str]:
-    """Serve the agent over HTTP on a free loopback port; yields the endpoint URL."""
-    ready = anyio.Event()
-    url: list[str] = []
-
-    def on_ready(endpoint: str) -> None:
-        url.append(endpoint)
-        ready.set()
-
-    async with (
-        AgentServer(load_served_agents([path]), history=history) as served,
-        anyio.create_task_group() as group,
-    ):
-        group.start_soon(
-            lambda: serve_http(
-                served.server,
-                HttpAddress("127.0.0.1", 0),
-                token=token,
-                on_ready=on_ready,
-                stateless=stateless,
-                extra_routes=extra_routes,
-            )
-        )
-        with anyio.fail_after(10):
-            await ready.wait()
-        try:
-            yield url[0]
-        finally:
-            group.cancel_scope.cancel()
 
 
 def _client(url: str, mode: str, token: str | None) -> Client:
@@ -93,7 +50,7 @@ def _client(url: str, mode: str, token: str | None) -> Client:
 async def test_http_serves_list_and_call_in_both_eras(tmp_path: Path, mode: str) -> None:
     with FakeOpenAIServer([text("Booked over HTTP.")]) as model:
         path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
-        async with _http_server(path, None) as url:
+        async with served_over_http(path) as url:
             assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
             async with _client(url, mode, None) as client:
                 (tool,) = (await client.list_tools()).tools
@@ -106,7 +63,7 @@ async def test_http_serves_list_and_call_in_both_eras(tmp_path: Path, mode: str)
 @MODES
 async def test_http_with_a_token_serves_clients_that_send_it(tmp_path: Path, mode: str) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with _http_server(path, TOKEN) as url, _client(url, mode, TOKEN) as client:
+    async with served_over_http(path, token=TOKEN) as url, _client(url, mode, TOKEN) as client:
         (tool,) = (await client.list_tools()).tools
     assert tool.name == "book_flight"
 
@@ -119,7 +76,7 @@ async def test_http_with_a_token_refuses_requests_without_it(
     headers = {"Authorization": sent} if sent else {}
     headers |= {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    async with _http_server(path, TOKEN) as url, httpx2.AsyncClient() as http:
+    async with served_over_http(path, token=TOKEN) as url, httpx2.AsyncClient() as http:
         response = await http.post(url, json=body, headers=headers)
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
@@ -137,7 +94,7 @@ async def _ping(url: str, authorization: str | None) -> httpx2.Response:
 
 async def test_the_bearer_scheme_of_the_token_is_matched_in_any_case(tmp_path: Path) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with _http_server(path, TOKEN) as url:
+    async with served_over_http(path, token=TOKEN) as url:
         answers = [await _ping(url, f"{s} {TOKEN}") for s in ("bearer", "BEARER", "Bearer ")]
     # Past the token: told to start a session (2025-11-25), not refused.
     assert [a.status_code for a in answers] == [400, 400, 400]
@@ -157,7 +114,7 @@ async def test_without_oauth_the_oauth_documents_are_not_found(
     tmp_path: Path, token: str | None
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with _http_server(path, token) as url, httpx2.AsyncClient(timeout=10) as http:
+    async with served_over_http(path, token=token) as url, httpx2.AsyncClient(timeout=10) as http:
         origin = url.removesuffix("/mcp")
         answers = [await http.get(origin + document) for document in WELL_KNOWN]
     assert [a.status_code for a in answers] == [404] * len(WELL_KNOWN)
@@ -170,7 +127,7 @@ async def test_extra_routes_are_served_without_the_token(tmp_path: Path) -> None
     path = write_agent(tmp_path / "a.agent.yaml")
     routes = [Route("/healthz", healthz)]
     async with (
-        _http_server(path, TOKEN, extra_routes=routes) as url,
+        served_over_http(path, token=TOKEN, extra_routes=routes) as url,
         httpx2.AsyncClient(timeout=10) as http,
     ):
         health = await http.get(url.replace("/mcp", "/healthz"))
@@ -195,7 +152,7 @@ async def test_stateless_http_serves_calls_and_continues_conversations(
             tools=[book_tool(conversation=True)],
         )
         async with (
-            _http_server(path, None, stateless=True, history=True) as url,
+            served_over_http(path, stateless=True, history=True) as url,
             _client(url, mode, None) as client,
         ):
             (tool,) = (await client.list_tools()).tools
@@ -217,7 +174,7 @@ async def test_stateless_http_serves_calls_and_continues_conversations(
 
 async def test_an_mcp_client_without_the_token_fails_to_connect(tmp_path: Path) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with _http_server(path, TOKEN) as url:
+    async with served_over_http(path, token=TOKEN) as url:
         with pytest.raises(BaseExceptionGroup) as caught, anyio.fail_after(10):
             async with _client(url, "legacy", None) as client:
                 await client.list_tools()
@@ -266,11 +223,6 @@ def test_a_non_loopback_address_needs_a_token() -> None:
     check_exposure(HttpAddress("::1", 8000), None)
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "METAAGENT_TOKEN"}
-    return env | extra
-
-
 def test_the_command_refuses_a_non_loopback_address_without_a_token(tmp_path: Path) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
     done = subprocess.run(
@@ -278,7 +230,7 @@ def test_the_command_refuses_a_non_loopback_address_without_a_token(tmp_path: Pa
         capture_output=True,
         text=True,
         timeout=60,
-        env=_env(),
+        env=serve_env(),
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
@@ -291,24 +243,10 @@ async def test_the_command_serves_http_with_the_token_from_the_environment(
     tmp_path: Path,
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    command = serve_command(str(path), "--http", "127.0.0.1:0")
-    async with await anyio.open_process(
-        command, env=_env(METAAGENT_TOKEN=TOKEN), stdin=subprocess.DEVNULL
-    ) as process:
-        assert process.stderr is not None
-        seen = b""
-        with anyio.fail_after(30):
-            async for chunk in process.stderr:
-                seen += chunk
-                if b"/mcp" in seen:
-                    break
-        url = seen.decode().split("at ", 1)[1].split()[0]
-        try:
-            async with _client(url, "auto", TOKEN) as client:
-                (tool,) = (await client.list_tools()).tools
-            async with httpx2.AsyncClient() as http:
-                refused = await http.post(url, json={})
-        finally:
-            process.terminate()
+    async with serve_http_process(path, env=serve_env(METAAGENT_TOKEN=TOKEN)) as served:
+        async with _client(served.url, "auto", TOKEN) as client:
+            (tool,) = (await client.list_tools()).tools
+        async with httpx2.AsyncClient() as http:
+            refused = await http.post(served.url, json={})
     assert tool.name == "book_flight"
     assert refused.status_code == 401

@@ -19,12 +19,12 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_export.errors import ConfigurationError
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from mcp_export.server.http import HttpAddress
 from mcp_export.server.request_state import STATE_KEY_VARIABLE
 from mcp_export.server.tools import OUTPUT_SCHEMA, ToolNameClash, derive_annotations
 from mcp_export.toolbox.agent_toolbox import ToolSpec
 from schema_types.agent import Agent
 from tests.fakes._script import text
+from tests.fakes.http_serving import served_over_http
 from tests.fakes.mcp_clients import (
     ScriptedSampling,
     book_tool,
@@ -328,14 +328,19 @@ async def _declared_and_sent(client: Client, notices: _Notices) -> tuple[bool, b
     return declared, notices.tools_changed.is_set()
 
 
+def _agent_with_inner_tools(tmp_path: Path, model: FakeOpenAIServer) -> Path:
+    """An agent whose inner tools (a time server's) become known at its first call."""
+    return write_agent(
+        tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
+    )
+
+
 @MODES
 async def test_tool_list_changes_are_announced_exactly_when_declared_over_stdio(
     tmp_path: Path, mode: str
 ) -> None:
     with FakeOpenAIServer([text("booked")]) as model:
-        path = write_agent(
-            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
-        )
+        path = _agent_with_inner_tools(tmp_path, model)
         notices = _Notices()
         params = serve_params(str(path), "--no-history")
         with anyio.fail_after(60):
@@ -349,30 +354,13 @@ async def test_tool_list_changes_are_announced_exactly_when_declared_over_http(
     tmp_path: Path, mode: str
 ) -> None:
     with FakeOpenAIServer([text("booked")]) as model:
-        path = write_agent(
-            tmp_path / "a.agent.yaml", base_url=model.base_url, mcp_servers={"t": time_server()}
-        )
+        path = _agent_with_inner_tools(tmp_path, model)
         notices = _Notices()
-        ready = anyio.Event()
-        url: list[str] = []
-
-        def on_ready(endpoint: str) -> None:
-            url.append(endpoint)
-            ready.set()
-
-        async with (
-            AgentServer(load_served_agents([path]), history=False) as served,
-            anyio.create_task_group() as group,
-        ):
-            address = HttpAddress("127.0.0.1", 0)
-            group.start_soon(lambda: served.run_http(address, token=None, on_ready=on_ready))
-            with anyio.fail_after(10):
-                await ready.wait()
+        async with served_over_http(path) as url:
             with anyio.fail_after(60):
-                transport = streamable_http_client(url[0])
+                transport = streamable_http_client(url)
                 async with Client(transport, mode=mode, message_handler=notices) as client:
                     declared, sent = await _declared_and_sent(client, notices)
-            group.cancel_scope.cancel()
     assert (declared, sent) == ((True, True) if mode == "legacy" else (False, False))
 
 

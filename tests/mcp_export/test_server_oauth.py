@@ -23,6 +23,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp_export.server.oauth import OAuthError, OAuthSettings
 from tests.fakes._script import text
+from tests.fakes.http_serving import served_over_http
 from tests.fakes.mcp_clients import write_agent
 from tests.fakes.oauth_server import (
     JWT_CLIENT,
@@ -32,7 +33,6 @@ from tests.fakes.oauth_server import (
     SHORT_CLIENT,
     AuthorizationServer,
 )
-from tests.fakes.oauth_server.protected import protected_in_process
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.ports import refused_origin
 
@@ -85,7 +85,7 @@ async def test_a_token_the_issuer_grants_for_this_server_lists_and_calls_tools(
 ) -> None:
     with FakeOpenAIServer([text("Booked with OAuth.")]) as model:
         path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
-        async with protected_in_process(path, _jwt_settings(issuer)) as url:
+        async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
             token = issuer.token(JWT_CLIENT, resource=url)
             async with _client(url, mode, token) as client:
                 (tool,) = (await client.list_tools()).tools
@@ -99,7 +99,7 @@ async def test_without_a_token_the_answer_points_to_the_resource_metadata(
     tmp_path: Path, issuer: AuthorizationServer
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _jwt_settings(issuer)) as url:
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
         refused = await _ping(url, None)
         challenge = refused.headers["www-authenticate"]
         metadata_url = challenge.split('resource_metadata="', 1)[1].split('"', 1)[0]
@@ -117,7 +117,7 @@ async def test_a_token_for_another_audience_is_refused(
     tmp_path: Path, issuer: AuthorizationServer
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _jwt_settings(issuer)) as url:
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
         theirs = issuer.token(JWT_CLIENT, resource="https://another-server.example/mcp")
         refused = await _ping(url, f"Bearer {theirs}")
     assert refused.status_code == 401
@@ -128,7 +128,7 @@ async def test_an_expired_token_is_refused_once_the_leeway_is_over(
     tmp_path: Path, issuer: AuthorizationServer
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _jwt_settings(issuer, leeway=3.0)) as url:
+    async with served_over_http(path, oauth=_jwt_settings(issuer, leeway=3.0)) as url:
         token = issuer.token(SHORT_CLIENT, resource=url)  # valid for 1 s, plus the leeway
         accepted = await _ping(url, f"Bearer {token}")
         expires = jwt.decode(token, options={"verify_signature": False})["exp"]
@@ -143,7 +143,7 @@ async def test_a_token_signed_by_another_key_is_refused(
     tmp_path: Path, issuer: AuthorizationServer
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _jwt_settings(issuer)) as url:
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
         genuine = issuer.token(JWT_CLIENT, resource=url)
         header = jwt.get_unverified_header(genuine)
         claims = jwt.decode(genuine, options={"verify_signature": False})
@@ -162,7 +162,7 @@ async def test_a_token_without_the_required_scope_is_forbidden(
     tmp_path: Path, issuer: AuthorizationServer
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _jwt_settings(issuer)) as url:
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
         token = issuer.token(JWT_CLIENT, resource=url, scope="mcp:other")
         forbidden = await _ping(url, f"Bearer {token}")
     assert forbidden.status_code == 403
@@ -173,7 +173,7 @@ async def test_the_bearer_scheme_is_matched_in_any_case(
     tmp_path: Path, issuer: AuthorizationServer
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _jwt_settings(issuer)) as url:
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
         token = issuer.token(JWT_CLIENT, resource=url)
         answers = [await _ping(url, f"{scheme} {token}") for scheme in ("bearer", "BEARER")]
     assert [a.status_code for a in answers] == [400, 400]  # past the token check: no session
@@ -193,7 +193,7 @@ async def test_an_opaque_token_is_checked_by_introspection(
     tmp_path: Path, issuer: AuthorizationServer, mode: str
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _introspecting(issuer)) as url:
+    async with served_over_http(path, oauth=_introspecting(issuer)) as url:
         token = issuer.token(OPAQUE_CLIENT, resource=url)
         assert token.count(".") != 2  # opaque, not a JWT
         async with _client(url, mode, token) as client:
@@ -213,7 +213,7 @@ async def test_an_unreachable_issuer_stops_the_start_with_a_clear_error(tmp_path
         pytest.raises(BaseExceptionGroup) as raised,
         anyio.fail_after(20),
     ):
-        async with protected_in_process(path, OAuthSettings(issuer=nowhere)):
+        async with served_over_http(path, oauth=OAuthSettings(issuer=nowhere)):
             pass
     message = str(_only_oauth_error(raised.value))
     assert message.startswith(f"--oauth-issuer {nowhere}: cannot read the authorization server")
@@ -225,7 +225,7 @@ async def test_introspection_without_client_credentials_is_refused_at_start(
 ) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
     with pytest.raises(BaseExceptionGroup) as raised, anyio.fail_after(20):
-        async with protected_in_process(path, _jwt_settings(issuer, introspect=True)):
+        async with served_over_http(path, oauth=_jwt_settings(issuer, introspect=True)):
             pass
     assert "--oauth-client-id" in str(_only_oauth_error(raised.value))
 

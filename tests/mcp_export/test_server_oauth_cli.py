@@ -6,19 +6,17 @@ is panva's oidc-provider (``tests.fakes.oauth_server``).
 
 from __future__ import annotations
 
-import os
 import subprocess
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.fakes.http_serving import serve_env, serve_http_process
 from tests.fakes.mcp_clients import serve_command, write_agent
 from tests.fakes.oauth_server import (
     JWT_CLIENT,
@@ -40,11 +38,6 @@ def issuer() -> Iterator[AuthorizationServer]:
         yield server
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("METAAGENT_TOKEN", SECRET_ENV)}
-    return env | extra
-
-
 def _serve(
     agent: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -53,7 +46,7 @@ def _serve(
         capture_output=True,
         text=True,
         timeout=60,
-        env=env or _env(),
+        env=env or serve_env(),
         stdin=subprocess.DEVNULL,
         check=False,
     )
@@ -97,7 +90,7 @@ def test_wrong_flags_are_refused_with_one_clear_line(
     tmp_path: Path, args: list[str], env: dict[str, str], expected: str
 ) -> None:
     agent = write_agent(tmp_path / "a.agent.yaml")
-    done = _serve(agent, *args, env=_env(**env))
+    done = _serve(agent, *args, env=serve_env(**env))
     assert done.returncode == 2
     assert done.stderr.startswith("metaagent serve: ")
     assert expected in done.stderr
@@ -116,41 +109,6 @@ def test_an_unreachable_issuer_is_refused_at_start_up(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-@asynccontextmanager
-async def _served(
-    agent: Path, *args: str, env: dict[str, str]
-) -> AsyncIterator[tuple[str, bytearray]]:
-    """``serve --http 127.0.0.1:0 ARGS``; yields its URL and its stderr (read until it ends)."""
-    command = serve_command(str(agent), "--http", "127.0.0.1:0", *args)
-    seen = bytearray()
-    started = anyio.Event()
-    async with (
-        await anyio.open_process(command, env=env, stdin=subprocess.DEVNULL) as process,
-        anyio.create_task_group() as group,
-    ):
-
-        async def read() -> None:
-            assert process.stderr is not None
-            async for chunk in process.stderr:
-                seen.extend(chunk)
-                if b"/mcp\n" in seen:
-                    started.set()
-            started.set()
-
-        group.start_soon(read)
-        with anyio.fail_after(30):
-            await started.wait()
-        log = seen.decode()
-        assert "serving MCP over streamable HTTP at " in log, log
-        url = log.split("streamable HTTP at ", 1)[1].split()[0]
-        try:
-            yield url, seen
-        finally:
-            process.terminate()
-            with anyio.fail_after(15):
-                await process.wait()
-
-
 def _client(url: str, token: str) -> Client:
     headers = {"Authorization": f"Bearer {token}"}
     return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)))
@@ -161,7 +119,8 @@ async def test_the_command_serves_a_token_of_the_issuer_and_refuses_a_missing_on
 ) -> None:
     agent = write_agent(tmp_path / "a.agent.yaml")
     args = ("--oauth-issuer", issuer.issuer, "--oauth-scope", SCOPE, "--log-level", "info")
-    async with _served(agent, *args, env=_env()) as (url, seen):
+    async with serve_http_process(agent, *args) as served:
+        url = served.url
         token = issuer.token(JWT_CLIENT, resource=url)
         async with _client(url, token) as client:
             (tool,) = (await client.list_tools()).tools
@@ -174,7 +133,7 @@ async def test_the_command_serves_a_token_of_the_issuer_and_refuses_a_missing_on
     assert refused.status_code == 401
     assert "resource_metadata=" in refused.headers["www-authenticate"]
     assert metadata.json()["authorization_servers"] == [issuer.issuer]
-    assert token not in seen.decode()
+    assert token not in served.text
 
 
 async def test_the_command_introspects_with_the_secret_from_the_environment(
@@ -190,14 +149,15 @@ async def test_the_command_introspects_with_the_secret_from_the_environment(
         "--log-level",
         "debug",
     )
-    env = _env(**{SECRET_ENV: RESOURCE_SERVER.secret})
-    async with _served(agent, *args, env=env) as (url, seen):
+    env = serve_env(**{SECRET_ENV: RESOURCE_SERVER.secret})
+    async with serve_http_process(agent, *args, env=env) as served:
+        url = served.url
         token = issuer.token(OPAQUE_CLIENT, resource=url)
         async with _client(url, token) as client:
             (tool,) = (await client.list_tools()).tools
         async with httpx2.AsyncClient(timeout=10) as http:
             refused = await http.post(url, json={}, headers={"Authorization": "Bearer nope"})
-    log = seen.decode()
+    log = served.text
     assert tool.name == "book_flight"
     assert refused.status_code == 401
     assert RESOURCE_SERVER.secret not in log

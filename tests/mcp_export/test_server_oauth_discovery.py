@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_export.server.oauth import OAuthSettings
 from tests.fakes._script import text
+from tests.fakes.http_serving import serve_http_process, served_over_http
 from tests.fakes.mcp_clients import write_agent
 from tests.fakes.oauth_server import (
     JWT_CLIENT,
@@ -46,7 +47,6 @@ from tests.fakes.oauth_server import (
 from tests.fakes.oauth_server import (
     Client as Credentials,
 )
-from tests.fakes.oauth_server.protected import protected_in_process, protected_process, serve_env
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
@@ -171,11 +171,12 @@ async def test_a_client_with_only_the_url_and_its_credentials_finds_its_way_to_t
         agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         args = ("--oauth-issuer", issuer.issuer, "--oauth-scope", SCOPE)
         async with (
-            protected_process(agent, *args, env=serve_env()) as (url, log),
-            _client(url, mode, JWT_CLIENT, issuer, wire, scope=SCOPE) as client,
+            serve_http_process(agent, *args) as served,
+            _client(served.url, mode, JWT_CLIENT, issuer, wire, scope=SCOPE) as client,
         ):
             (tool,) = (await client.list_tools()).tools
             result = await client.call_tool("book_flight", {"destination": "Oslo"})
+    url = served.url
     metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
     refused, metadata, issuer_metadata, token, retried = wire.hops[:5]
     assert (refused.method, refused.url, refused.status) == ("POST", url, 401)
@@ -196,7 +197,7 @@ async def test_a_client_with_only_the_url_and_its_credentials_finds_its_way_to_t
     assert tool.name == "book_flight"
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == "Booked through discovery."
-    assert wire.access_token not in log.decode()
+    assert wire.access_token not in served.text
 
 
 async def test_the_scope_the_server_requires_is_the_scope_the_client_asks_for(
@@ -205,7 +206,7 @@ async def test_the_scope_the_server_requires_is_the_scope_the_client_asks_for(
     wire = Wire()
     path = write_agent(tmp_path / "a.agent.yaml")
     async with (
-        protected_in_process(path, _settings(issuer, SCOPE)) as url,
+        served_over_http(path, oauth=_settings(issuer, SCOPE)) as url,
         _client(url, "auto", JWT_CLIENT, issuer, wire, scope="mcp:other") as client,
     ):
         (tool,) = (await client.list_tools()).tools
@@ -220,7 +221,7 @@ async def test_a_server_requiring_no_scope_is_reached_without_asking_for_one(
 ) -> None:
     wire = Wire()
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _settings(issuer)) as url:
+    async with served_over_http(path, oauth=_settings(issuer)) as url:
         async with _client(url, mode, JWT_CLIENT, issuer, wire) as client:
             (tool,) = (await client.list_tools()).tools
         async with httpx2.AsyncClient(timeout=10) as http:
@@ -238,7 +239,7 @@ async def test_a_scope_the_issuer_never_grants_fails_the_client_after_one_step_u
 ) -> None:
     wire = Wire()
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _settings(issuer, UNGRANTABLE)) as url:
+    async with served_over_http(path, oauth=_settings(issuer, UNGRANTABLE)) as url:
         started = time.monotonic()
         with anyio.fail_after(30), pytest.raises(BaseException) as raised:
             async with _client(url, mode, JWT_CLIENT, issuer, wire) as client:
@@ -266,7 +267,7 @@ async def test_a_client_not_allowed_the_scope_hears_the_issuers_refusal(
 ) -> None:
     wire = Wire()
     path = write_agent(tmp_path / "a.agent.yaml")
-    async with protected_in_process(path, _settings(issuer, SCOPE)) as url:
+    async with served_over_http(path, oauth=_settings(issuer, SCOPE)) as url:
         with anyio.fail_after(30), pytest.raises(BaseException) as raised:
             async with _client(url, "auto", OTHER_ONLY_CLIENT, issuer, wire) as client:
                 await client.list_tools()
@@ -284,7 +285,7 @@ async def test_an_expired_token_is_replaced_by_a_new_one_without_the_caller_noti
     wire = Wire()
     path = write_agent(tmp_path / "a.agent.yaml")
     async with (
-        protected_in_process(path, _settings(issuer, SCOPE, leeway=0.0)) as url,
+        served_over_http(path, oauth=_settings(issuer, SCOPE, leeway=0.0)) as url,
         _client(url, mode, SHORT_CLIENT, issuer, wire) as client,
     ):
         await client.list_tools()
@@ -304,7 +305,7 @@ async def test_an_opaque_token_found_by_discovery_is_checked_by_introspection(
     wire = Wire()
     path = write_agent(tmp_path / "a.agent.yaml")
     async with (
-        protected_in_process(path, _settings(issuer, SCOPE, introspect=True)) as url,
+        served_over_http(path, oauth=_settings(issuer, SCOPE, introspect=True)) as url,
         _client(url, "auto", OPAQUE_CLIENT, issuer, wire) as client,
     ):
         (tool,) = (await client.list_tools()).tools
@@ -319,7 +320,7 @@ async def test_an_issuer_given_with_a_trailing_slash_is_published_as_it_names_it
     path = write_agent(tmp_path / "a.agent.yaml")
     settings = OAuthSettings(issuer=f"{issuer.issuer}/", scopes=(SCOPE,))
     async with (
-        protected_in_process(path, settings) as url,
+        served_over_http(path, oauth=settings) as url,
         _client(url, "auto", JWT_CLIENT, issuer, wire) as client,
     ):
         (tool,) = (await client.list_tools()).tools

@@ -8,13 +8,10 @@ call waits for that answer.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -27,74 +24,24 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.fakes._script import delay, text
 from tests.fakes.cli import metaagent
-from tests.fakes.mcp_clients import serve_command, write_agent
+from tests.fakes.http_serving import HttpServeProcess, serve_env, serve_http_process
+from tests.fakes.mcp_clients import write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
 
-ANNOUNCED = b"serving MCP over streamable HTTP at "
 
-
-@dataclass
-class _Served:
-    process: anyio.abc.Process
-    url: str
-    log: bytearray = field(default_factory=bytearray)
-    grew: anyio.Event = field(default_factory=anyio.Event)
-
-    @property
-    def base(self) -> str:
-        return self.url.removesuffix("/mcp")
-
-    async def said(self, words: bytes) -> None:
-        """Wait (10 s at most) until the process has logged ``words``."""
-        with anyio.fail_after(10):
-            while words not in self.log:
-                await self.grew.wait()
-
-
-@asynccontextmanager
-async def _serve(agent: Path, home: Path, *args: str) -> AsyncIterator[_Served]:
-    """A ``serve --http`` process on a free loopback port; its stderr is kept in ``log``."""
-    command = serve_command(str(agent), "--http", "127.0.0.1:0", *args)
-    env = {k: v for k, v in os.environ.items() if k != "METAAGENT_TOKEN"}
-    env["METAAGENT_HOME"] = str(home)
-    async with await anyio.open_process(command, env=env, stdin=subprocess.DEVNULL) as process:
-        assert process.stderr is not None
-        log = bytearray()
-        try:
-            with anyio.fail_after(30):
-                async for chunk in process.stderr:
-                    log += chunk
-                    if ANNOUNCED in log and b"/mcp" in log.split(ANNOUNCED, 1)[1]:
-                        break
-            assert ANNOUNCED in log, log.decode(errors="replace")
-            url = log.split(ANNOUNCED, 1)[1].split()[0].decode()
-            served = _Served(process, url, log)
-            async with anyio.create_task_group() as group:
-
-                async def keep_log() -> None:
-                    assert process.stderr is not None
-                    async for more in process.stderr:
-                        served.log += more
-                        served.grew.set()
-                        served.grew = anyio.Event()
-
-                group.start_soon(keep_log)
-                yield served
-                group.cancel_scope.cancel()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                with anyio.move_on_after(10):
-                    await process.wait()
+def _serve(agent: Path, home: Path, grace: str) -> AbstractAsyncContextManager[HttpServeProcess]:
+    """A ``serve --http --shutdown-grace GRACE`` process on a free loopback port."""
+    env = serve_env(METAAGENT_HOME=str(home))
+    return serve_http_process(agent, "--shutdown-grace", grace, env=env)
 
 
 async def _wait_for_model_call(model: FakeOpenAIServer) -> None:
     assert await anyio.to_thread.run_sync(lambda: model.wait_for_requests(1, 15.0))
 
 
-async def _ready_status(http: httpx2.AsyncClient, served: _Served) -> int:
+async def _ready_status(http: httpx2.AsyncClient, served: HttpServeProcess) -> int:
     return (await http.get(served.base + "/readyz")).status_code
 
 
@@ -120,7 +67,7 @@ async def test_a_call_under_way_finishes_after_sigterm_while_new_calls_are_refus
     with FakeOpenAIServer(responder=lambda body: delay(2.5, text("booked"))) as model:
         agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         async with (
-            _serve(agent, tmp_path / "home", "--shutdown-grace", "20") as served,
+            _serve(agent, tmp_path / "home", "20") as served,
             httpx2.AsyncClient(timeout=10) as http,
             Client(streamable_http_client(served.url), mode=mode) as client,
         ):
@@ -161,16 +108,23 @@ async def test_a_call_under_way_finishes_after_sigterm_while_new_calls_are_refus
     assert not result.is_error, result
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == "booked"
-    assert code == 0, served.log.decode(errors="replace")
+    assert code == 0, served.text
     assert stopped < 15
-    assert b"Traceback" not in served.log, served.log.decode(errors="replace")
+    assert b"Traceback" not in served.log, served.text
 
 
-async def test_a_call_longer_than_the_grace_is_cut_and_the_process_exits(tmp_path: Path) -> None:
+async def _signalled_during_a_call(
+    tmp_path: Path, grace: str, signum: signal.Signals
+) -> tuple[int, float, HttpServeProcess]:
+    """Send ``signum`` to a server while a call waits for a model that answers too late.
+
+    Returns:
+        The exit status, the seconds from the signal to the exit, and the served process.
+    """
     with FakeOpenAIServer(responder=lambda body: delay(60, text("too late"))) as model:
         agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         async with (
-            _serve(agent, tmp_path / "home", "--shutdown-grace", "1") as served,
+            _serve(agent, tmp_path / "home", grace) as served,
             Client(streamable_http_client(served.url), mode="auto") as client,
             anyio.create_task_group() as group,
         ):
@@ -183,36 +137,23 @@ async def test_a_call_longer_than_the_grace_is_cut_and_the_process_exits(tmp_pat
             group.start_soon(call)
             await _wait_for_model_call(model)
             signalled = time.monotonic()
-            served.process.send_signal(signal.SIGTERM)
+            served.process.send_signal(signum)
             with anyio.fail_after(20):
                 code = await served.process.wait()
             stopped = time.monotonic() - signalled
-    assert code == 0, served.log.decode(errors="replace")
+    return code, stopped, served
+
+
+async def test_a_call_longer_than_the_grace_is_cut_and_the_process_exits(tmp_path: Path) -> None:
+    code, stopped, served = await _signalled_during_a_call(tmp_path, "1", signal.SIGTERM)
+    assert code == 0, served.text
     assert 1 <= stopped < 10
     assert b"still under way after 1 s are cancelled" in served.log
 
 
 async def test_ctrl_c_stops_without_waiting_for_the_grace(tmp_path: Path) -> None:
-    with FakeOpenAIServer(responder=lambda body: delay(60, text("too late"))) as model:
-        agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
-        async with (
-            _serve(agent, tmp_path / "home", "--shutdown-grace", "60") as served,
-            Client(streamable_http_client(served.url), mode="auto") as client,
-            anyio.create_task_group() as group,
-        ):
-
-            async def call() -> None:
-                with pytest.raises(Exception):  # noqa: B017
-                    await client.call_tool("book_flight", {"destination": "Oslo"})
-
-            group.start_soon(call)
-            await _wait_for_model_call(model)
-            signalled = time.monotonic()
-            served.process.send_signal(signal.SIGINT)
-            with anyio.fail_after(20):
-                code = await served.process.wait()
-            stopped = time.monotonic() - signalled
-    assert code == 0, served.log.decode(errors="replace")
+    code, stopped, served = await _signalled_during_a_call(tmp_path, "60", signal.SIGINT)
+    assert code == 0, served.text
     assert stopped < 10
 
 

@@ -8,11 +8,7 @@ and data folder. The model is a fake OpenAI server, which stays up throughout.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +24,8 @@ from mcp_export.errors import HistoryError
 from mcp_export.history.store import HistoryStore, RunRecord
 from mcp_export.server.history import HistoryAccess
 from tests.fakes._script import Reply, RequestBody, text
-from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
+from tests.fakes.http_serving import serve_env, serve_http_process
+from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 if TYPE_CHECKING:
@@ -37,44 +34,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 pytest_plugins = ["tests.fakes.postgres"]
 
-ANNOUNCED = b"serving MCP over streamable HTTP at "
 WITHIN = 30.0
 """Seconds any one wait of these tests may take (a busy 2-core machine)."""
-
-
-@asynccontextmanager
-async def _instance(agent: Path, store: str, home: Path, said: bytearray) -> AsyncIterator[str]:
-    """One ``serve`` process on a free loopback port; yields its base URL. Its stderr is read
-    into ``said`` all along (so the pipe never fills)."""
-    command = serve_command(str(agent), "--http", "127.0.0.1:0", "--stateless", "--store", store)
-    env = {k: v for k, v in os.environ.items() if k != "METAAGENT_TOKEN"}
-    env["METAAGENT_HOME"] = str(home)
-    announced = anyio.Event()
-
-    async def read(stderr: anyio.abc.ByteReceiveStream) -> None:
-        async for chunk in stderr:
-            said.extend(chunk)
-            if ANNOUNCED in said and b"/mcp" in said.split(ANNOUNCED, 1)[1]:
-                announced.set()
-
-    async with (
-        await anyio.open_process(command, env=env, stdin=subprocess.DEVNULL) as process,
-        anyio.create_task_group() as tasks,
-    ):
-        assert process.stderr is not None
-        tasks.start_soon(read, process.stderr)
-        try:
-            with anyio.move_on_after(WITHIN):
-                await announced.wait()
-            assert announced.is_set(), said.decode(errors="replace")
-            url = said.split(ANNOUNCED, 1)[1].split()[0].decode()
-            yield url.removesuffix("/mcp")
-        finally:
-            process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
 
 
 def _count_user_turns(body: RequestBody) -> Reply:
@@ -119,16 +80,18 @@ async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_i
     tmp_path: Path, own_postgres_cluster: PostgresCluster
 ) -> None:
     url = own_postgres_cluster.fresh_store()
-    said = bytearray()
+    args = ("--stateless", "--store", url)
+    env = serve_env(METAAGENT_HOME=str(tmp_path / "home"))
     with FakeOpenAIServer(responder=_count_user_turns) as model:
         agent = write_agent(
             tmp_path / "a.agent.yaml", base_url=model.base_url, tools=[book_tool(conversation=True)]
         )
         async with (
-            _instance(agent, url, tmp_path / "home", said) as base,
+            serve_http_process(agent, *args, env=env, within=WITHIN) as served,
             httpx2.AsyncClient(timeout=WITHIN) as http,
-            Client(streamable_http_client(base + "/mcp"), mode="auto") as client,
+            Client(streamable_http_client(served.url), mode="auto") as client,
         ):
+            base = served.base
             with anyio.fail_after(WITHIN):
                 before = _conversation(await client.call_tool("book_flight", {"destination": "A"}))
             await _ready(http, base, 200)
@@ -170,7 +133,7 @@ async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_i
     assert not after.is_error
     assert sorted(run.arguments["destination"] for run in runs) == ["A", "B", "D", "E", "F"]
     assert {run.status for run in runs} == {"complete"}
-    log = said.decode(errors="replace")
+    log = served.text
     assert own_postgres_cluster.password not in log
     assert log.count("calls go on, their writes wait") == 1, log
     assert log.count("answers again") == 1, log

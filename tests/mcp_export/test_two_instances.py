@@ -7,14 +7,10 @@ as a load balancer would have behind it; the store is a schema of the throwaway 
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
-import anyio
-import anyio.abc
 import httpx2
 import mcp_types as types
 import pytest
@@ -22,38 +18,21 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.fakes._script import Reply, RequestBody, text
-from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
+from tests.fakes.http_serving import serve_env, serve_http_process
+from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytest_plugins = ["tests.fakes.postgres"]
 pytestmark = pytest.mark.anyio
 
-ANNOUNCED = b"serving MCP over streamable HTTP at "
-
 
 @asynccontextmanager
 async def _instance(agent: Path, store: str, home: Path) -> AsyncIterator[str]:
     """One ``serve`` process on a free loopback port; yields its MCP URL."""
-    command = serve_command(str(agent), "--http", "127.0.0.1:0", "--stateless", "--store", store)
-    env = {k: v for k, v in os.environ.items() if k != "METAAGENT_TOKEN"}
-    env["METAAGENT_HOME"] = str(home)
-    async with await anyio.open_process(command, env=env, stdin=subprocess.DEVNULL) as process:
-        assert process.stderr is not None
-        seen = b""
-        try:
-            with anyio.fail_after(30):
-                async for chunk in process.stderr:
-                    seen += chunk
-                    if ANNOUNCED in seen and b"/mcp" in seen.split(ANNOUNCED, 1)[1]:
-                        break
-            assert ANNOUNCED in seen, seen.decode(errors="replace")
-            yield seen.split(ANNOUNCED, 1)[1].split()[0].decode()
-        finally:
-            process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+    args = ("--stateless", "--store", store)
+    env = serve_env(METAAGENT_HOME=str(home))
+    async with serve_http_process(agent, *args, env=env) as served:
+        yield served.url
 
 
 def _count_user_turns(body: RequestBody) -> Reply:
