@@ -14,6 +14,8 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client._transport import Transport
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -315,16 +317,21 @@ class _Notices:
                 self.tools_changed.set()
 
 
-async def _declared_and_sent(client: Client, notices: _Notices) -> tuple[bool, bool]:
+async def _declared_and_sent(
+    server: StdioServerParameters | Transport, mode: str
+) -> tuple[bool, bool]:
     """Whether the server declares tools.listChanged, and whether it announced the change a
     first call makes (the agent's inner tools become known)."""
-    tools = client.server_capabilities.tools
-    declared = bool(tools is not None and tools.list_changed)
-    result = await client.call_tool("book_flight", {"destination": "Oslo"})
-    assert not result.is_error
-    # The announcement may travel on another stream than the call's answer: it gets a while.
-    with anyio.move_on_after(3):
-        await notices.tools_changed.wait()
+    notices = _Notices()
+    with anyio.fail_after(60):
+        async with Client(server, mode=mode, message_handler=notices) as client:
+            tools = client.server_capabilities.tools
+            declared = bool(tools is not None and tools.list_changed)
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+            assert not result.is_error
+            # The notice may travel on another stream than the call's answer: it gets a while.
+            with anyio.move_on_after(3):
+                await notices.tools_changed.wait()
     return declared, notices.tools_changed.is_set()
 
 
@@ -340,12 +347,8 @@ async def test_tool_list_changes_are_announced_exactly_when_declared_over_stdio(
     tmp_path: Path, mode: str
 ) -> None:
     with FakeOpenAIServer([text("booked")]) as model:
-        path = _agent_with_inner_tools(tmp_path, model)
-        notices = _Notices()
-        params = serve_params(str(path), "--no-history")
-        with anyio.fail_after(60):
-            async with Client(params, mode=mode, message_handler=notices) as client:
-                declared, sent = await _declared_and_sent(client, notices)
+        params = serve_params(str(_agent_with_inner_tools(tmp_path, model)), "--no-history")
+        declared, sent = await _declared_and_sent(params, mode)
     assert (declared, sent) == ((True, True) if mode == "legacy" else (False, False))
 
 
@@ -354,13 +357,8 @@ async def test_tool_list_changes_are_announced_exactly_when_declared_over_http(
     tmp_path: Path, mode: str
 ) -> None:
     with FakeOpenAIServer([text("booked")]) as model:
-        path = _agent_with_inner_tools(tmp_path, model)
-        notices = _Notices()
-        async with served_over_http(path) as url:
-            with anyio.fail_after(60):
-                transport = streamable_http_client(url)
-                async with Client(transport, mode=mode, message_handler=notices) as client:
-                    declared, sent = await _declared_and_sent(client, notices)
+        async with served_over_http(_agent_with_inner_tools(tmp_path, model)) as url:
+            declared, sent = await _declared_and_sent(streamable_http_client(url), mode)
     assert (declared, sent) == ((True, True) if mode == "legacy" else (False, False))
 
 
