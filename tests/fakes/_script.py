@@ -34,6 +34,7 @@ __all__ = [
     "Responder",
     "ToolCall",
     "ToolResult",
+    "count_user_turns",
     "cut_off",
     "delay",
     "echo",
@@ -168,6 +169,13 @@ def text(
         finish_reason=finish_reason,
         echo_credentials=echo_credentials,
     )
+
+
+def count_user_turns(body: RequestBody) -> Reply:
+    """A responder's answer naming how many user messages the request holds and its last one
+    (``turn 2: …``): a conversation continued shows its earlier turns."""
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    return text(f"turn {len(users)}: {body.last_user_text}")
 
 
 def text_without_usage(content: str, *, chunks: int = 1, model: str = "fake-model") -> Reply:

@@ -18,7 +18,13 @@ from mcp import Client
 
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from tests.fakes._script import Reply, RequestBody, hang, status, text, text_without_usage
+from tests.fakes._script import (
+    count_user_turns,
+    hang,
+    status,
+    text,
+    text_without_usage,
+)
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -39,11 +45,6 @@ def _nothing_in(directory: Path) -> bool:
 
 def _conversation_agent(path: Path, base_url: str) -> Path:
     return write_agent(path, base_url=base_url, tools=[book_tool(conversation=True)])
-
-
-def _count_user_turns(body: RequestBody) -> Reply:
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    return text(f"turn {len(users)}: {body.last_user_text}")
 
 
 @MODES
@@ -137,7 +138,7 @@ async def test_no_history_records_nothing(tmp_path: Path, metaagent_home: Path, 
 async def test_a_conversation_continues_across_calls_with_its_id(
     tmp_path: Path, mode: str, store_location: str
 ) -> None:
-    with FakeOpenAIServer(responder=_count_user_turns) as model:
+    with FakeOpenAIServer(responder=count_user_turns) as model:
         path = _conversation_agent(tmp_path / "a.agent.yaml", model.base_url)
         async with (
             AgentServer(load_served_agents([path]), history=store_location) as served,
@@ -273,7 +274,7 @@ async def test_a_cancelled_call_is_recorded_with_its_time_until_the_cancel(
 async def test_a_conversation_started_on_one_instance_continues_on_another(
     tmp_path: Path, mode: str, postgres_url: str
 ) -> None:
-    with FakeOpenAIServer(responder=_count_user_turns) as model:
+    with FakeOpenAIServer(responder=count_user_turns) as model:
         path = _conversation_agent(tmp_path / "a.agent.yaml", model.base_url)
         async with (
             AgentServer(load_served_agents([path]), history=postgres_url) as one,

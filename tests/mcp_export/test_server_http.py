@@ -29,7 +29,7 @@ from mcp_export.server.http import (
     resource_url,
 )
 from mcp_export.server.oauth import OAuthSettings
-from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes._script import count_user_turns, text
 from tests.fakes.http_serving import serve_env, serve_http_process, served_over_http
 from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -136,16 +136,11 @@ async def test_extra_routes_are_served_without_the_token(tmp_path: Path) -> None
     assert refused.status_code == 401
 
 
-def _count_user_turns(body: RequestBody) -> Reply:
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    return text(f"turn {len(users)}: {body.last_user_text}")
-
-
 @MODES
 async def test_stateless_http_serves_calls_and_continues_conversations(
     tmp_path: Path, mode: str
 ) -> None:
-    with FakeOpenAIServer(responder=_count_user_turns) as model:
+    with FakeOpenAIServer(responder=count_user_turns) as model:
         path = write_agent(
             tmp_path / "a.agent.yaml",
             base_url=model.base_url,

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_export.errors import HistoryError
 from mcp_export.history.store import HistoryStore, RunRecord
 from mcp_export.server.history import HistoryAccess
-from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes._script import count_user_turns
 from tests.fakes.http_serving import serve_env, serve_http_process
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -36,11 +36,6 @@ pytest_plugins = ["tests.fakes.postgres"]
 
 WITHIN = 30.0
 """Seconds any one wait of these tests may take (a busy 2-core machine)."""
-
-
-def _count_user_turns(body: RequestBody) -> Reply:
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    return text(f"turn {len(users)}: {body.last_user_text}")
 
 
 def _text(result: types.CallToolResult) -> str:
@@ -82,7 +77,7 @@ async def test_calls_go_on_through_a_database_restart_and_are_recorded_once_it_i
     url = own_postgres_cluster.fresh_store()
     args = ("--stateless", "--store", url)
     env = serve_env(METAAGENT_HOME=str(tmp_path / "home"))
-    with FakeOpenAIServer(responder=_count_user_turns) as model:
+    with FakeOpenAIServer(responder=count_user_turns) as model:
         agent = write_agent(
             tmp_path / "a.agent.yaml", base_url=model.base_url, tools=[book_tool(conversation=True)]
         )

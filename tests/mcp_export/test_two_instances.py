@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.fakes._script import Reply, RequestBody, text
+from tests.fakes._script import count_user_turns
 from tests.fakes.http_serving import serve_env, serve_http_process
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -35,11 +35,6 @@ async def _instance(agent: Path, store: str, home: Path) -> AsyncIterator[str]:
         yield served.url
 
 
-def _count_user_turns(body: RequestBody) -> Reply:
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    return text(f"turn {len(users)}: {body.last_user_text}")
-
-
 def _client(url: str, mode: str) -> Client:
     return Client(streamable_http_client(url), mode=mode)
 
@@ -54,7 +49,7 @@ def _answer(result: types.CallToolResult) -> str:
 async def test_a_conversation_started_on_one_instance_continues_on_the_other(
     tmp_path: Path, postgres_url: str, mode: str
 ) -> None:
-    with FakeOpenAIServer(responder=_count_user_turns) as model:
+    with FakeOpenAIServer(responder=count_user_turns) as model:
         agent = write_agent(
             tmp_path / "a.agent.yaml",
             base_url=model.base_url,
@@ -89,7 +84,7 @@ async def test_a_conversation_started_on_one_instance_continues_on_the_other(
 async def test_both_instances_are_ready_and_count_their_own_calls(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    with FakeOpenAIServer(responder=_count_user_turns) as model:
+    with FakeOpenAIServer(responder=count_user_turns) as model:
         agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         async with AsyncExitStack() as stack:
             urls = [
