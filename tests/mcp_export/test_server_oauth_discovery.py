@@ -290,12 +290,15 @@ async def test_an_expired_token_is_replaced_by_a_new_one_without_the_caller_noti
     ):
         await client.list_tools()
         first = wire.access_token
+        # On a busy machine the first 1 s token may already have been replaced while the
+        # client connected: count the token requests from here on.
+        fetched = len(wire.to(f"{issuer.issuer}/token"))
         expires = jwt.decode(first, options={"verify_signature": False})["exp"]
         # A token's life is measured in wall-clock time: nothing to wait on but the clock.
         await anyio.sleep(max(0.0, expires + 0.2 - time.time()))
         (tool,) = (await client.list_tools()).tools
     assert tool.name == "book_flight"
-    assert len(wire.to(f"{issuer.issuer}/token")) == 2
+    assert len(wire.to(f"{issuer.issuer}/token")) - fetched == 1
     assert wire.access_token != first
 
 
