@@ -8,7 +8,6 @@ An SQLite file's writer never checks: its ended writers are marked by the next s
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -18,7 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
@@ -30,6 +29,7 @@ from mcp_export.history.writer import WriteBehind
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.pg_rows import poll_until, runs_by_destination
 from tests.fakes.served_process import ServedProcess
 
 if TYPE_CHECKING:
@@ -43,23 +43,6 @@ WITHIN = 30.0
 """Seconds any one wait of these tests may take (a busy 2-core machine)."""
 CHECK_EVERY = 0.2
 """The idle writers' check interval in these tests."""
-
-
-def _until(check: Any, what: str) -> None:
-    """Poll ``check()`` (another process's doing: nothing to wait on) for at most ``WITHIN`` s."""
-    deadline = time.monotonic() + WITHIN
-    while not check():
-        assert time.monotonic() < deadline, f"not within {WITHIN:g} s: {what}"
-        time.sleep(0.05)
-
-
-def _runs(url: str) -> dict[str, tuple[str, str | None]]:
-    """The runs' status and error, by destination."""
-    with psycopg.connect(url) as raw:
-        rows = raw.execute("SELECT arguments, status, error FROM runs").fetchall()
-    return {
-        json.loads(arguments)["destination"]: (status, error) for arguments, status, error in rows
-    }
 
 
 def _sessions(cluster: PostgresCluster, of: int) -> int:
@@ -114,7 +97,10 @@ def test_an_idle_instance_marks_the_calls_of_an_instance_that_died_on_another_ho
     with _idle_writer(PostgresDatabase(postgres_url)) as idle:
         with _served(tmp_path, postgres_url) as served:
             served.call("book_flight", {"destination": "Oslo"})
-            _until(lambda: _runs(postgres_url).get("Oslo") == ("pending", None), "run pending")
+            poll_until(
+                lambda: runs_by_destination(postgres_url).get("Oslo") == ("pending", None),
+                "run pending",
+            )
             with postgres_cluster.admin("metaagent") as admin:  # as a replaced pod's rows are
                 for table in ("threads", "messages", "runs", "history_writers"):
                     admin.execute(
@@ -123,11 +109,11 @@ def test_an_idle_instance_marks_the_calls_of_an_instance_that_died_on_another_ho
                         (served.pid,),
                     )
             time.sleep(3 * CHECK_EVERY)  # checks that find its sessions alive leave it alone
-            assert _runs(postgres_url) == {"Oslo": ("pending", None)}
+            assert runs_by_destination(postgres_url) == {"Oslo": ("pending", None)}
             served.kill()
 
-        _until(
-            lambda: _runs(postgres_url) == {"Oslo": ("error", INTERRUPTED)},
+        poll_until(
+            lambda: runs_by_destination(postgres_url) == {"Oslo": ("error", INTERRUPTED)},
             "the idle writer marks the run of the instance that died",
         )
         assert _sessions(postgres_cluster, of=served.pid) == 0

@@ -9,15 +9,13 @@ new sessions when it reconnects, and a row marked in between takes its real end 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
@@ -27,6 +25,7 @@ from mcp_export.history.store import INTERRUPTED, open_store
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.pg_rows import poll_until, runs_by_destination
 from tests.fakes.served_process import ServedProcess
 
 if TYPE_CHECKING:
@@ -41,23 +40,6 @@ WITHIN = 30.0
 
 def _schema(url: str) -> str:
     return url.rsplit("search_path%3D", 1)[1]
-
-
-def _until(check: Any, what: str) -> None:
-    """Poll ``check()`` (another process's doing: nothing to wait on) for at most ``WITHIN`` s."""
-    deadline = time.monotonic() + WITHIN
-    while not check():
-        assert time.monotonic() < deadline, f"not within {WITHIN:g} s: {what}"
-        time.sleep(0.05)
-
-
-def _runs(url: str) -> dict[str, tuple[str, str | None]]:
-    """The runs' status and error, by destination."""
-    with psycopg.connect(url) as raw:
-        rows = raw.execute("SELECT arguments, status, error FROM runs").fetchall()
-    return {
-        json.loads(arguments)["destination"]: (status, error) for arguments, status, error in rows
-    }
 
 
 def _sessions(cluster: PostgresCluster, *, pid: int | None = None, of: int | None = None) -> int:
@@ -107,16 +89,19 @@ def test_a_call_of_an_instance_killed_on_another_host_is_marked_interrupted(
 ) -> None:
     with _served(tmp_path, postgres_url) as (served, _gate):
         served.call("book_flight", {"destination": "slow-Oslo"})
-        _until(lambda: _runs(postgres_url).get("slow-Oslo") == ("pending", None), "run pending")
+        poll_until(
+            lambda: runs_by_destination(postgres_url).get("slow-Oslo") == ("pending", None),
+            "run pending",
+        )
         served.kill()
-        _until(lambda: _sessions(postgres_cluster, of=served.pid) == 0, "its sessions end")
+        poll_until(lambda: _sessions(postgres_cluster, of=served.pid) == 0, "its sessions end")
     with postgres_cluster.admin("metaagent") as admin:  # as a replaced pod's rows are
         for table in ("threads", "messages", "runs", "history_writers"):
             admin.execute(f"UPDATE {_schema(postgres_url)}.{table} SET writer_host = 'pod-gone'")
 
     with open_store(postgres_url) as store:
         assert store.stale_marked >= 1
-    assert _runs(postgres_url) == {"slow-Oslo": ("error", INTERRUPTED)}
+    assert runs_by_destination(postgres_url) == {"slow-Oslo": ("error", INTERRUPTED)}
     with psycopg.connect(postgres_url) as raw:
         assert raw.execute("SELECT count(*) FROM history_writers").fetchone() == (1,)  # the open's
         assert raw.execute("SELECT count(*) FROM messages WHERE status = 'pending'").fetchone() == (
@@ -129,37 +114,46 @@ def test_a_live_instance_whose_connections_are_cut_keeps_and_finishes_its_calls(
 ) -> None:
     with _served(tmp_path, postgres_url) as (served, gate):
         early = served.call("book_flight", {"destination": "slow-A"})
-        _until(lambda: _runs(postgres_url).get("slow-A") == ("pending", None), "run A pending")
+        poll_until(
+            lambda: runs_by_destination(postgres_url).get("slow-A") == ("pending", None),
+            "run A pending",
+        )
         with postgres_cluster.admin() as admin:
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE application_name = %s",
                 (f"metaagent-{served.pid}",),
             )
-        _until(lambda: _sessions(postgres_cluster, of=served.pid) == 0, "its sessions end")
+        poll_until(lambda: _sessions(postgres_cluster, of=served.pid) == 0, "its sessions end")
         # Before it connects again, nothing alive speaks for it: its row is marked.
         with open_store(postgres_url) as store:
             assert store.stale_marked >= 1
-        assert _runs(postgres_url)["slow-A"] == ("error", INTERRUPTED)
+        assert runs_by_destination(postgres_url)["slow-A"] == ("error", INTERRUPTED)
 
         quick = served.call("book_flight", {"destination": "quick-B"})  # it connects again
         assert served.wait_for([quick], WITHIN), (tmp_path / "serve.log").read_text()
         late = served.call("book_flight", {"destination": "slow-C"})
-        _until(lambda: _runs(postgres_url).get("slow-C") == ("pending", None), "run C pending")
+        poll_until(
+            lambda: runs_by_destination(postgres_url).get("slow-C") == ("pending", None),
+            "run C pending",
+        )
         with open_store(postgres_url) as store:
             assert store.stale_marked == 0
-        assert _runs(postgres_url)["slow-C"] == ("pending", None)
+        assert runs_by_destination(postgres_url)["slow-C"] == ("pending", None)
 
         gate.open()
         assert served.wait_for([early, late], WITHIN), (tmp_path / "serve.log").read_text()
         assert not any(
             reply.get("result", {}).get("isError") for reply in served.replies().values()
         )
-        _until(
-            lambda: {status for status, _error in _runs(postgres_url).values()} == {"complete"},
+        poll_until(
+            lambda: (
+                {status for status, _error in runs_by_destination(postgres_url).values()}
+                == {"complete"}
+            ),
             "every run complete",
         )
-    assert _runs(postgres_url) == {
+    assert runs_by_destination(postgres_url) == {
         "slow-A": ("complete", None),
         "quick-B": ("complete", None),
         "slow-C": ("complete", None),
@@ -208,10 +202,10 @@ def test_a_session_the_store_role_cannot_see_counts_as_alive(
             assert store.stale_marked == 0
     finally:
         other.close()
-    _until(lambda: _sessions(postgres_cluster, pid=pid) == 0, "the session ends")
+    poll_until(lambda: _sessions(postgres_cluster, pid=pid) == 0, "the session ends")
     with open_store(postgres_url) as store:
         assert store.stale_marked == 1
-    assert _runs(postgres_url) == {"X": ("error", INTERRUPTED)}
+    assert runs_by_destination(postgres_url) == {"X": ("error", INTERRUPTED)}
 
 
 def test_a_schema_3_database_is_upgraded_in_place(
