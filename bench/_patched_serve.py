@@ -192,7 +192,48 @@ def _cprofile() -> None:
     profile.enable()
 
 
+def _gc_off() -> None:
+    import gc
+
+    gc.disable()
+
+
+def _gc_young() -> None:
+    import gc
+
+    gc.set_threshold(20_000, 10, 10)
+
+
+def _gc_freeze() -> None:
+    import gc
+    import importlib
+
+    for name in (
+        "mcp_export.cli._serve",
+        "mcp_export.server.call",
+        "mcp_export.server.ops",
+        "mcp_export.session.chat",
+        "mcp_export.providers.openai_provider",
+        "mcp_export.history.store",
+        "uvicorn",
+        "starlette.applications",
+    ):
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()
+
+
+def _gc_big() -> None:
+    import gc
+
+    gc.set_threshold(50_000, 20, 20)
+
+
 PATCHES: dict[str, Callable[[], None]] = {
+    "gc-big": _gc_big,
+    "gc-freeze": _gc_freeze,
+    "gc-off": _gc_off,
+    "gc-young": _gc_young,
     "no-log": _no_log,
     "no-redact": _no_redact,
     "no-sqlite": _no_sqlite,

@@ -33,6 +33,7 @@ import anyio
 from mcp_export.errors import ConfigurationError, HistoryError
 from mcp_export.redact import RedactingFilter, remember_environment_references, remember_secret
 from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.server.collector import tune_for_serving
 from mcp_export.server.http import (
     SHUTDOWN_GRACE,
     TOKEN_ENV,
@@ -303,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
                     ),
                 )
 
+    tune_for_serving()
     try:
         anyio.run(main)
     except KeyboardInterrupt:
