@@ -26,6 +26,11 @@ applied in the order given (``coalesce`` wraps the writer's apply step as it is 
 - ``cprofile``: not a change but a measurement: the main thread runs under ``cProfile`` and
   its stats are dumped at exit to the file named by ``BENCH_CPROFILE`` (compare two runs with
   ``pstats``: the deterministic profile counts each function's calls, which sampling cannot);
+- ``gc-off``: the garbage collector disabled (what collecting costs at all); ``gc-young``: the
+  young generation collected every 20 000 objects; ``gc-big``: every 50 000, the older ones less
+  often too; ``gc-freeze``: the serving stack imported and frozen out of collections first. The
+  server now does ``gc-freeze`` and ``gc-young`` itself (``server/collector.py``): on top of it
+  these measure the rest;
 - ``no-history-thread``: the writes are dropped before the queue and the log (``WriteBehind._put``
   does nothing): what is left is the main thread's own history bookkeeping (ids, ``Write``
   objects, cleaning, the store's calls).
