@@ -11,7 +11,8 @@ text through :func:`redact`, which replaces
 - the credential after ``Bearer`` / ``Basic`` / ``Token`` when it looks like one (16 characters or
   more of token alphabet, with a digit among them), and
 - well-known key shapes (``sk-…``, ``ghp_…``, ``github_pat_…``, ``xoxb-…``, ``AKIA…``, ``AIza…``)
-  whatever their origin
+  whatever their origin, and
+- the password of a URL that carries one (``postgresql://user:PASSWORD@host/db``)
 
 with ``[redacted]``. The shapes are case-sensitive and need a long token, so prose ("each token
 counts", "basic knowledge", "a Bearer authentication scheme") is left alone.
@@ -65,6 +66,7 @@ _SHAPES = re.compile(
 _SHAPE_START = re.compile(
     r"Bearer|bearer|Basic|Token|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza"
 )
+_URL_PASSWORD = re.compile(r"(?P<user>[a-z][a-z0-9+.\-]*://[^\s/:@]*):[^\s@/]+@", re.IGNORECASE)
 _ENV_REFERENCE = re.compile(r"(?<!\S)env://([A-Za-z_][A-Za-z0-9_]*)")
 _SCHEME_VALUE = re.compile(r"^(?:Bearer|bearer|Basic|Token|token)\s+(\S+)$")
 
@@ -167,6 +169,8 @@ def redact(text: str) -> str:
     pattern = _known_pattern
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(rf"\g<user>:{REDACTED}@", text)
     first = _SHAPE_START.search(text)
     if first is None:
         return text

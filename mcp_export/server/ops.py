@@ -23,7 +23,6 @@ Metric names (``tool`` is the served tool's name):
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
@@ -72,8 +71,6 @@ Outcome = Literal["ok", "error", "cancelled", "refused"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "cancelled", "refused")
 
 ReadyCheck = Callable[[], Awaitable[str | None]]
-
-_URL_PASSWORD = re.compile(r"(?P<user>[a-z][a-z0-9+.\-]*://[^\s/:@]*):[^\s@/]+@", re.IGNORECASE)
 
 
 class ServerMetrics:
@@ -201,7 +198,7 @@ def _readyz(ready: ReadyCheck) -> Callable[[Request], Awaitable[Response]]:
             reason = f"the readiness check failed: {exc}"
         if reason is None:
             return PlainTextResponse("ready\n")
-        text = redact(_URL_PASSWORD.sub(r"\g<user>:[redacted]@", reason))
+        text = redact(reason)
         return PlainTextResponse(f"not ready: {text}\n", status_code=503)
 
     return readyz

@@ -357,3 +357,10 @@ def test_the_terminal_printer_writes_no_remembered_secret() -> None:
     assert secret not in out.getvalue() + err.getvalue()
     assert out.getvalue().startswith(f"key {REDACTED}")
     assert f"error: echo {REDACTED}" in err.getvalue()
+
+
+def test_the_password_of_a_url_is_redacted_and_the_rest_kept() -> None:
+    text = "cannot reach postgresql://app:Never-Seen-1@db:5432/meta; also https://host/a@b"
+    assert redact(text) == (
+        "cannot reach postgresql://app:[redacted]@db:5432/meta; also https://host/a@b"
+    )
