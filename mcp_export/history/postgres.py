@@ -120,7 +120,9 @@ class PostgresDatabase(Database):
         self._url = url
         self.location = display_location(url)
         self.host = socket.gethostname()
-        self._password = urlsplit(url).password or _option(url, "password")
+        self._password = (
+            urlsplit(url).password or _option(url, "password") or os.environ.get("PGPASSWORD")
+        )
         remember_secret(self._password)
         self._lock = threading.Lock()
         self._closed = False

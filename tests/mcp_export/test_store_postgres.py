@@ -14,6 +14,7 @@ import textwrap
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import anyio
 import psycopg
@@ -72,6 +73,29 @@ def test_a_wrong_password_says_what_to_check_and_not_the_password(
     assert f"127.0.0.1:{postgres_cluster.port}/metaagent" in text
     assert wrong not in text and postgres_cluster.password not in text
     assert caught.value.__cause__ is None or wrong not in str(caught.value.__cause__)
+
+
+def test_a_password_from_pgpassword_is_used_and_never_shown(
+    postgres_cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGPASSWORD", postgres_cluster.password)
+    bare = postgres_cluster.url().replace(f":{quote(postgres_cluster.password, safe='')}@", "@")
+    # A process of its own: this one has remembered the password from other stores' URLs.
+    script = textwrap.dedent(
+        f"""
+        import os
+        from mcp_export.history.store import open_store
+        from mcp_export.redact import redact
+        with open_store({bare!r}) as store:
+            store.ping()
+        print(redact("said " + os.environ["PGPASSWORD"] + " once"))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "said [redacted] once"
 
 
 def test_a_missing_database_says_to_create_it(postgres_cluster: PostgresCluster) -> None:
