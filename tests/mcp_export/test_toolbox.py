@@ -144,6 +144,11 @@ async def test_hanging_tool_times_out_and_the_server_still_answers() -> None:
         assert echo.structured == {"text": "still here", "pid": pid}
         # The server was told to stop the call, not just abandoned.
         assert await cancellations_seen(toolbox, 1) == 1
+        # The server's stderr line reaches us through a pipe reader of its own: wait for it.
+        for _ in range(200):  # at most 10 s
+            if "hang: cancelled" in toolbox.connection("fake").stderr_text():
+                break
+            await anyio.sleep(0.05)
         assert "hang: cancelled" in toolbox.connection("fake").stderr_text()
         assert toolbox.connection("fake").starts == 1
 
