@@ -41,7 +41,7 @@ from mcp_export.server.http import (
     parse_http_address,
     resource_url,
 )
-from mcp_export.server.oauth import CLIENT_SECRET_ENV, OAuthSettings
+from mcp_export.server.oauth import CLIENT_SECRET_ENV, ISSUER_TIMEOUT, OAuthSettings
 from schema_types.errors import AgentFileError
 
 __all__ = ["register", "run"]
@@ -112,6 +112,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"this server's client id at the issuer, for introspection; its secret comes from "
         f"the {CLIENT_SECRET_ENV} environment variable only",
     )
+    oauth.add_argument(
+        "--oauth-timeout",
+        metavar="SECONDS",
+        type=_issuer_timeout,
+        help="how long one request to the authorization server (metadata, keys, introspection) "
+        f"may take, from connecting to its last byte (default: {ISSUER_TIMEOUT:g})",
+    )
     parser.add_argument(
         "--stateless",
         action="store_true",
@@ -162,6 +169,18 @@ def _grace(text: str) -> float:
     return seconds
 
 
+def _issuer_timeout(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < seconds <= 300:
+        raise argparse.ArgumentTypeError(
+            f"expected more than 0 and at most 300 seconds, got {text}"
+        )
+    return seconds
+
+
 def _configure_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -189,6 +208,7 @@ _HTTP_ONLY = (
     ("oauth_scope", "--oauth-scope"),
     ("oauth_introspect", "--oauth-introspect"),
     ("oauth_client_id", "--oauth-client-id"),
+    ("oauth_timeout", "--oauth-timeout"),
     ("stateless", "--stateless"),
     ("shutdown_grace", "--shutdown-grace"),
 )
@@ -236,6 +256,7 @@ def _oauth_settings(args: argparse.Namespace, token: str | None) -> OAuthSetting
         introspect=args.oauth_introspect,
         client_id=args.oauth_client_id,
         client_secret=secret,
+        timeout=ISSUER_TIMEOUT if args.oauth_timeout is None else args.oauth_timeout,
     )
 
 

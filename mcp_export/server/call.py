@@ -12,7 +12,10 @@ The steps, each ending the call with an ``isError`` result when it refuses:
 6. answer text + ``structuredContent``, or the failure with what to do.
 
 Every call is recorded in the history store (``server.history``) unless history is off, and
-counted in the server's metrics (``server.ops``) when it keeps them.
+counted in the server's metrics (``server.ops``) when it keeps them: a refusal caused by the
+caller (bad arguments, an unknown conversation) as ``refused``, one caused by this server's
+state (no model configured, a tool whose schema cannot be used, the history out of reach) as
+``unavailable``.
 A cancelled call cancels its session, which aborts the model request and the inner tool calls;
 the cancellation then propagates, as the SDK expects.
 """
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from mcp_export.server.history import NoConversation
 from mcp_export.server.model import NoModel, choose_model
 from mcp_export.server.result import error_result
 from mcp_export.server.round_trip import run_round_trip
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from mcp_export.providers.base import ChatMessage
-    from mcp_export.server.ops import CallMeter, ServerMetrics
+    from mcp_export.server.ops import CallMeter, Outcome, ServerMetrics
     from mcp_export.server.runtime import AgentRuntime
 
 __all__ = ["invalid_arguments_text", "run_call", "unusable_schema_text"]
@@ -116,7 +120,8 @@ async def run_call(
         runtime: what the calls of the tool's agent share.
         params: the call's parameters.
         metrics: the server's metrics, which count the call by outcome (``ok``, ``error``,
-            ``cancelled``, ``refused``), its latency and its model tokens. A sampling round
+            ``cancelled``, ``refused``, ``unavailable``), its latency and its model tokens. A
+            sampling round
             that waits for the client's model is no outcome: the round that ends the run is.
     """
     if metrics is None:
@@ -137,9 +142,13 @@ async def run_call(
     return result
 
 
-def _refuse(meter: CallMeter | None, text: str) -> types.CallToolResult:
+def _refuse(
+    meter: CallMeter | None, text: str, outcome: Outcome = "refused"
+) -> types.CallToolResult:
+    """The call refused with ``text``, counted as ``refused`` (the caller's doing) or
+    ``unavailable`` (this server's)."""
     if meter is not None:
-        meter.finish("refused")
+        meter.finish(outcome)
     return error_result(text)
 
 
@@ -153,7 +162,7 @@ async def _answer(
     try:
         arguments, conversation, problems = _argument_problems(tool, params.arguments)
     except SchemaDefinitionError as exc:
-        return _refuse(meter, unusable_schema_text(tool, exc))
+        return _refuse(meter, unusable_schema_text(tool, exc), "unavailable")
     if arguments is None:
         return _refuse(meter, invalid_arguments_text(tool, problems))
     prompt = _render(tool, arguments)
@@ -166,15 +175,15 @@ async def _answer(
             found = await anyio.to_thread.run_sync(history.conversation, conversation, tool)
         else:
             found = history.conversation(conversation, tool)
-        if isinstance(found, str):
-            return _refuse(meter, found)
+        if isinstance(found, NoConversation):
+            return _refuse(meter, found.text, "unavailable" if found.unavailable else "refused")
         prior = found
     try:
         choice = choose_model(
             runtime.agent, ctx, runtime.configured_provider, allow_sampling=runtime.policy.sampling
         )
     except NoModel as exc:
-        return _refuse(meter, f"{tool.name} cannot run: {exc}")
+        return _refuse(meter, f"{tool.name} cannot run: {exc}", "unavailable")
     request = ServedRequest(ctx, tool, runtime, arguments, prompt, conversation, prior, choice)
     if choice.sampling == "round-trip":
         return await run_round_trip(request, params)

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from mcp_export.server.tools import ServedTool
     from mcp_export.session.events import FinalAnswer
 
-__all__ = ["CallRecord", "HistoryAccess", "call_title", "caller_name"]
+__all__ = ["CallRecord", "HistoryAccess", "NoConversation", "call_title", "caller_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +136,20 @@ class CallRecord:
                 store.location,
                 _SETTLE_WITHIN,
             )
+
+
+@dataclass(frozen=True)
+class NoConversation:
+    """Why a conversation cannot be continued: what the caller is told, and whose doing it is.
+
+    Attributes:
+        text: the refusal, for the caller.
+        unavailable: the history store cannot be read now (this server's state), rather than
+            the caller naming a conversation that is not there.
+    """
+
+    text: str
+    unavailable: bool = False
 
 
 class HistoryAccess:
@@ -232,11 +247,13 @@ class HistoryAccess:
             return str(exc)
         return None
 
-    def conversation(self, conversation_id: str, tool: ServedTool) -> list[ChatMessage] | str:
-        """The messages of a conversation to continue, or the text of the refusal."""
+    def conversation(
+        self, conversation_id: str, tool: ServedTool
+    ) -> list[ChatMessage] | NoConversation:
+        """The messages of a conversation to continue, or why it cannot be continued."""
         store = self.opened
         if store is None:
-            return (
+            return NoConversation(
                 f"conversation_id {conversation_id!r} cannot be continued: this server keeps no "
                 "history (it runs with --no-history); omit conversation_id to start a new "
                 "conversation"
@@ -254,16 +271,20 @@ class HistoryAccess:
                 or thread.kind != "served"
                 or thread.agent_path != str(tool.owner.path)
             ):
-                return unknown
+                return NoConversation(unknown)
             return load_thread_messages(store, conversation_id)
         except ExportError as exc:
             if store.shared:
-                return (
+                return NoConversation(
                     f"conversation_id {conversation_id!r} cannot be continued now: {exc}; call "
-                    "again in a moment"
+                    "again in a moment",
+                    unavailable=True,
                 )
             self.failed(exc)
-            return f"conversation_id {conversation_id!r} cannot be read from the history: {exc}"
+            return NoConversation(
+                f"conversation_id {conversation_id!r} cannot be read from the history: {exc}",
+                unavailable=True,
+            )
 
     def start(
         self,

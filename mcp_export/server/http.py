@@ -6,11 +6,12 @@ metadata and the bearer checks of ``server.oauth``); this module adds two gates 
 uvicorn on a socket bound here, so the real port is known (and logged) before the first request,
 also for ``PORT`` 0:
 
-- ``BearerTokenGate`` (``server.http_gates``): the one-person token check (``--token``), around
+- ``BearerTokenGate`` (``server.http_auth``): the one-person token check (``--token``), around
   everything but the ``/.well-known/`` documents and the extra routes;
 - ``MessageScreen`` (``server.http_gates``): every POSTed message passes the check stdio input
   passes. With OAuth it runs after the token check, so a request without a good token hears
-  401 first.
+  401 first; ``AuthRefusals`` (``server.http_auth``) puts that 401 (or 403) in words an MCP
+  client shows.
 
 Stopping: Ctrl+C (SIGINT) stops at once, cutting the calls under way (a second one does not
 wait for open connections either). SIGTERM, what a supervisor sends before it kills, drains
@@ -43,11 +44,11 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
 from mcp_export.errors import ConfigurationError
+from mcp_export.server.http_auth import AuthRefusals, BearerTokenGate
 from mcp_export.server.http_gates import (
     MAX_BODY_BYTES,
     MCP_PATH,
     ASGIApp,
-    BearerTokenGate,
     Drain,
     DrainGate,
     MessageScreen,
@@ -280,6 +281,7 @@ async def _app(
 ) -> ASGIApp:
     """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks."""
     protection: dict[str, Any] = {}
+    explained: list[Middleware] = []
     if oauth is not None:
         resource = resource_url(address, port, oauth)
         verifier = await open_verifier(oauth, resource, http)
@@ -287,6 +289,14 @@ async def _app(
             "auth": auth_settings(oauth, resource, verifier.issuer),
             "token_verifier": verifier,
         }
+        explained.append(
+            Middleware(
+                AuthRefusals,
+                issuer=verifier.issuer,
+                resource=resource,
+                required_scopes=oauth.scopes,
+            )
+        )
         logger.info(
             "checking OAuth access tokens of %s for %s (%s)",
             verifier.issuer,
@@ -302,6 +312,7 @@ async def _app(
         **protection,
     )
     # Innermost of the app's middleware: after the SDK's authentication, before its routes.
+    starlette.user_middleware.extend(explained)
     starlette.user_middleware.append(
         Middleware(
             MessageScreen,

@@ -1,11 +1,14 @@
-"""The ASGI gates in front of the SDK's streamable HTTP app: the shared token, the message screen.
+"""The ASGI gates in front of the SDK's streamable HTTP app: the message screen, the drain.
 
-- ``BearerTokenGate``: the one-person token check (``--token``), around everything but the
-  ``/.well-known/`` documents (which then answer 404: no OAuth here) and the open paths;
+(The token checks' answers are in ``server.http_auth``.)
+
 - ``MessageScreen``: every POSTed message passes the check stdio input passes
   (``server.screen``), and what it refuses gets HTTP 400 with a JSON-RPC error body; a body
   over the limit gets 413 with one, and (unless stateless) a request other than ``initialize``
-  without a session is told to send ``initialize`` first;
+  without a session is told to send ``initialize`` first. A request whose
+  ``MCP-Protocol-Version`` header names a version this server does not speak gets 400 naming
+  the versions it does; a stateless server answers ``GET`` (an event stream it would never
+  write to) with 405;
 - ``DrainGate`` with its ``Drain``: once shutdown starts, the readiness path answers 503 and new
   calls are refused with 503 (a balancer sends them elsewhere), while the calls under way and
   the messages they still need (a sampling answer, a cancel) go on; ``Drain`` tells when none
@@ -14,7 +17,6 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from typing import Any
@@ -22,7 +24,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pydantic_core
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from mcp_export.server.screen import Refusal, screen
 
@@ -31,10 +33,16 @@ __all__ = [
     "MCP_PATH",
     "WELL_KNOWN",
     "ASGIApp",
-    "BearerTokenGate",
     "Drain",
     "DrainGate",
+    "Message",
     "MessageScreen",
+    "Receive",
+    "Scope",
+    "Send",
+    "admitted",
+    "error_body",
+    "json_reply",
 ]
 
 logger = logging.getLogger(__name__)
@@ -46,6 +54,7 @@ SHUTTING_DOWN = (
     "instance behind the same address answers it)"
 )
 _NEW_WORK = frozenset({"initialize", "tools/call"})
+_SPOKEN_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """The largest POST body accepted (the SDK's default; stdio lines may be longer, as a server
 reachable over a network holds each body in memory for whoever sends it)."""
@@ -57,49 +66,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class BearerTokenGate:
-    """ASGI middleware: HTTP requests must carry ``Authorization: Bearer <token>``, else 401.
-
-    The scheme is matched in any case (RFC 9110), the token in constant time. Paths under
-    ``/.well-known/`` and ``open_paths`` pass without a token; lifespan events pass untouched.
-
-    Args:
-        app: the app behind the gate.
-        token: the token clients must send.
-        open_paths: paths served to anyone (health checks, metrics).
-    """
-
-    def __init__(self, app: ASGIApp, token: str, open_paths: Collection[str] = ()) -> None:
-        self._app = app
-        self._expected = token.encode()
-        self._open = frozenset(open_paths)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = str(scope.get("path", ""))
-        if scope["type"] != "http" or path.startswith(WELL_KNOWN) or path in self._open:
-            await self._app(scope, receive, send)
-            return
-        given = b""
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                given = value
-                break
-        scheme, _, credentials = given.strip().partition(b" ")
-        if scheme.lower() == b"bearer" and hmac.compare_digest(
-            credentials.strip(b" "), self._expected
-        ):
-            await self._app(scope, receive, send)
-            return
-        reason = "missing" if not given else "wrong"
-        logger.warning("refused an HTTP request with a %s bearer token", reason)
-        body = (
-            b'{"error": "unauthorized", "message": "send the server\'s token as '
-            b'Authorization: Bearer <token>"}'
-        )
-        await _json_reply(send, 401, body, (b"www-authenticate", b'Bearer realm="metaagent"'))
-
-
-async def _json_reply(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
+async def json_reply(send: Send, status: int, body: bytes, *extra: tuple[bytes, bytes]) -> None:
+    """Answer with ``status`` and the JSON ``body`` (plus ``extra`` headers)."""
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
@@ -109,7 +77,8 @@ async def _json_reply(send: Send, status: int, body: bytes, *extra: tuple[bytes,
     await send({"type": "http.response.body", "body": body})
 
 
-def _error_body(refusal: Refusal) -> bytes:
+def error_body(refusal: Refusal) -> bytes:
+    """A JSON-RPC error response naming ``refusal``'s code, message and request id."""
     error = types.JSONRPCError(
         jsonrpc="2.0",
         id=refusal.request_id,
@@ -122,8 +91,25 @@ class _ClientGone(Exception):
     """The client disconnected before its whole body arrived: nothing to answer."""
 
 
+def admitted(scope: Scope, required_scopes: Collection[str]) -> bool:
+    """False only when an authentication middleware ran and the endpoint will refuse the
+    request: no good token, or one without every scope in ``required_scopes``."""
+    if "user" not in scope:
+        return True  # no authentication here (none, or the shared token's gate before us)
+    if not getattr(scope["user"], "is_authenticated", False):
+        return False
+    granted = getattr(scope.get("auth"), "scopes", ())
+    return all(required in granted for required in required_scopes)
+
+
 class MessageScreen:
     """ASGI middleware: POSTs to the MCP endpoint pass ``server.screen.screen`` first.
+
+    Any request to the endpoint whose ``MCP-Protocol-Version`` header names a version this
+    server does not speak is answered 400 with a JSON-RPC error naming the ones it does (the
+    transport specification asks for 400; the SDK would talk about a ``_meta`` envelope). A
+    stateless server answers ``GET`` 405: it opens no event stream (nothing would ever be
+    written to it), which the transport specification allows.
 
     A refused message is answered 400 with the JSON-RPC error (its id when it has a readable
     one); a body larger than ``max_body`` 413, also with a JSON-RPC error; a 2025-11-25 request
@@ -132,7 +118,8 @@ class MessageScreen:
     503 with ``Retry-After``. Everything else reaches the SDK's app with its body unchanged. A
     request that an authentication middleware before this one found without good credentials,
     or without every scope in ``required_scopes``, passes unread: the endpoint refuses it (401
-    or 403), and a caller without a good token learns nothing of what the screen says.
+    or 403, explained by ``server.http_auth.AuthRefusals``), and a caller without a good token
+    learns nothing of what the screen says.
 
     Args:
         app: the SDK's ASGI app.
@@ -159,14 +146,33 @@ class MessageScreen:
         self._drain = drain
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != MCP_PATH:
+        if (
+            scope["type"] != "http"
+            or scope["path"] != MCP_PATH
+            or not admitted(scope, self._scopes)
+        ):
             await self._app(scope, receive, send)
             return
-        if not self._admitted(scope):
-            missing = self._missing_scopes(scope)
-            await self._app(scope, receive, _naming_scopes(send, missing) if missing else send)
-            return
         headers = dict(scope.get("headers", ()))
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and version.decode("latin-1") not in _SPOKEN_VERSIONS:
+            await self._refuse_version(send, version.decode("latin-1"))
+            return
+        if scope["method"] == "GET" and self._stateless:
+            await self._refuse(
+                send,
+                405,
+                Refusal(
+                    types.INVALID_REQUEST,
+                    "Method Not Allowed: this server is stateless and opens no event stream "
+                    "for GET; send requests by POST, whose answers come in their responses",
+                ),
+                (b"allow", b"POST"),
+            )
+            return
+        if scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
         try:
             body = await self._read_body(headers, receive)
         except _ClientGone:
@@ -210,21 +216,6 @@ class MessageScreen:
     def _draining(self) -> bool:
         return self._drain is not None and self._drain.started
 
-    def _admitted(self, scope: Scope) -> bool:
-        """False only when an authentication middleware ran and the endpoint will refuse."""
-        if "user" not in scope:
-            return True  # no authentication here (none, or the shared token's gate before us)
-        if not getattr(scope["user"], "is_authenticated", False):
-            return False
-        granted = getattr(scope.get("auth"), "scopes", ())
-        return self._scopes.issubset(granted)
-
-    def _missing_scopes(self, scope: Scope) -> list[str]:
-        """The required scopes an authenticated request's token does not grant."""
-        if not getattr(scope.get("user"), "is_authenticated", False):
-            return []
-        return sorted(self._scopes.difference(getattr(scope.get("auth"), "scopes", ())))
-
     async def _read_body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
         """The whole body; None when it is (or says it is) larger than the limit."""
         try:
@@ -249,34 +240,26 @@ class MessageScreen:
         self, send: Send, status: int, refusal: Refusal, *extra: tuple[bytes, bytes]
     ) -> None:
         logger.warning("refused an HTTP message (%d): %s", status, refusal.message)
-        await _json_reply(send, status, _error_body(refusal), *extra)
+        await json_reply(send, status, error_body(refusal), *extra)
 
-
-def _naming_scopes(send: Send, missing: list[str]) -> Send:
-    """``send`` with the body of the endpoint's 403 replaced by a JSON-RPC error that names the
-    scopes the token lacks (MCP clients show a JSON-RPC error's message, not the SDK's body);
-    the status and ``WWW-Authenticate`` stay, which a client's retry with a new token reads."""
-    plural = len(missing) > 1
-    body = _error_body(
-        Refusal(
-            types.INVALID_REQUEST,
-            f"Forbidden: this server requires the OAuth scope{'s' if plural else ''} "
-            f"{' '.join(missing)}, which the access token does not grant; ask the "
-            f"authorization server for a token with {'them' if plural else 'it'}",
+    async def _refuse_version(self, send: Send, requested: str) -> None:
+        shown = requested if len(requested) <= 40 else requested[:40] + "…"
+        error = types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(
+                code=types.UNSUPPORTED_PROTOCOL_VERSION,
+                message=(
+                    f"Unsupported protocol version: the MCP-Protocol-Version header says "
+                    f"{shown!r}, which this server does not speak; send one of "
+                    f"{', '.join(_SPOKEN_VERSIONS)}"
+                ),
+                data={"supported": list(_SPOKEN_VERSIONS), "requested": shown},
+            ),
         )
-    )
-
-    async def naming(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            headers = [(k, v) for k, v in message.get("headers", ()) if k != b"content-length"]
-            await send({**message, "headers": [*headers, (b"content-length", b"%d" % len(body))]})
-        elif message["type"] == "http.response.body":
-            if not message.get("more_body", False):
-                await send({"type": "http.response.body", "body": body})
-        else:
-            await send(message)
-
-    return naming
+        logger.warning("refused an HTTP request for protocol version %r", shown)
+        body = error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        await json_reply(send, 400, body)
 
 
 def _missing_session(body: bytes, headers: dict[bytes, bytes]) -> Refusal | None:

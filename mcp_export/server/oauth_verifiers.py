@@ -5,12 +5,15 @@ checks the required scopes), anything else None (the SDK answers 401). Two ways:
 
 - ``JwtVerifier``: the token is a JWT signed by a key in the issuer's JWKS (RFC 9068 access
   tokens); PyJWT checks the signature, ``iss``, ``exp`` and ``aud``. The key set is fetched
-  without blocking the event loop, cached, and fetched again on a key id it does not hold.
+  without blocking the event loop, cached, and fetched again on a key id it does not hold (at
+  most once per ``REFETCH_INTERVAL``, each fetch within the issuer deadline): a token whose key
+  is known never waits for a fetch under way.
 - ``IntrospectionVerifier``: the issuer's introspection endpoint says (RFC 7662), asked with this
   server's client credentials; for opaque tokens, or to notice revoked ones at once.
 
 ``open_verifier`` builds the one the settings ask for from the issuer's metadata. A refused
-token is logged with its reason, never the token itself.
+token is logged with its reason, never the token itself; the reason is also left in
+``refusal_reason()`` for the 401 that answers the request (``server.http_auth``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,9 +30,23 @@ import httpx2
 import jwt
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 
-from mcp_export.server.oauth import CLIENT_SECRET_ENV, OAuthError, OAuthSettings, discover
+from mcp_export.server.oauth import (
+    CLIENT_SECRET_ENV,
+    ISSUER_TIMEOUT,
+    IssuerUnreadable,
+    OAuthError,
+    OAuthSettings,
+    discover,
+    fetch_json,
+)
 
-__all__ = ["ALGORITHMS", "IntrospectionVerifier", "JwtVerifier", "open_verifier"]
+__all__ = [
+    "ALGORITHMS",
+    "IntrospectionVerifier",
+    "JwtVerifier",
+    "open_verifier",
+    "refusal_reason",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +58,22 @@ would let anyone sign), never ``none``."""
 REFETCH_INTERVAL = 10.0
 """Seconds between two fetches of the key set caused by unknown key ids (tokens with made-up key
 ids must not make this server hammer the issuer)."""
+
+_refusal: ContextVar[str | None] = ContextVar("oauth_token_refusal", default=None)
+
+
+def refusal_reason() -> str | None:
+    """Why the bearer token of the request being answered was refused (None: not refused here).
+
+    The SDK's authentication middleware asks the verifier and then calls the app in the same
+    task, so the reason set during the check is the one of this request's token.
+    """
+    return _refusal.get()
+
+
+def _refuse(reason: str) -> None:
+    logger.warning("refused a bearer token: %s", reason)
+    _refusal.set(reason)
 
 
 def _scopes(claims: Mapping[str, Any]) -> list[str]:
@@ -79,6 +113,21 @@ def _access_token(
         subject=str(claims["sub"]) if "sub" in claims else None,
         claims={"iss": claims["iss"]} if "iss" in claims else None,
     )
+
+
+def _jwt_reason(exc: jwt.InvalidTokenError) -> str:
+    """PyJWT's refusal in the words a client is shown (its texts are short and name no secret)."""
+    if isinstance(exc, jwt.ExpiredSignatureError):
+        return "it has expired"
+    if isinstance(exc, jwt.InvalidAudienceError):
+        return "it was issued for another resource (its audience is not this server)"
+    if isinstance(exc, jwt.InvalidIssuerError):
+        return "it was issued by another authorization server"
+    if isinstance(exc, jwt.InvalidSignatureError):
+        return "its signature does not verify"
+    if isinstance(exc, jwt.ImmatureSignatureError):
+        return "it is not valid yet"
+    return str(exc) or type(exc).__name__
 
 
 _FAMILIES = {"RSA": ("RS", "PS"), "EC": ("ES",), "OKP": ("EdDSA",)}
@@ -124,6 +173,7 @@ class JwtVerifier(TokenVerifier):
         jwks_uri: where the issuer publishes its public keys.
         http: the client that fetches them (owned by the caller).
         leeway: seconds of clock difference tolerated.
+        timeout: seconds one fetch of the key set may take as a whole.
     """
 
     def __init__(
@@ -134,6 +184,7 @@ class JwtVerifier(TokenVerifier):
         http: httpx2.AsyncClient,
         *,
         leeway: float = 5.0,
+        timeout: float = ISSUER_TIMEOUT,
     ) -> None:
         self._issuer = issuer
         self._resource = resource
@@ -141,8 +192,9 @@ class JwtVerifier(TokenVerifier):
         self._jwks_uri = jwks_uri
         self._http = http
         self._leeway = leeway
+        self._timeout = timeout
         self._keys: dict[str, _SigningKey] = {}
-        self._fetched_at = float("-inf")
+        self._refetched_at = float("-inf")
         self._lock = anyio.Lock()
 
     @property
@@ -160,12 +212,18 @@ class JwtVerifier(TokenVerifier):
             await self._fetch()
 
     async def _fetch(self) -> None:
-        self._fetched_at = time.monotonic()
         try:
-            response = await self._http.get(self._jwks_uri, headers={"Accept": "application/json"})
-            response.raise_for_status()
-            keys = _signing_keys(response.json())
-        except (httpx2.HTTPError, ValueError) as exc:
+            status, published = await fetch_json(
+                self._http,
+                "GET",
+                self._jwks_uri,
+                deadline=self._timeout,
+                headers={"Accept": "application/json"},
+            )
+            if status != 200:
+                raise IssuerUnreadable(f"HTTP {status}")
+            keys = _signing_keys(published)
+        except (IssuerUnreadable, ValueError) as exc:
             raise OAuthError(
                 f"cannot read the authorization server's keys at {self._jwks_uri}: {exc}"
             ) from exc
@@ -174,14 +232,20 @@ class JwtVerifier(TokenVerifier):
         self._keys = keys
 
     async def _key(self, key_id: str) -> _SigningKey | None:
+        """The key ``key_id`` names; an unknown one makes a fetch of the key set (rotation).
+
+        A known key is returned at once, whatever fetch is under way: only the requests with
+        unknown key ids wait on the lock, each for at most one fetch's deadline.
+        """
         if not key_id and len(self._keys) == 1:
             return next(iter(self._keys.values()))
         if key_id in self._keys:
             return self._keys[key_id]
         async with self._lock:
             if key_id not in self._keys and (
-                time.monotonic() - self._fetched_at >= REFETCH_INTERVAL
+                time.monotonic() - self._refetched_at >= REFETCH_INTERVAL
             ):
+                self._refetched_at = time.monotonic()
                 try:
                     await self._fetch()
                 except OAuthError as exc:
@@ -190,21 +254,22 @@ class JwtVerifier(TokenVerifier):
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's grant when the token is good, else None (the SDK then answers 401)."""
+        _refusal.set(None)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
-            logger.warning("refused a bearer token: it is not a JWT")
+            _refuse("it is not a JWT")
             return None
         algorithm = str(header.get("alg", ""))
         if algorithm not in ALGORITHMS:
-            logger.warning("refused a bearer token signed with algorithm %r", algorithm)
+            _refuse(f"it is signed with algorithm {algorithm[:20]!r}, which is not accepted")
             return None
         key = await self._key(str(header.get("kid") or ""))
         if key is None:
-            logger.warning("refused a bearer token signed by a key the issuer does not publish")
+            _refuse("it is signed by a key the authorization server does not publish")
             return None
         if algorithm not in key.algorithms:
-            logger.warning("refused a bearer token: algorithm %r does not fit its key", algorithm)
+            _refuse(f"its algorithm {algorithm!r} does not fit its key")
             return None
         try:
             claims = jwt.decode(
@@ -217,7 +282,7 @@ class JwtVerifier(TokenVerifier):
                 options={"require": ["exp", "iss", "aud"]},
             )
         except jwt.InvalidTokenError as exc:
-            logger.warning("refused a bearer token: %s", exc)
+            _refuse(_jwt_reason(exc))
             return None
         return _access_token(token, claims, self._resource, self._leeway)
 
@@ -233,6 +298,7 @@ class IntrospectionVerifier(TokenVerifier):
         client_secret: its secret (sent with HTTP Basic authentication).
         http: the client that asks (owned by the caller).
         leeway: seconds of clock difference tolerated on ``exp``.
+        timeout: seconds one question to the endpoint may take as a whole.
     """
 
     def __init__(
@@ -245,10 +311,12 @@ class IntrospectionVerifier(TokenVerifier):
         http: httpx2.AsyncClient,
         *,
         leeway: float = 5.0,
+        timeout: float = ISSUER_TIMEOUT,
     ) -> None:
         self._issuer = issuer
         self._resource = resource
         self._endpoint = endpoint
+        self._timeout = timeout
         self._auth = httpx2.BasicAuth(client_id, client_secret)
         self._http = http
         self._leeway = leeway
@@ -260,33 +328,37 @@ class IntrospectionVerifier(TokenVerifier):
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's grant when the issuer says it is active here, else None (401)."""
+        _refusal.set(None)
         try:
-            response = await self._http.post(
+            status, claims = await fetch_json(
+                self._http,
+                "POST",
                 self._endpoint,
+                deadline=self._timeout,
                 data={"token": token, "token_type_hint": "access_token"},
                 auth=self._auth,
                 headers={"Accept": "application/json"},
             )
-        except httpx2.HTTPError as exc:
-            logger.warning("cannot reach the introspection endpoint %s: %s", self._endpoint, exc)
+        except IssuerUnreadable as exc:
+            logger.warning("cannot ask the introspection endpoint %s: %s", self._endpoint, exc)
+            _refusal.set("the authorization server could not be asked about it; try again")
             return None
-        if response.status_code != 200:
+        if status != 200:
             logger.warning(
                 "the introspection endpoint %s answered HTTP %d (are --oauth-client-id and %s "
                 "right?)",
                 self._endpoint,
-                response.status_code,
+                status,
                 CLIENT_SECRET_ENV,
             )
+            _refusal.set("the authorization server could not be asked about it; try again")
             return None
-        try:
-            claims = response.json()
-        except ValueError:
-            logger.warning("the introspection endpoint %s answered no JSON", self._endpoint)
+        if not isinstance(claims, dict):
+            _refuse("the introspection answer is not a JSON object")
             return None
-        reason = self._refusal(claims) if isinstance(claims, dict) else "not a JSON object"
+        reason = self._refusal(claims)
         if reason:
-            logger.warning("refused a bearer token: %s", reason)
+            _refuse(reason)
             return None
         return _access_token(token, claims, self._resource, self._leeway)
 
@@ -318,7 +390,7 @@ async def open_verifier(
         OAuthError: the issuer or its keys cannot be reached, or introspection lacks what it
             needs.
     """
-    metadata = await discover(settings.issuer, http)
+    metadata = await discover(settings.issuer, http, deadline=settings.timeout)
     issuer = str(metadata["issuer"])
     if settings.introspect:
         endpoint = metadata.get("introspection_endpoint")
@@ -340,6 +412,7 @@ async def open_verifier(
             settings.client_secret,
             http,
             leeway=settings.leeway,
+            timeout=settings.timeout,
         )
     jwks_uri = metadata.get("jwks_uri")
     if not jwks_uri:
@@ -347,6 +420,8 @@ async def open_verifier(
             f"--oauth-issuer {issuer}: its metadata has no jwks_uri to check JWT signatures "
             "with; use --oauth-introspect with this server's client credentials instead"
         )
-    verifier = JwtVerifier(issuer, resource, str(jwks_uri), http, leeway=settings.leeway)
+    verifier = JwtVerifier(
+        issuer, resource, str(jwks_uri), http, leeway=settings.leeway, timeout=settings.timeout
+    )
     await verifier.load_keys()
     return verifier

@@ -11,8 +11,20 @@ tool names from the served catalogue and fixed words only: never arguments, prom
 
 Metric names (``tool`` is the served tool's name):
 
-- ``metaagent_tool_calls_total{tool, outcome}``: finished calls; ``outcome`` is ``ok``, ``error``
-  (the run failed), ``cancelled`` or ``refused`` (bad arguments, unknown conversation, no model);
+- ``metaagent_tool_calls_total{tool, outcome}``: finished calls, by ``outcome``:
+
+  - ``ok``: answered;
+  - ``refused``: the caller's mistake (arguments that do not fit the schema, an unknown
+    conversation id): like an HTTP 4xx, nothing for the operator to fix;
+  - ``unavailable``: this server cannot run the call as it is set up or now (no model: a
+    missing API key, or sampling the client does not offer; a tool whose parameters schema
+    cannot be used; the history store out of reach): like an HTTP 503;
+  - ``error``: the run failed (the model or an inner tool failed, or the server did): like 500;
+  - ``cancelled``: the caller cancelled it.
+
+  The server's error rate is therefore
+  ``sum(rate(metaagent_tool_calls_total{outcome=~"error|unavailable"}[5m]))`` over
+  ``sum(rate(metaagent_tool_calls_total{outcome!="cancelled"}[5m]))``;
 - ``metaagent_tool_call_duration_seconds{tool}``: a histogram of call latency, 0.1 s to 300 s;
 - ``metaagent_tool_calls_in_progress{tool}``: calls running now;
 - ``metaagent_model_tokens_total{tool, type}``: model tokens, ``type`` ``input`` or ``output``
@@ -67,8 +79,8 @@ LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0,
 """Histogram bounds in seconds: a served call is one or more model requests, so its latency
 ranges from a refusal (milliseconds) to a long tool loop (minutes)."""
 
-Outcome = Literal["ok", "error", "cancelled", "refused"]
-OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "cancelled", "refused")
+Outcome = Literal["ok", "error", "cancelled", "refused", "unavailable"]
+OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "cancelled", "refused", "unavailable")
 
 ReadyCheck = Callable[[], Awaitable[str | None]]
 

@@ -6,6 +6,7 @@ command-line tests, which launch ``python -m mcp_export serve --http`` for real.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -167,13 +168,33 @@ async def test_stateless_http_serves_calls_and_continues_conversations(
     assert sessionless.status_code == 200
 
 
-async def test_an_mcp_client_without_the_token_fails_to_connect(tmp_path: Path) -> None:
+@MODES
+@pytest.mark.parametrize(
+    ("sent", "told"),
+    [
+        (
+            None,
+            "Unauthorized: this server needs its bearer token: send it as Authorization: Bearer",
+        ),
+        ("wrong", "Unauthorized: the bearer token sent is not this server's token; send the one"),
+    ],
+)
+async def test_an_mcp_client_without_the_token_is_told_what_to_send(
+    tmp_path: Path, mode: str, sent: str | None, told: str
+) -> None:
     path = write_agent(tmp_path / "a.agent.yaml")
     async with served_over_http(path, token=TOKEN) as url:
         with pytest.raises(BaseExceptionGroup) as caught, anyio.fail_after(10):
-            async with _client(url, "legacy", None) as client:
+            async with _client(url, mode, sent) as client:
                 await client.list_tools()
-    assert caught.group_contains(MCPError, match="error response")
+        answered = await _ping(url, f"Bearer {sent}" if sent else None)
+    assert caught.group_contains(MCPError, match=re.escape(told))
+    assert caught.group_contains(MCPError, match="--token or the METAAGENT_TOKEN")
+    assert answered.status_code == 401
+    challenge = answered.headers["www-authenticate"]
+    # RFC 6750 section 3.1: no error code when no credentials were sent.
+    assert ("error=" in challenge) is (sent is not None)
+    assert challenge.startswith('Bearer realm="metaagent"')
 
 
 @pytest.mark.parametrize(
@@ -245,3 +266,44 @@ async def test_the_command_serves_http_with_the_token_from_the_environment(
             refused = await http.post(served.url, json={})
     assert tool.name == "book_flight"
     assert refused.status_code == 401
+
+
+@pytest.mark.parametrize("stateless", [False, True])
+async def test_a_protocol_version_not_spoken_is_told_the_versions_that_are(
+    tmp_path: Path, stateless: bool
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "1999-01-01",
+    }
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+    async with (
+        served_over_http(path, stateless=stateless) as url,
+        httpx2.AsyncClient(timeout=10) as http,
+    ):
+        refused = await http.post(url, json=body, headers=headers)
+    error = refused.json()["error"]
+    assert refused.status_code == 400
+    assert error["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
+    assert error["message"].startswith(
+        "Unsupported protocol version: the MCP-Protocol-Version header says '1999-01-01', "
+        "which this server does not speak; send one of "
+    )
+    assert "2025-11-25" in error["message"] and "2026-07-28" in error["message"]
+    assert error["data"]["requested"] == "1999-01-01"
+
+
+async def test_a_stateless_server_opens_no_event_stream_for_get(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with (
+        served_over_http(path, stateless=True) as url,
+        httpx2.AsyncClient(timeout=10) as http,
+    ):
+        with anyio.fail_after(10):
+            async with http.stream("GET", url, headers={"Accept": "text/event-stream"}) as got:
+                status, allow = got.status_code, got.headers.get("allow")
+                body = await got.aread()
+    assert (status, allow) == (405, "POST")
+    assert b"stateless and opens no event stream for GET" in body

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from mcp_export.server.oauth import OAuthError, OAuthSettings
 from tests.fakes._script import text
@@ -238,3 +239,78 @@ def _only_oauth_error(group: BaseExceptionGroup[BaseException]) -> OAuthError:
         (error,) = error.exceptions
     assert isinstance(error, OAuthError)
     return error
+
+
+def _mcp_error(raised: BaseException) -> MCPError:
+    """The one MCPError inside ``raised`` (through any exception groups)."""
+    while isinstance(raised, BaseExceptionGroup):
+        matched, _ = raised.split(MCPError)
+        assert matched is not None, raised
+        (raised,) = matched.exceptions
+    assert isinstance(raised, MCPError), raised
+    return raised
+
+
+@MODES
+async def test_a_client_without_a_token_is_told_where_to_get_one(
+    tmp_path: Path, issuer: AuthorizationServer, mode: str
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
+        transport = streamable_http_client(url, http_client=create_mcp_http_client())
+        with anyio.fail_after(20), pytest.raises(BaseException) as raised:
+            async with Client(transport, mode=mode) as client:
+                await client.list_tools()
+        refused = await _ping(url, None)
+    metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    assert _mcp_error(raised.value).error.message == (
+        f"Unauthorized: this server needs an OAuth access token issued by {issuer.issuer} for "
+        f"{url}, sent as Authorization: Bearer <token>; how to get one: {metadata_url}"
+    )
+    # RFC 6750 section 3.1: no error code when the request carried no credentials.
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == f'Bearer resource_metadata="{metadata_url}"'
+    assert refused.json()["error"]["message"].startswith("Unauthorized: this server needs")
+
+
+@MODES
+async def test_a_client_whose_token_is_refused_is_told_why(
+    tmp_path: Path, issuer: AuthorizationServer, mode: str
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with served_over_http(path, oauth=_jwt_settings(issuer)) as url:
+        theirs = issuer.token(JWT_CLIENT, resource="https://another-server.example/mcp")
+        with anyio.fail_after(20), pytest.raises(BaseException) as raised:
+            async with _client(url, mode, theirs) as client:
+                await client.list_tools()
+        refused = await _ping(url, f"Bearer {theirs}")
+    reason = "it was issued for another resource (its audience is not this server)"
+    assert _mcp_error(raised.value).error.message == (
+        f"Unauthorized: the access token was refused: {reason}; get a new one from "
+        f"{issuer.issuer} for {url}"
+    )
+    challenge = refused.headers["www-authenticate"]
+    assert refused.status_code == 401
+    assert challenge.startswith(
+        f'Bearer error="invalid_token", error_description="{reason}", resource_metadata="'
+    )
+
+
+async def test_each_refused_token_is_told_its_own_reason(
+    tmp_path: Path, issuer: AuthorizationServer
+) -> None:
+    path = write_agent(tmp_path / "a.agent.yaml")
+    async with served_over_http(path, oauth=_jwt_settings(issuer, leeway=0.0)) as url:
+        genuine = issuer.token(JWT_CLIENT, resource=url)
+        claims = jwt.decode(genuine, options={"verify_signature": False})
+        forger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        unknown_key = jwt.encode(claims, forger, algorithm="RS256", headers={"kid": "not-theirs"})
+        shared = jwt.encode(claims, "a-secret-anyone-could-know!!!!!!", algorithm="HS256")
+        answers = [
+            await _ping(url, f"Bearer {t}") for t in ("not-a-jwt", unknown_key, shared, genuine)
+        ]
+    messages = [a.json()["error"]["message"] if a.status_code == 401 else "" for a in answers]
+    assert "the access token was refused: it is not a JWT;" in messages[0]
+    assert "it is signed by a key the authorization server does not publish" in messages[1]
+    assert "it is signed with algorithm 'HS256', which is not accepted" in messages[2]
+    assert messages[3] == ""  # the genuine token passes, on the same connection pool

@@ -84,6 +84,11 @@ def _serve(
             "--oauth-resource is needed when serving on 0.0.0.0",
         ),
         (["--store", "x.sqlite3", "--no-history"], {}, "--store and --no-history exclude"),
+        (
+            ["--http", "0", "--oauth-timeout", "5"],
+            {},
+            "--oauth-timeout only applies with --oauth-issuer",
+        ),
     ],
 )
 def test_wrong_flags_are_refused_with_one_clear_line(

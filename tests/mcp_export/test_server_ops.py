@@ -35,7 +35,7 @@ from mcp_export.server.ops import (
     ops_routes,
 )
 from tests.fakes._script import hang, status, text
-from tests.fakes.mcp_clients import write_agent
+from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
@@ -185,7 +185,7 @@ async def test_metrics_are_prometheus_text_with_every_tool_at_zero_before_its_fi
         for s in families["metaagent_tool_calls"].samples
         if s.name == CALLS
     }
-    assert calls == {"ok": 0, "error": 0, "cancelled": 0, "refused": 0}
+    assert calls == {"ok": 0, "error": 0, "cancelled": 0, "refused": 0, "unavailable": 0}
     buckets = [
         float(s.labels["le"])
         for s in families[LATENCY].samples
@@ -246,6 +246,32 @@ async def test_bad_arguments_count_as_refused_and_a_failing_model_as_error(
     assert _sample(metrics, CALLS, tool="book_flight", outcome="error") == 1
     assert _sample(metrics, CALLS, tool="book_flight", outcome="ok") == 0
     assert _sample(metrics, RUNNING, tool="book_flight") == 0
+
+
+async def test_a_call_no_model_can_run_counts_as_unavailable_apart_from_the_callers_mistakes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = write_agent(
+        tmp_path / "a.agent.yaml", api_key=None, tools=[book_tool(conversation=True)]
+    )
+    async with _served(path) as served:
+        metrics = _metered(served)
+        async with Client(served.server, mode="legacy") as client:
+            bad_arguments = await client.call_tool("book_flight", {"destination": 7})
+            no_history = await client.call_tool(
+                "book_flight", {"destination": "Oslo", "conversation_id": "made-up"}
+            )
+            no_model = await client.call_tool("book_flight", {"destination": "Oslo"})
+        async with _ops_server(metrics) as base:
+            exposition = (await _get(base + METRICS_PATH)).text
+    assert bad_arguments.is_error and no_history.is_error and no_model.is_error
+    assert isinstance(no_model.content[0], types.TextContent)
+    assert "book_flight cannot run: no model: " in no_model.content[0].text
+    assert _sample(metrics, CALLS, tool="book_flight", outcome="refused") == 2
+    assert _sample(metrics, CALLS, tool="book_flight", outcome="unavailable") == 1
+    assert _sample(metrics, CALLS, tool="book_flight", outcome="error") == 0
+    assert 'metaagent_tool_calls_total{outcome="unavailable",tool="book_flight"} 1.0' in exposition
 
 
 @MODES
