@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,12 +118,12 @@ def _reports(rounds: int, sizes: list[int], folder: Path) -> bool:
         for size in sizes:
             matrix = matrices[size]
             writers: list[tuple[str, Callable[[], object]]] = [
-                ("junit", lambda m=matrix: write_junit(m, folder / "a.xml")),
-                ("json", lambda m=matrix: write_json(m, folder / "a.json")),
+                ("junit", partial(write_junit, matrix, folder / "a.xml")),
+                ("json", partial(write_json, matrix, folder / "a.json")),
             ]
             if size <= BASELINE_MAX_CASES:
                 writers.append(
-                    ("junit baseline", lambda m=matrix: _baseline_junit(m, folder / "b.xml"))
+                    ("junit baseline", partial(_baseline_junit, matrix, folder / "b.xml"))
                 )
             for name, write in writers:
                 samples.setdefault((name, size), []).append(_timed(write))
@@ -177,9 +178,9 @@ def _parsing(rounds: int) -> bool:
     samples: dict[str, list[float]] = {}
     for _ in range(rounds):
         for name, reply in replies.items():
-            samples.setdefault(name, []).append(_timed(lambda r=reply: parse_verdict(r)))
+            samples.setdefault(name, []).append(_timed(partial(parse_verdict, reply)))
         for name, reply in baseline.items():
-            samples.setdefault(name, []).append(_timed(lambda r=reply: _baseline_parse(r)))
+            samples.setdefault(name, []).append(_timed(partial(_baseline_parse, reply)))
     print(f"\n{'judge reply':<24} {'median ms':>10} {'max ms':>8}")
     for name, values in samples.items():
         print(f"{name:<24} {statistics.median(values) * 1000:>10.2f} {max(values) * 1000:>8.2f}")

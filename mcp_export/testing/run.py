@@ -29,7 +29,6 @@ from mcp_export.providers.base import Provider
 from mcp_export.providers.factory import provider_for_agent
 from mcp_export.server.agent_server import AgentServer
 from mcp_export.server.tools import ServedAgent
-from mcp_export.testing.bounded import Deadline
 from mcp_export.testing.expect import CallOutcome, Failure, check, outcome_of
 from mcp_export.testing.judge import Verdict, judge_answer
 from schema_types.agent import Agent, ToolDefinition
@@ -252,14 +251,14 @@ async def run_matrix(
 
         async def one(model: str, tool: ToolDefinition, case: TestCase, attempt: int) -> None:
             async with limiter:
-                began = time.perf_counter()
+                started = time.perf_counter()
                 try:
                     result = await _run_case(
                         clients[model], agent, model, tool, case, attempt, judge_for
                     )
                 except Exception as exc:  # this case's failure, not the whole run's
                     logger.exception("test case %s/%s failed unexpectedly", tool.name, case.name)
-                    outcome = CallOutcome("", True, (time.perf_counter() - began) * 1000)
+                    outcome = CallOutcome("", True, (time.perf_counter() - started) * 1000)
                     failure = Failure("case", f"the case could not be run: {_named(exc)}")
                     result = CaseResult(
                         tool.name, case.name, model, attempt, False, (failure,), outcome
@@ -303,9 +302,7 @@ async def _run_case(
             str(exc) or type(exc).__name__, True, (time.perf_counter() - began) * 1000
         )
     # Off the event loop's thread (in the studio, the GUI's): a check may take its whole deadline.
-    failures = await anyio.to_thread.run_sync(
-        check, case.expect, outcome, Deadline(), abandon_on_cancel=True
-    )
+    failures = await anyio.to_thread.run_sync(check, case.expect, outcome, abandon_on_cancel=True)
     verdict: Verdict | None = None
     criterion = case.expect.judge
     if criterion and not outcome.is_error:
