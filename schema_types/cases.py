@@ -31,6 +31,9 @@ from jsonschema.exceptions import SchemaError as JsonSchemaError
 from pydantic import Field, field_validator
 
 from schema_types.file_model import FileModel
+from schema_types.json_text import format_path, path_sort_key
+from schema_types.limits import MAX_NESTING, TOO_DEEP, nesting_depth
+from schema_types.schema._refs import reference_problems
 
 __all__ = ["CalledTool", "Expectations", "TestCase"]
 
@@ -75,11 +78,21 @@ class Expectations(FileModel):
     @field_validator("json_schema")
     @classmethod
     def _check_schema(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
-        if value is not None:
-            try:
-                Draft202012Validator.check_schema(value)
-            except JsonSchemaError as exc:
-                raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        if value is None:
+            return value
+        if nesting_depth(value) > MAX_NESTING:
+            raise ValueError(f"not a schema an answer can be checked with: {TOO_DEEP}")
+        try:
+            Draft202012Validator.check_schema(value)
+        except JsonSchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        # Valid on paper, yet every check would fail on it (a reference that leads nowhere) or
+        # never end (one that leads back to where it started): the parameters' rule.
+        located = reference_problems(value) if isinstance(value, dict) else []
+        if located:
+            parts, message = min(located, key=lambda item: path_sort_key(item[0]))
+            where = format_path(parts) or "the root"
+            raise ValueError(f"not a schema an answer can be checked with: at {where}, {message}")
         return value
 
 

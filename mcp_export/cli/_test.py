@@ -4,8 +4,10 @@ Every case is a ``tools/call`` of the agent's own MCP server (in-process), check
 expectations (``mcp_export.testing``). The report goes to stdout, regressions first (each cell is
 compared with its last earlier run in the history database), with each failed expectation named;
 a progress bar shows on stderr while a long run goes on in a terminal. ``--junit`` writes JUnit
-XML, ``--json`` the whole result. Exit code 0 only when every case passes, 1 when one fails, 2 for
-a bad command line or agent file, or no case to run.
+XML, ``--json`` the whole result (each written even when the other cannot be). Exit code 0 only
+when every case passes, 1 when one fails, 2 for a bad command line or agent file, no case to run,
+or a report that cannot be written; Ctrl+C stops the run at once and reports what finished before
+it, with exit code 130.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +28,17 @@ from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.errors import ExportError, HistoryError
 from mcp_export.history.store import HistoryStore
 from mcp_export.redact import redact
+from mcp_export.testing.junit import xml_safe
 from mcp_export.testing.record import Cell, Change, cell_status, compare, record_matrix
 from mcp_export.testing.report import write_json, write_junit
-from mcp_export.testing.run import CaseResult, MatrixResult, NoCases, run_matrix, select_cases
+from mcp_export.testing.run import (
+    CaseResult,
+    MatrixResult,
+    NoCases,
+    plan_matrix,
+    run_matrix,
+    select_cases,
+)
 
 if TYPE_CHECKING:
     from schema_types.agent import Agent, ToolDefinition
@@ -101,12 +113,19 @@ def run(args: argparse.Namespace) -> int:
             history = HistoryStore()
         except HistoryError as exc:
             error("history", f"{exc}; going on without recording")
+    matrix = plan_matrix(agent, path.resolve(), cases, models=models, repeat=args.repeat)
+    began = time.perf_counter()
+    interrupted = False
     try:
-        matrix = asyncio.run(_run(agent, path.resolve(), cases, models, args, history))
+        asyncio.run(_run(agent, path.resolve(), cases, matrix, args, history))
     except KeyboardInterrupt:
-        return 130
+        # Ctrl+C cancels the calls in flight; what finished before it is reported as usual.
+        interrupted = True
+        matrix.duration_ms = (time.perf_counter() - began) * 1000
     except ExportError as exc:
         error("test", str(exc))
+        if history is not None:
+            history.close()
         return 1
     changes: dict[Cell, Change] | None = None
     if history is not None:
@@ -118,26 +137,43 @@ def run(args: argparse.Namespace) -> int:
         finally:
             history.close()
     _print_report(matrix, changes)
-    try:
-        if args.junit is not None:
-            write_junit(matrix, args.junit)
-        if args.json is not None:
-            write_json(matrix, args.json, changes)
-    except OSError as exc:
-        error("test", f"cannot write the report: {exc}")
+    if interrupted:
+        planned = len(matrix.cases) * len(matrix.models) * matrix.repeat
+        error("test", f"interrupted: {len(matrix.results)} of {planned} calls had finished")
+    written = [
+        _write_report(write_junit, matrix, args.junit),
+        _write_report(lambda m, p: write_json(m, p, changes), matrix, args.json),
+    ]
+    if interrupted:
+        return 130
+    if not all(written):
         return 2
     return 0 if matrix.passed else 1
+
+
+def _write_report(
+    write: Callable[[MatrixResult, Path], None], matrix: MatrixResult, path: Path | None
+) -> bool:
+    """Write one report (each on its own: one that cannot be written leaves the others)."""
+    if path is None:
+        return True
+    try:
+        write(matrix, path)
+    except OSError as exc:
+        error("test", f"cannot write the report {path}: {exc.strerror or exc}")
+        return False
+    return True
 
 
 async def _run(
     agent: Agent,
     path: Path,
     cases: list[tuple[ToolDefinition, TestCase]],
-    models: list[str],
+    matrix: MatrixResult,
     args: argparse.Namespace,
     history: HistoryStore | None,
 ) -> MatrixResult:
-    total = len(cases) * len(models) * args.repeat
+    total = len(cases) * len(matrix.models) * matrix.repeat
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -157,23 +193,30 @@ async def _run(
             agent,
             path,
             cases,
-            models=models,
-            repeat=args.repeat,
+            models=matrix.models,
+            repeat=matrix.repeat,
             concurrency=args.concurrency,
             judge_model=args.judge_model,
             history=history,
             on_result=advance,
+            matrix=matrix,
         )
 
 
 def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> None:
     console = Console(highlight=False, soft_wrap=True)
     passed = cell_status(matrix)
-    order = [(tool, case, model) for tool, case in matrix.cases for model in matrix.models]
+    # Cells that ran (an interrupted run has not run them all).
+    order = [
+        (tool, case, model)
+        for tool, case in matrix.cases
+        for model in matrix.models
+        if (tool, case, model) in passed
+    ]
     cells = sorted(order, key=lambda key: _rank(passed[key], _change(changes, key)))
     runs = len(matrix.results)
     console.print(
-        f"{escape(matrix.agent_name)}: {len(matrix.cases)} case{'s' * (len(matrix.cases) != 1)}"
+        f"{_shown(matrix.agent_name)}: {len(matrix.cases)} case{'s' * (len(matrix.cases) != 1)}"
         f" × {len(matrix.models)} model{'s' * (len(matrix.models) != 1)}"
         + (f" × {matrix.repeat} repeats" if matrix.repeat > 1 else "")
     )
@@ -189,7 +232,7 @@ def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> N
         slowest = _duration(max(r.outcome.duration_ms for r in results))
         tokens = _tokens(results)
         line = (
-            f"[{style}]{label:<9}[/] {escape(tool)} / {escape(case)}  [dim]{escape(model)}"
+            f"[{style}]{label:<9}[/] {_shown(tool)} / {_shown(case)}  [dim]{_shown(model)}"
             f"  {rate}  {slowest}{tokens}[/]"
         )
         console.print(line)
@@ -199,13 +242,19 @@ def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> N
                 text = redact(str(failure))
                 if text not in seen:
                     seen.add(text)
-                    console.print(f"    {escape(text)}")
+                    console.print(f"    {_shown(text)}")
     failed = sum(1 for ok in passed.values() if not ok)
     regressed = sum(1 for k in passed if _change(changes, k) == "regressed")
     summary = f"{len(passed) - failed} passed, {failed} failed"
     if regressed:
         summary += f" ({regressed} regressed)"
     console.print(f"{summary}; {runs} call{'s' * (runs != 1)} in {_duration(matrix.duration_ms)}")
+
+
+def _shown(text: str) -> str:
+    """``text`` for the terminal: markup escaped, control characters (a colour code's ESC) and
+    lone surrogates written as escapes, as in the JUnit report."""
+    return escape(xml_safe(text))
 
 
 def _duration(milliseconds: float) -> str:

@@ -15,10 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
-from jsonschema import Draft202012Validator
+import regex
+from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
 from mcp_export.server.steps import THREAD_META
+from mcp_export.testing.bounded import CheckTimeout, Deadline, answer_validator, search
 from schema_types.cases import CalledTool, Expectations
+from schema_types.limits import MAX_NESTING, nesting_depth
 
 __all__ = ["CallOutcome", "Failure", "check", "outcome_of"]
 
@@ -124,12 +128,20 @@ def _called(wanted: str | CalledTool, calls: Sequence[Mapping[str, Any]]) -> boo
     return False
 
 
-def check(expect: Expectations, outcome: CallOutcome) -> list[Failure]:
+def check(
+    expect: Expectations, outcome: CallOutcome, deadline: Deadline | None = None
+) -> list[Failure]:
     """The expectations of a case that ``outcome`` does not meet (``judge`` is not checked here).
+
+    Every check ends: regular expressions (``matches``, a ``jsonSchema``'s patterns) share
+    ``deadline`` and fail their expectation when it passes; an answer or a schema too deep to
+    check fails its expectation too. Checking may take the whole deadline on the calling thread:
+    call it from a worker thread where that thread has other work.
 
     Args:
         expect: the case's expectations.
         outcome: what the client received.
+        deadline: when the regular expressions must have ended (default: two seconds from now).
 
     Returns:
         The failures in the order the expectations are listed in the file format; empty when
@@ -162,12 +174,11 @@ def check(expect: Expectations, outcome: CallOutcome) -> list[Failure]:
                     f"notContains[{index}]", f"{_quote(needle)} is in the answer {_quote(text)}"
                 )
             )
-    if expect.matches is not None and re.search(expect.matches, text) is None:
-        failures.append(
-            Failure("matches", f"/{expect.matches}/ finds nothing in the answer {_quote(text)}")
-        )
+    deadline = deadline or Deadline()
+    if expect.matches is not None:
+        failures.extend(_match_failures(expect.matches, text, deadline))
     if expect.json_schema is not None:
-        failures.extend(_json_failures(expect.json_schema, text))
+        failures.extend(_json_failures(expect.json_schema, text, deadline))
     calls = outcome.tool_calls
     made = ", ".join(str(c.get("name")) for c in calls) or "none"
     for index, wanted in enumerate(expect.tool_calls):
@@ -207,7 +218,30 @@ def check(expect: Expectations, outcome: CallOutcome) -> list[Failure]:
     return failures
 
 
-def _json_failures(schema: dict[str, Any] | bool, text: str) -> list[Failure]:
+def _match_failures(pattern: str, text: str, deadline: Deadline) -> list[Failure]:
+    try:
+        if search(pattern, text, deadline):
+            return []
+    except CheckTimeout as exc:
+        return [
+            Failure(
+                "matches",
+                f"/{pattern}/ {exc} on the answer ({len(text)} characters) and was stopped: "
+                "it backtracks; write it without nested repeats such as (a+)+ or (a|aa)+",
+            )
+        ]
+    except regex.error as exc:
+        return [Failure("matches", f"/{pattern}/ is not a regular expression: {exc}")]
+    return [Failure("matches", f"/{pattern}/ finds nothing in the answer {_quote(text)}")]
+
+
+_TOO_DEEP_ANSWER = (
+    f"the answer is JSON nested too deeply to check (objects and arrays at most {MAX_NESTING} "
+    "levels deep)"
+)
+
+
+def _json_failures(schema: dict[str, Any] | bool, text: str, deadline: Deadline) -> list[Failure]:
     try:
         value = json.loads(_unfenced(text))
     except json.JSONDecodeError as exc:
@@ -217,9 +251,30 @@ def _json_failures(schema: dict[str, Any] | bool, text: str) -> list[Failure]:
                 f"the answer is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
             )
         ]
-    errors = sorted(
-        Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path)
-    )
+    except RecursionError:
+        return [Failure("jsonSchema", _TOO_DEEP_ANSWER)]
+    if nesting_depth(value) > MAX_NESTING:
+        return [Failure("jsonSchema", _TOO_DEEP_ANSWER)]
+    try:
+        found = list(answer_validator(schema, deadline).iter_errors(value))
+    except CheckTimeout as exc:
+        return [
+            Failure(
+                "jsonSchema",
+                f"checking the answer {exc} and was stopped: a pattern of the schema backtracks",
+            )
+        ]
+    except RecursionError:
+        return [
+            Failure(
+                "jsonSchema",
+                "the schema cannot be used: its references lead in a loop (run metaagent "
+                "validate on the agent file to see where)",
+            )
+        ]
+    except (regex.error, Unresolvable, SchemaError) as exc:
+        return [Failure("jsonSchema", f"the schema cannot be used: {exc}")]
+    errors = sorted(found, key=lambda e: list(e.absolute_path))
     return [
         Failure(
             "jsonSchema",

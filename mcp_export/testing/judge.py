@@ -9,8 +9,7 @@ reason, so a broken judge never passes a case.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ from mcp_export.providers.base import Provider
 from mcp_export.session.chat import ChatSession, run_to_result
 from schema_types.agent import Agent
 
-__all__ = ["JUDGE_SYSTEM_PROMPT", "Verdict", "judge_answer", "judge_prompt"]
+__all__ = ["JUDGE_SYSTEM_PROMPT", "Verdict", "judge_answer", "judge_prompt", "parse_verdict"]
 
 JUDGE_SYSTEM_PROMPT = (
     "You check one answer of an AI tool against one criterion. Judge only the criterion, "
@@ -26,7 +25,10 @@ JUDGE_SYSTEM_PROMPT = (
     '"one short sentence"}.'
 )
 
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+# When the reply is more than the object: how many ``"pass"`` keys are looked at, and how much
+# white space may stand between one and its ``{``.
+_KEYS = 16
+_GAP = 32
 
 
 @dataclass(frozen=True)
@@ -54,19 +56,54 @@ def judge_prompt(criterion: str, tool_name: str, arguments: Mapping[str, Any], a
 
 
 def parse_verdict(reply: str) -> Verdict:
-    """The verdict in a judge's reply; a failed one saying why when there is none."""
-    found = _OBJECT.search(reply)
-    data: Any = None
-    if found is not None:
-        try:
-            data = json.loads(found.group(0))
-        except json.JSONDecodeError:
-            data = None
-    if isinstance(data, dict) and isinstance(data.get("pass"), bool):
+    """The verdict in a judge's reply; a failed one saying why when there is none.
+
+    The verdict is the text from the reply's first ``{`` to its last ``}`` when that is a JSON
+    object with a boolean ``pass``; else the first of a few ``{"pass": …}`` objects that parses.
+    Time linear in the reply's length; a reply nested too deeply to read has no verdict.
+    """
+    data = _object_at(reply, reply.find("{"), reply.rfind("}") + 1)
+    if not _is_verdict(data):
+        decoder = json.JSONDecoder()
+        for start in _verdict_starts(reply):
+            try:
+                data = decoder.raw_decode(reply, start)[0]
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if _is_verdict(data):
+                break
+    if _is_verdict(data):
         reason = data.get("reason")
         return Verdict(data["pass"], reason if isinstance(reason, str) else "")
-    flat = " ".join(reply.split())[:120]
+    flat = " ".join(reply[:480].split())[:120]
     return Verdict(False, f'the judge did not reply with a verdict ({{"pass": …}}): "{flat}"')
+
+
+def _verdict_starts(reply: str) -> Iterator[int]:
+    """Where ``{"pass"`` (white space allowed after the brace) stands in ``reply``, among its
+    first :data:`_KEYS` ``"pass"`` keys."""
+    key = reply.find('"pass"')
+    for _ in range(_KEYS):
+        if key < 0:
+            return
+        window = max(0, key - _GAP)
+        before = reply[window:key].rstrip()
+        if before.endswith("{"):
+            yield window + len(before) - 1
+        key = reply.find('"pass"', key + 1)
+
+
+def _object_at(reply: str, start: int, end: int) -> Any:
+    if start < 0 or end <= start:
+        return None
+    try:
+        return json.loads(reply[start:end])
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _is_verdict(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("pass"), bool)
 
 
 async def judge_answer(

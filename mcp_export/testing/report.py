@@ -1,66 +1,21 @@
-"""A matrix run written for machines: JUnit XML (read by CI systems) and JSON (for scripts).
+"""A matrix run written for machines: JUnit XML (read by CI systems; :mod:`.junit`) and JSON
+(for scripts).
 
-JUnit: one ``<testsuite>`` per model, one ``<testcase>`` per case run (``classname`` is
-``agent.tool``; with repeats the name ends ``[2/3]``), a ``<failure>`` whose message is the first
-failed expectation and whose text lists them all with the answer; a call that failed where an
-answer was expected is an ``<error>``. Written with junitparser.
+The JSON is written as UTF-8; half of a surrogate pair in an answer or a name (which UTF-8
+cannot carry) is written as its JSON escape (``\\ud83d``), so the file is still JSON.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-import junitparser
-
+from mcp_export.testing.junit import write_junit
 from mcp_export.testing.record import Cell, Change
 from mcp_export.testing.run import CaseResult, MatrixResult
 
-__all__ = ["junit_xml", "matrix_json", "write_json", "write_junit"]
-
-_SLUG = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-def _case_name(result: CaseResult, repeat: int) -> str:
-    return result.case if repeat == 1 else f"{result.case} [{result.attempt}/{repeat}]"
-
-
-def junit_xml(matrix: MatrixResult) -> junitparser.JUnitXml:
-    """The JUnit document of ``matrix``."""
-    document = junitparser.JUnitXml(name=f"{matrix.agent_name} test cases")
-    agent = _SLUG.sub("_", matrix.agent_name).strip("_") or "agent"
-    order = {key: index for index, key in enumerate(matrix.cases)}
-    for model in matrix.models:
-        suite = junitparser.TestSuite(model)
-        runs = [r for r in matrix.results if r.model == model]
-        runs.sort(key=lambda r: (order.get((r.tool, r.case), 0), r.attempt))
-        for result in runs:
-            case = junitparser.TestCase(
-                _case_name(result, matrix.repeat),
-                f"{agent}.{result.tool}",
-                round(result.outcome.duration_ms / 1000, 3),
-            )
-            if result.failures:
-                first = result.failures[0]
-                unexpected = first.expectation == "isError" and result.outcome.is_error
-                mark = (junitparser.Error if unexpected else junitparser.Failure)(
-                    str(first), first.expectation
-                )
-                lines = [str(f) for f in result.failures]
-                mark.text = "\n".join([*lines, "", "answer:", result.outcome.text])
-                case.result = [mark]
-            case.system_out = result.outcome.text
-            suite.add_testcase(case)  # also counts it into the suite's totals
-        document.add_testsuite(suite)
-    document.update_statistics()  # type: ignore[no-untyped-call]
-    return document
-
-
-def write_junit(matrix: MatrixResult, path: Path) -> None:
-    """Write the JUnit XML of ``matrix`` to ``path``."""
-    junit_xml(matrix).write(str(path), pretty=True)
+__all__ = ["matrix_json", "write_json", "write_junit"]
 
 
 def matrix_json(matrix: MatrixResult, changes: dict[Cell, Change] | None = None) -> dict[str, Any]:
@@ -115,4 +70,5 @@ def _run_json(result: CaseResult) -> dict[str, Any]:
 def write_json(matrix: MatrixResult, path: Path, changes: dict[Cell, Change] | None = None) -> None:
     """Write the JSON form of ``matrix`` to ``path``."""
     text = json.dumps(matrix_json(matrix, changes), ensure_ascii=False, indent=2)
-    path.write_text(text + "\n", encoding="utf-8")
+    # A lone surrogate can only be in a string, where its backslash escape is JSON's own.
+    path.write_bytes((text + "\n").encode("utf-8", "backslashreplace"))

@@ -10,6 +10,8 @@ other expectations are checked.
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,10 +42,13 @@ __all__ = [
     "CaseResult",
     "MatrixResult",
     "NoCases",
+    "plan_matrix",
     "run_matrix",
     "select_cases",
     "with_model",
 ]
+
+logger = logging.getLogger(__name__)
 
 CLIENT_NAME = "metaagent test"
 """The MCP client name test calls are made with (the ``caller`` of their history runs)."""
@@ -104,10 +109,21 @@ class MatrixResult:
     started_at: float = 0.0
     duration_ms: float = 0.0
 
+    # The results by cell, extended as results are appended (a report asks once per cell).
+    _by_cell: dict[tuple[str, str, str], list[CaseResult]] = field(
+        default_factory=lambda: dict[tuple[str, str, str], list[CaseResult]](), repr=False
+    )
+    _indexed: int = field(default=0, repr=False)
+    _source: list[CaseResult] | None = field(default=None, repr=False)
+
     def cell(self, tool: str, case: str, model: str) -> list[CaseResult]:
         """The runs of one case on one model, by attempt."""
-        found = [r for r in self.results if (r.tool, r.case, r.model) == (tool, case, model)]
-        return sorted(found, key=lambda r: r.attempt)
+        if self._source is not self.results or self._indexed > len(self.results):
+            self._by_cell, self._indexed, self._source = {}, 0, self.results  # replaced or cut
+        for result in self.results[self._indexed :]:
+            self._by_cell.setdefault((result.tool, result.case, result.model), []).append(result)
+        self._indexed = len(self.results)
+        return sorted(self._by_cell.get((tool, case, model), ()), key=lambda r: r.attempt)
 
     @property
     def passed(self) -> bool:
@@ -153,6 +169,28 @@ def with_model(agent: Agent, model: str) -> Agent:
 OnResult = Callable[[CaseResult], None]
 
 
+def plan_matrix(
+    agent: Agent,
+    path: Path,
+    cases: Sequence[tuple[ToolDefinition, TestCase]],
+    *,
+    models: Sequence[str] = (),
+    repeat: int = 1,
+) -> MatrixResult:
+    """The empty result of a run of ``cases`` on ``models`` (default: the agent's own model),
+    for :func:`run_matrix` to fill; a caller that keeps it has the results so far when the run is
+    cancelled."""
+    return MatrixResult(
+        id=uuid.uuid4().hex,
+        agent_name=agent.metadata.name,
+        agent_path=str(path),
+        models=list(models) or [agent.settings.model or ""],
+        cases=[(t.name, c.name) for t, c in cases],
+        repeat=max(1, repeat),
+        started_at=time.time(),
+    )
+
+
 async def run_matrix(
     agent: Agent,
     path: Path,
@@ -164,6 +202,7 @@ async def run_matrix(
     judge_model: str | None = None,
     history: HistoryStore | None = None,
     on_result: OnResult | None = None,
+    matrix: MatrixResult | None = None,
 ) -> MatrixResult:
     """Run ``cases`` on each of ``models`` (default: the agent's own model), ``repeat`` times.
 
@@ -177,20 +216,16 @@ async def run_matrix(
         judge_model: the model that judges ``judge`` criteria; default each run's own model.
         history: where served calls are recorded (None: nowhere).
         on_result: called with each result as it comes (in the event loop's thread).
+        matrix: the result to fill (from :func:`plan_matrix` with the same cases, models and
+            repeat); default a new one.
 
     Returns:
-        Every result, in the order they finished.
+        Every result, in the order they finished. A case that cannot be run or checked is a
+        failed result of its own; the other cases go on.
     """
-    chosen = list(models) or [agent.settings.model or ""]
-    matrix = MatrixResult(
-        id=uuid.uuid4().hex,
-        agent_name=agent.metadata.name,
-        agent_path=str(path),
-        models=chosen,
-        cases=[(t.name, c.name) for t, c in cases],
-        repeat=max(1, repeat),
-        started_at=time.time(),
-    )
+    if matrix is None:
+        matrix = plan_matrix(agent, path, cases, models=models, repeat=repeat)
+    chosen = matrix.models
     limiter = anyio.Semaphore(max(1, concurrency))
     began = time.perf_counter()
     async with AsyncExitStack() as stack:
@@ -216,9 +251,18 @@ async def run_matrix(
 
         async def one(model: str, tool: ToolDefinition, case: TestCase, attempt: int) -> None:
             async with limiter:
-                result = await _run_case(
-                    clients[model], agent, model, tool, case, attempt, judge_for
-                )
+                started = time.perf_counter()
+                try:
+                    result = await _run_case(
+                        clients[model], agent, model, tool, case, attempt, judge_for
+                    )
+                except Exception as exc:  # this case's failure, not the whole run's
+                    logger.exception("test case %s/%s failed unexpectedly", tool.name, case.name)
+                    outcome = CallOutcome("", True, (time.perf_counter() - started) * 1000)
+                    failure = Failure("case", f"the case could not be run: {_named(exc)}")
+                    result = CaseResult(
+                        tool.name, case.name, model, attempt, False, (failure,), outcome
+                    )
             matrix.results.append(result)
             if on_result is not None:
                 on_result(result)
@@ -244,6 +288,11 @@ async def _run_case(
     attempt: int,
     judge_for: JudgeFor,
 ) -> CaseResult:
+    unsendable = _unsendable(case.arguments)
+    if unsendable is not None:
+        failure = Failure("arguments", unsendable)
+        outcome = CallOutcome(unsendable, True, 0.0)
+        return CaseResult(tool.name, case.name, model, attempt, False, (failure,), outcome)
     began = time.perf_counter()
     try:
         result = await client.call_tool(tool.name, dict(case.arguments))
@@ -252,7 +301,8 @@ async def _run_case(
         outcome = CallOutcome(
             str(exc) or type(exc).__name__, True, (time.perf_counter() - began) * 1000
         )
-    failures = check(case.expect, outcome)
+    # Off the event loop's thread (in the studio, the GUI's): a check may take its whole deadline.
+    failures = await anyio.to_thread.run_sync(check, case.expect, outcome, abandon_on_cancel=True)
     verdict: Verdict | None = None
     criterion = case.expect.judge
     if criterion and not outcome.is_error:
@@ -275,3 +325,23 @@ async def _run_case(
     return CaseResult(
         tool.name, case.name, model, attempt, not failures, tuple(failures), outcome, verdict
     )
+
+
+def _unsendable(arguments: object) -> str | None:
+    """Why ``arguments`` cannot go to a model as UTF-8 (a lone surrogate), or None."""
+    try:
+        json.dumps(arguments, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        found = exc.object[exc.start : exc.end].encode("utf-8", "backslashreplace").decode()
+        return (
+            f"the arguments hold {found}, half of a UTF-16 surrogate pair, which no request can "
+            "carry: write the whole character in the agent file (an emoji is two \\u escapes "
+            "in a row)"
+        )
+    except (TypeError, ValueError):
+        return None  # not JSON (a YAML date): the call itself says what is wrong
+    return None
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

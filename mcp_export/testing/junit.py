@@ -1,0 +1,137 @@
+"""A matrix run as JUnit XML, written as a stream in one pass over the results.
+
+One ``<testsuite>`` per model, one ``<testcase>`` per case run (``classname`` is ``agent.tool``;
+with repeats the name ends ``[2/3]``), a ``<failure>`` whose message is the first failed
+expectation and whose text lists them all with the answer; a call that failed where an answer
+was expected is an ``<error>``; the answer is the case's ``<system-out>``. Each suite's counts
+are made before it is written, so the cost grows with the number of results, not its square.
+
+XML 1.0 cannot carry every character an answer or a name may hold: control characters other
+than tab, newline and carriage return (an ANSI colour code's ESC, NUL), half of a surrogate pair,
+U+FFFE and U+FFFF. :func:`xml_safe` writes each as its escape in text (``\\x1b``, ``\\ud83d``), so
+the report stays readable by every JUnit reader and says what was there.
+"""
+
+from __future__ import annotations
+
+import re
+from io import TextIOBase
+from pathlib import Path
+from xml.sax.saxutils import XMLGenerator
+from xml.sax.xmlreader import AttributesImpl
+
+from mcp_export.testing.run import CaseResult, MatrixResult
+
+__all__ = ["write_junit", "xml_safe"]
+
+_SLUG = re.compile(r"[^A-Za-z0-9_-]+")
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with each character XML 1.0 cannot carry written as its escape (``\\x1b``)."""
+    return _NOT_XML.sub(_escape, text)
+
+
+def _case_name(result: CaseResult, repeat: int) -> str:
+    """The name of one run in a report: the case's, with ``[attempt/repeat]`` when repeated."""
+    return result.case if repeat == 1 else f"{result.case} [{result.attempt}/{repeat}]"
+
+
+def write_junit(matrix: MatrixResult, path: Path) -> None:
+    """Write the JUnit XML of ``matrix`` to ``path``.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    with path.open("w", encoding="utf-8", newline="\n") as stream:
+        _write(matrix, stream)
+
+
+def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
+    agent = _SLUG.sub("_", matrix.agent_name).strip("_") or "agent"
+    order = {key: index for index, key in enumerate(matrix.cases)}
+    by_model: dict[str, list[CaseResult]] = {model: [] for model in matrix.models}
+    for result in matrix.results:
+        by_model.setdefault(result.model, []).append(result)
+    suites: list[tuple[str, list[CaseResult], dict[str, str]]] = []
+    for model, runs in by_model.items():
+        runs.sort(key=lambda r: (order.get((r.tool, r.case), 0), r.attempt))
+        suites.append((model, runs, _counts(runs)))
+    totals = {
+        key: str(sum(int(counts[key]) for _, _, counts in suites))
+        for key in ("tests", "failures", "errors", "skipped")
+    }
+    totals["time"] = _seconds(sum(r.outcome.duration_ms for r in matrix.results) / 1000)
+    xml = XMLGenerator(stream, encoding="utf-8", short_empty_elements=True)
+    xml.startDocument()
+    xml.startElement("testsuites", _attrs(name=f"{matrix.agent_name} test cases", **totals))
+    for model, runs, counts in suites:
+        stream.write("\n  ")
+        xml.startElement("testsuite", _attrs(name=model, **counts))
+        for result in runs:
+            stream.write("\n    ")
+            _write_case(xml, stream, result, f"{agent}.{result.tool}", matrix.repeat)
+        stream.write("\n  ")
+        xml.endElement("testsuite")
+    stream.write("\n")
+    xml.endElement("testsuites")
+    stream.write("\n")
+    xml.endDocument()
+
+
+def _write_case(
+    xml: XMLGenerator, stream: TextIOBase, result: CaseResult, classname: str, repeat: int
+) -> None:
+    xml.startElement(
+        "testcase",
+        _attrs(
+            name=_case_name(result, repeat),
+            classname=classname,
+            time=_seconds(result.outcome.duration_ms / 1000),
+        ),
+    )
+    if result.failures:
+        first = result.failures[0]
+        kind = "error" if _is_error(result) else "failure"
+        lines = [str(f) for f in result.failures]
+        stream.write("\n      ")
+        xml.startElement(kind, _attrs(message=str(first), type=first.expectation))
+        xml.characters(xml_safe("\n".join([*lines, "", "answer:", result.outcome.text])))
+        xml.endElement(kind)
+    stream.write("\n      ")
+    xml.startElement("system-out", _attrs())
+    xml.characters(xml_safe(result.outcome.text))
+    xml.endElement("system-out")
+    stream.write("\n    ")
+    xml.endElement("testcase")
+
+
+def _is_error(result: CaseResult) -> bool:
+    first = result.failures[0]
+    return first.expectation == "isError" and result.outcome.is_error
+
+
+def _counts(runs: list[CaseResult]) -> dict[str, str]:
+    failed = [r for r in runs if r.failures]
+    errors = sum(1 for r in failed if _is_error(r))
+    return {
+        "tests": str(len(runs)),
+        "failures": str(len(failed) - errors),
+        "errors": str(errors),
+        "skipped": "0",
+        "time": _seconds(sum(r.outcome.duration_ms for r in runs) / 1000),
+    }
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _attrs(**values: str) -> AttributesImpl[str]:
+    return AttributesImpl({key: xml_safe(value) for key, value in values.items()})
