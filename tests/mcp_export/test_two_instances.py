@@ -1,12 +1,14 @@
 """Two served instances on one PostgreSQL store: a conversation moves between them.
 
 Each instance is a real ``metaagent serve --http --stateless --store postgresql://…`` process,
-as a load balancer would have behind it; the store is a schema of the throwaway cluster of
-``tests/fakes/postgres.py``, and the model a fake OpenAI server both instances share.
+as a load balancer would have behind it, each with its own copy of the agent file; the store is
+a schema of the throwaway cluster of ``tests/fakes/postgres.py``, and the model a fake OpenAI
+server both instances share.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -59,8 +61,11 @@ async def test_a_conversation_started_on_one_instance_continues_on_the_other(
             first_url = await stack.enter_async_context(
                 _instance(agent, postgres_url, tmp_path / "home-a")
             )
+            # The other instance serves a copy at another path, as a second container would.
+            (tmp_path / "elsewhere").mkdir()
+            copy = Path(shutil.copy(agent, tmp_path / "elsewhere" / "desk.agent.yaml"))
             second_url = await stack.enter_async_context(
-                _instance(agent, postgres_url, tmp_path / "home-b")
+                _instance(copy, postgres_url, tmp_path / "home-b")
             )
             first = await stack.enter_async_context(_client(first_url, mode))
             second = await stack.enter_async_context(_client(second_url, mode))
