@@ -268,13 +268,19 @@ class HistoryAccess:
                 return unknown
             return load_thread_messages(store, conversation_id)
         except ExportError as exc:
-            if store.shared:
-                return (
-                    f"conversation_id {conversation_id!r} cannot be continued now: {exc}; call "
-                    "again in a moment"
-                )
-            self.failed(exc)
-            return f"conversation_id {conversation_id!r} cannot be read from the history: {exc}"
+            return self.unreadable(conversation_id, exc)
+
+    def unreadable(self, conversation_id: str, exc: ExportError) -> str:
+        """The refusal of a conversation the store failed to claim or read (a store of this
+        machine that fails is given up, as :meth:`failed` says)."""
+        store = self._store
+        if store is not None and store.shared:
+            return (
+                f"conversation_id {conversation_id!r} cannot be continued now: {exc}; call "
+                "again in a moment"
+            )
+        self.failed(exc)
+        return f"conversation_id {conversation_id!r} cannot be read from the history: {exc}"
 
     def start(
         self,
