@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -25,7 +26,7 @@ from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.turns import TURN_WAIT_S
 from tests.fakes._script import Reply, RequestBody, count_user_turns
-from tests.fakes.mcp_clients import REPO, book_tool, write_agent
+from tests.fakes.mcp_clients import REPO, ScriptedSampling, book_tool, sampled_text, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.anyio
@@ -162,3 +163,39 @@ def test_a_claim_is_held_while_its_process_lives_and_free_once_it_is_killed(
         holder.wait(timeout=10)
     assert (held_by_other, free, again_here, after_release) == (False, True, False, True)
     assert taken_over
+
+
+async def test_a_sampled_turn_that_another_turn_overtook_is_refused_not_recorded_beside_it(
+    tmp_path: Path, store_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2026-07-28 sampling: the turn ends its round to ask the client's model and holds no
+    # claim meanwhile; another turn answers in between.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    agent = write_agent(
+        tmp_path / "a.agent.yaml", api_key=None, tools=[book_tool(conversation=True)]
+    )
+    model = ScriptedSampling()
+    async with (
+        AgentServer(load_served_agents([agent]), history=store_location) as served,
+        Client(served.server, mode="legacy", sampling_callback=model) as other,
+    ):
+        opened = await other.call_tool("book_flight", {"destination": "Oslo"})
+        assert opened.structured_content is not None
+        conversation = opened.structured_content["conversationId"]
+        overtaken: list[types.CallToolResult] = []
+
+        async def overtaking_model(context: Any, params: types.CreateMessageRequestParams) -> Any:
+            arguments = {"destination": "Paris", "conversation_id": conversation}
+            overtaken.append(await other.call_tool("book_flight", arguments))
+            return sampled_text("Rome is booked.")
+
+        async with Client(served.server, mode="auto", sampling_callback=overtaking_model) as late:
+            arguments = {"destination": "Rome", "conversation_id": conversation}
+            result = await late.call_tool("book_flight", arguments)
+        with HistoryStore(store_location) as store:
+            runs = store.runs(tool_name="book_flight")
+    assert not overtaken[0].is_error, _text(overtaken[0])
+    assert result.is_error
+    assert "another turn of this conversation answered while this one waited" in _text(result)
+    assert "call the tool again without requestState" in _text(result)
+    assert len(runs) == 2  # Oslo and Paris: the overtaken Rome turn is not recorded
