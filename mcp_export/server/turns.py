@@ -72,27 +72,42 @@ class ConversationTurn:
                 )
 
 
-async def _claim(store: HistoryStore, conversation_id: str) -> bool:
-    """Claim the conversation, waiting up to :data:`TURN_WAIT_S` for another turn to end."""
-    deadline = anyio.current_time() + TURN_WAIT_S
-    pause = _FIRST_POLL_S
-    while True:
-        # Shielded: a claim made in the thread while the call is cancelled must not be lost.
-        with anyio.CancelScope(shield=True):
-            held = await anyio.to_thread.run_sync(store.claim_turn, conversation_id)
-        if held:
-            return True
-        left = deadline - anyio.current_time()
-        if left <= 0:
-            return False
-        await anyio.sleep(min(pause, left))
-        pause = min(pause * 1.5, _LONGEST_POLL_S)
+def _claim_and_read(
+    history: HistoryAccess, store: HistoryStore, conversation_id: str, tool: ServedTool
+) -> list[ChatMessage] | str | None:
+    """One try (blocking, on a worker thread): claim the conversation and read it.
+
+    Returns:
+        Its messages, the claim held; the refusal of the read (unknown id…), the claim let go;
+        None while another turn holds it.
+
+    Raises:
+        HistoryError: the claim could not be asked for (the store cannot be reached).
+    """
+    if not store.claim_turn(conversation_id):
+        return None
+    try:
+        found = history.conversation(conversation_id, tool)
+    except BaseException:
+        _let_go(store, conversation_id)
+        raise
+    if isinstance(found, str):
+        _let_go(store, conversation_id)
+    return found
+
+
+def _let_go(store: HistoryStore, conversation_id: str) -> None:
+    try:
+        store.release_turn(conversation_id)
+    except ExportError as exc:
+        logger.warning("history: could not let conversation %s go (%s)", conversation_id, exc)
 
 
 async def open_conversation(
     history: HistoryAccess, conversation_id: str, tool: ServedTool
 ) -> tuple[list[ChatMessage], ConversationTurn] | str:
-    """Claim a conversation for this turn and read it; or the text of the refusal.
+    """Claim a conversation for this turn and read it, waiting up to :data:`TURN_WAIT_S` for
+    another turn of it to end; or the text of the refusal.
 
     Returns:
         The conversation's messages and the claim (to :meth:`ConversationTurn.release` once the
@@ -103,19 +118,23 @@ async def open_conversation(
     if store is None:
         refused = history.conversation(conversation_id, tool)
         return refused if isinstance(refused, str) else _NO_STORE
-    try:
-        held = await _claim(store, conversation_id)
-    except ExportError as exc:
-        return history.unreadable(conversation_id, exc)
-    if not held:
-        return busy_text(conversation_id)
-    turn = ConversationTurn(store, conversation_id)
-    try:
-        found = await anyio.to_thread.run_sync(history.conversation, conversation_id, tool)
-    except BaseException:
-        await turn.release()
-        raise
-    if isinstance(found, str):
-        await turn.release()
-        return found
-    return found, turn
+    deadline = anyio.current_time() + TURN_WAIT_S
+    pause = _FIRST_POLL_S
+    while True:
+        try:
+            # Shielded: a claim made on the thread while the call is cancelled must not be lost.
+            with anyio.CancelScope(shield=True):
+                found = await anyio.to_thread.run_sync(
+                    _claim_and_read, history, store, conversation_id, tool
+                )
+        except ExportError as exc:
+            return history.unreadable(conversation_id, exc)
+        if isinstance(found, str):
+            return found
+        if found is not None:
+            return found, ConversationTurn(store, conversation_id)
+        left = deadline - anyio.current_time()
+        if left <= 0:
+            return busy_text(conversation_id)
+        await anyio.sleep(min(pause, left))
+        pause = min(pause * 1.5, _LONGEST_POLL_S)
