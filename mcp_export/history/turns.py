@@ -10,7 +10,10 @@ once would each read the conversation without the other and fork it silently.
   whose process has ended (a crash, ``kill -9``) is taken over at once.
 - **PostgreSQL** (many machines): a session-level advisory lock on the conversation's id, held on
   the store's connection. The database lets it go when that session ends, whichever way the
-  instance died, so a claim never outlives its holder.
+  instance died, so a claim never outlives its holder. The lock's key is a 32-bit hash of the id:
+  two conversations whose hashes meet (one pair in about four billion) wait for each other. A
+  connection that breaks mid-turn and is made again has lost its locks: that turn then runs
+  unclaimed to its end.
 
 Within one process both are re-entrant, so the turns of one process are told apart here, in
 :data:`PROCESS_CLAIMS`, whichever of its stores claims them.

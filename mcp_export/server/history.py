@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mcp_export.server.tools import ServedTool
     from mcp_export.session.events import FinalAnswer
 
-__all__ = ["CallRecord", "HistoryAccess", "call_title", "caller_name", "is_conversation_of"]
+__all__ = ["CallRecord", "HistoryAccess", "call_title", "caller_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def caller_name(ctx: ServerRequestContext[Any]) -> str:
     return f"{info.name} {info.version}".strip() if info.version else info.name
 
 
-def is_conversation_of(thread: ThreadRecord, tool: ServedTool) -> bool:
+def _is_conversation_of(thread: ThreadRecord, tool: ServedTool) -> bool:
     """Whether ``thread`` is a conversation of ``tool``: a served thread of an agent of the same
     name (``metadata.name``), started by a tool of the same name.
 
@@ -264,7 +264,7 @@ class HistoryAccess:
         )
         try:
             thread = store.thread(conversation_id)
-            if thread is None or not is_conversation_of(thread, tool):
+            if thread is None or not _is_conversation_of(thread, tool):
                 return unknown
             return load_thread_messages(store, conversation_id)
         except ExportError as exc:
