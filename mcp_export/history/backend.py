@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from mcp_export.history.rows import Write, writer_alive
 from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import Connection, Dialect
+from mcp_export.history.turns import claim_row, release_row
 
 __all__ = ["Database"]
 
@@ -123,6 +124,22 @@ class Database(ABC):
             return [reason for reason in reasons if reason is not None]
 
         return self.transaction("write", body)
+
+    def claim_turn(self, thread_id: str, pid: int, start: str | None) -> bool:
+        """Claim the turn of a conversation for the process ``pid`` (``history/turns.py``):
+        True when it holds it now (also when it held it already), False while another live
+        process does.
+
+        Here, SQLite's ``turn_claims`` row; PostgreSQL overrides it with an advisory lock.
+        """
+        return self.transaction(
+            "claim a conversation in", lambda conn: claim_row(conn, thread_id, pid, start)
+        )
+
+    def release_turn(self, thread_id: str, pid: int, start: str | None) -> None:
+        """Let go of a conversation that :meth:`claim_turn` claimed."""
+        with self.connection("release a conversation in") as conn:
+            release_row(conn, thread_id, pid, start)
 
     def mark_interrupted(self) -> int:
         """Mark ``pending`` rows whose writer is gone as ``error`` with :data:`INTERRUPTED`.

@@ -51,6 +51,7 @@ from mcp_export.history.pg_schema import MARK_GONE, REGISTER_SESSION, migrate
 from mcp_export.history.rows import Write, process_start_marker, writer_alive
 from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import POSTGRESQL, Connection, Cursor
+from mcp_export.history.turns import PG_CLAIM, PG_RELEASE
 from mcp_export.redact import REDACTED, remember_secret
 
 __all__ = ["PostgresDatabase", "display_location", "is_postgres_location"]
@@ -280,6 +281,17 @@ class PostgresDatabase(Database):
             if not self.refused(exc.__cause__ or exc):
                 raise
         return super().apply_writes(writes)
+
+    def claim_turn(self, thread_id: str, pid: int, start: str | None) -> bool:
+        """Claim a conversation with an advisory lock of this connection's session, which the
+        database lets go when the session ends (``history/turns.py``)."""
+        with self.connection("claim a conversation in") as conn:
+            return bool(conn.execute(PG_CLAIM, (thread_id,)).fetchone()[0])
+
+    def release_turn(self, thread_id: str, pid: int, start: str | None) -> None:
+        """Let the advisory lock of a conversation go (gone already with a session that ended)."""
+        with self.connection("release a conversation in") as conn:
+            conn.execute(PG_RELEASE, (thread_id,)).fetchone()
 
     def mark_interrupted(self) -> int:
         """Mark ``pending`` rows whose writer is gone as ``error`` with :data:`INTERRUPTED`

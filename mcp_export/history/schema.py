@@ -5,7 +5,8 @@ Four tables: ``threads`` (one conversation: a chat tab, a tool test, a served or
 ``runs`` (one tool call of the agent: arguments, filled prompt, answer or error, duration, tokens,
 caller) and ``case_runs`` (one run of a test case on one model, grouped by ``matrix_id``: passed,
 the failed expectations, answer, duration, tokens, the judge's verdict). A token count is NULL
-where the model server did not report it (absent is not 0).
+where the model server did not report it (absent is not 0). ``turn_claims`` holds the turns of
+conversations under way (``history/turns.py``).
 ``PRAGMA user_version`` holds the schema version. Triggers keep, whoever writes from whichever
 process, each thread's summary: when it was last active, the tool of its first run, its status
 and the figures of its conversation (``history/figures.py``), so a page of conversations is read
@@ -52,7 +53,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -183,6 +184,17 @@ def _summaries(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Version 4: which process holds the turn of a conversation (``history/turns.py``).
+_TURN_CLAIMS = """
+CREATE TABLE IF NOT EXISTS turn_claims (
+    thread_id    TEXT PRIMARY KEY,
+    claimed_at   REAL NOT NULL,
+    writer_pid   INTEGER NOT NULL,
+    writer_start TEXT
+);
+"""
+
+
 def _script(script: str) -> Callable[[sqlite3.Connection], None]:
     def run(conn: sqlite3.Connection) -> None:
         for statement in _statements(script):
@@ -195,6 +207,7 @@ def _script(script: str) -> Callable[[sqlite3.Connection], None]:
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _script(_CASE_RUNS),
     3: _summaries,
+    4: _script(_TURN_CLAIMS),
 }
 
 

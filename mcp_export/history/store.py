@@ -53,6 +53,7 @@ from mcp_export.history.schema import (
 )
 from mcp_export.history.store_reads import StoreReads
 from mcp_export.history.store_writes import StoreWrites
+from mcp_export.history.turns import PROCESS_CLAIMS
 from mcp_export.history.write_log import Replayed, replay_logs
 from mcp_export.history.writer import WriteBehind
 
@@ -122,6 +123,8 @@ class HistoryStore(StoreReads, StoreWrites):
         self._start = process_start_marker(self._pid)
         self._writer = self._db.writer_columns(self._pid, self._start)
         self._behind: WriteBehind | None = None
+        # The database as this process's claims name it (one file, however it was spelt).
+        self._claims_key = str(self.path.resolve()) if self.path is not None else self.location
         try:
             # Logged writes of ended processes first: a run they finished is then not marked.
             self.replayed: Replayed = replay_logs(self._db, self._pid, self._start)
@@ -202,6 +205,41 @@ class HistoryStore(StoreReads, StoreWrites):
             or when the database cannot be reached now: the callback is not called.
         """
         return self._behind is not None and self._behind.on_applied(callback)
+
+    def claim_turn(self, thread_id: str) -> bool:
+        """Claim the turn of a conversation (``history/turns.py``); one try, no waiting.
+
+        Blocking (a round trip to a server's database): call it from a worker thread.
+
+        Returns:
+            True when this store holds it now; False while another turn does, in this process
+            or in any other that shares the database.
+
+        Raises:
+            HistoryError: the database cannot be reached or written.
+        """
+        if not PROCESS_CLAIMS.take(self._claims_key, thread_id):
+            return False
+        try:
+            if self._db.claim_turn(thread_id, self._pid, self._start):
+                return True
+        except BaseException:
+            PROCESS_CLAIMS.drop(self._claims_key, thread_id)
+            raise
+        PROCESS_CLAIMS.drop(self._claims_key, thread_id)
+        return False
+
+    def release_turn(self, thread_id: str) -> None:
+        """Let go of a conversation :meth:`claim_turn` claimed (blocking, as the claim).
+
+        Raises:
+            HistoryError: the database cannot be reached; the claim ends with the process (in
+                PostgreSQL, with its session).
+        """
+        try:
+            self._db.release_turn(thread_id, self._pid, self._start)
+        finally:
+            PROCESS_CLAIMS.drop(self._claims_key, thread_id)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread and its messages (its runs stay, detached)."""

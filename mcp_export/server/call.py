@@ -5,7 +5,9 @@ The steps, each ending the call with an ``isError`` result when it refuses:
 1. split off ``conversation_id`` (conversation tools), validate the rest against the tool's
    parameters with defaults applied (every bad field listed, one per line);
 2. fill the prompt template;
-3. find the conversation to continue (an unknown id is refused, never silently replaced);
+3. claim the conversation to continue and read it (an unknown id is refused, never silently
+   replaced; a turn of it already in progress is waited for, a few seconds at most, see
+   ``server/turns.py``);
 4. choose the model (``server.model``);
 5. run a fresh ``ChatSession`` (its own id; the agent's toolbox and provider are shared), turning
    its events into progress notifications when the caller sent a progress token;
@@ -35,6 +37,7 @@ from mcp_export.server.result import error_result
 from mcp_export.server.round_trip import run_round_trip
 from mcp_export.server.steps import ServedRequest, drive, finish, new_session
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
+from mcp_export.server.turns import open_conversation
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
 from schema_types.template.engine import render
@@ -166,18 +169,33 @@ async def _answer(
     if arguments is None:
         return _refuse(meter, invalid_arguments_text(tool, problems))
     prompt = _render(tool, arguments)
+    if conversation is None:
+        return await _turn(ctx, tool, runtime, params, meter, arguments, prompt, None, [])
+    found = await open_conversation(runtime.policy.history, conversation, tool)
+    if isinstance(found, NoConversation):
+        return _refuse(meter, found.text, "unavailable" if found.unavailable else "refused")
+    prior, turn = found
+    try:
+        return await _turn(
+            ctx, tool, runtime, params, meter, arguments, prompt, conversation, prior
+        )
+    finally:
+        await turn.release()
+
+
+async def _turn(
+    ctx: ServerRequestContext[Any],
+    tool: ServedTool,
+    runtime: AgentRuntime,
+    params: types.CallToolRequestParams,
+    meter: CallMeter | None,
+    arguments: dict[str, Any],
+    prompt: str,
+    conversation: str | None,
+    prior: list[ChatMessage],
+) -> types.CallToolResult | types.InputRequiredResult:
+    """Steps 4 to 6, with the conversation (if any) claimed by this call."""
     history = runtime.policy.history
-    prior: list[ChatMessage] = []
-    if conversation is not None:
-        opened = history.opened
-        if opened is not None and opened.shared:
-            # A database across a network may be slow to answer: never on the event loop.
-            found = await anyio.to_thread.run_sync(history.conversation, conversation, tool)
-        else:
-            found = history.conversation(conversation, tool)
-        if isinstance(found, NoConversation):
-            return _refuse(meter, found.text, "unavailable" if found.unavailable else "refused")
-        prior = found
     try:
         choice = choose_model(
             runtime.agent, ctx, runtime.configured_provider, allow_sampling=runtime.policy.sampling

@@ -15,9 +15,9 @@ said once per outage), a call that continues a conversation is refused with a me
 again, and :meth:`HistoryAccess.problem` says why the server is not ready; once it is back, the
 writes that waited are applied and calls are recorded again. The
 store the server opens itself writes behind (``history/writer.py``): rows land a few milliseconds
-after the call makes them. In a store that other machines share, a call waits until its rows are
-in the database before it answers (:meth:`CallRecord.settled`): the next call of the
-conversation may come to another instance, which must find them.
+after the call makes them. A call of a conversation tool waits until its rows are in the
+database before it answers (:meth:`CallRecord.settled`): the next call of the conversation may
+come to another instance, or another process on the same file, which must find them.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from mcp_export.errors import ExportError
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from mcp_export.history.schema import ThreadRecord
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import ChatMessage
     from mcp_export.server.tools import ServedTool
@@ -59,6 +60,20 @@ def caller_name(ctx: ServerRequestContext[Any]) -> str:
     if info is None or not info.name:
         return UNKNOWN_CALLER
     return f"{info.name} {info.version}".strip() if info.version else info.name
+
+
+def _is_conversation_of(thread: ThreadRecord, tool: ServedTool) -> bool:
+    """Whether ``thread`` is a conversation of ``tool``: a served thread of an agent of the same
+    name (``metadata.name``), started by a tool of the same name.
+
+    Not the agent file's path: instances behind one address may serve copies of the file at
+    different paths (containers, checkouts), and each must continue the others' conversations.
+    """
+    return (
+        thread.kind == "served"
+        and thread.agent_name == tool.owner.agent.metadata.name
+        and thread.tool_name == tool.name
+    )
 
 
 def call_title(tool_name: str, prompt: str) -> str:
@@ -108,15 +123,15 @@ class CallRecord:
         self._finish(error="cancelled by the client", duration_ms=elapsed)
 
     async def settled(self) -> None:
-        """Wait until the call's rows are in a shared store, so another instance finds them.
+        """Wait until the call's rows are in the store, so another instance (or another process
+        on the same SQLite file) finds them.
 
-        At once for a store of this machine alone (its writes land within a second, for the
-        studio), without history, when the writes are in already, or while the shared database
+        At once without history, when the writes are in already, or while a shared database
         cannot be reached (the rows follow once it is back). Never raises: after 10 s the call
         answers anyway, and the rows follow.
         """
         store = self._access.opened
-        if store is None or not store.shared:
+        if store is None:
             return
         loop = asyncio.get_running_loop()
         done = asyncio.Event()
@@ -266,25 +281,27 @@ class HistoryAccess:
         )
         try:
             thread = store.thread(conversation_id)
-            if (
-                thread is None
-                or thread.kind != "served"
-                or thread.agent_path != str(tool.owner.path)
-            ):
+            if thread is None or not _is_conversation_of(thread, tool):
                 return NoConversation(unknown)
             return load_thread_messages(store, conversation_id)
         except ExportError as exc:
-            if store.shared:
-                return NoConversation(
-                    f"conversation_id {conversation_id!r} cannot be continued now: {exc}; call "
-                    "again in a moment",
-                    unavailable=True,
-                )
-            self.failed(exc)
+            return self.unreadable(conversation_id, exc)
+
+    def unreadable(self, conversation_id: str, exc: ExportError) -> NoConversation:
+        """The refusal of a conversation the store failed to claim or read (a store of this
+        machine that fails is given up, as :meth:`failed` says)."""
+        store = self._store
+        if store is not None and store.shared:
             return NoConversation(
-                f"conversation_id {conversation_id!r} cannot be read from the history: {exc}",
+                f"conversation_id {conversation_id!r} cannot be continued now: {exc}; call "
+                "again in a moment",
                 unavailable=True,
             )
+        self.failed(exc)
+        return NoConversation(
+            f"conversation_id {conversation_id!r} cannot be read from the history: {exc}",
+            unavailable=True,
+        )
 
     def start(
         self,

@@ -8,7 +8,8 @@ In order:
    sampling capability and the server was not started with ``--no-sampling``
    (``settings.model: sampling`` skips step 1: sampling or nothing);
 3. otherwise nothing: ``NoModel`` carries the message of the ``isError`` result, naming exactly
-   what to set.
+   what to set. A 2025-11-25 request served without a session (``--stateless``) cannot sample
+   at all, whatever the client offers: its message says so, and what to do instead.
 """
 
 from __future__ import annotations
@@ -95,7 +96,44 @@ def choose_model(
     if allow_sampling and can_sample:
         era: SamplingEra = "round-trip" if _modern(ctx) else "session"
         return ModelChoice(None, settings.model_name or "", era, with_tools)
+    if allow_sampling and _sessionless_legacy(ctx):
+        raise NoModel(_sessionless_message(forced, reason))
     raise NoModel(_no_model_message(forced, reason, allow_sampling=allow_sampling))
+
+
+def _sessionless_legacy(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether this is a 2025-11-25 request served without a session (``--stateless``).
+
+    In that era a session starts with ``initialize``, which tells the client's capabilities;
+    without a session they are unknown (its ``initialize`` was a request of its own) and a
+    request to the client has nowhere to land, so whether it offers sampling does not matter.
+    """
+    return not _modern(ctx) and ctx.session.client_params is None
+
+
+_SESSIONLESS = (
+    "it serves without sessions (--stateless), and MCP sampling with a 2025-11-25 client needs "
+    "a session, whether the client offers sampling or not"
+)
+_SESSIONLESS_CHOICES = (
+    "serve without --stateless (one instance, or a load balancer that keeps each "
+    "Mcp-Session-Id on one instance), or call from a 2026-07-28 client, which samples without "
+    "a session"
+)
+
+
+def _sessionless_message(forced: bool, reason: str | None) -> str:
+    if forced:
+        return (
+            "no model: the agent's settings.model is 'sampling' (the calling client's model), "
+            f"which this server cannot ask: {_SESSIONLESS}. Set settings.model to "
+            f"provider:model (e.g. openai:gpt-4.1-mini) with its API key, {_SESSIONLESS_CHOICES}"
+        )
+    detail = reason or "the agent's model is not configured"
+    return (
+        f"no model: {detail}; and this server cannot use the client's model instead: "
+        f"{_SESSIONLESS}. Configure the agent's model, {_SESSIONLESS_CHOICES}"
+    )
 
 
 def _no_model_message(forced: bool, reason: str | None, *, allow_sampling: bool) -> str:

@@ -6,7 +6,10 @@ or ends the round with another ``InputRequiredResult``. Progress is reported onl
 in a round, never for replayed turns.
 
 The history is written once, when the run ends (answer or failure): a round that stops to ask the
-client is not an outcome, and a client may never come back.
+client is not an outcome, and a client may never come back. A round holds its conversation only
+while it runs (``server/turns.py``), not while the client's model thinks: a round that finds
+the conversation grown since the first one (another turn answered in between) is refused, so
+the turn is asked again with it rather than recorded beside it.
 """
 
 from __future__ import annotations
@@ -89,7 +92,14 @@ async def run_round_trip(
                 "again without it"
             )
     else:
-        state = RoundTripState(started=time.time())
+        prior = len(request.prior) if request.conversation is not None else None
+        state = RoundTripState(started=time.time(), prior=prior)
+    if request.conversation is not None and state.prior != len(request.prior):
+        return error_result(
+            f"conversation_id {request.conversation!r}: another turn of this conversation "
+            "answered while this one waited for the client's model, so this answer would not "
+            "know of it; call the tool again without requestState to ask again"
+        )
     fresh, refusal = _fresh_answer(params, tool.name)
     if refusal is not None:
         return error_result(refusal)

@@ -257,11 +257,15 @@ class RoundTripState:
         responses: the client model's answers, in order.
         tool_calls: the inner tool calls run so far, in the order they finished.
         started: wall-clock time (``time.time()``) the first round started.
+        prior: how many messages the continued conversation had when the first round read it
+            (None for a call that continues none): a later round that finds another number
+            knows that another turn answered meanwhile, unseen by this one.
     """
 
     responses: list[SamplingResponse] = field(default_factory=lambda: list[SamplingResponse]())
     tool_calls: list[RecordedToolCall] = field(default_factory=lambda: list[RecordedToolCall]())
     started: float = 0.0
+    prior: int | None = None
 
     def dumps(self) -> str:
         """The state as JSON text (sealed by the SDK's boundary before it leaves)."""
@@ -271,6 +275,7 @@ class RoundTripState:
                 "responses": [_response_data(r) for r in self.responses],
                 "toolCalls": [asdict(c) for c in self.tool_calls],
                 "started": self.started,
+                "prior": self.prior,
             },
             separators=(",", ":"),
         )
@@ -289,6 +294,7 @@ class RoundTripState:
             responses=[_response_from_data(r) for r in data["responses"]],
             tool_calls=[RecordedToolCall(**c) for c in data["toolCalls"]],
             started=float(data["started"]),
+            prior=int(data["prior"]) if data.get("prior") is not None else None,
         )
 
 

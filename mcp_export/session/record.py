@@ -15,12 +15,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_export.errors import ExportError
+from mcp_export.history.schema import INTERRUPTED
 from mcp_export.providers.base import ChatMessage, ToolCallRequest, Usage
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore, ThreadKind
 
-__all__ = ["SessionRecorder", "load_thread_messages", "repair_tool_results"]
+__all__ = [
+    "INTERRUPTED_NOTE",
+    "UNANSWERED_NOTE",
+    "SessionRecorder",
+    "load_thread_messages",
+    "repair_tool_results",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -187,19 +194,40 @@ def _parse_calls(raw: Any) -> tuple[ToolCallRequest, ...]:
     return tuple(calls)
 
 
+INTERRUPTED_NOTE = "(this turn was interrupted before an answer)"
+"""What the model is shown for a turn whose process ended before it answered."""
+UNANSWERED_NOTE = "(this turn ended without an answer)"
+"""What the model is shown for a turn that failed or was cancelled before it answered."""
+
+
+def _close_turn(messages: list[ChatMessage], interrupted: bool) -> None:
+    """End a turn the way a model API accepts it: every tool call with a result, and an
+    assistant message last; a turn that never got its answer gets a note saying so."""
+    repair_tool_results(messages, "the run ended before this tool answered")
+    if not messages:
+        return
+    last = messages[-1]
+    if last.role == "assistant" and not last.tool_calls:
+        return
+    messages.append(ChatMessage("assistant", INTERRUPTED_NOTE if interrupted else UNANSWERED_NOTE))
+
+
 def load_thread_messages(history: HistoryStore, thread_id: str) -> list[ChatMessage]:
     """The conversation of a history thread, ready to continue (``prior_messages`` of a session).
 
     Assistant rows that never completed (``pending`` from a crash, ``error`` from a failed model
     request) and empty answers (no text, no tool call: the session failed the run) are left out:
     they are not something the model said, and some model APIs refuse an empty message. Tool
-    calls left without a result get an error result, so the thread stays acceptable to every
-    model API.
+    calls left without a result get an error result, and a turn that ended without an answer
+    gets an assistant note saying so (:data:`INTERRUPTED_NOTE` when its process ended first,
+    :data:`UNANSWERED_NOTE` when it failed): the model never sees two user turns in a row, nor
+    takes an unanswered question for one it answered, and every model API accepts the thread.
 
     Raises:
         HistoryError: the store cannot be read.
     """
     messages: list[ChatMessage] = []
+    failed = False  # the current turn ended with an error of its own (not a process that ended)
     for row in history.messages(thread_id):
         if row.role == "tool":
             messages.append(
@@ -212,13 +240,18 @@ def load_thread_messages(history: HistoryStore, thread_id: str) -> list[ChatMess
                 )
             )
         elif row.role == "user":
-            repair_tool_results(messages, "the run ended before this tool answered")
+            if any(m.role == "user" for m in messages):
+                _close_turn(messages, interrupted=not failed)
+            failed = False
             messages.append(ChatMessage("user", row.content or ""))
         elif row.role == "assistant" and row.status == "complete":
             calls = _parse_calls(row.tool_calls)
             if calls or (row.content or "").strip():
                 messages.append(ChatMessage("assistant", row.content or "", tool_calls=calls))
+        elif row.role == "assistant" and row.status == "error" and row.error != INTERRUPTED:
+            failed = True
         # system rows, unfinished assistant rows and empty answers (the session failed them)
         # are not part of the conversation
-    repair_tool_results(messages, "the run ended before this tool answered")
+    if any(m.role == "user" for m in messages):
+        _close_turn(messages, interrupted=not failed)
     return messages

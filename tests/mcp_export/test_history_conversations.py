@@ -197,7 +197,8 @@ def test_a_version_2_database_keeps_its_rows_and_gains_the_indexes_and_summaries
     with HistoryStore(path) as store:
         raw = sqlite3.connect(path)
         try:
-            assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+            assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+            tables = _names(raw, "table")
             counts = [
                 raw.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for table in ("threads", "messages", "runs", "case_runs")
@@ -206,6 +207,7 @@ def test_a_version_2_database_keeps_its_rows_and_gains_the_indexes_and_summaries
         finally:
             raw.close()
         assert counts == [2, 6, 1, 1]
+        assert "turn_claims" in tables
         assert {"threads_by_key", "threads_by_key_tool", "threads_by_activity"} <= indexes
         assert "messages_by_thread_time" in indexes and "messages_by_thread" not in indexes
         assert {"answer_ended", "thread_message_added", "thread_run_added"} <= triggers
@@ -387,13 +389,14 @@ def test_the_queries_read_their_index_in_order_and_never_sort_the_agents_rows(
         assert "TEMP B-TREE" not in plan, plan
 
 
-def test_the_default_store_path_gets_the_version_3_schema(metaagent_home: Path) -> None:
+def test_the_default_store_path_gets_the_version_4_schema(metaagent_home: Path) -> None:
     with HistoryStore() as store:
         _many(store, 1)
     raw = sqlite3.connect(metaagent_home / "history.sqlite3")
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 4
         assert "threads_by_key" in _names(raw, "index")
+        assert "turn_claims" in _names(raw, "table")
     finally:
         raw.close()
     assert os.path.realpath(AGENT) == agent_key(AGENT)

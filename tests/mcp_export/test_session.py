@@ -23,7 +23,7 @@ from mcp_export.errors import (
     SessionTimeout,
     TurnLimitExceeded,
 )
-from mcp_export.history.store import HistoryStore
+from mcp_export.history.store import INTERRUPTED, HistoryStore
 from mcp_export.providers.base import (
     ChatMessage,
     Completion,
@@ -44,7 +44,7 @@ from mcp_export.session.events import (
     ToolCallStarted,
     TurnFinished,
 )
-from mcp_export.session.record import load_thread_messages
+from mcp_export.session.record import INTERRUPTED_NOTE, UNANSWERED_NOTE, load_thread_messages
 from mcp_export.session.result import collect_result
 from schema_types.agent import Agent
 from tests.fakes import _script as script
@@ -680,14 +680,43 @@ async def test_load_thread_messages_skips_failed_turns_and_answers_dangling_tool
 
     messages = load_thread_messages(history, thread)
 
-    assert [(m.role, m.content) for m in messages[:3]] == [
+    # Never two user turns in a row: each turn without an answer says so, and how it ended.
+    assert [(m.role, m.content) for m in messages[:4]] == [
         ("user", "one"),
+        ("assistant", UNANSWERED_NOTE),
         ("user", "two"),
         ("assistant", ""),
     ]
-    assert messages[2].tool_calls == (ToolCallRequest("c1", "t__x", {"a": 1}),)
-    assert messages[3].role == "tool" and messages[3].tool_call_id == "c1"
-    assert messages[3].is_error
+    assert messages[3].tool_calls == (ToolCallRequest("c1", "t__x", {"a": 1}),)
+    assert messages[4].role == "tool" and messages[4].tool_call_id == "c1"
+    assert messages[4].is_error
+    assert (messages[5].role, messages[5].content) == ("assistant", INTERRUPTED_NOTE)
+    assert len(messages) == 6
+
+
+async def test_a_turn_cut_off_by_its_process_is_shown_as_interrupted_not_left_unanswered(
+    history: HistoryStore,
+):
+    thread = history.create_thread(agent_path=None, agent_name="a", title="t", kind="chat")
+    history.add_message(thread, "user", "one", status="complete")
+    answer = history.add_message(thread, "assistant", "", status="pending")
+    history.update_message(answer, content="One.", status="complete")
+    history.add_message(thread, "user", "two", status="complete")
+    cut = history.add_message(thread, "assistant", "", status="pending")
+    history.update_message(cut, status="error", error=INTERRUPTED)
+    history.add_message(thread, "user", "three", status="complete")
+    history.add_message(thread, "assistant", "", status="pending")  # its process is gone too
+
+    messages = load_thread_messages(history, thread)
+
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "one"),
+        ("assistant", "One."),
+        ("user", "two"),
+        ("assistant", INTERRUPTED_NOTE),
+        ("user", "three"),
+        ("assistant", INTERRUPTED_NOTE),
+    ]
 
 
 @pytest.mark.usefixtures("key")
@@ -717,6 +746,7 @@ async def test_end_to_end_an_empty_answer_fails_and_a_resumed_thread_leaves_it_o
     assert sent == [
         ("system", "You are terse."),
         ("user", "tell me"),
+        ("assistant", UNANSWERED_NOTE),
         ("user", "again, please"),
     ]
 

@@ -21,7 +21,7 @@ from mcp_export.history.store import HistoryStore
 from mcp_export.providers.factory import provider_for_agent
 from mcp_export.session.chat import ChatSession, run_to_result
 from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed, ToolCallFinished
-from mcp_export.session.record import load_thread_messages
+from mcp_export.session.record import UNANSWERED_NOTE, load_thread_messages
 from mcp_export.toolbox.agent_toolbox import AgentToolbox
 from schema_types.agent import Agent
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
@@ -299,9 +299,11 @@ async def test_loop_cap_with_a_real_tool_server_ends_in_a_turn_limit_failure(
         ("assistant", "error"),
     ]
     assert "3 model requests" in (rows[-1].error or "")
-    # The thread can be continued: the unanswered calls of the last turn get a "not run" result.
+    # The thread can be continued: the unanswered calls of the last turn get a "not run" result,
+    # and the turn a note that it ended without an answer.
     resumed = load_thread_messages(runtime.history, thread_of(session))
-    assert resumed[-1].role == "tool" and resumed[-1].content.startswith("not run:")
+    assert resumed[-2].role == "tool" and resumed[-2].content.startswith("not run:")
+    assert (resumed[-1].role, resumed[-1].content) == ("assistant", UNANSWERED_NOTE)
 
 
 async def test_a_tool_server_that_never_initializes_leaves_the_others_serving_in_time(
