@@ -175,8 +175,8 @@ def test_the_config_path_starts_at_the_clients_default(dialog: ExportDialog) -> 
     dialog.set_client("claude-desktop")
     assert dialog.config_edit.text() == str(default_config_path("claude-desktop"))
     dialog.set_client("claude-code")
-    assert dialog.install_fields.isHidden()
-    assert "claude mcp add-json" in dialog.install_hint.text()
+    assert dialog.install_box.fields.isHidden()
+    assert "claude mcp add-json" in dialog.install_box.hint.text()
     assert dialog.snippet_text().startswith("claude mcp add-json travel-desk ")
     assert dialog.install_entry() is None
 
@@ -416,14 +416,14 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     dialog.install_entry()
     dialog.show()
     assert not _verify(dialog, qtbot).ok
-    assert dialog.fix_box.isVisible() and not dialog.save_button.isEnabled()
+    assert dialog.fix_box.isVisible() and not dialog.keyring_offer.save_button.isEnabled()
     assert dialog.keyring_field is not None
 
     dialog.keyring_field.edit.setText(SECRET)
     assert dialog.keyring_field.commit()
-    assert dialog.save_button.isEnabled()
+    assert dialog.keyring_offer.save_button.isEnabled()
     with qtbot.waitSignal(dialog.verify_finished, timeout=WAIT_MS) as signal:
-        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(dialog.keyring_offer.save_button, Qt.MouseButton.LeftButton)
 
     reference = "keyring://metaagent-studio/travel-desk-openai"
     assert load_agent(agent_path).providers["openai"]["OPENAI_API_KEY"] == reference
