@@ -18,6 +18,7 @@ import keyring
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -437,6 +438,58 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     outcome = _call(dialog, qtbot)
     assert outcome.ok and "Booked: Book a flight to Lisbon." in outcome.text
     assert SECRET not in _shown(dialog)
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """A machine without a keyring backend: keyring's own ``fail`` backend, as it picks there."""
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def _visible_text(widget: QWidget) -> str:
+    return "\n".join(label.text() for label in widget.findChildren(QLabel) if label.isVisible())
+
+
+def test_a_key_the_keyring_refuses_is_explained_in_the_dialog_with_a_way_for_claude_desktop(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    no_keyring: None,
+    agent_path: Path,
+    model: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    document = AgentDocument.load(agent_path)
+    dialog = ExportDialog(agent_path, document=document)
+    qtbot.addWidget(dialog)
+    _answer(dialog, monkeypatch, yes=True)
+    dialog.set_client("claude-desktop")
+    config = home / "claude_desktop_config.json"
+    dialog.config_edit.setText(str(config))
+    dialog.install_entry()
+    dialog.show()
+    assert not _verify(dialog, qtbot).ok
+    assert dialog.keyring_field is not None
+
+    qtbot.keyClicks(dialog.keyring_field.edit, SECRET)
+    qtbot.mouseClick(dialog.keyring_field.store_button, Qt.MouseButton.LeftButton)
+
+    shown = _visible_text(dialog)
+    assert "could not be stored in the system keyring" in shown
+    assert "No recommended backend was available" in shown
+    # The way that works for Claude Desktop: the value in its config, where the entry has it.
+    assert "Claude Desktop starts the server without your shell's environment" in shown
+    assert f"mcpServers › travel-desk › env › OPENAI_API_KEY in {config}" in shown
+    assert "type env://" not in shown
+    assert SECRET not in shown
+    assert document.agent.providers["openai"]["OPENAI_API_KEY"] == "env://OPENAI_API_KEY"
+    assert not document.is_dirty()  # nothing was written to the agent
 
 
 def test_closing_the_dialog_cancels_a_running_call(
