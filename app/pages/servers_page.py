@@ -389,7 +389,11 @@ class ServersPage(QWidget):
         if self.document.agent.mcp_servers.get(name) is not config:
             return  # edited or removed meanwhile: this result describes something else
         self.cache.store(name, result)
-        if not result.ok:
+        if result.ok:
+            # Said where the person looks, so an earlier failure of it does not stay there.
+            count = len(result.tools)
+            reporter().info(f"Connected to {name}: {count} tool{'s' if count != 1 else ''}.")
+        else:
             reporter().error(
                 f"MCP server {name} could not start: {(result.error or '').splitlines()[0]}",
                 detail=_failure_text(result.error or "", result.stderr_tail),

@@ -234,6 +234,29 @@ def test_a_failing_server_command_shows_its_stderr(
     assert "tasks — press Connect to list them" in page.summary.text()
 
 
+def test_a_connection_that_works_replaces_the_earlier_failure_in_the_status_bar(
+    qtbot: QtBot, example_path: Path, qasync_loop: asyncio.AbstractEventLoop
+) -> None:
+    from tests.app._windows import studio_window
+
+    window = studio_window(qtbot)
+    document = window.open_file(example_path)
+    assert document is not None
+    document.set_field(("mcp_servers", "time", "command"), "no-such-mcp-server", text="Edit")
+    page = window.show_page(document, "servers")
+    assert isinstance(page, ServersPage)
+    connect(qtbot, page, "time")
+    qtbot.waitUntil(lambda: "could not start" in window.statusBar().currentMessage(), timeout=5000)
+
+    document.set_field(("mcp_servers", "time", "command"), TIME_SERVER, text="Edit")
+    connect(qtbot, page, "time")
+
+    message = window.statusBar().currentMessage()
+    assert "could not start" not in message and "✖" not in message
+    assert message == "Connected to time: 2 tools."
+    assert not window.details_button.isVisible()
+
+
 def test_editing_a_server_forgets_the_tools_of_its_old_command(
     qtbot: QtBot, page: ServersPage, qasync_loop: asyncio.AbstractEventLoop
 ) -> None:
