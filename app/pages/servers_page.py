@@ -361,8 +361,14 @@ class ServersPage(QWidget):
     ) -> tuple[str, McpServerConfig] | None:
         from app.pages.server_dialog import ServerDialog
 
+        agent = self.document.agent
         dialog = ServerDialog(
-            taken, name, config, keyring_prefix=agent_slug(self.document.agent), parent=self
+            taken,
+            name,
+            config,
+            keyring_prefix=agent_slug(agent),
+            tool_permission=agent.settings.tool_permission,
+            parent=self,
         )
         try:
             return dialog.result_value if dialog.exec() else None

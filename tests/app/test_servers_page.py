@@ -286,7 +286,7 @@ def test_the_dialog_builds_a_stdio_server_and_moves_a_literal_secret_to_the_keyr
     dialog.command_edit.setText("github-mcp-server")
     dialog.args_edit.setText("stdio --toolsets 'repos issues'")
     dialog.env_edit.setPlainText("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123\nLOG=debug")
-    dialog.permission_check.setChecked(False)
+    dialog.free_radio.setChecked(True)
     stored: list[tuple[str, str, str]] = []
 
     def store(service: str, entry: str, value: str) -> str:
@@ -322,7 +322,7 @@ def test_the_dialog_keeps_what_it_does_not_show_and_refuses_bad_input(qtbot: QtB
     dialog = ServerDialog({"time", "other"}, "time", original)
     qtbot.addWidget(dialog)
     assert dialog.command_edit.text() == "mcp-server-time"
-    assert dialog.permission_check.isChecked()
+    assert dialog.ask_radio.isChecked()  # unset counts as needing permission
 
     dialog.args_edit.setText("--local-timezone 'Europe/Lisbon")
     dialog.accept()
@@ -342,6 +342,56 @@ def test_the_dialog_keeps_what_it_does_not_show_and_refuses_bad_input(qtbot: QtB
         "tools": {"convert_time": {"permissionRequired": True}},
         "x-note": "kept",
     }
+
+
+def test_adding_a_server_asks_for_the_permission_choice_and_says_its_effect(
+    qtbot: QtBot,
+) -> None:
+    dialog = ServerDialog(set(), tool_permission="tool")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.name_edit.setText("time")
+    dialog.command_edit.setText(TIME_SERVER)
+    assert not dialog.ask_radio.isChecked() and not dialog.free_radio.isChecked()
+    assert dialog.permission_effect.text().startswith("Choose one.")
+
+    dialog.accept()
+    assert dialog.result_value is None
+    assert "choose whether its tools need a person's permission" in dialog.error_label.text()
+
+    qtbot.mouseClick(dialog.ask_radio, Qt.MouseButton.LeftButton)
+    assert dialog.permission_effect.isVisible()
+    assert dialog.permission_effect.text().startswith(
+        "Test runs and served calls of this agent (toolPermission: tool) will get none of "
+        "this server's tools"
+    )
+    qtbot.mouseClick(dialog.free_radio, Qt.MouseButton.LeftButton)
+    assert dialog.permission_effect.text() == (
+        "Test runs and served calls of this agent will get this server's tools."
+    )
+    dialog.accept()
+    assert dialog.result_value is not None
+    assert dialog.result_value[1].server_tool_defaults.permission_required is False
+
+
+def test_the_dialog_says_which_program_a_command_starts_or_where_it_looked(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # started as .venv/bin/metaagent: no venv bin
+    dialog = ServerDialog(set())
+    qtbot.addWidget(dialog)
+    dialog.show()
+
+    dialog.command_edit.setText("mcp-server-time")
+    assert dialog.command_note.text() == f"Starts {TIME_SERVER}"
+
+    dialog.command_edit.setText("no-such-mcp-server")
+    beside = Path(sys.executable).parent
+    assert dialog.command_note.text().startswith(
+        f"⚠ command not found: no-such-mcp-server (looked in PATH and beside this Python: "
+        f"/usr/bin, /bin, {beside})"
+    )
+    assert dialog.command_note.isVisible()
 
 
 def test_pairs_name_the_line_that_is_wrong() -> None:
