@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -196,7 +196,7 @@ class ExportDialog(QDialog):
         content_layout.addLayout(snippet_head)
         content_layout.addWidget(self.snippet_edit, 1)
         content_layout.addWidget(self.install_box)
-        content_layout.addWidget(verify_box, 1)
+        content_layout.addWidget(verify_box, 2)  # after a Verify its report matters most
         self.scroll_area = scrolling(content)
         layout = QVBoxLayout(self)
         layout.addWidget(self.scroll_area, 1)
@@ -242,6 +242,7 @@ class ExportDialog(QDialog):
             self.keyring_offer = offer = KeyringOffer(self.document)
             self.keyring_field = offer.field
             offer.save_requested.connect(self.save_and_verify)
+            offer.problem_shown.connect(self._on_keyring_problem)
             self.fix_box = offer
         self.fix_box.setVisible(False)
         return self.fix_box
@@ -450,6 +451,12 @@ class ExportDialog(QDialog):
             self.verify_finished.emit(self.last_report)
         elif key == _CALL and self.last_call is not None:
             self.call_finished.emit(self.last_call)
+
+    def _on_keyring_problem(self) -> None:
+        offer = self.keyring_offer
+        if offer is not None:  # once its new height is laid out, scrolled into view
+            area = self.scroll_area
+            QTimer.singleShot(0, area, lambda: area.ensureWidgetVisible(offer.problem))
 
     def _on_call_tool_changed(self, *_: Any) -> None:
         from mcp_export.clients.verify_call import plan_call

@@ -59,9 +59,12 @@ class KeyringOffer(QWidget):
 
     Signals:
         save_requested(): *Save and verify again* was pressed.
+        problem_shown(): the keyring refused a key; :attr:`problem` says why (to bring it into
+            view).
     """
 
     save_requested = Signal()
+    problem_shown = Signal()
 
     def __init__(self, document: AgentDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,3 +124,4 @@ class KeyringOffer(QWidget):
             return
         self.problem.setText(keyring_failure_text(reason, self._fill, self._client))
         self.problem.setVisible(True)
+        self.problem_shown.emit()

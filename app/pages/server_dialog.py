@@ -259,7 +259,7 @@ class ServerDialog(QDialog):
         self.permission_effect.setText(effect)
 
     def _on_command_changed(self, *_: object) -> None:
-        from mcp_export.toolbox.command import CommandNotFoundError, find_command
+        from mcp_export.toolbox.command import CommandNotFoundError, find_command, search_places
 
         command = self.command_edit.text().strip()
         if not command:
@@ -272,8 +272,15 @@ class ServerDialog(QDialog):
         try:
             found = find_command(command, path=path)
         except CommandNotFoundError as exc:
-            self.command_note.setText(f"⚠ {exc}")
+            beside = search_places(path)[-1]
+            # The whole list of places is long (every PATH folder): it is the tooltip.
+            self.command_note.setText(
+                f"⚠ Not found on PATH, nor beside the studio's Python ({beside}): install it, "
+                "or write its full path."
+            )
+            self.command_note.setToolTip(str(exc))
             return
+        self.command_note.setToolTip("")
         self.command_note.setText(f"Starts {found}" if found != command else "")
 
     def _on_type_changed(self) -> None:

@@ -29,11 +29,9 @@ def search_places(path: str | None) -> list[Path]:
     """The folders a bare command is looked for in, in order: ``path``'s (a ``PATH`` value;
     None: the environment's), then the directory of the running Python."""
     value = os.environ.get("PATH", os.defpath) if path is None else path
-    places = [Path(part) for part in value.split(os.pathsep) if part]
     beside = Path(sys.executable).parent  # not resolved: a venv's python links out of its bin
-    if beside not in places:
-        places.append(beside)
-    return places
+    places = [Path(part) for part in value.split(os.pathsep) if part] + [beside]
+    return list(dict.fromkeys(places))  # each once, in order
 
 
 def find_command(command: str, *, cwd: Path | None = None, path: str | None = None) -> str:

@@ -480,6 +480,8 @@ def test_a_key_the_keyring_refuses_is_explained_in_the_dialog_with_a_way_for_cla
     qtbot.keyClicks(dialog.keyring_field.edit, SECRET)
     qtbot.mouseClick(dialog.keyring_field.store_button, Qt.MouseButton.LeftButton)
 
+    problem = dialog.keyring_offer.problem
+    qtbot.waitUntil(lambda: not problem.visibleRegion().isEmpty(), timeout=5000)  # in view
     shown = _visible_text(dialog)
     assert "could not be stored in the system keyring" in shown
     assert "No recommended backend was available" in shown

@@ -387,8 +387,12 @@ def test_the_dialog_says_which_program_a_command_starts_or_where_it_looked(
 
     dialog.command_edit.setText("no-such-mcp-server")
     beside = Path(sys.executable).parent
-    assert dialog.command_note.text().startswith(
-        f"⚠ command not found: no-such-mcp-server (looked in PATH and beside this Python: "
+    assert dialog.command_note.text() == (
+        f"⚠ Not found on PATH, nor beside the studio's Python ({beside}): install it, or write "
+        "its full path."
+    )
+    assert dialog.command_note.toolTip().startswith(
+        f"command not found: no-such-mcp-server (looked in PATH and beside this Python: "
         f"/usr/bin, /bin, {beside})"
     )
     assert dialog.command_note.isVisible()
