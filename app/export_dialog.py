@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -148,7 +148,7 @@ class ExportDialog(QDialog):
         )
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.snippet_edit = QPlainTextEdit()
+        self.snippet_edit = _SnippetView()
         self.snippet_edit.setReadOnly(True)
         self.snippet_edit.setFont(mono)
         self.snippet_edit.setAccessibleName("Snippet")
@@ -170,7 +170,7 @@ class ExportDialog(QDialog):
         self.verify_button = QPushButton("Verify")
         self.verify_status = QLabel("Not verified yet.")
         self.verify_status.setWordWrap(True)
-        self.report_view = QTextBrowser()
+        self.report_view = _ReportView()
         self.report_view.setAccessibleName("Verify report")
         self.report_view.setMinimumHeight(110)
         verify_row = QHBoxLayout()
@@ -528,3 +528,18 @@ class ExportDialog(QDialog):
         )
         for widget in (self.copy_button, self.install_button, self.verify_button):
             widget.setEnabled(False)
+
+
+# A scroll area gives its content at least the height the content would like at its width, so
+# the text views ask for no more than their minimum: the content scrolls only when its minimum
+# does not fit, and the views take the room left over (the layout's stretch).
+
+
+class _SnippetView(QPlainTextEdit):
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+class _ReportView(QTextBrowser):
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(super().sizeHint().width(), self.minimumHeight())

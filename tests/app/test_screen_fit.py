@@ -79,6 +79,33 @@ def test_the_export_dialog_fits_the_screen_and_close_stays_in_reach(
     dialog.reject()
 
 
+def test_maximised_on_a_small_screen_the_export_report_stays_above_the_call_row(
+    qtbot: QtBot, example_path: Path
+) -> None:
+    from app.document.agent_document import AgentDocument
+    from app.export_dialog import ExportDialog
+
+    document = AgentDocument.load(example_path)
+    dialog = ExportDialog(example_path, document=document)
+    qtbot.addWidget(dialog)
+    dialog.set_client("claude-desktop")
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    for row in (dialog.fix_box, dialog.call_row):  # what a Verify that needs a key shows
+        row.setVisible(True)
+    # Maximised on a 1024x700 screen: its height less a title bar or a desktop's panel.
+    dialog.resize(1024, 660)
+    qtbot.waitUntil(lambda: dialog.height() == 660, timeout=WAIT)
+
+    def span(widget: QWidget) -> tuple[int, int]:
+        top = widget.mapTo(dialog, widget.rect().topLeft()).y()
+        return top, top + widget.height()
+
+    qtbot.waitUntil(lambda: span(dialog.report_view)[1] <= span(dialog.call_row)[0], timeout=WAIT)
+    assert span(dialog.fix_box)[1] <= span(dialog.report_view)[0]
+    assert dialog.report_view.height() >= dialog.report_view.minimumHeight()
+
+
 def test_every_dialog_of_the_window_fits_the_screen(qtbot: QtBot, example_path: Path) -> None:
     from app.pages.server_dialog import ServerDialog
     from app.window.dialogs import TextDialog
