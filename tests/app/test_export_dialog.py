@@ -417,14 +417,15 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     dialog.install_entry()
     dialog.show()
     assert not _verify(dialog, qtbot).ok
-    assert dialog.fix_box.isVisible() and not dialog.keyring_offer.save_button.isEnabled()
-    assert dialog.keyring_field is not None
+    offer = dialog.keyring_offer
+    assert offer is not None and dialog.keyring_field is not None
+    assert dialog.fix_box.isVisible() and not offer.save_button.isEnabled()
 
     dialog.keyring_field.edit.setText(SECRET)
     assert dialog.keyring_field.commit()
-    assert dialog.keyring_offer.save_button.isEnabled()
+    assert offer.save_button.isEnabled()
     with qtbot.waitSignal(dialog.verify_finished, timeout=WAIT_MS) as signal:
-        qtbot.mouseClick(dialog.keyring_offer.save_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(offer.save_button, Qt.MouseButton.LeftButton)
 
     reference = "keyring://metaagent-studio/travel-desk-openai"
     assert load_agent(agent_path).providers["openai"]["OPENAI_API_KEY"] == reference
@@ -480,6 +481,7 @@ def test_a_key_the_keyring_refuses_is_explained_in_the_dialog_with_a_way_for_cla
     qtbot.keyClicks(dialog.keyring_field.edit, SECRET)
     qtbot.mouseClick(dialog.keyring_field.store_button, Qt.MouseButton.LeftButton)
 
+    assert dialog.keyring_offer is not None
     problem = dialog.keyring_offer.problem
     qtbot.waitUntil(lambda: not problem.visibleRegion().isEmpty(), timeout=5000)  # in view
     shown = _visible_text(dialog)

@@ -35,7 +35,9 @@ async def runtimes() -> AsyncIterator[list[Runtime]]:
             await runtime.aclose()
 
 
-async def run(runtimes: list[Runtime], servers: dict[str, Any], **settings: Any) -> list[Any]:
+async def run(
+    runtimes: list[Runtime], servers: dict[str, Any], **settings: Any
+) -> list[ToolsHidden]:
     with FakeOpenAIServer(responder=lambda body: text("It is noon.")) as server:
         runtime = Runtime(make_agent(server, servers, **settings))
         runtimes.append(runtime)
