@@ -8,9 +8,11 @@ client passes) and lists its tools. *Try a call* then calls the chosen tool thro
 launched server (``call_after_verify``: its first test case's arguments, else sample values) and
 shows the answer, or the error the client would show. A value the person must fill in by hand is
 named with its file and key; when the dialog is given the open document, the agent's API key field
-(``KeyringField``) is offered beside it, so the key can go to the keyring instead and the config
+is offered beside it (``export_keyring``), so the key can go to the keyring instead and the config
 needs no value. Verify and calls run on the asyncio loop qasync puts under Qt, so the dialog keeps
-answering while the server starts; closing the dialog cancels them.
+answering while the server starts; closing the dialog cancels them. The install box is
+``export_install``'s, the report's rendering ``export_report``'s. Everything but Close scrolls, so
+the dialog fits a small screen.
 """
 
 from __future__ import annotations
@@ -20,14 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -42,8 +42,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import reporter
+from app.export_install import InstallBox
+from app.export_keyring import KeyringOffer
+from app.export_report import BAD, CALL_ANCHOR, GOOD, PROBLEM_ANCHOR, report_html, report_summary
 from app.pages.keyring_field import KeyringField
 from app.pages.page_tasks import PageTasks
+from app.window.screen_fit import fit_to_screen, scrolling
 
 if TYPE_CHECKING:
     from app.document.agent_document import AgentDocument
@@ -55,9 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ExportDialog"]
 
-_GOOD, _BAD = "#1b7f3b", "#b3261e"
 _VERIFY, _CALL = "verify", "call"
-_CALL_ANCHOR, _PROBLEM_ANCHOR = "call", "problem"
 # Generous: the first start of a server imports the MCP SDK and a provider SDK.
 _CONNECT_LIMIT_S = 45.0
 _CALL_LIMIT_S = 120.0
@@ -146,7 +148,7 @@ class ExportDialog(QDialog):
         )
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.snippet_edit = QPlainTextEdit()
+        self.snippet_edit = _SnippetView()
         self.snippet_edit.setReadOnly(True)
         self.snippet_edit.setFont(mono)
         self.snippet_edit.setAccessibleName("Snippet")
@@ -157,40 +159,18 @@ class ExportDialog(QDialog):
         snippet_head.addWidget(QLabel("Snippet:"), 1)
         snippet_head.addWidget(self.copy_button)
 
-        self.install_box = QGroupBox("Install into the client's config")
-        self.config_edit = QLineEdit()
-        self.config_edit.setAccessibleName("Config file")
-        self.browse_button = QPushButton("Browse…")
-        self.force_check = QCheckBox("Replace a different server of the same name")
-        self.install_button = QPushButton("Install…")
-        self.install_hint = QLabel()
-        self.install_hint.setWordWrap(True)
-        self.install_result = QLabel()
-        self.install_result.setWordWrap(True)
-        self.install_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # Hidden as one piece for clients whose files we never edit (Claude Code, plain JSON).
-        self.install_fields = QWidget()
-        path_row = QHBoxLayout()
-        path_row.addWidget(QLabel("Config file:"))
-        path_row.addWidget(self.config_edit, 1)
-        path_row.addWidget(self.browse_button)
-        action_row = QHBoxLayout()
-        action_row.addWidget(self.force_check, 1)
-        action_row.addWidget(self.install_button)
-        fields_layout = QVBoxLayout(self.install_fields)
-        fields_layout.setContentsMargins(0, 0, 0, 0)
-        fields_layout.addLayout(path_row)
-        fields_layout.addLayout(action_row)
-        install_layout = QVBoxLayout(self.install_box)
-        install_layout.addWidget(self.install_hint)
-        install_layout.addWidget(self.install_fields)
-        install_layout.addWidget(self.install_result)
+        self.install_box = InstallBox()
+        # The names tests and the window know the box's parts by.
+        self.config_edit = self.install_box.config_edit
+        self.force_check = self.install_box.force_check
+        self.install_button = self.install_box.install_button
+        self.install_result = self.install_box.result_label
 
         verify_box = QGroupBox("Verify: launch the server as the client would")
         self.verify_button = QPushButton("Verify")
         self.verify_status = QLabel("Not verified yet.")
         self.verify_status.setWordWrap(True)
-        self.report_view = QTextBrowser()
+        self.report_view = _ReportView()
         self.report_view.setAccessibleName("Verify report")
         self.report_view.setMinimumHeight(110)
         verify_row = QHBoxLayout()
@@ -205,19 +185,25 @@ class ExportDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
 
+        # Everything but Close scrolls: on a small screen the dialog stays within it, Close
+        # stays in reach, and the report keeps its room instead of running under the call row.
+        content = QWidget()
+        content_layout = QVBoxLayout(content)
+        content_layout.setContentsMargins(0, 0, 0, 0)
+        content_layout.addWidget(heading)
+        content_layout.addLayout(choose)
+        content_layout.addWidget(self.notes_label)
+        content_layout.addLayout(snippet_head)
+        content_layout.addWidget(self.snippet_edit, 1)
+        content_layout.addWidget(self.install_box)
+        content_layout.addWidget(verify_box, 2)  # after a Verify its report matters most
+        self.scroll_area = scrolling(content)
         layout = QVBoxLayout(self)
-        layout.addWidget(heading)
-        layout.addLayout(choose)
-        layout.addWidget(self.notes_label)
-        layout.addLayout(snippet_head)
-        layout.addWidget(self.snippet_edit, 1)
-        layout.addWidget(self.install_box)
-        layout.addWidget(verify_box, 1)
+        layout.addWidget(self.scroll_area, 1)
         layout.addWidget(buttons)
-        self.resize(820, 780)
+        fit_to_screen(self, 820, 780)
 
         self.copy_button.clicked.connect(self.copy_snippet)
-        self.browse_button.clicked.connect(self._on_browse)
         self.install_button.clicked.connect(self.install_entry)
         self.verify_button.clicked.connect(self.start_verify)
         self.call_button.clicked.connect(self.start_call)
@@ -248,27 +234,17 @@ class ExportDialog(QDialog):
 
     def _build_fix(self) -> QWidget:
         """The keyring way for a model key the client's config leaves empty (with a document)."""
-        self.fix_box = QWidget()
-        self.fix_box.setVisible(False)
+        self.keyring_offer: KeyringOffer | None = None
         self.keyring_field: KeyringField | None = None
-        self.save_button = QPushButton("Save and verify again")
-        self.save_button.setEnabled(False)
         if self.document is None:
-            return self.fix_box
-        self.fix_label = QLabel()
-        self.keyring_field = KeyringField(self.document)
-        self.keyring_field.setAccessibleName("API key for the keyring")
-        # One row: the field's notes on what the file holds and taking the key out of the
-        # agent are the Model page's business, not an export's.
-        self.keyring_field.status.setVisible(False)
-        self.keyring_field.remove_button.setVisible(False)
-        row = QHBoxLayout(self.fix_box)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.fix_label)
-        row.addWidget(self.keyring_field, 1)
-        row.addWidget(self.save_button)
-        self.save_button.clicked.connect(self.save_and_verify)
-        self.document.dirty_changed.connect(self._on_document_dirty)
+            self.fix_box = QWidget()
+        else:
+            self.keyring_offer = offer = KeyringOffer(self.document)
+            self.keyring_field = offer.field
+            offer.save_requested.connect(self.save_and_verify)
+            offer.problem_shown.connect(self._on_keyring_problem)
+            self.fix_box = offer
+        self.fix_box.setVisible(False)
         return self.fix_box
 
     # -- public API ---------------------------------------------------------------------------
@@ -290,7 +266,7 @@ class ExportDialog(QDialog):
         """Put the snippet on the clipboard."""
         clipboard = QGuiApplication.clipboard()
         clipboard.setText(self.snippet_text())
-        self._set_result("Copied to the clipboard.", None)
+        self.install_box.set_result("Copied to the clipboard.", None)
 
     def ask_confirm(self, path: Path) -> bool:
         """Ask before ``path`` changes; tests replace this method to answer.
@@ -319,33 +295,11 @@ class ExportDialog(QDialog):
             install into) or it failed (the dialog shows why).
         """
         from mcp_export.clients.entry import CLIENTS
-        from mcp_export.clients.install import InstallError, install
 
         entry = self.entry
         if entry is None or CLIENTS[entry.client].servers_key is None:
             return None
-        text = self.config_edit.text().strip()
-        if not text:
-            self._set_result("Choose the config file to install into.", False)
-            return None
-        path = Path(text).expanduser()
-        if not self.ask_confirm(path):
-            self._set_result("Not installed: nothing was changed.", None)
-            return None
-        try:
-            result = install(entry, path, force=self.force_check.isChecked())
-        except InstallError as exc:
-            self._set_result(str(exc), False)
-            return None
-        lines = [result.message]
-        if result.changed:
-            lines = [f"Written: {result.path}"]
-            if result.backup is not None:
-                lines.append(f"Backup of the previous file: {result.backup}")
-            if result.message.endswith("the backup still has them"):
-                lines.append("Its comments could not be kept; the backup still has them.")
-        self._set_result("\n".join(lines), True)
-        return result
+        return self.install_box.install(entry, self.ask_confirm)
 
     def start_verify(self) -> None:
         """Launch the exported server in the background; :attr:`verify_finished` tells the end."""
@@ -428,26 +382,7 @@ class ExportDialog(QDialog):
     # -- reactions ----------------------------------------------------------------------------
 
     def _on_client_changed(self, *_: Any) -> None:
-        from mcp_export.clients.entry import CLIENTS, default_config_path
-
-        client = self.client()
-        info = CLIENTS[client]
-        has_file = info.servers_key is not None
-        self.install_fields.setVisible(has_file)
-        if client == "claude-code":
-            hint = (
-                "Claude Code manages its own config: run the `claude mcp add-json` command above "
-                "in a terminal (Copy puts it on the clipboard), or `metaagent export --client "
-                "claude-code --install`. Nothing is written here."
-            )
-        elif not has_file:
-            hint = "Plain JSON has no config file: paste the snippet into your client's config."
-        else:
-            hint = f"Merged into {info.label}'s config; every other server in it is kept."
-        self.install_hint.setText(hint)
-        default = default_config_path(client)
-        self.config_edit.setText(str(default) if default is not None else "")
-        self._set_result("", None)
+        self.install_box.set_client(self.client())
         self._on_entry_changed()
 
     def _forget_report(self) -> None:
@@ -466,10 +401,9 @@ class ExportDialog(QDialog):
         """The config file to read the installed entry from: the one named in the dialog."""
         from mcp_export.clients.entry import CLIENTS
 
-        text = self.config_edit.text().strip()
-        if CLIENTS[self.client()].servers_key is None or not text:
+        if CLIENTS[self.client()].servers_key is None:
             return None
-        return Path(text).expanduser()
+        return self.install_box.config_path()
 
     def _on_entry_changed(self, *_: Any) -> None:
         from mcp_export.clients.entry import CLIENTS, build_entry
@@ -484,7 +418,7 @@ class ExportDialog(QDialog):
         except ValueError as exc:
             self.entry = None
             self.snippet_edit.setPlainText("")
-            self.notes_label.setText(f"<span style='color:{_BAD}'>{html.escape(str(exc))}</span>")
+            self.notes_label.setText(f"<span style='color:{BAD}'>{html.escape(str(exc))}</span>")
         else:
             self.snippet_edit.setPlainText(self.entry.snippet)
             notes = [info.notes, *self.entry.notes]
@@ -499,17 +433,6 @@ class ExportDialog(QDialog):
         self.copy_button.setEnabled(ready)
         self.install_button.setEnabled(ready)
         self.verify_button.setEnabled(ready and not self.is_verifying() and not self.is_calling())
-
-    def _on_browse(self) -> None:
-        chosen, _ = QFileDialog.getSaveFileName(
-            self,
-            "Client config file",
-            self.config_edit.text(),
-            "JSON files (*.json);;All files (*)",
-            options=QFileDialog.Option.DontConfirmOverwrite,
-        )
-        if chosen:
-            self.config_edit.setText(chosen)
 
     def _on_busy_changed(self, key: str, busy: bool) -> None:
         if key not in (_VERIFY, _CALL):
@@ -529,6 +452,12 @@ class ExportDialog(QDialog):
         elif key == _CALL and self.last_call is not None:
             self.call_finished.emit(self.last_call)
 
+    def _on_keyring_problem(self) -> None:
+        offer = self.keyring_offer
+        if offer is not None:  # once its new height is laid out, scrolled into view
+            area = self.scroll_area
+            QTimer.singleShot(0, area, lambda: area.ensureWidgetVisible(offer.problem))
+
     def _on_call_tool_changed(self, *_: Any) -> None:
         from mcp_export.clients.verify_call import plan_call
 
@@ -539,9 +468,6 @@ class ExportDialog(QDialog):
         plan = plan_call(self.agent, tool, [listed.name for listed in report.tools])
         self.call_source.setText(f"with {plan.source}" if plan is not None else "")
 
-    def _on_document_dirty(self, dirty: bool) -> None:
-        self.save_button.setEnabled(dirty)
-
     async def _verify(self, client: ClientId, name: str, config: Path | None) -> None:
         from mcp_export.clients.verify import verify_export
 
@@ -551,7 +477,7 @@ class ExportDialog(QDialog):
         self.last_report = report
         self._show_report(report)
         if not report.ok:
-            self.report_view.scrollToAnchor(_PROBLEM_ANCHOR)  # what to fix, not the report's top
+            self.report_view.scrollToAnchor(PROBLEM_ANCHOR)  # what to fix, not the report's top
         self._offer_call(report)
         self._offer_keyring(report)
 
@@ -562,31 +488,13 @@ class ExportDialog(QDialog):
         outcome = await call_after_verify(report, self.agent, tool, timeout=_CALL_LIMIT_S)
         self.last_call = outcome
         self._show_report(report)
-        self.report_view.scrollToAnchor(_CALL_ANCHOR)  # the answer, not the report's top
+        self.report_view.scrollToAnchor(CALL_ANCHOR)  # the answer, not the report's top
 
     def _show_report(self, report: VerifyReport) -> None:
-        from mcp_export.clients.verify_report import render_report
-
-        if report.ok:
-            count = len(report.tools)
-            summary = f"✔ Ready: a client will see {count} tool{'' if count == 1 else 's'}"
-            prompts = len(report.prompts)
-            if prompts:
-                summary += f" and {prompts} prompt{'' if prompts == 1 else 's'}"
-            call = report.call
-            if call is not None and call.tried:
-                summary += f", and {call.plan.tool} answered"
-            summary += "."
-        else:
-            failed = ", ".join(check.label for check in report.problems)
-            summary = f"✘ {len(report.problems)} problem(s): {failed}"
-            if report.fills:
-                names = ", ".join(fill.name for fill in report.fills)
-                summary += f". To fill in: {names} (see below)."
-        self.verify_status.setText(summary)
-        color = _GOOD if report.ok else _BAD
+        self.verify_status.setText(report_summary(report))
+        color = GOOD if report.ok else BAD
         self.verify_status.setStyleSheet(f"color: {color}; font-weight: bold;")
-        self.report_view.setHtml(_report_html(render_report(report, answer_lines=None), report))
+        self.report_view.setHtml(report_html(report))
 
     def _offer_call(self, report: VerifyReport) -> None:
         from mcp_export.clients.verify_call import plan_call
@@ -604,73 +512,34 @@ class ExportDialog(QDialog):
         self.call_row.setVisible(bool(listed) and report.launch is not None)
 
     def _offer_keyring(self, report: VerifyReport) -> None:
-        from app.pages.model_endpoint import provider_info
+        from mcp_export.clients.entry import CLIENTS
 
         fill = next((fill for fill in report.fills if fill.provider is not None), None)
-        if fill is None or self.keyring_field is None:
+        if fill is None or self.keyring_offer is None:
             self.fix_box.setVisible(False)
             return
-        self.keyring_field.set_provider(provider_info(fill.provider))
-        self.fix_label.setText(f"Or keep {fill.name} in the keyring:")
-        self.fix_box.setToolTip(
-            "No editing of the client's config: the key goes to the system keyring and the "
-            "agent file refers to it (keyring://…); save, and the server reads it from there."
-        )
-        self.save_button.setEnabled(self.document is not None and self.document.is_dirty())
+        self.keyring_offer.offer(fill, CLIENTS[report.client])
         self.fix_box.setVisible(True)
-
-    def _set_result(self, text: str, ok: bool | None) -> None:
-        self.install_result.setText(text)
-        color = "" if ok is None else (_GOOD if ok else _BAD)
-        self.install_result.setStyleSheet(f"color: {color};" if color else "")
-        self.install_result.setVisible(bool(text))
 
     def _show_load_error(self, message: str) -> None:
         self.notes_label.setText(
-            f"<span style='color:{_BAD}'>The agent file cannot be loaded: "
+            f"<span style='color:{BAD}'>The agent file cannot be loaded: "
             f"{html.escape(message)}</span>"
         )
         for widget in (self.copy_button, self.install_button, self.verify_button):
             widget.setEnabled(False)
 
 
-def _report_html(text: str, report: VerifyReport) -> str:
-    """``render_report``'s text with its check marks in colour and anchors at the first problem
-    and at the call, then the tools and the prompts the server lists."""
-    call_head = f"  call {report.call.plan.tool} " if report.call is not None else None
-    # One block per line, wrapped where it is too long (the launch command, notes, an answer)
-    # instead of scrolling sideways; a line of its own is what an anchor scrolls to.
-    block = "<p style='margin:0; white-space:pre-wrap; font-family:monospace'>{}</p>"
-    parts = []
-    first_problem = True
-    for line in text.splitlines():
-        escaped = html.escape(line) or "&nbsp;"
-        if line.startswith("✔"):
-            escaped = f"<span style='color:{_GOOD}'>{escaped}</span>"
-        elif line.startswith("✘"):
-            escaped = f"<span style='color:{_BAD}'>{escaped}</span>"
-            if first_problem:
-                escaped = f"<a name='{_PROBLEM_ANCHOR}'>{escaped}</a>"
-                first_problem = False
-        elif call_head is not None and line.startswith(call_head):
-            escaped = f"<a name='{_CALL_ANCHOR}'><b>{escaped}</b></a>"
-        parts.append(block.format(escaped))
-    if report.tools:
-        parts.append("<p><b>Tools the server lists</b></p><ul>")
-        for tool in report.tools:
-            first = (tool.description.strip().splitlines() or [""])[0]
-            parts.append(f"<li><b>{html.escape(tool.name)}</b> — {html.escape(first)}</li>")
-        parts.append("</ul>")
-    if report.prompts:
-        parts.append(
-            "<p><b>Prompts the server lists</b> (for clients that run them on their own "
-            "model)</p><ul>"
-        )
-        for prompt in report.prompts:
-            takes = ", ".join(
-                html.escape(name) + ("" if name in prompt.required else " (optional)")
-                for name in prompt.arguments
-            )
-            parts.append(f"<li><b>{html.escape(prompt.name)}</b>({takes})</li>")
-        parts.append("</ul>")
-    return "".join(parts)
+# A scroll area gives its content at least the height the content would like at its width, so
+# the text views ask for no more than their minimum: the content scrolls only when its minimum
+# does not fit, and the views take the room left over (the layout's stretch).
+
+
+class _SnippetView(QPlainTextEdit):
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+class _ReportView(QTextBrowser):
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(super().sizeHint().width(), self.minimumHeight())

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.document.agent_document import AgentDocument
 from app.document.test_cases import add_test_case, new_case, unique_case_name
 from app.errors import reporter
+from app.window.screen_fit import fit_to_screen
 from schema_types.cases import TestCase
 
 __all__ = ["SaveCaseDialog", "default_case_name", "open_save_case_dialog"]
@@ -202,7 +203,7 @@ class SaveCaseDialog(QDialog):
         layout.addWidget(intro)
         layout.addLayout(form, 1)
         layout.addWidget(self.buttons)
-        self.resize(560, self.sizeHint().height())
+        fit_to_screen(self, 560, self.sizeHint().height())
 
         self.name_edit.textChanged.connect(self._on_name_changed)
         self.contains_edit.textChanged.connect(self._on_contains_changed)

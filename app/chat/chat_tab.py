@@ -404,6 +404,7 @@ class ChatTab(QWidget):
             Step,
             ToolCallFinished,
             ToolCallStarted,
+            ToolsHidden,
             TurnFinished,
         )
 
@@ -421,6 +422,14 @@ class ChatTab(QWidget):
             self._receiving = False
             if not self._stopping:  # "Stopping…" stays until the run has ended
                 self._set_status(event.text, None)
+            return
+        if isinstance(event, ToolsHidden):
+            if event.text not in self._noted:  # once per tab: every run of it holds them back
+                self._noted.add(event.text)
+                page = "model" if event.policy == "always" else "servers"
+                notice = NoticeBlock(event.text, severity="warning", page=page)
+                notice.open_settings.connect(self.open_settings_requested)
+                self.transcript.add(notice)
             return
         if isinstance(event, Notice):
             if event.text not in self._noted:  # once per tab, however many turns repeat it

@@ -10,6 +10,8 @@ literal key that came with a file written elsewhere into the keyring.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
@@ -43,9 +45,24 @@ def with_setting(
 class KeyringField(QWidget):
     """Enter, replace or remove a provider's API key; the file only ever gets a reference."""
 
-    def __init__(self, document: AgentDocument, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        document: AgentDocument,
+        parent: QWidget | None = None,
+        *,
+        on_store_failed: Callable[[str], None] | None = None,
+    ) -> None:
+        """
+        Args:
+            document: the agent whose key this field edits.
+            parent: the parent widget.
+            on_store_failed: told the keyring's reason when it refuses a key, to show it where
+                the person is (a dialog); default: the studio's reporter, with the env://
+                alternative.
+        """
         super().__init__(parent)
         self.document = document
+        self._on_store_failed = on_store_failed
         self._provider: ProviderInfo | None = None
 
         self.edit = QLineEdit()
@@ -153,6 +170,9 @@ class KeyringField(QWidget):
         try:
             reference = store_secret_in_keyring(KEYRING_SERVICE, entry, text)
         except SecretError as exc:
+            if self._on_store_failed is not None:
+                self._on_store_failed(str(exc))
+                return False
             reporter().error(
                 f"The API key could not be stored in the system keyring: {exc}. Nothing was "
                 f"written to the agent; type env://{name} to read the key from an environment "

@@ -13,18 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox,
+    QButtonGroup,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QRadioButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -78,6 +81,8 @@ class ServerDialog(QDialog):
         name / config: the server being edited, or None to add one.
         keyring_prefix: the start of keyring entry names for secrets moved out of the file
             (``travel-desk``); entries are ``<prefix>-<server>-<NAME>``.
+        tool_permission: the agent's ``toolPermission``, to say what the permission choice
+            means for its runs.
     """
 
     def __init__(
@@ -87,11 +92,13 @@ class ServerDialog(QDialog):
         config: McpServerConfig | None = None,
         *,
         keyring_prefix: str = "agent",
+        tool_permission: str = "tool",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Edit MCP server" if name else "Add MCP server")
         self.setMinimumWidth(560)
+        self._tool_permission = tool_permission
         self._taken = taken - ({name} if name else set())
         self._original = config
         self._keyring_prefix = keyring_prefix
@@ -105,6 +112,11 @@ class ServerDialog(QDialog):
             self.type_combo.addItem(label, value)
         self.command_edit = QLineEdit()
         self.command_edit.setPlaceholderText("mcp-server-time, uvx, npx, /path/to/server")
+        self.command_note = QLabel()
+        self.command_note.setObjectName("serverCommandNote")
+        self.command_note.setWordWrap(True)
+        self.command_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.command_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.args_edit = QLineEdit()
         self.args_edit.setPlaceholderText("--local-timezone Europe/Lisbon")
         self.args_edit.setToolTip("Arguments as in a shell: quote an argument that has spaces.")
@@ -124,11 +136,7 @@ class ServerDialog(QDialog):
             "One 'Name: value' per line. A reference may follow a word: Bearer env://TOKEN. "
             "A literal secret is moved to the keyring."
         )
-        self.permission_check = QCheckBox("Tools need a person's permission unless marked")
-        self.permission_check.setToolTip(
-            "The server's default permissionRequired. Served calls cannot ask anybody: with "
-            "toolPermission: tool they only get tools that need no permission."
-        )
+        self.permission_box = self._build_permission()
         self.error_label = QLabel()
         self.error_label.setObjectName("serverDialogError")
         self.error_label.setWordWrap(True)
@@ -138,6 +146,7 @@ class ServerDialog(QDialog):
         cwd_row.addWidget(browse)
         stdio_form = QFormLayout()
         stdio_form.addRow(_buddy("&Command:", self.command_edit), self.command_edit)
+        stdio_form.addRow("", self.command_note)
         stdio_form.addRow(_buddy("&Arguments:", self.args_edit), self.args_edit)
         stdio_form.addRow(_buddy("&Working folder:", self.cwd_edit), cwd_row)
         stdio_form.addRow(_buddy("&Environment:", self.env_edit), self.env_edit)
@@ -167,12 +176,39 @@ class ServerDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.transport_stack)
-        layout.addWidget(self.permission_check)
+        layout.addWidget(self.permission_box)
         layout.addWidget(self.error_label)
         layout.addWidget(buttons)
 
         self.type_combo.currentIndexChanged.connect(self._on_type_changed)
+        self.command_edit.textChanged.connect(self._on_command_changed)
+        self.cwd_edit.textChanged.connect(self._on_command_changed)
+        self.env_edit.textChanged.connect(self._on_command_changed)
         self._show(config)
+
+    def _build_permission(self) -> QGroupBox:
+        """The server's default ``permissionRequired``, as a choice with its effect beside it."""
+        box = QGroupBox("Its tools, in runs that cannot ask a person (test runs, served calls)")
+        self.ask_radio = QRadioButton("Need a person's permission: such runs do not get them")
+        self.ask_radio.setObjectName("serverNeedsPermission")
+        self.free_radio = QRadioButton("May be used without asking: such runs get them")
+        self.free_radio.setObjectName("serverNoPermission")
+        self.permission_effect = QLabel()
+        self.permission_effect.setObjectName("serverPermissionEffect")
+        self.permission_effect.setWordWrap(True)
+        self.permission_effect.setTextFormat(Qt.TextFormat.PlainText)
+        self.permission_group = QButtonGroup(box)
+        layout = QVBoxLayout(box)
+        for button in (self.ask_radio, self.free_radio):
+            self.permission_group.addButton(button)
+            layout.addWidget(button)
+            button.toggled.connect(self._on_permission_changed)
+        layout.addWidget(self.permission_effect)
+        box.setToolTip(
+            "serverToolDefaults.permissionRequired; single tools can be marked otherwise on "
+            "the MCP servers page after Connect."
+        )
+        return box
 
     def _show(self, config: McpServerConfig | None) -> None:
         config = config or McpServerConfig(command="server")
@@ -185,8 +221,67 @@ class ServerDialog(QDialog):
             self.url_edit.setText(config.url or "")
             self.headers_edit.setPlainText(_pairs_text(config.headers, ": "))
         default = config.server_tool_defaults.permission_required
-        self.permission_check.setChecked(default is not False)
+        if self._original is not None:  # a new server's choice is the person's to make
+            (self.free_radio if default is False else self.ask_radio).setChecked(True)
         self._on_type_changed()
+        self._on_command_changed()
+        self._on_permission_changed()
+
+    def needs_permission(self) -> bool | None:
+        """The permission choice: True (needs a person's), False (may be used), None (none)."""
+        if self.ask_radio.isChecked():
+            return True
+        return False if self.free_radio.isChecked() else None
+
+    def _on_permission_changed(self, *_: object) -> None:
+        choice = self.needs_permission()
+        policy = self._tool_permission
+        if choice is None:
+            effect = (
+                "Choose one. With this agent's setting (toolPermission: "
+                f"{policy}), it decides whether test runs and served calls can use them."
+            )
+        elif policy == "never":
+            effect = "This agent uses every tool without asking (toolPermission: never)."
+        elif policy == "always":
+            effect = (
+                "This agent asks before every tool (toolPermission: always): test runs and "
+                "served calls get none of them, whichever you choose."
+            )
+        elif choice:
+            effect = (
+                "Test runs and served calls of this agent (toolPermission: tool) will get none "
+                "of this server's tools, except those you mark after Connect; the run's trace "
+                "says so."
+            )
+        else:
+            effect = "Test runs and served calls of this agent will get this server's tools."
+        self.permission_effect.setText(effect)
+
+    def _on_command_changed(self, *_: object) -> None:
+        from mcp_export.toolbox.command import CommandNotFoundError, find_command, search_places
+
+        command = self.command_edit.text().strip()
+        if not command:
+            self.command_note.setText("")
+            return
+        try:
+            path = parse_pairs(self.env_edit.toPlainText(), "=", "environment").get("PATH")
+        except ValueError:
+            path = None
+        try:
+            found = find_command(command, path=path)
+        except CommandNotFoundError as exc:
+            beside = search_places(path)[-1]
+            # The whole list of places is long (every PATH folder): it is the tooltip.
+            self.command_note.setText(
+                f"⚠ Not found on PATH, nor beside the studio's Python ({beside}): install it, "
+                "or write its full path."
+            )
+            self.command_note.setToolTip(str(exc))
+            return
+        self.command_note.setToolTip("")
+        self.command_note.setText(f"Starts {found}" if found != command else "")
 
     def _on_type_changed(self) -> None:
         stdio = self.type_combo.currentData() == "stdio"
@@ -251,7 +346,12 @@ class ServerDialog(QDialog):
 
     def _defaults(self, data: dict[str, Any]) -> dict[str, Any]:
         defaults = dict(data.get("serverToolDefaults") or {})
-        required = self.permission_check.isChecked()
+        required = self.needs_permission()
+        if required is None:
+            raise ValueError(
+                "choose whether its tools need a person's permission (runs that cannot ask "
+                "do not get those that do)"
+            )
         # Unset already means "needs permission": write the key only when it says something.
         if required and "permissionRequired" not in defaults:
             return data

@@ -361,8 +361,14 @@ class ServersPage(QWidget):
     ) -> tuple[str, McpServerConfig] | None:
         from app.pages.server_dialog import ServerDialog
 
+        agent = self.document.agent
         dialog = ServerDialog(
-            taken, name, config, keyring_prefix=agent_slug(self.document.agent), parent=self
+            taken,
+            name,
+            config,
+            keyring_prefix=agent_slug(agent),
+            tool_permission=agent.settings.tool_permission,
+            parent=self,
         )
         try:
             return dialog.result_value if dialog.exec() else None
@@ -389,7 +395,11 @@ class ServersPage(QWidget):
         if self.document.agent.mcp_servers.get(name) is not config:
             return  # edited or removed meanwhile: this result describes something else
         self.cache.store(name, result)
-        if not result.ok:
+        if result.ok:
+            # Said where the person looks, so an earlier failure of it does not stay there.
+            count = len(result.tools)
+            reporter().info(f"Connected to {name}: {count} tool{'s' if count != 1 else ''}.")
+        else:
             reporter().error(
                 f"MCP server {name} could not start: {(result.error or '').splitlines()[0]}",
                 detail=_failure_text(result.error or "", result.stderr_tail),

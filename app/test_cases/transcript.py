@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 from app.history.model import HistoryEntry
 from app.history.view import transcript_html
 from app.test_cases.matrix_model import Cell
+from app.window.screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -65,5 +66,5 @@ class TranscriptDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.browser, 1)
         layout.addWidget(buttons)
-        self.resize(720, 560)
+        fit_to_screen(self, 720, 560)
         self.finished.connect(lambda _result: self.deleteLater())

@@ -50,6 +50,7 @@ from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
 from app.test_run.memory import ArgumentMemory
 from app.tool_editor.preview import TemplatePreview
+from app.window.screen_fit import fit_to_screen
 from schema_types.agent import ToolDefinition
 from schema_types.arguments import apply_defaults, sample_arguments, validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
@@ -146,7 +147,7 @@ class TestToolDialog(QDialog):
         self._memory = ArgumentMemory(settings if settings is not None else SettingsStore())
         self.setObjectName("testToolDialog")
         self.setWindowTitle(f"Test {tool.name}")
-        self.resize(1000, 640)
+        fit_to_screen(self, 1000, 640)
 
         title = QLabel(tool.title or tool.name)
         title_font = QFont(title.font())

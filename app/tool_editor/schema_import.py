@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.tool_editor.value_editors import error_colour, loads_json
+from app.window.screen_fit import fit_to_screen
 from schema_types.errors import SchemaDefinitionError
 from schema_types.schema.check import check_parameters_schema
 from schema_types.schema.nodes import parameters_from_json
@@ -239,7 +240,7 @@ class ImportDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.take_description)
         layout.addWidget(self.buttons)
-        self.resize(560, 420)
+        fit_to_screen(self, 560, 420)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(200)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.document.agent_document import AgentDocument
 from app.document.recovery import RecoveryEntry
 from app.errors import Report
+from app.window.screen_fit import fit_to_screen
 
 __all__ = [
     "ConflictAnswer",
@@ -46,7 +47,7 @@ class TextDialog(QDialog):
     def __init__(self, title: str, message: str, text: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
-        self.resize(760, 520)
+        fit_to_screen(self, 760, 520)
         label = QLabel(message)
         label.setWordWrap(True)
         self.text = QPlainTextEdit(text)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.icons import app_icon
+from app.window.screen_fit import fit_to_screen
 
 __all__ = [
     "APP_DISTRIBUTION",
@@ -107,7 +108,7 @@ class GettingStartedDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.browser, 1)
         layout.addWidget(buttons)
-        self.resize(560, 460)
+        fit_to_screen(self, 560, 460)
 
 
 def _version(distribution: str) -> str:

@@ -51,6 +51,7 @@ from app.window.files import FileActions
 from app.window.menus import MenuActions
 from app.window.outline import OutlineView
 from app.window.runs import RunActions
+from app.window.screen_fit import fit_to_screen
 from app.window.view_menu import window_zoom
 from schema_types.agent import ToolDefinition
 
@@ -404,7 +405,9 @@ class MainWindow(FileActions, RunActions, MenuActions, QMainWindow):
     def _restore_window_state(self) -> None:
         geometry = self.settings.window_geometry()
         if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(1200, 780)
+            fit_to_screen(self, 1200, 780)
+        else:  # saved on a larger screen, or one that is gone
+            fit_to_screen(self, self.width(), self.height())
 
     def save_window_state(self) -> None:
         """Remember geometry and splitter sizes for the next start."""

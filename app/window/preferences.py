@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings_store import AUTOSAVE_RANGE, THEMES, Endpoint, Theme, default_endpoints
+from app.window.screen_fit import fit_to_screen
 from app.window.theme import THEME_LABELS
 from mcp_export.providers.kinds import PROVIDER_KINDS
 
@@ -171,7 +172,7 @@ class PreferencesDialog(QDialog):
         layout.addWidget(data)
         layout.addWidget(self.buttons)
         self.set_preferences(preferences)
-        self.resize(620, 560)
+        fit_to_screen(self, 620, 560)
 
     # -- the preferences -------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.window.edit_menu import EDITORS, PLAIN_LABEL_PROPERTY, SCOPE_PROPERTY
+from app.window.screen_fit import fit_to_screen
 
 __all__ = [
     "PANE_KEYS",
@@ -226,7 +227,7 @@ class ShortcutsDialog(QDialog):
         layout.addWidget(self.note)
         layout.addWidget(buttons)
         self.search_edit.textChanged.connect(self.set_filter)
-        self.resize(640, 620)
+        fit_to_screen(self, 640, 620)
 
     def set_filter(self, text: str) -> None:
         """Show only the shortcuts whose action, keys or place contain ``text`` (any case)."""

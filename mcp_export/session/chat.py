@@ -36,7 +36,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 
@@ -69,6 +69,7 @@ from mcp_export.session.events import (
     ToolCallFinished,
     ToolCallRecord,
     ToolCallStarted,
+    ToolsHidden,
     TurnFinished,
 )
 from mcp_export.session.failure import failure_for, turn_limit_error
@@ -78,6 +79,7 @@ from mcp_export.session.steps import StepReporter
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore, ThreadKind
+    from mcp_export.toolbox.withheld import WithheldTools
     from schema_types.agent import Agent
 
 __all__ = [
@@ -165,6 +167,15 @@ class SessionToolbox(Protocol):
         timeout: float | None,  # noqa: ASYNC109 - the toolbox bounds each call itself
     ) -> _ToolOutcome:
         """Run one tool; a refused, failing or timed-out tool comes back as an error outcome."""
+        ...
+
+
+@runtime_checkable
+class _Withholding(Protocol):
+    """A toolbox that can say which tools its permission rule held back (``AgentToolbox``)."""
+
+    def withheld(self) -> Sequence[WithheldTools]:
+        """Per server, the tools the model is not offered because nobody can permit them."""
         ...
 
 
@@ -355,7 +366,7 @@ class ChatSession:
         self.messages.append(ChatMessage("user", user_message))
         self._recorder.user_message(redact(user_message))
         emit(SessionStarted(self.id, self._recorder.thread_id, self.model))
-        tools = await self._offered_tools()
+        tools = await self._offered_tools(emit)
         parameters = resolve_parameters(self.agent.settings, self.overrides)
         for turn in range(1, self.max_turns + 1):
             state.turns = turn
@@ -385,13 +396,18 @@ class ChatSession:
             parameters = _unforced(parameters)
         raise turn_limit_error(self.max_turns)
 
-    async def _offered_tools(self) -> tuple[ToolSchema, ...]:
+    async def _offered_tools(self, emit: _Emit) -> tuple[ToolSchema, ...]:
         if self.toolbox is None:
             return ()
-        return tuple(
+        offered = tuple(
             ToolSchema(spec.name, spec.description, spec.input_schema)
             for spec in await self.toolbox.allowed_tools()
         )
+        if isinstance(self.toolbox, _Withholding):
+            # Hidden silently, a person sees no tool calls and cannot tell why: the trace says.
+            for held in self.toolbox.withheld():
+                emit(ToolsHidden(held.text, held.server, held.tools, held.policy))
+        return offered
 
     async def _model_turn(self, request: ModelRequest, emit: _Emit) -> Completion:
         completion: Completion | None = None

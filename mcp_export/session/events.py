@@ -7,9 +7,10 @@ A session's ``run`` yields, in order::
                                                                          one per model request
     FinalAnswer | SessionFailed                                          exactly one, always last
 
-and, from a session made with ``steps=True``, a ``Step`` anywhere before the last event: what
-the run waits for from then on (a tool server starting, the model, a retry), for a status line;
-the next ``Step`` replaces it.
+A ``Notice`` may be a ``ToolsHidden``: tools the permission rule held back from the run, said
+once per server before the first model request. And, from a session made with ``steps=True``,
+a ``Step`` anywhere before the last event: what the run waits for from then on (a tool server
+starting, the model, a retry), for a status line; the next ``Step`` replaces it.
 
 The studio's chat tab renders them, the served MCP server turns them into progress notifications
 and the structured result, the CLI prints them. They are plain frozen dataclasses: cheap to
@@ -36,6 +37,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallRecord",
     "ToolCallStarted",
+    "ToolsHidden",
     "TurnFinished",
 ]
 
@@ -129,6 +131,18 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class ToolsHidden(Notice):
+    """A ``Notice`` that the permission rule held back tools of one of the agent's MCP servers
+    from this run (nobody can give permission in it): ``text`` says which, why and where to
+    change it; ``tools`` is empty when the server was not started, so its names are unknown;
+    ``policy`` is the agent's ``toolPermission`` (``tool`` or ``always``)."""
+
+    server: str = ""
+    tools: tuple[str, ...] = ()
+    policy: str = "tool"
+
+
+@dataclass(frozen=True)
 class Step:
     """What the run waits for from now on, as a status line says it (``Starting time…``,
     ``Asking the model (openai:gpt-4o)…``, ``Model request failed (connection refused), retry
@@ -177,6 +191,7 @@ SessionEvent = (
     SessionStarted
     | TextDelta
     | Notice
+    | ToolsHidden
     | Step
     | ToolCallStarted
     | ToolCallFinished

@@ -13,6 +13,7 @@ The permission rule (DESIGN.md, "Permission"), for runs where nobody can be aske
   server default, else required).
 
 A call outside the allowed set is refused at call time too, as an error result the model sees.
+``withheld`` says which tools the rule held back from a run, for its trace (``toolbox.withheld``).
 Every failure of a tool (an ``isError`` result, a protocol error, a timeout, a crashed server)
 comes back as an error ``ToolOutcome`` with the reason; ``call`` never raises, except when it is
 cancelled.
@@ -61,6 +62,7 @@ from mcp_export.toolbox.outcome import ToolOutcome, outcome_from_result
 # them from here); they live with the rest of the one-off probe.
 from mcp_export.toolbox.probe import ProbedTool, ProbeResult, probe_server
 from mcp_export.toolbox.server_io import describe_error
+from mcp_export.toolbox.withheld import WithheldTools, find_withheld
 from schema_types.agent import Agent, McpServerConfig
 
 __all__ = [
@@ -70,6 +72,7 @@ __all__ = [
     "ProbedTool",
     "ToolOutcome",
     "ToolSpec",
+    "WithheldTools",
     "probe_server",
     "provider_tool_name",
 ]
@@ -293,6 +296,17 @@ class AgentToolbox(AsyncResource):
         """
         servers = [n for n, c in self._connections.items() if _may_offer_any(c.config, self.policy)]
         return [spec for spec in await self._gather(servers) if self.hidden_reason(spec) is None]
+
+    def withheld(self) -> list[WithheldTools]:
+        """The tools the permission rule keeps from the model, per server, as far as the last
+        listing knows them (``toolbox.withheld``): for the run's trace."""
+        listed = {
+            server: [spec.tool for spec in specs] for server, (_, specs) in self._listed.items()
+        }
+        skipped = [
+            n for n, c in self._connections.items() if not _may_offer_any(c.config, self.policy)
+        ]
+        return find_withheld(self.agent, listed, skipped)
 
     async def hidden_tools(self) -> list[HiddenTool]:
         """The tools the model is not offered, each with the reason."""

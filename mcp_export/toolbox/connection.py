@@ -43,6 +43,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_export.errors import ToolServerError
 from mcp_export.protocol_log import ProtocolLog
 from mcp_export.redact import remember_resolved
+from mcp_export.toolbox.command import find_command
 from mcp_export.toolbox.message_log import LoggedWriteStream, MessageTap
 from mcp_export.toolbox.server_io import StderrTail, WatchedReadStream, describe_error
 from mcp_export.toolbox.steps import ServerPhase, ServerStep, server_step_listener
@@ -448,9 +449,7 @@ class ServerConnection:
         assert config.command is not None
         env = {**os.environ, **_resolve_values(config.env)}
         cwd = self._working_directory()
-        command = config.command
-        if os.sep in command and not os.path.isabs(command) and cwd is not None:
-            command = str(cwd / command)
+        command = find_command(config.command, cwd=cwd, path=env.get("PATH"))
         params = StdioServerParameters(command=command, args=config.args, env=env, cwd=cwd)
         attempt.stderr = tail = StderrTail(self.name)
         assert tail.write_file is not None

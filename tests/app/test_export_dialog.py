@@ -18,6 +18,7 @@ import keyring
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -175,8 +176,8 @@ def test_the_config_path_starts_at_the_clients_default(dialog: ExportDialog) -> 
     dialog.set_client("claude-desktop")
     assert dialog.config_edit.text() == str(default_config_path("claude-desktop"))
     dialog.set_client("claude-code")
-    assert dialog.install_fields.isHidden()
-    assert "claude mcp add-json" in dialog.install_hint.text()
+    assert dialog.install_box.fields.isHidden()
+    assert "claude mcp add-json" in dialog.install_box.hint.text()
     assert dialog.snippet_text().startswith("claude mcp add-json travel-desk ")
     assert dialog.install_entry() is None
 
@@ -416,14 +417,15 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     dialog.install_entry()
     dialog.show()
     assert not _verify(dialog, qtbot).ok
-    assert dialog.fix_box.isVisible() and not dialog.save_button.isEnabled()
-    assert dialog.keyring_field is not None
+    offer = dialog.keyring_offer
+    assert offer is not None and dialog.keyring_field is not None
+    assert dialog.fix_box.isVisible() and not offer.save_button.isEnabled()
 
     dialog.keyring_field.edit.setText(SECRET)
     assert dialog.keyring_field.commit()
-    assert dialog.save_button.isEnabled()
+    assert offer.save_button.isEnabled()
     with qtbot.waitSignal(dialog.verify_finished, timeout=WAIT_MS) as signal:
-        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(offer.save_button, Qt.MouseButton.LeftButton)
 
     reference = "keyring://metaagent-studio/travel-desk-openai"
     assert load_agent(agent_path).providers["openai"]["OPENAI_API_KEY"] == reference
@@ -437,6 +439,61 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     outcome = _call(dialog, qtbot)
     assert outcome.ok and "Booked: Book a flight to Lisbon." in outcome.text
     assert SECRET not in _shown(dialog)
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """A machine without a keyring backend: keyring's own ``fail`` backend, as it picks there."""
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+def _visible_text(widget: QWidget) -> str:
+    return "\n".join(label.text() for label in widget.findChildren(QLabel) if label.isVisible())
+
+
+def test_a_key_the_keyring_refuses_is_explained_in_the_dialog_with_a_way_for_claude_desktop(
+    qtbot: QtBot,
+    qasync_loop: asyncio.AbstractEventLoop,
+    home: Path,
+    no_keyring: None,
+    agent_path: Path,
+    model: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    document = AgentDocument.load(agent_path)
+    dialog = ExportDialog(agent_path, document=document)
+    qtbot.addWidget(dialog)
+    _answer(dialog, monkeypatch, yes=True)
+    dialog.set_client("claude-desktop")
+    config = home / "claude_desktop_config.json"
+    dialog.config_edit.setText(str(config))
+    dialog.install_entry()
+    dialog.show()
+    assert not _verify(dialog, qtbot).ok
+    assert dialog.keyring_field is not None
+
+    qtbot.keyClicks(dialog.keyring_field.edit, SECRET)
+    qtbot.mouseClick(dialog.keyring_field.store_button, Qt.MouseButton.LeftButton)
+
+    assert dialog.keyring_offer is not None
+    problem = dialog.keyring_offer.problem
+    qtbot.waitUntil(lambda: not problem.visibleRegion().isEmpty(), timeout=5000)  # in view
+    shown = _visible_text(dialog)
+    assert "could not be stored in the system keyring" in shown
+    assert "No recommended backend was available" in shown
+    # The way that works for Claude Desktop: the value in its config, where the entry has it.
+    assert "Claude Desktop starts the server without your shell's environment" in shown
+    assert f"mcpServers › travel-desk › env › OPENAI_API_KEY in {config}" in shown
+    assert "type env://" not in shown
+    assert SECRET not in shown
+    assert document.agent.providers["openai"]["OPENAI_API_KEY"] == "env://OPENAI_API_KEY"
+    assert not document.is_dirty()  # nothing was written to the agent
 
 
 def test_closing_the_dialog_cancels_a_running_call(

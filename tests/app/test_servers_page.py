@@ -234,6 +234,29 @@ def test_a_failing_server_command_shows_its_stderr(
     assert "tasks — press Connect to list them" in page.summary.text()
 
 
+def test_a_connection_that_works_replaces_the_earlier_failure_in_the_status_bar(
+    qtbot: QtBot, example_path: Path, qasync_loop: asyncio.AbstractEventLoop
+) -> None:
+    from tests.app._windows import studio_window
+
+    window = studio_window(qtbot)
+    document = window.open_file(example_path)
+    assert document is not None
+    document.set_field(("mcp_servers", "time", "command"), "no-such-mcp-server", text="Edit")
+    page = window.show_page(document, "servers")
+    assert isinstance(page, ServersPage)
+    connect(qtbot, page, "time")
+    qtbot.waitUntil(lambda: "could not start" in window.statusBar().currentMessage(), timeout=5000)
+
+    document.set_field(("mcp_servers", "time", "command"), TIME_SERVER, text="Edit")
+    connect(qtbot, page, "time")
+
+    message = window.statusBar().currentMessage()
+    assert "could not start" not in message and "✖" not in message
+    assert message == "Connected to time: 2 tools."
+    assert not window.details_button.isVisible()
+
+
 def test_editing_a_server_forgets_the_tools_of_its_old_command(
     qtbot: QtBot, page: ServersPage, qasync_loop: asyncio.AbstractEventLoop
 ) -> None:
@@ -263,7 +286,7 @@ def test_the_dialog_builds_a_stdio_server_and_moves_a_literal_secret_to_the_keyr
     dialog.command_edit.setText("github-mcp-server")
     dialog.args_edit.setText("stdio --toolsets 'repos issues'")
     dialog.env_edit.setPlainText("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123\nLOG=debug")
-    dialog.permission_check.setChecked(False)
+    dialog.free_radio.setChecked(True)
     stored: list[tuple[str, str, str]] = []
 
     def store(service: str, entry: str, value: str) -> str:
@@ -299,7 +322,7 @@ def test_the_dialog_keeps_what_it_does_not_show_and_refuses_bad_input(qtbot: QtB
     dialog = ServerDialog({"time", "other"}, "time", original)
     qtbot.addWidget(dialog)
     assert dialog.command_edit.text() == "mcp-server-time"
-    assert dialog.permission_check.isChecked()
+    assert dialog.ask_radio.isChecked()  # unset counts as needing permission
 
     dialog.args_edit.setText("--local-timezone 'Europe/Lisbon")
     dialog.accept()
@@ -319,6 +342,60 @@ def test_the_dialog_keeps_what_it_does_not_show_and_refuses_bad_input(qtbot: QtB
         "tools": {"convert_time": {"permissionRequired": True}},
         "x-note": "kept",
     }
+
+
+def test_adding_a_server_asks_for_the_permission_choice_and_says_its_effect(
+    qtbot: QtBot,
+) -> None:
+    dialog = ServerDialog(set(), tool_permission="tool")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.name_edit.setText("time")
+    dialog.command_edit.setText(TIME_SERVER)
+    assert not dialog.ask_radio.isChecked() and not dialog.free_radio.isChecked()
+    assert dialog.permission_effect.text().startswith("Choose one.")
+
+    dialog.accept()
+    assert dialog.result_value is None
+    assert "choose whether its tools need a person's permission" in dialog.error_label.text()
+
+    qtbot.mouseClick(dialog.ask_radio, Qt.MouseButton.LeftButton)
+    assert dialog.permission_effect.isVisible()
+    assert dialog.permission_effect.text().startswith(
+        "Test runs and served calls of this agent (toolPermission: tool) will get none of "
+        "this server's tools"
+    )
+    qtbot.mouseClick(dialog.free_radio, Qt.MouseButton.LeftButton)
+    assert dialog.permission_effect.text() == (
+        "Test runs and served calls of this agent will get this server's tools."
+    )
+    dialog.accept()
+    assert dialog.result_value is not None
+    assert dialog.result_value[1].server_tool_defaults.permission_required is False
+
+
+def test_the_dialog_says_which_program_a_command_starts_or_where_it_looked(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # started as .venv/bin/metaagent: no venv bin
+    dialog = ServerDialog(set())
+    qtbot.addWidget(dialog)
+    dialog.show()
+
+    dialog.command_edit.setText("mcp-server-time")
+    assert dialog.command_note.text() == f"Starts {TIME_SERVER}"
+
+    dialog.command_edit.setText("no-such-mcp-server")
+    beside = Path(sys.executable).parent
+    assert dialog.command_note.text() == (
+        f"⚠ Not found on PATH, nor beside the studio's Python ({beside}): install it, or write "
+        "its full path."
+    )
+    assert dialog.command_note.toolTip().startswith(
+        f"command not found: no-such-mcp-server (looked in PATH and beside this Python: "
+        f"/usr/bin, /bin, {beside})"
+    )
+    assert dialog.command_note.isVisible()
 
 
 def test_pairs_name_the_line_that_is_wrong() -> None:
