@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from mcp_export.server.fill import fill_prompt
 from mcp_export.server.model import NoModel, choose_model
 from mcp_export.server.result import error_result
 from mcp_export.server.round_trip import run_round_trip
@@ -33,7 +34,6 @@ from mcp_export.server.steps import ServedRequest, drive, finish, new_session
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
-from schema_types.template.engine import render
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -87,17 +87,6 @@ def _argument_problems(
     if problems:
         return None, None, problems
     return arguments, conversation, []
-
-
-def _render(tool: ServedTool, arguments: Mapping[str, Any]) -> str:
-    definition = tool.definition
-    return render(
-        definition.prompt,
-        arguments,
-        definition.parameters,
-        tool_name=definition.name,
-        tool_description=definition.description,
-    )
 
 
 async def run_call(
@@ -156,7 +145,7 @@ async def _answer(
         return _refuse(meter, unusable_schema_text(tool, exc))
     if arguments is None:
         return _refuse(meter, invalid_arguments_text(tool, problems))
-    prompt = _render(tool, arguments)
+    prompt = await fill_prompt(tool, arguments)
     history = runtime.policy.history
     prior: list[ChatMessage] = []
     if conversation is not None:
