@@ -26,11 +26,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError as JsonSchemaError
 from pydantic import Field, field_validator
 
 from schema_types.file_model import FileModel
+from schema_types.schema.meta_schema import meta_schema_error
 
 __all__ = ["CalledTool", "Expectations", "TestCase"]
 
@@ -75,11 +74,9 @@ class Expectations(FileModel):
     @field_validator("json_schema")
     @classmethod
     def _check_schema(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
-        if value is not None:
-            try:
-                Draft202012Validator.check_schema(value)
-            except JsonSchemaError as exc:
-                raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        error = None if value is None else meta_schema_error(value)
+        if error is not None:
+            raise ValueError(f"not a valid JSON Schema: {error}")
         return value
 
 
