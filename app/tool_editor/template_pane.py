@@ -151,6 +151,7 @@ class TemplatePane(QWidget):
         self._updating = False
         self._rename: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._analysed_prompt: str | None = None
+        self._refreshing = False
 
         self.editor = TemplateEditor()
         self.editor.undo_stack = document.undo_stack
@@ -280,8 +281,22 @@ class TemplatePane(QWidget):
             self.editor.setReadOnly(True)
             return
         self.editor.setReadOnly(False)
+        # Classified against the parameters before the text arrives, the prompt's placeholders
+        # are coloured right (and touching tags merged into one range) from the first pass. The
+        # re-colouring of the old text says "changed" too: not an edit.
+        self._updating = True
+        try:
+            self.editor.highlighter.set_parameters(tool.parameters)
+        finally:
+            self._updating = False
         self._show_prompt(tool.prompt)
-        self._take_parameters(tool)
+        # The preview is rendered once, by _analyse, not also when the samples take the
+        # parameters.
+        self._refreshing = True
+        try:
+            self._take_parameters(tool)
+        finally:
+            self._refreshing = False
         self._take_names(tool)
         self._analyse(tool)
 
@@ -390,7 +405,8 @@ class TemplatePane(QWidget):
         refused = bool(self.samples.problems())
         self.preview_note.setText(_REFUSED_NOTE if refused else _PREVIEW_NOTE)
         show_as_error(self.preview_note, refused)
-        self._render_preview()
+        if not self._refreshing:
+            self._render_preview()
 
     def _on_error_count_changed(self, count: int) -> None:
         self.error_count_changed.emit(count)
