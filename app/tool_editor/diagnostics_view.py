@@ -56,7 +56,9 @@ class DiagnosticsView(QListWidget):
     def set_diagnostics(self, diagnostics: Sequence[Diagnostic], template: str) -> None:
         """Show ``diagnostics`` of ``template`` (rows are rebuilt only when they differ)."""
         self.diagnostics = list(diagnostics)
-        key = [(d.severity.value, d.message, d.start, d.end) for d in diagnostics]
+        # The rows show the first MAX_ROWS and a count of the rest: that is all that can change.
+        key = [(d.severity.value, d.message, d.start, d.end) for d in diagnostics[:MAX_ROWS]]
+        key.append(("", "", len(diagnostics), 0))
         errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
         if key != self._shown:
             self._shown = key
