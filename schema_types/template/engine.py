@@ -46,7 +46,13 @@ from schema_types.template.resolve import (
     placeholder_kind,
     root_properties,
 )
-from schema_types.template.sections import OPENERS, open_sections, section_name, section_structure
+from schema_types.template.sections import (
+    OPENERS,
+    open_sections,
+    section_name,
+    section_problems,
+    section_structure,
+)
 from schema_types.template.tokens import (
     _TOKEN_RE,
     TOOL_FIELD_PATHS,
@@ -203,8 +209,9 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
             diagnostics.append(error_at("stray-brace", message, token))
         elif kind is TokenKind.INVALID_PLACEHOLDER:
             diagnostics.append(error_at("invalid-placeholder", _invalid_message(token.text), token))
-    if structure.problems:
-        diagnostics = sorted([*diagnostics, *structure.problems], key=lambda d: d.start)
+    if structure.faults:
+        problems = section_problems(template)
+        diagnostics = sorted([*diagnostics, *problems], key=lambda d: d.start)
     end = len(template)
     root = root_properties(parameters)
     required = parameters.get("required") if isinstance(parameters, Mapping) else None

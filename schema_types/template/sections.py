@@ -15,7 +15,14 @@ from functools import lru_cache
 from schema_types.template.diagnostic import Diagnostic, error_at
 from schema_types.template.tokens import Token, TokenKind, _tokens
 
-__all__ = ["OPENERS", "SectionStructure", "open_sections", "section_name", "section_structure"]
+__all__ = [
+    "OPENERS",
+    "SectionStructure",
+    "open_sections",
+    "section_name",
+    "section_problems",
+    "section_structure",
+]
 
 OPENERS = frozenset({TokenKind.SECTION, TokenKind.INVERTED_SECTION})
 _BLANK = " \t"
@@ -30,14 +37,18 @@ class SectionStructure:
         ends: index of each paired opening tag → index of its end tag.
         broken: indices of section tags that pair with nothing (rendered as their source text).
         kept: index of a text token → the ``(start, end)`` of it that standalone tags leave.
-        problems: the structural diagnostics, in template order.
+        faults: what is wrong, in template order, as token indices for
+            :func:`section_problems` to word: ``(tag, end, opener)`` for a tag left unclosed
+            when ``end`` closed ``opener`` around it, ``(tag, -1, -1)`` for one unclosed at the
+            end, ``(end, inner, -2)`` for an end tag that closes no open section while
+            ``inner`` is the innermost open one, ``(end, -1, -2)`` when none is open.
     """
 
     tokens: tuple[Token, ...]
     ends: Mapping[int, int]
     broken: frozenset[int]
     kept: Mapping[int, tuple[int, int]]
-    problems: tuple[Diagnostic, ...]
+    faults: tuple[tuple[int, int, int], ...]
 
 
 def section_name(token: Token) -> str:
@@ -49,7 +60,7 @@ def section_name(token: Token) -> str:
 def section_structure(template: str) -> SectionStructure:
     tokens = _tokens(template)
     pairing = _Pairing(tokens)
-    problems: list[Diagnostic] = []
+    faults: list[tuple[int, int, int]] = []
     for index, token in enumerate(tokens):
         kind = token.kind
         if kind in OPENERS:
@@ -58,38 +69,56 @@ def section_structure(template: str) -> SectionStructure:
             depth = pairing.innermost(token.path)
             if depth is None:
                 pairing.broken.add(index)
-                if pairing.stack:
-                    inner = tokens[pairing.stack[-1]]
-                    message = (
-                        f"{token.text} does not close the open section {inner.text}:"
-                        f" write {{/{section_name(inner)}}} to close it"
-                    )
-                    problems.append(error_at("section-mismatch", message, token))
-                else:
-                    message = (
-                        f"{token.text} closes no section: open one before it with"
-                        f" {{?{section_name(token)}}} or {{!{section_name(token)}}}"
-                    )
-                    problems.append(error_at("unopened-section-end", message, token))
+                faults.append((index, pairing.stack[-1] if pairing.stack else -1, -2))
                 continue
-            opener = tokens[pairing.stack[depth]]
-            for inner_index in pairing.close(depth, index):
-                inner = tokens[inner_index]
-                pairing.broken.add(inner_index)
-                message = (
-                    f"unclosed section {inner.text}: {token.text} closes {opener.text} around it"
-                    f" first; write {{/{section_name(inner)}}} before {token.text}"
-                )
-                problems.append(error_at("unclosed-section", message, inner))
-    for index in pairing.stack:
-        inner = tokens[index]
-        message = f"unclosed section {inner.text}: write {{/{section_name(inner)}}} where it ends"
-        problems.append(error_at("unclosed-section", message, inner))
+            opener = pairing.stack[depth]
+            for inner in pairing.close(depth, index):
+                pairing.broken.add(inner)
+                faults.append((inner, index, opener))
+    faults += [(index, -1, -1) for index in pairing.stack]
     pairing.broken.update(pairing.stack)
-    problems.sort(key=lambda d: d.start)
+    faults.sort()
     ends = pairing.ends
     kept = _standalone_cuts(template, tokens, sorted([*ends, *ends.values()]))
-    return SectionStructure(tokens, ends, frozenset(pairing.broken), kept, tuple(problems))
+    return SectionStructure(tokens, ends, frozenset(pairing.broken), kept, tuple(faults))
+
+
+@lru_cache(maxsize=8)
+def section_problems(template: str) -> tuple[Diagnostic, ...]:
+    """The structural diagnostics of a template (tags that pair with nothing), in order.
+
+    Worded apart from :func:`section_structure`, which rendering needs and diagnostics do not.
+    """
+    tokens = section_structure(template).tokens
+    problems: list[Diagnostic] = []
+    for tag, other, third in section_structure(template).faults:
+        token = tokens[tag]
+        if third == -2 and other >= 0:
+            inner = tokens[other]
+            message = (
+                f"{token.text} does not close the open section {inner.text}:"
+                f" write {{/{section_name(inner)}}} to close it"
+            )
+            problems.append(error_at("section-mismatch", message, token))
+        elif third == -2:
+            message = (
+                f"{token.text} closes no section: open one before it with"
+                f" {{?{section_name(token)}}} or {{!{section_name(token)}}}"
+            )
+            problems.append(error_at("unopened-section-end", message, token))
+        elif other >= 0:
+            end, opener = tokens[other], tokens[third]
+            message = (
+                f"unclosed section {token.text}: {end.text} closes {opener.text} around it"
+                f" first; write {{/{section_name(token)}}} before {end.text}"
+            )
+            problems.append(error_at("unclosed-section", message, token))
+        else:
+            message = (
+                f"unclosed section {token.text}: write {{/{section_name(token)}}} where it ends"
+            )
+            problems.append(error_at("unclosed-section", message, token))
+    return tuple(problems)
 
 
 class _Pairing:
