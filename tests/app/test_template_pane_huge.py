@@ -4,6 +4,7 @@ The prompt is issue 31's: ``{?nights}`` 20 000 times then ``{/destination}`` 20 
 tag unpaired. Opening it shows the text at once; the engine's diagnostics and preview are worked
 out while the GUI thread keeps turning (a timer ticks throughout), and the latest edit is the one
 shown. Showing the result (Qt laying out the preview's one long line) is GUI work, not counted.
+The test dialog's preview is filled the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import time
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
+from app.document.agent_document import AgentDocument
+from app.test_run import TestToolDialog
+from schema_types.agent import Agent
 from tests.app.test_template_editor import make_pane
 
 PAIRS = 20_000
@@ -59,3 +63,27 @@ def test_the_latest_edit_wins_over_an_analysis_still_running(qtbot: QtBot) -> No
     assert pane.error_count() == 0
     assert pane.preview.text().endswith("To Lisbon.") or pane.preview.text().endswith("To .")
     assert "{?nights}" not in pane.preview.text()
+
+
+def test_the_test_dialog_fills_a_huge_prompt_in_the_background(qtbot: QtBot) -> None:
+    agent = Agent.model_validate(
+        {
+            "metadata": {
+                "tools": [
+                    {
+                        "name": "hostile",
+                        "parameters": {"type": "object", "properties": {"x": {}, "y": {}}},
+                        "prompt": "{?x}" * PAIRS + "{/y}" * PAIRS + "Done.",
+                    }
+                ]
+            }
+        }
+    )
+    document = AgentDocument(agent)
+    dialog = TestToolDialog(document, document.agent.metadata.tools[0], None)
+    qtbot.addWidget(dialog)
+    dialog.show()
+
+    assert dialog.analysis.pending()  # the window is up before the prompt is filled
+    qtbot.waitUntil(lambda: not dialog.analysis.pending(), timeout=60_000)
+    assert dialog.preview.text() == "{?x}" * PAIRS + "{/y}" * PAIRS + "Done."
