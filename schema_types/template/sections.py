@@ -87,11 +87,13 @@ def section_structure(template: str) -> SectionStructure:
 def section_problems(template: str) -> tuple[Diagnostic, ...]:
     """The structural diagnostics of a template (tags that pair with nothing), in order.
 
-    Worded apart from :func:`section_structure`, which rendering needs and diagnostics do not.
+    Worded apart from the pairing (:func:`section_structure`): rendering needs where the tags
+    pair, only ``diagnose`` needs the sentences.
     """
-    tokens = section_structure(template).tokens
+    structure = section_structure(template)
+    tokens = structure.tokens
     problems: list[Diagnostic] = []
-    for tag, other, third in section_structure(template).faults:
+    for tag, other, third in structure.faults:
         token = tokens[tag]
         if third == -2 and other >= 0:
             inner = tokens[other]
