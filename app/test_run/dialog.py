@@ -171,7 +171,7 @@ class TestToolDialog(QDialog):
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.preview = TemplatePreview()
-        # A long prompt is filled in a worker thread; the preview shows it when it comes.
+        # A very long prompt is filled in a worker thread; the preview shows it when it comes.
         self.analysis = TemplateAnalysis(self)
         self.analysis.ready.connect(
             lambda done: self.preview.show_segments(done.segments, template=done.request.prompt)
