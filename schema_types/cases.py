@@ -26,14 +26,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError as JsonSchemaError
 from pydantic import Field, field_validator
 
 from schema_types.file_model import FileModel
 from schema_types.json_text import format_path, path_sort_key
 from schema_types.limits import MAX_NESTING, TOO_DEEP, nesting_depth
 from schema_types.schema._refs import reference_problems
+from schema_types.schema.meta_schema import meta_schema_error
 
 __all__ = ["CalledTool", "Expectations", "TestCase"]
 
@@ -82,10 +81,9 @@ class Expectations(FileModel):
             return value
         if nesting_depth(value) > MAX_NESTING:
             raise ValueError(f"not a schema an answer can be checked with: {TOO_DEEP}")
-        try:
-            Draft202012Validator.check_schema(value)
-        except JsonSchemaError as exc:
-            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        error = meta_schema_error(value)
+        if error is not None:
+            raise ValueError(f"not a valid JSON Schema: {error}")
         # Valid on paper, yet every check would fail on it (a reference that leads nowhere) or
         # never end (one that leads back to where it started): the parameters' rule.
         located = reference_problems(value) if isinstance(value, dict) else []

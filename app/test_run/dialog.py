@@ -50,11 +50,12 @@ from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
 from app.test_run.memory import ArgumentMemory
 from app.tool_editor.preview import TemplatePreview
+from app.tool_editor.template_analysis import AnalysisRequest, TemplateAnalysis
 from app.window.screen_fit import fit_to_screen
 from schema_types.agent import ToolDefinition
 from schema_types.arguments import apply_defaults, sample_arguments, validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
-from schema_types.template.engine import render, render_segments
+from schema_types.template.engine import render
 
 __all__ = ["TestRequest", "TestToolDialog", "mcp_call_text"]
 
@@ -171,6 +172,11 @@ class TestToolDialog(QDialog):
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.preview = TemplatePreview()
+        # A very long prompt is filled in a worker thread; the preview shows it when it comes.
+        self.analysis = TemplateAnalysis(self)
+        self.analysis.ready.connect(
+            lambda done: self.preview.show_segments(done.segments, template=done.request.prompt)
+        )
         self.preview.setFont(mono)
         self.preview.setToolTip(
             "The prompt a call with these arguments submits, filled by the server's renderer"
@@ -351,15 +357,17 @@ class TestToolDialog(QDialog):
         self.status.setText(
             f"{count} problem{'s' if count != 1 else ''} to fix before running." if count else ""
         )
-        segments = render_segments(
-            self.tool.prompt,
-            reading.filled,
-            self.tool.parameters,
-            tool_name=self.tool.name,
-            tool_description=self.tool.description,
-            keep_missing=self.preview.show_placeholders(),
+        self.analysis.request(
+            AnalysisRequest(
+                self.tool.prompt,
+                self.tool.parameters,
+                reading.filled,
+                self.tool.name,
+                self.tool.description,
+                self.preview.show_placeholders(),
+                diagnose=False,
+            )
         )
-        self.preview.show_segments(segments, template=self.tool.prompt)
         self.arguments_view.setPlainText(
             json.dumps(reading.arguments, indent=2, ensure_ascii=False)
         )

@@ -10,36 +10,20 @@ rewritten in place rather than rebuilt. The count of errors (warnings aside) is 
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QListView, QListWidget, QListWidgetItem, QStyle, QWidget
 
+from schema_types.template.diagnostic import line_starts, location
 from schema_types.template.engine import Diagnostic, Severity
 
-__all__ = ["MAX_ROWS", "DiagnosticsView", "line_starts", "location"]
+__all__ = ["MAX_ROWS", "DiagnosticsView"]
 
 # A template pasted with thousands of bad braces must not cost each keystroke a thousand rows.
 MAX_ROWS = 200
 _SPAN_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset where each line of ``text`` starts (for :func:`location`)."""
-    starts = [0]
-    position = text.find("\n")
-    while position >= 0:
-        starts.append(position + 1)
-        position = text.find("\n", position + 1)
-    return starts
-
-
-def location(starts: Sequence[int], offset: int) -> tuple[int, int]:
-    """The 1-based ``(line, column)`` of ``offset``, given :func:`line_starts` of the text."""
-    line = bisect_right(starts, offset) - 1
-    return line + 1, offset - starts[line] + 1
 
 
 class DiagnosticsView(QListWidget):
@@ -72,7 +56,9 @@ class DiagnosticsView(QListWidget):
     def set_diagnostics(self, diagnostics: Sequence[Diagnostic], template: str) -> None:
         """Show ``diagnostics`` of ``template`` (rows are rebuilt only when they differ)."""
         self.diagnostics = list(diagnostics)
-        key = [(d.severity.value, d.message, d.start, d.end) for d in diagnostics]
+        # The rows show the first MAX_ROWS and a count of the rest: that is all that can change.
+        key = [(d.severity.value, d.message, d.start, d.end) for d in diagnostics[:MAX_ROWS]]
+        key.append(("", "", len(diagnostics), 0))
         errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
         if key != self._shown:
             self._shown = key

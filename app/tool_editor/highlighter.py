@@ -237,9 +237,20 @@ class TemplateHighlighter(QSyntaxHighlighter):
     # -- Qt --------------------------------------------------------------------------------
 
     def highlightBlock(self, text: str) -> None:
+        # Touching pieces of one style are set as one range: a line of a thousand section tags
+        # side by side is one format range for Qt to lay out, not a thousand.
         offsets = OffsetMap(text)
         formats = self._formats
+        run_start, run_end, run_style = 0, 0, None
         for token in tokenize(text):
             for start, end, style in self.styled(token):
-                first, last = offsets.to_qt(start), offsets.to_qt(end)
-                self.setFormat(first, last - first, formats[style])
+                if style is run_style and start == run_end:
+                    run_end = end
+                    continue
+                if run_style is not None:
+                    first, last = offsets.to_qt(run_start), offsets.to_qt(run_end)
+                    self.setFormat(first, last - first, formats[run_style])
+                run_start, run_end, run_style = start, end, style
+        if run_style is not None:
+            first, last = offsets.to_qt(run_start), offsets.to_qt(run_end)
+            self.setFormat(first, last - first, formats[run_style])

@@ -148,13 +148,25 @@ class _SegmentHighlighter(QSyntaxHighlighter):
         end = start + len(text)
         index = max(0, bisect_right(preview.span_starts, start) - 1)
         stop = bisect_left(preview.span_starts, end, lo=index)
+        # Touching spans of one format are set as one range (a thousand unpaired tags in a row
+        # are one range for Qt to lay out).
+        run: tuple[int, int, QTextCharFormat] | None = None
         for span in spans[index:stop]:
             if span.end <= start:
                 continue
             first = to_qt(max(span.start, start)) - qt_start
             last = to_qt(min(span.end, end)) - qt_start
-            if last > first:
-                self.setFormat(first, last - first, self._format(span))
+            if last <= first:
+                continue
+            form = self._format(span)
+            if run is not None and run[2] is form and run[1] == first:
+                run = (run[0], last, form)
+                continue
+            if run is not None:
+                self.setFormat(run[0], run[1] - run[0], run[2])
+            run = (first, last, form)
+        if run is not None:
+            self.setFormat(run[0], run[1] - run[0], run[2])
 
 
 def _common_prefix(a: Sequence[object], b: Sequence[object]) -> int:

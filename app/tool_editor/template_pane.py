@@ -56,16 +56,15 @@ from app.tool_editor.highlighter import OffsetMap
 from app.tool_editor.preview import TemplatePreview
 from app.tool_editor.sample_panel import SampleValuesPanel, heading, show_as_error
 from app.tool_editor.sample_values import SampleStore
+from app.tool_editor.template_analysis import Analysis, AnalysisRequest, TemplateAnalysis
 from app.tool_editor.template_editor import TemplateEditor, completion_entries
 from schema_types.agent import ToolDefinition
 from schema_types.template.engine import (
     Severity,
     TokenKind,
     count_path_uses,
-    diagnose,
     placeholder_kind,
     rename_path,
-    render_segments,
     tokenize,
 )
 
@@ -151,12 +150,14 @@ class TemplatePane(QWidget):
         self._updating = False
         self._rename: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._analysed_prompt: str | None = None
+        self._refreshing = False
 
         self.editor = TemplateEditor()
         self.editor.undo_stack = document.undo_stack
         self.diagnostics = DiagnosticsView()
         self.preview = TemplatePreview()
         self.sample_panel = SampleValuesPanel()
+        self.analysis = TemplateAnalysis(self)
         self.samples = self.sample_panel.model
         self.preview_note = QLabel(_PREVIEW_NOTE)
         self.preview_note.setObjectName("previewNote")
@@ -177,6 +178,7 @@ class TemplatePane(QWidget):
         self.samples.values_changed.connect(self._render_preview)
         self.samples.problems_changed.connect(self._on_sample_problems_changed)
         self.preview.placeholders_toggled.connect(lambda _on: self._render_preview())
+        self.analysis.ready.connect(self._on_analysis_ready)
         ref.changed.connect(self._on_tool_changed)
         ref.removed.connect(lambda: self.editor.setReadOnly(True))
         self.refresh()
@@ -280,8 +282,22 @@ class TemplatePane(QWidget):
             self.editor.setReadOnly(True)
             return
         self.editor.setReadOnly(False)
+        # Classified against the parameters before the text arrives, the prompt's placeholders
+        # are coloured right (and touching tags merged into one range) from the first pass. The
+        # re-colouring of the old text says "changed" too: not an edit.
+        self._updating = True
+        try:
+            self.editor.highlighter.set_parameters(tool.parameters)
+        finally:
+            self._updating = False
         self._show_prompt(tool.prompt)
-        self._take_parameters(tool)
+        # The preview is rendered once, by _analyse, not also when the samples take the
+        # parameters.
+        self._refreshing = True
+        try:
+            self._take_parameters(tool, highlight=False)
+        finally:
+            self._refreshing = False
         self._take_names(tool)
         self._analyse(tool)
 
@@ -309,9 +325,10 @@ class TemplatePane(QWidget):
             return  # title, annotations, tests…: nothing the pane shows
         self._analyse(tool)
 
-    def _take_parameters(self, tool: ToolDefinition) -> None:
+    def _take_parameters(self, tool: ToolDefinition, *, highlight: bool = True) -> None:
         parameters = tool.parameters
-        self.editor.highlighter.set_parameters(parameters)
+        if highlight:
+            self.editor.highlighter.set_parameters(parameters)
         self.sample_panel.set_parameters(parameters)
         if self._rename is not None:
             old = self._rename[0]
@@ -352,31 +369,39 @@ class TemplatePane(QWidget):
 
     def _analyse(self, tool: ToolDefinition) -> None:
         """Diagnostics and preview for the tool as it is."""
-        prompt, parameters = tool.prompt, tool.parameters
+        prompt = tool.prompt
         self._analysed_prompt = prompt
         if self._rename is not None and count_path_uses(prompt, self._rename[0]) == 0:
             self._hide_rename_bar()
-        self.diagnostics.set_diagnostics(diagnose(prompt, parameters), prompt)
-        self._update_problems_title()
-        self._render_preview(tool)
+        self._request_analysis(tool, diagnose=True)
 
     def _render_preview(self, tool: ToolDefinition | None = None) -> None:
         """Show what a call with the sample values sends (placeholders kept when asked)."""
         tool = tool or self.tool()
-        if tool is None:
-            return
-        prompt = tool.prompt
-        segments = render_segments(
-            prompt,
-            self.sample_panel.arguments(),
-            tool.parameters,
-            tool_name=tool.name,
-            tool_description=tool.description,
-            keep_missing=self.preview.show_placeholders(),
+        if tool is not None:
+            self._request_analysis(tool, diagnose=False)
+
+    def _request_analysis(self, tool: ToolDefinition, *, diagnose: bool) -> None:
+        self.analysis.request(
+            AnalysisRequest(
+                tool.prompt,
+                tool.parameters,
+                self.sample_panel.arguments(),
+                tool.name,
+                tool.description,
+                self.preview.show_placeholders(),
+                diagnose,
+            )
         )
+
+    def _on_analysis_ready(self, analysis: Analysis) -> None:
+        prompt = analysis.request.prompt
+        if analysis.diagnostics is not None:
+            self.diagnostics.set_diagnostics(analysis.diagnostics, prompt)
+            self._update_problems_title()
         problems = self.samples.problems()
         marks = _problem_marks(prompt, problems) if problems else {}
-        self.preview.show_segments(segments, template=prompt, problems=marks)
+        self.preview.show_segments(analysis.segments, template=prompt, problems=marks)
 
     def _update_problems_title(self) -> None:
         errors = self.diagnostics.error_count()
@@ -390,7 +415,8 @@ class TemplatePane(QWidget):
         refused = bool(self.samples.problems())
         self.preview_note.setText(_REFUSED_NOTE if refused else _PREVIEW_NOTE)
         show_as_error(self.preview_note, refused)
-        self._render_preview()
+        if not self._refreshing:
+            self._render_preview()
 
     def _on_error_count_changed(self, count: int) -> None:
         self.error_count_changed.emit(count)

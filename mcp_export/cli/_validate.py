@@ -3,8 +3,9 @@
 For each file prints ``ok: FILE (N tools)`` on stdout, or every problem found on stderr, each
 located (``error: FILE:LINE:COLUMN: JSON.path: what is expected``). Things that load but are
 probably mistakes are warnings on stderr: literal secrets in the file, and template diagnostics
-(unknown placeholders, unbalanced braces, required parameters the prompt never uses). Exit code
-0 when every file is valid (with ``--strict``: and has no warning), else 1.
+(unknown placeholders, unbalanced braces, required parameters the prompt never uses), each once
+with its line and column in the prompt and how many more places repeat it. Exit code 0 when every
+file is valid (with ``--strict``: and has no warning), else 1.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from schema_types.errors import AgentFileError
 from schema_types.files.agent_file import load_agent
 from schema_types.secrets import find_literal_secrets
+from schema_types.template.diagnostic import Diagnostic, grouped, line_starts, location
 from schema_types.template.engine import diagnose
 
 if TYPE_CHECKING:
@@ -54,11 +56,27 @@ def warnings_for(agent: Agent) -> list[str]:
     """
     found = [str(problem) for problem in find_literal_secrets(agent)]
     for index, tool in enumerate(agent.tools):
+        diagnostics = diagnose(tool.prompt, tool.parameters)
+        if not diagnostics:
+            continue
+        starts = line_starts(tool.prompt)
         found += [
-            f"metadata.tools[{index}].prompt: {diagnostic.message}"
-            for diagnostic in diagnose(tool.prompt, tool.parameters)
+            f"metadata.tools[{index}].prompt: {_described(first, count, starts)}"
+            for first, count in grouped(diagnostics)
         ]
     return found
+
+
+def _described(diagnostic: Diagnostic, count: int, starts: list[int]) -> str:
+    """``line L, column C: message (and N more like it)``; no place for a prompt-wide one."""
+    text = diagnostic.message
+    if diagnostic.code != "unused-required":
+        line, column = location(starts, diagnostic.start)
+        text = f"line {line}, column {column}: {text}"
+    if count > 1:
+        more = f"{count - 1:,}".replace(",", " ")
+        text += f" (and {more} more like it)"
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

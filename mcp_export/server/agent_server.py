@@ -290,7 +290,7 @@ class AgentServer(AsyncResource):
                 code=types.INVALID_PARAMS,
                 message=f"Unknown prompt: {params.name} (prompts/list names the prompts served)",
             )
-        return get_prompt(tool, params.arguments)
+        return await get_prompt(tool, params.arguments)
 
     async def _tools_changed(self, ctx: ServerRequestContext[Any]) -> None:
         """The agent's inner tools became known: derived annotations may differ now."""

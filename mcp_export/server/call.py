@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from mcp_export.server.fill import fill_prompt
 from mcp_export.server.history import NoConversation
 from mcp_export.server.model import NoModel, choose_model
 from mcp_export.server.result import error_result
@@ -40,7 +41,6 @@ from mcp_export.server.tools import CONVERSATION_ID, ServedTool
 from mcp_export.server.turns import open_conversation
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
-from schema_types.template.engine import render
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -94,17 +94,6 @@ def _argument_problems(
     if problems:
         return None, None, problems
     return arguments, conversation, []
-
-
-def _render(tool: ServedTool, arguments: Mapping[str, Any]) -> str:
-    definition = tool.definition
-    return render(
-        definition.prompt,
-        arguments,
-        definition.parameters,
-        tool_name=definition.name,
-        tool_description=definition.description,
-    )
 
 
 async def run_call(
@@ -168,7 +157,7 @@ async def _answer(
         return _refuse(meter, unusable_schema_text(tool, exc), "unavailable")
     if arguments is None:
         return _refuse(meter, invalid_arguments_text(tool, problems))
-    prompt = _render(tool, arguments)
+    prompt = await fill_prompt(tool, arguments)
     if conversation is None:
         return await _turn(ctx, tool, runtime, params, meter, arguments, prompt, None, [])
     found = await open_conversation(runtime.policy.history, conversation, tool)

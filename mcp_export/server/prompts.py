@@ -33,11 +33,11 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from mcp_export.server.call import invalid_arguments_text, unusable_schema_text
+from mcp_export.server.fill import fill_prompt
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
 from schema_types.json_text import json_text, json_type_name
-from schema_types.template.engine import render
 
 __all__ = [
     "ROLE_META",
@@ -103,7 +103,7 @@ def prompt_arguments(parameters: Mapping[str, Any]) -> list[types.PromptArgument
     return arguments
 
 
-def get_prompt(tool: ServedTool, given: Mapping[str, str] | None) -> types.GetPromptResult:
+async def get_prompt(tool: ServedTool, given: Mapping[str, str] | None) -> types.GetPromptResult:
     """The ``prompts/get`` answer: the agent's system prompt and the filled template.
 
     Raises:
@@ -136,13 +136,7 @@ def get_prompt(tool: ServedTool, given: Mapping[str, str] | None) -> types.GetPr
         raise MCPError(code=types.INTERNAL_ERROR, message=unusable_schema_text(tool, exc)) from exc
     if problems:
         raise MCPError(code=types.INVALID_PARAMS, message=invalid_arguments_text(tool, problems))
-    filled = render(
-        definition.prompt,
-        arguments,
-        definition.parameters,
-        tool_name=definition.name,
-        tool_description=definition.description,
-    )
+    filled = await fill_prompt(tool, arguments)
     messages: list[types.PromptMessage] = []
     system = tool.owner.agent.system_prompt
     if system:

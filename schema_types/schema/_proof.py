@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
-__all__ = ["META_KEYWORDS", "VALUE_KEYWORDS", "proves_sound"]
+__all__ = ["META_KEYWORDS", "VALUE_KEYWORDS", "key_sound", "proves_sound"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 _TYPES = frozenset(("string", "number", "integer", "boolean", "array", "object", "null"))
@@ -204,45 +204,51 @@ def proves_sound(schema: Mapping[str, Any]) -> bool:
 
 
 def _meta_sound(node: Mapping[str, Any], stack: list[Any]) -> bool:
-    for key, value in node.items():
-        if key not in META_KEYWORDS:
-            continue
-        if key in _STRINGS:
-            ok = isinstance(value, str)
-        elif key in _ONE_SCHEMA:
-            stack.append(value)
-            ok = True
-        elif key in _SCHEMA_MAPS:
-            ok = isinstance(value, Mapping)
-            if ok:
-                stack.extend(value.values())
-        elif key in _SCHEMA_LISTS:
-            ok = isinstance(value, list) and bool(value)
-            if ok:
-                stack.extend(value)
-        elif key in _ANY_VALUE:
-            ok = True
-        elif key in _ARRAYS:
-            ok = isinstance(value, list)
-        elif key in _NUMBERS:
-            ok = _is_number(value)
-        elif key in _COUNTS:
-            ok = _is_integer(value) and value >= 0
-        elif key in _BOOLEANS:
-            ok = isinstance(value, bool)
-        elif key == "type":
-            ok = _type_sound(value)
-        elif key == "multipleOf":
-            ok = _is_number(value) and value > 0
-        elif key == "required":
-            ok = _string_set(value)
-        elif key == "dependentRequired":
-            ok = isinstance(value, Mapping) and all(_string_set(v) for v in value.values())
-        else:  # _LEFT_TO_JSONSCHEMA
-            ok = False
-        if not ok:
+    return all(key_sound(key, value, stack) for key, value in node.items())
+
+
+def key_sound(key: str, value: Any, stack: list[Any]) -> bool:
+    """Whether the meta-schema accepts ``value`` for ``key`` itself, its subschemas aside.
+
+    The subschemas ``value`` holds are put on ``stack`` for the caller to check in turn. False
+    may mean "not proven": every keyword of ``_LEFT_TO_JSONSCHEMA`` answers False.
+    """
+    if key not in META_KEYWORDS:
+        return True
+    if key in _STRINGS:
+        return isinstance(value, str)
+    if key in _ONE_SCHEMA:
+        stack.append(value)
+        return True
+    if key in _SCHEMA_MAPS:
+        if not isinstance(value, Mapping):
             return False
-    return True
+        stack.extend(value.values())
+        return True
+    if key in _SCHEMA_LISTS:
+        if not (isinstance(value, list) and value):
+            return False
+        stack.extend(value)
+        return True
+    if key in _ANY_VALUE:
+        return True
+    if key in _ARRAYS:
+        return isinstance(value, list)
+    if key in _NUMBERS:
+        return _is_number(value)
+    if key in _COUNTS:
+        return _is_integer(value) and value >= 0
+    if key in _BOOLEANS:
+        return isinstance(value, bool)
+    if key == "type":
+        return _type_sound(value)
+    if key == "multipleOf":
+        return _is_number(value) and value > 0
+    if key == "required":
+        return _string_set(value)
+    if key == "dependentRequired":
+        return isinstance(value, Mapping) and all(_string_set(v) for v in value.values())
+    return False  # _LEFT_TO_JSONSCHEMA
 
 
 def _type_sound(value: Any) -> bool:

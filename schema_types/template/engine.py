@@ -40,19 +40,24 @@ from schema_types.template.resolve import (
     ABSENT,
     PlaceholderKind,
     Resolver,
-    always_has_value,
     has_value,
     lookup,
     parameter_paths,
     placeholder_kind,
     root_properties,
 )
-from schema_types.template.sections import OPENERS, open_sections, section_name, section_structure
+from schema_types.template.sections import (
+    OPENERS,
+    open_sections,
+    section_name,
+    section_problems,
+    section_structure,
+)
 from schema_types.template.tokens import (
+    _TOKEN_RE,
     TOOL_FIELD_PATHS,
     Token,
     TokenKind,
-    _tokens,
     count_path_uses,
     referenced_paths,
     rename_path,
@@ -172,7 +177,6 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
     structure = section_structure(template)
     diagnostics: list[Diagnostic] = []
     used: set[str] = set()
-    always_memo: dict[tuple[str, ...], str | None] = {}  # a long template repeats its paths
     for token in structure.tokens:
         kind = token.kind
         if kind is TokenKind.TEXT or kind is TokenKind.ESCAPED_BRACE:
@@ -189,10 +193,7 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
                     message += f" (did you mean {_renamed(token, suggestion)}?)"
                 diagnostics.append(error_at("unknown-placeholder", message, token))
             elif found == "parameter" and (kind in OPENERS or token.fallback is not None):
-                if token.path in always_memo:
-                    always = always_memo[token.path]
-                else:
-                    always = always_memo[token.path] = always_has_value(token.path, parameters)
+                always = resolver.always(token.path)
                 if always is not None:
                     diagnostics.append(_always_warning(token, always))
         elif kind is TokenKind.UNTERMINATED:
@@ -208,8 +209,9 @@ def diagnose(template: str, parameters: Mapping[str, Any]) -> list[Diagnostic]:
             diagnostics.append(error_at("stray-brace", message, token))
         elif kind is TokenKind.INVALID_PLACEHOLDER:
             diagnostics.append(error_at("invalid-placeholder", _invalid_message(token.text), token))
-    if structure.problems:
-        diagnostics = sorted([*diagnostics, *structure.problems], key=lambda d: d.start)
+    if structure.faults:
+        problems = section_problems(template)
+        diagnostics = sorted([*diagnostics, *problems], key=lambda d: d.start)
     end = len(template)
     root = root_properties(parameters)
     required = parameters.get("required") if isinstance(parameters, Mapping) else None
@@ -247,8 +249,10 @@ def _always_warning(token: Token, why: str) -> Diagnostic:
 def _invalid_message(text: str) -> str:
     inner = text[1:-1].strip()
     stripped = "{" + inner + "}"
-    tokens = _tokens(stripped)
-    if len(tokens) == 1 and tokens[0].path:
+    # Matched here rather than tokenized: the tokenizer's cache is for whole templates, and a
+    # template with many invalid placeholders would push its own text out of it.
+    match = _TOKEN_RE.fullmatch(stripped)
+    if match is not None and match.lastgroup in ("path", "fallback", "section"):
         hint = f"write {stripped} without spaces"
     else:
         hint = (

@@ -44,6 +44,9 @@ _MAX_PATHS = 2000
 # unknowns (no parameters defined yet) must not freeze the editor, so only the first few distinct
 # unknowns of a template get a "did you mean".
 _MAX_SUGGESTIONS = 32
+# difflib compares two names in time that grows with the product of their lengths; no parameter
+# name a person types is this long, so a longer unknown name gets no suggestion.
+_MAX_SUGGESTED_LENGTH = 200
 
 
 def _may_be_object(node: Mapping[str, Any]) -> bool:
@@ -152,6 +155,8 @@ class Resolver:
         self._memo: dict[tuple[str, ...], tuple[PlaceholderKind, str]] = {}
         self._candidates: tuple[str, ...] | None = None
         self._suggested: dict[str, str | None] = {}
+        self._always: dict[tuple[str, ...], str | None] = {}
+        self._required: dict[int, frozenset[Any]] = {}
 
     def classify(self, path: tuple[str, ...]) -> tuple[PlaceholderKind, str]:
         found = self._memo.get(path)
@@ -159,13 +164,21 @@ class Resolver:
             found = self._memo[path] = _problem(path, self.parameters)
         return found
 
+    def always(self, path: tuple[str, ...]) -> str | None:
+        """:func:`always_has_value` of ``path``, once per path and call."""
+        if path in self._always:
+            return self._always[path]
+        found = self._always[path] = always_has_value(path, self.parameters, self._required)
+        return found
+
     def suggestion(self, dotted: str) -> str | None:
         if dotted in self._suggested:
             return self._suggested[dotted]
-        if len(self._suggested) >= _MAX_SUGGESTIONS:
+        if len(self._suggested) >= _MAX_SUGGESTIONS or len(dotted) > _MAX_SUGGESTED_LENGTH:
             return None
         if self._candidates is None:
             names = [".".join(p) for p in parameter_paths(self.parameters)]
+            names = [name for name in names if len(name) <= _MAX_SUGGESTED_LENGTH]
             names += [".".join(p) for p in sorted(TOOL_FIELD_PATHS)]
             root = root_properties(self.parameters)
             names += [p[0] for p in sorted(BARE_TOOL_FIELDS) if p[0] not in root]
@@ -221,13 +234,21 @@ def has_value(value: Any) -> bool:
     return not (value is None or value == "" or (isinstance(value, list) and not value))
 
 
-def always_has_value(path: tuple[str, ...], parameters: Mapping[str, Any]) -> str | None:
+def always_has_value(
+    path: tuple[str, ...],
+    parameters: Mapping[str, Any],
+    required_sets: dict[int, frozenset[Any]] | None = None,
+) -> str | None:
     """Why ``path`` has a value whenever a call leaves it out or must send it, or None.
 
     That is ``required`` when each step of the path is required, ``has a default`` when the
     path has one; with ``(unless a call sends it empty)`` after it when its schema allows a
-    value that counts as none (null, ``""``, ``[]``).
+    value that counts as none (null, ``""``, ``[]``). ``required_sets`` keeps each ``required``
+    list of ``parameters`` as a set between calls on the same schema (by the list's identity),
+    so asking about many paths does not scan a long list once per path.
     """
+    if required_sets is None:
+        required_sets = {}
     root = root_properties(parameters)
     if not path or path[0] not in root:
         return None
@@ -235,7 +256,13 @@ def always_has_value(path: tuple[str, ...], parameters: Mapping[str, Any]) -> st
     required = True
     for key in path:
         listed = node.get("required") if isinstance(node, Mapping) else None
-        required = required and isinstance(listed, list) and key in listed
+        if required and isinstance(listed, list):
+            names = required_sets.get(id(listed))
+            if names is None:
+                names = required_sets[id(listed)] = frozenset(_hashable(listed))
+            required = key in names
+        else:
+            required = False
         child, _ = child_schema(node, key)
         if child is None:
             return None
@@ -250,6 +277,11 @@ def always_has_value(path: tuple[str, ...], parameters: Mapping[str, Any]) -> st
     if not isinstance(node, Mapping) or _may_be_empty(node):
         why += " (unless a call sends it empty)"
     return why
+
+
+def _hashable(listed: list[Any]) -> list[Any]:
+    # A schema being edited may hold lists or objects in "required": they name no key anyway.
+    return [name for name in listed if isinstance(name, str)]
 
 
 def _may_be_empty(node: Mapping[str, Any]) -> bool:
