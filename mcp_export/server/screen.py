@@ -32,7 +32,7 @@ import mcp_types as types
 import pydantic_core
 from pydantic import ValidationError
 
-__all__ = ["MAX_NESTING", "Refusal", "nesting_exceeds", "screen"]
+__all__ = ["MAX_NESTING", "Refusal", "nesting_exceeds", "screen", "screen_message"]
 
 MAX_NESTING = 100
 """The deepest nesting of arrays and objects a message may have (the message itself is level 1).
@@ -70,20 +70,29 @@ def screen(raw: bytes) -> Refusal | None:
     Returns:
         None when the message may pass unchanged, else the refusal to answer with.
     """
+    return screen_message(raw)[1]
+
+
+def screen_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, Refusal | None]:
+    """``screen``, with the message as parsed when it passes.
+
+    Returns:
+        (the message, None) when it may pass unchanged, else (None, the refusal to answer with).
+    """
     try:
         message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
     except (ValidationError, ValueError):
-        return _diagnose(raw) or Refusal(
+        return None, _diagnose(raw) or Refusal(
             types.INVALID_REQUEST, "Invalid Request: not a valid MCP JSON-RPC message"
         )
     if isinstance(message, types.JSONRPCNotification) and b'"id"' in raw:
         # Maybe a request whose id is not a string or an integer (see the module doc).
         refusal = _diagnose(raw)
         if refusal is not None:
-            return refusal
+            return None, refusal
     if _too_deep_message(message):
-        return _too_deep(message.id if isinstance(message, types.JSONRPCRequest) else None)
-    return None
+        return None, _too_deep(message.id if isinstance(message, types.JSONRPCRequest) else None)
+    return message, None
 
 
 def _too_deep_message(message: types.JSONRPCMessage) -> bool:
