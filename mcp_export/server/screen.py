@@ -16,9 +16,10 @@ mishandles, and a server that a careless or hostile client can reach must answer
   what is wrong, instead of a pydantic validation dump or silence.
 
 ``screen(raw)`` is the whole rule: None for a message to pass on unchanged, else the ``Refusal``
-to answer. Valid messages take one fast path (the SDK's own pydantic model over the bytes, then
-a walk of the containers in its free-form member, which stops past ``MAX_NESTING``); only
-refused input is parsed a second time to say why.
+to answer. Valid messages take one fast path (the bytes parsed, the SDK's own pydantic model over
+the result, then a walk of the containers in its free-form member, which stops past
+``MAX_NESTING``, unless the message holds too few brackets to nest that deep); only refused input
+is parsed a second time to say why.
 """
 
 from __future__ import annotations
@@ -80,7 +81,12 @@ def screen_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, Refusal | N
         (the message, None) when it may pass unchanged, else (None, the refusal to answer with).
     """
     try:
-        message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+        # Parsed first, then validated: the SDK's model over the bytes checks every value of the
+        # free-form members again (a second for an array of a million strings), the model over
+        # the parsed data passes them through.
+        message = types.jsonrpc_message_adapter.validate_python(
+            pydantic_core.from_json(raw), by_name=False
+        )
     except (ValidationError, ValueError):
         return None, _diagnose(raw) or Refusal(
             types.INVALID_REQUEST, "Invalid Request: not a valid MCP JSON-RPC message"
@@ -90,7 +96,7 @@ def screen_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, Refusal | N
         refusal = _diagnose(raw)
         if refusal is not None:
             return None, refusal
-    if _too_deep_message(message):
+    if raw.count(b"[") + raw.count(b"{") > MAX_NESTING and _too_deep_message(message):
         return None, _too_deep(message.id if isinstance(message, types.JSONRPCRequest) else None)
     return message, None
 

@@ -5,9 +5,9 @@ a JSON-RPC message without a word (logged at debug level). That leaves two weakn
 a client may feed anything: one endless line grows memory without bound, and a client whose
 malformed request is dropped waits for an answer that never comes.
 
-``robust_stdio_server`` keeps the SDK's transport (its stdout writer and the claim that points fd 1
-at stderr while serving, so stray output of this process or its children never reaches the
-wire) and gives it ``StdinLines`` as stdin, which:
+``robust_stdio_server`` keeps the SDK's stdout writer (and the claim that points fd 1 at stderr
+while serving, so stray output of this process or its children never reaches the wire) and reads
+stdin with ``StdinLines``, which:
 
 - reads stdin in chunks and splits lines itself, discarding a line longer than
   ``MAX_LINE_BYTES`` (the rest of it is skipped up to the next newline, never held in memory);
@@ -18,7 +18,10 @@ wire) and gives it ``StdinLines`` as stdin, which:
   string or an integer. A malformed notification or response is not answered, and blank lines
   are ignored. Every refusal is logged on stderr.
 
-Valid lines reach the SDK unchanged, so every later request is served as usual.
+Valid messages reach the SDK as the screen parsed them (the SDK's own model), so every later
+request is served as usual, and a big message is parsed once: the SDK's reader would parse each
+line again, and its model over the bytes checks every value of an argument (a second for an array
+of a million strings, while the event loop serves nothing else).
 
 End of input: the SDK ends the connection as soon as stdin ends, cancelling the requests still
 being served, so ``printf 'INIT\\nINITIALIZED\\nPING\\n' | metaagent serve a.yaml`` answered only
@@ -246,13 +249,13 @@ def _error(request_id: types.RequestId | None, code: int, message: str) -> Sessi
 
 
 class StdinLines:
-    """An async iterator of the valid message lines of a binary stream (see the module doc).
+    """The valid messages of a binary stream, one a line (see the module doc).
 
     Args:
         stream: where messages arrive (``sys.stdin.buffer``).
         max_line: the longest line accepted, in bytes.
         grace: at the end of input, how long the requests already read may take to be answered
-            (``answered`` tells of each answer) before the iterator ends.
+            (``answered`` tells of each answer) before ``messages`` ends.
     """
 
     def __init__(
@@ -293,9 +296,6 @@ class StdinLines:
         if stream is not None:
             await stream.aclose()
 
-    def __aiter__(self) -> StdinLines:
-        return self
-
     def answered(self, request_id: types.RequestId) -> None:
         """A request read from this stream has its answer (or needs none any more)."""
         left = self._unanswered.get(request_id, 0) - 1
@@ -333,16 +333,17 @@ class StdinLines:
                 self._grace,
             )
 
-    async def __anext__(self) -> str:
+    async def messages(self) -> AsyncIterator[types.JSONRPCMessage]:
+        """The valid messages, in order, until the end of input (and of the grace after it)."""
         while True:
             line = await self._next_raw_line()
             if line is None:
                 await self._settle()
                 await self.aclose()
-                raise StopAsyncIteration
-            accepted = await self._check(line)
-            if accepted is not None:
-                return accepted
+                return
+            message = await self._check(line)
+            if message is not None:
+                yield message
 
     async def _read(self) -> bytes:
         if not self._pipe_tried:
@@ -404,15 +405,15 @@ class StdinLines:
                 self._eof = True
             self._buffer += chunk
 
-    async def _check(self, raw: bytes) -> str | None:
-        """The line as text when it is a valid message, else None (after answering it)."""
+    async def _check(self, raw: bytes) -> types.JSONRPCMessage | None:
+        """The line's message when it is valid, else None (after answering it)."""
         raw = raw.rstrip(b"\r")
         if not raw.strip():
             return None
         message, refusal = screen_message(raw)
         if message is not None:
             self._note(message)
-            return raw.decode("utf-8")  # the screen parsed it: valid UTF-8
+            return message
         assert refusal is not None
         if refusal.answer:
             await self._refuse(
@@ -474,12 +475,49 @@ async def robust_stdio_server(*, grace: float = 0.0) -> AsyncIterator[tuple[Any,
     """
     # Python leaves sys.stdin None when fd 0 was closed at start-up: input that has ended.
     lines = StdinLines(sys.stdin.buffer if sys.stdin is not None else io.BytesIO(), grace=grace)
+    unparsed = _NoLines()
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     async with (
         WireOut.claim() as out,
-        stdio_server(stdin=cast(Any, lines), stdout=cast(Any, out)) as (read_stream, write_stream),
+        stdio_server(stdin=cast(Any, unparsed), stdout=cast(Any, out)) as (unused, write_stream),
     ):
+        await unused.aclose()
         lines.attach(write_stream)
         try:
-            yield read_stream, AnswerWatch(write_stream, lines)
+            async with anyio.create_task_group() as relay:
+                relay.start_soon(_relay, lines, send)
+                try:
+                    yield receive, AnswerWatch(write_stream, lines)
+                finally:
+                    relay.cancel_scope.cancel()
         finally:
+            unparsed.end()
             await lines.aclose()
+
+
+async def _relay(lines: StdinLines, send: Any) -> None:
+    """Hand the messages of ``lines`` to the server, until either side ends."""
+    async with send:
+        async for message in lines.messages():
+            try:
+                await send.send(SessionMessage(message))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+
+
+class _NoLines:
+    """Stdin for the SDK's transport, whose reader would parse each line again: it gets none,
+    and ends when ``end`` is called."""
+
+    def __init__(self) -> None:
+        self._ended = anyio.Event()
+
+    def end(self) -> None:
+        self._ended.set()
+
+    def __aiter__(self) -> _NoLines:
+        return self
+
+    async def __anext__(self) -> str:
+        await self._ended.wait()
+        raise StopAsyncIteration
