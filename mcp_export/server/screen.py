@@ -96,29 +96,45 @@ def screen_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, Refusal | N
         refusal = _diagnose(raw)
         if refusal is not None:
             return None, refusal
-    if raw.count(b"[") + raw.count(b"{") > MAX_NESTING and _too_deep_message(message):
+    if _too_deep_message(message, raw):
         return None, _too_deep(message.id if isinstance(message, types.JSONRPCRequest) else None)
     return message, None
 
 
-def _too_deep_message(message: types.JSONRPCMessage) -> bool:
+def _too_deep_message(message: types.JSONRPCMessage, raw: bytes) -> bool:
     """Whether a parsed message nests more than ``MAX_NESTING`` levels (its envelope is level 1;
     only its free-form member can nest)."""
     if isinstance(message, types.JSONRPCRequest | types.JSONRPCNotification):
-        return nesting_exceeds(message.params, MAX_NESTING - 1)
+        return nesting_exceeds(message.params, MAX_NESTING - 1, raw)
     if isinstance(message, types.JSONRPCResponse):
-        return nesting_exceeds(message.result, MAX_NESTING - 1)
-    return nesting_exceeds(message.error.data, MAX_NESTING - 2)
+        return nesting_exceeds(message.result, MAX_NESTING - 1, raw)
+    return nesting_exceeds(message.error.data, MAX_NESTING - 2, raw)
 
 
-def nesting_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests lists and dicts more than ``limit`` levels (without recursion)."""
+_WIDE = 10_000
+"""Values in one level past which the walk first asks whether the text could nest that deep."""
+
+
+def nesting_exceeds(value: Any, limit: int, text: bytes | None = None) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels (without recursion).
+
+    Args:
+        value: the parsed data.
+        limit: the most levels allowed.
+        text: the JSON ``value`` was parsed from, if at hand: a wide level (a long array) is
+            walked only when the text holds more brackets than ``limit`` (a cheap count), as
+            fewer cannot nest deeper.
+    """
     level: list[Any] = [value] if isinstance(value, dict | list) else []
     depth = 0
     while level:
         depth += 1
         if depth > limit:
             return True
+        if text is not None and sum(len(node) for node in level) > _WIDE:
+            if text.count(b"[") + text.count(b"{") <= limit:
+                return False
+            text = None  # counted once
         level = [
             child
             for node in level
