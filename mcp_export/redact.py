@@ -60,13 +60,26 @@ _SHAPES = re.compile(
     r"|\bAKIA[0-9A-Z]{16}\b"
     r"|\bAIza[0-9A-Za-z_\-]{35}"
 )
-# Every shape starts with one of these. Searching for them alone is several times faster than
-# the whole alternation (whose leading word boundaries defeat the regex engine's first-character
-# skip), so most texts — which hold none — are looked at once, quickly.
-_SHAPE_START = re.compile(
-    r"Bearer|bearer|Basic|Token|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza"
+# Every shape starts with one of these. The regex engine scans for a pattern that opens with one
+# literal character at memory speed, and tries an alternation (or a pattern that opens with a word
+# boundary) at every position, about 60 ns a character: one scan per first character, then the
+# whole shape tried only where one of them starts, keeps a 20 MB text to a fraction of a second.
+_SHAPE_STARTS = tuple(
+    re.compile(start)
+    for start in (
+        r"B(?:earer|asic)",
+        r"bearer",
+        r"Token",
+        r"sk-",
+        r"g(?:h[pousr]_|ithub_pat_)",
+        r"xox[abprs]-",
+        r"A(?:KIA|Iza)",
+    )
 )
-_URL_PASSWORD = re.compile(r"(?P<user>[a-z][a-z0-9+.\-]*://[^\s/:@]*):[^\s@/]+@", re.IGNORECASE)
+# A URL's password: found from each "://" (a scheme of at most 32 characters before it, user and
+# password of bounded length after it), so no text makes the search quadratic.
+_URL_SCHEME_END = re.compile(r"[a-z][a-z0-9+.\-]*\Z", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"(?P<user>[^\s/:@]{0,256}):[^\s@/]{1,1024}@")
 _ENV_REFERENCE = re.compile(r"(?<!\S)env://([A-Za-z_][A-Za-z0-9_]*)")
 _SCHEME_VALUE = re.compile(r"^(?:Bearer|bearer|Basic|Token|token)\s+(\S+)$")
 
@@ -170,15 +183,34 @@ def redact(text: str) -> str:
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
     if "://" in text and "@" in text:
-        text = _URL_PASSWORD.sub(rf"\g<user>:{REDACTED}@", text)
-    first = _SHAPE_START.search(text)
-    if first is None:
-        return text
+        text = _without_url_passwords(text)
+    starts = sorted({found.start() for start in _SHAPE_STARTS for found in start.finditer(text)})
     pieces: list[str] = []
     done = 0
-    for match in _SHAPES.finditer(text, first.start()):
-        pieces += (text[done : match.start()], _replace_shape(match))
-        done = match.end()
+    for at in starts:
+        match = _SHAPES.match(text, at) if at >= done else None
+        if match is not None:
+            pieces += (text[done:at], _replace_shape(match))
+            done = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _without_url_passwords(text: str) -> str:
+    """``text`` with the password of each ``scheme://user:password@`` replaced."""
+    pieces: list[str] = []
+    done = 0
+    at = text.find("://")
+    while at >= 0:
+        after = at + 3
+        if _URL_SCHEME_END.search(text, max(0, at - 32), at):
+            userinfo = _URL_USERINFO.match(text, after)
+            if userinfo is not None:
+                pieces += (text[done:after], userinfo["user"], f":{REDACTED}@")
+                done = userinfo.end()
+        at = text.find("://", max(after, done))
     if not pieces:
         return text
     pieces.append(text[done:])

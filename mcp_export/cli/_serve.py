@@ -15,6 +15,8 @@ access token's signature (or asks the issuer, ``--oauth-introspect``), issuer, a
 
 Stopping over HTTP: Ctrl-C stops at once; SIGTERM (a supervisor's stop) first lets the calls
 under way finish for up to ``--shutdown-grace`` seconds, refusing new ones (``server.http``).
+Over stdio, the end of stdin first lets the requests already read be answered, for up to the same
+grace (``server.stdio``).
 
 Exit codes: 0 the client closed the connection (or Ctrl-C, or SIGTERM over HTTP), 1 the server
 failed while running, 2 usage errors and anything refused at start-up (an agent file, a tool-name
@@ -131,8 +133,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_grace,
         help="with --http: on SIGTERM, how long the calls under way may take to finish while "
         "new calls are refused and /readyz answers 503; keep it under the supervisor's wait "
-        "before it kills (Kubernetes: terminationGracePeriodSeconds). 0 stops at once, as "
-        f"Ctrl-C does (default: {SHUTDOWN_GRACE:g})",
+        "before it kills (Kubernetes: terminationGracePeriodSeconds). Over stdio: once stdin "
+        "ends, how long the requests already read may take to be answered. 0 stops at once, "
+        f"as Ctrl-C does (default: {SHUTDOWN_GRACE:g})",
     )
     parser.add_argument(
         "--store",
@@ -210,7 +213,6 @@ _HTTP_ONLY = (
     ("oauth_client_id", "--oauth-client-id"),
     ("oauth_timeout", "--oauth-timeout"),
     ("stateless", "--stateless"),
-    ("shutdown_grace", "--shutdown-grace"),
 )
 
 
@@ -266,8 +268,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.http is None:
         for name, flag in _HTTP_ONLY:
-            value = getattr(args, name)
-            if value or (name == "shutdown_grace" and value is not None):
+            if getattr(args, name):
                 return _refuse(f"{flag} only applies with --http (stdio needs no such setting)")
     if args.store is not None and args.no_history:
         return _refuse("--store and --no-history exclude each other: keep the history or not")
@@ -308,10 +309,12 @@ def run(args: argparse.Namespace) -> int:
     for served in agents:
         remember_environment_references(served.agent)
 
+    grace = SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
+
     async def main() -> None:
         async with server:
             if address is None:
-                await server.run_stdio()
+                await server.run_stdio(shutdown_grace=grace)
             else:
                 await server.run_http(
                     address,
@@ -320,9 +323,7 @@ def run(args: argparse.Namespace) -> int:
                     on_ready=_announce,
                     oauth=oauth,
                     stateless=args.stateless,
-                    shutdown_grace=(
-                        SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
-                    ),
+                    shutdown_grace=grace,
                 )
 
     tune_for_serving()

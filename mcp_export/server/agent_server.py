@@ -304,10 +304,15 @@ class AgentServer(AsyncResource):
 
     # --- running --------------------------------------------------------------------------------
 
-    async def run_stdio(self) -> None:
-        """Serve over stdin/stdout until the client closes stdin (or stops reading stdout)."""
+    async def run_stdio(self, *, shutdown_grace: float = SHUTDOWN_GRACE) -> None:
+        """Serve over stdin/stdout until the client closes stdin (or stops reading stdout).
+
+        Args:
+            shutdown_grace: once stdin has ended, how long the requests already read may take to
+                be answered before the server stops (``server.stdio``).
+        """
         try:
-            async with robust_stdio_server() as (read_stream, write_stream):
+            async with robust_stdio_server(grace=shutdown_grace) as (read_stream, write_stream):
                 await self.server.run(read_stream, write_stream, self.initialization_options())
         except* BrokenPipeError:  # nobody reads the answers any more: an end, not a crash
             logger.warning("the client closed the server's stdout; stopping")

@@ -96,6 +96,33 @@ def _argument_problems(
     return arguments, conversation, []
 
 
+_BULKY_NODES = 2_000
+_BULKY_TEXT = 256 * 1024
+
+
+def _bulky(arguments: Mapping[str, Any] | None) -> bool:
+    """Whether arguments hold more than ``_BULKY_NODES`` values or ``_BULKY_TEXT`` characters
+    of text (a walk that stops at either limit, so it costs little whatever their size)."""
+    pending: list[Any] = [arguments] if arguments else []
+    nodes = text = 0
+    while pending:
+        value = pending.pop()
+        nodes += 1
+        if isinstance(value, str):
+            text += len(value)
+        elif isinstance(value, Mapping | list):
+            if len(value) > _BULKY_NODES:
+                return True
+            if isinstance(value, Mapping):
+                text += sum(len(key) for key in value)
+                pending.extend(value.values())
+            else:
+                pending.extend(value)
+        if nodes > _BULKY_NODES or text > _BULKY_TEXT:
+            return True
+    return False
+
+
 async def run_call(
     ctx: ServerRequestContext[Any],
     tool: ServedTool,
@@ -152,7 +179,15 @@ async def _answer(
     meter: CallMeter | None,
 ) -> types.CallToolResult | types.InputRequiredResult:
     try:
-        arguments, conversation, problems = _argument_problems(tool, params.arguments)
+        if _bulky(params.arguments):
+            # Checking a big value takes long in pure Python; in a worker thread the event loop
+            # still answers the other requests meanwhile (the thread gives up the interpreter
+            # lock every few milliseconds).
+            arguments, conversation, problems = await anyio.to_thread.run_sync(
+                _argument_problems, tool, params.arguments
+            )
+        else:
+            arguments, conversation, problems = _argument_problems(tool, params.arguments)
     except SchemaDefinitionError as exc:
         return _refuse(meter, unusable_schema_text(tool, exc), "unavailable")
     if arguments is None:

@@ -7,7 +7,8 @@ designed prompt: the client gets it from ``prompts/get`` and runs it on its own 
   tool's served name (``--prefix`` names included); agents with it off list none. A server none
   of whose agents serve prompts does not offer ``prompts`` at all (``AgentServer``).
 - **Arguments.** MCP prompt arguments are text. Each parameter of the tool becomes one argument
-  (required as in the schema, its description saying how to write a value that is not text);
+  (required as in the schema, its description saying how to write a value that is not text, with
+  an example taken from the schema and checked to pass: ``how_to_write``);
   ``conversation_id`` is none: a prompt has no conversation to continue. Given values are read
   back into the schema's types: text stays text where the parameter takes a string; otherwise the
   value is read as JSON (``3``, ``true``, ``["a", "b"]``). Then the tool's own argument validation
@@ -35,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_export.server.call import invalid_arguments_text, unusable_schema_text
 from mcp_export.server.fill import fill_prompt
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
-from schema_types.arguments import validate_arguments
+from schema_types.arguments import sample_value, validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
 from schema_types.json_text import json_text, json_type_name
 
@@ -43,6 +44,7 @@ __all__ = [
     "ROLE_META",
     "arguments_from_text",
     "get_prompt",
+    "how_to_write",
     "list_prompts",
     "prompt_arguments",
     "prompt_tools",
@@ -52,14 +54,16 @@ ROLE_META = "io.metaagent/role"
 """The ``_meta`` key of a prompt message's content that says which role the text is meant for."""
 
 _AS_JSON = {
-    "integer": "an integer such as 3",
-    "number": "a number such as 2.5",
+    "integer": "an integer",
+    "number": "a number",
     "boolean": "true or false",
-    "array": 'a JSON array such as ["a", "b"]',
-    "object": 'a JSON object such as {"key": "value"}',
+    "array": "a JSON array",
+    "object": "a JSON object",
     "null": "null",
 }
 _MAX_REF_DEPTH = 8
+_SHORT_HINT = 120
+"""Past this many characters a hinted value keeps only the required members of its objects."""
 
 
 def prompt_tools(catalogue: Mapping[str, ServedTool]) -> dict[str, ServedTool]:
@@ -96,7 +100,7 @@ def prompt_arguments(parameters: Mapping[str, Any]) -> list[types.PromptArgument
         arguments.append(
             types.PromptArgument(
                 name=name,
-                description=_argument_description(schema, parameters) or None,
+                description=_argument_description(name, schema, parameters) or None,
                 required=name in needed,
             )
         )
@@ -177,7 +181,7 @@ def arguments_from_text(
             if kinds is None:
                 arguments[name] = text
                 continue
-            expected = " or ".join(_AS_JSON.get(kind, kind) for kind in sorted(kinds))
+            expected = how_to_write(name, parameters)
             problems.append(
                 Problem(
                     name,
@@ -188,7 +192,81 @@ def arguments_from_text(
     return arguments, problems
 
 
-def _argument_description(schema: Any, root: Mapping[str, Any]) -> str:
+def how_to_write(name: str, parameters: Mapping[str, Any]) -> str:
+    """How to write the value of parameter ``name`` as prompt-argument text, with an example.
+
+    ``an integer such as 3``, ``a JSON array such as [{"name": "Ada", "age": 36}]``: the type
+    words of the schema, then a value from the schema itself (:func:`sample_value`: its first
+    example, else its default, else a skeleton of its properties and items with placeholders of
+    the right types and the first of each ``enum``), written as JSON. Past ``_SHORT_HINT``
+    characters the objects in it keep only their required members. The example is checked as
+    ``prompts/get`` would check it: one that passes is offered "such as"; one that does not (a
+    placeholder cannot match every ``pattern``) is offered "in the form" of a shape to fill in.
+    """
+    properties = parameters.get("properties")
+    schema = properties.get(name) if isinstance(properties, Mapping) else None
+    kinds = _declared_types(schema, parameters, 0)
+    words = " or ".join(_AS_JSON.get(k, k) for k in sorted(kinds)) if kinds else "JSON"
+    if kinds == {"boolean"}:
+        return words
+    target = _resolved(schema, parameters)
+    if not isinstance(target, Mapping):
+        return words
+    example = sample_value(target, name)
+    text = json.dumps(example, ensure_ascii=False)
+    if len(text) > _SHORT_HINT:
+        example = _required_only(example, target, parameters, 0)
+        text = json.dumps(example, ensure_ascii=False)
+    if isinstance(example, str):  # the schema does not say it is JSON: text is taken as it is
+        return words
+    return f"{words} {'such as' if _accepted(name, text, parameters) else 'in the form'} {text}"
+
+
+def _accepted(name: str, text: str, parameters: Mapping[str, Any]) -> bool:
+    """Whether ``text``, given as argument ``name`` to ``prompts/get``, draws no complaint about
+    that argument."""
+    arguments, unreadable = arguments_from_text(parameters, {name: text})
+    if unreadable:
+        return False
+    try:
+        validate_arguments(parameters, arguments)
+    except ArgumentsError as exc:
+        return all(_top_name(problem.path) != name for problem in exc.problems)
+    except SchemaDefinitionError:
+        return False
+    return True
+
+
+def _required_only(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
+    """``value`` with only the required members of each of its objects (by ``schema``)."""
+    schema = _resolved(schema, root)
+    if not isinstance(schema, Mapping) or depth > _MAX_REF_DEPTH:
+        return value
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        subs: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        required = schema.get("required")
+        keep = set(required) if isinstance(required, list) else set()
+        return {
+            key: _required_only(item, subs.get(key), root, depth + 1)
+            for key, item in value.items()
+            if key in keep
+        }
+    if isinstance(value, list):
+        return [_required_only(item, schema.get("items"), root, depth + 1) for item in value]
+    return value
+
+
+def _resolved(schema: Any, root: Mapping[str, Any]) -> Any:
+    """``schema``, or what its local ``$ref`` leads to (followed a few steps at most)."""
+    for _ in range(_MAX_REF_DEPTH):
+        if not isinstance(schema, Mapping) or not isinstance(schema.get("$ref"), str):
+            break
+        schema = _local_target(root, schema["$ref"])
+    return schema
+
+
+def _argument_description(name: str, schema: Any, root: Mapping[str, Any]) -> str:
     """The parameter's description, plus how to write its value when it is not text."""
     if not isinstance(schema, Mapping):
         return ""
@@ -202,7 +280,7 @@ def _argument_description(schema: Any, root: Mapping[str, Any]) -> str:
         )
     kinds = _declared_types(schema, root, 0)
     if kinds is not None and "string" not in kinds and not choices:
-        hints.append("write it as " + " or ".join(_AS_JSON.get(k, k) for k in sorted(kinds)))
+        hints.append("write it as " + how_to_write(name, root))
     if "default" in schema:
         hints.append(f"default {json_text(schema['default'])}")
     if not hints:

@@ -16,9 +16,10 @@ mishandles, and a server that a careless or hostile client can reach must answer
   what is wrong, instead of a pydantic validation dump or silence.
 
 ``screen(raw)`` is the whole rule: None for a message to pass on unchanged, else the ``Refusal``
-to answer. Valid messages take one fast path (the SDK's own pydantic model over the bytes, then
-a walk of the containers in its free-form member, which stops past ``MAX_NESTING``); only
-refused input is parsed a second time to say why.
+to answer. Valid messages take one fast path (the bytes parsed, the SDK's own pydantic model over
+the result, then a walk of the containers in its free-form member, which stops past
+``MAX_NESTING``, unless the message holds too few brackets to nest that deep); only refused input
+is parsed a second time to say why.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import mcp_types as types
 import pydantic_core
 from pydantic import ValidationError
 
-__all__ = ["MAX_NESTING", "Refusal", "nesting_exceeds", "screen"]
+__all__ = ["MAX_NESTING", "Refusal", "nesting_exceeds", "screen", "screen_message"]
 
 MAX_NESTING = 100
 """The deepest nesting of arrays and objects a message may have (the message itself is level 1).
@@ -70,40 +71,70 @@ def screen(raw: bytes) -> Refusal | None:
     Returns:
         None when the message may pass unchanged, else the refusal to answer with.
     """
+    return screen_message(raw)[1]
+
+
+def screen_message(raw: bytes) -> tuple[types.JSONRPCMessage | None, Refusal | None]:
+    """``screen``, with the message as parsed when it passes.
+
+    Returns:
+        (the message, None) when it may pass unchanged, else (None, the refusal to answer with).
+    """
     try:
-        message = types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
+        # Parsed first, then validated: the SDK's model over the bytes checks every value of the
+        # free-form members again (a second for an array of a million strings), the model over
+        # the parsed data passes them through.
+        message = types.jsonrpc_message_adapter.validate_python(
+            pydantic_core.from_json(raw), by_name=False
+        )
     except (ValidationError, ValueError):
-        return _diagnose(raw) or Refusal(
+        return None, _diagnose(raw) or Refusal(
             types.INVALID_REQUEST, "Invalid Request: not a valid MCP JSON-RPC message"
         )
     if isinstance(message, types.JSONRPCNotification) and b'"id"' in raw:
         # Maybe a request whose id is not a string or an integer (see the module doc).
         refusal = _diagnose(raw)
         if refusal is not None:
-            return refusal
-    if _too_deep_message(message):
-        return _too_deep(message.id if isinstance(message, types.JSONRPCRequest) else None)
-    return None
+            return None, refusal
+    if _too_deep_message(message, raw):
+        return None, _too_deep(message.id if isinstance(message, types.JSONRPCRequest) else None)
+    return message, None
 
 
-def _too_deep_message(message: types.JSONRPCMessage) -> bool:
+def _too_deep_message(message: types.JSONRPCMessage, raw: bytes) -> bool:
     """Whether a parsed message nests more than ``MAX_NESTING`` levels (its envelope is level 1;
     only its free-form member can nest)."""
     if isinstance(message, types.JSONRPCRequest | types.JSONRPCNotification):
-        return nesting_exceeds(message.params, MAX_NESTING - 1)
+        return nesting_exceeds(message.params, MAX_NESTING - 1, raw)
     if isinstance(message, types.JSONRPCResponse):
-        return nesting_exceeds(message.result, MAX_NESTING - 1)
-    return nesting_exceeds(message.error.data, MAX_NESTING - 2)
+        return nesting_exceeds(message.result, MAX_NESTING - 1, raw)
+    return nesting_exceeds(message.error.data, MAX_NESTING - 2, raw)
 
 
-def nesting_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests lists and dicts more than ``limit`` levels (without recursion)."""
+_WIDE = 10_000
+"""Values in one level past which the walk first asks whether the text could nest that deep."""
+
+
+def nesting_exceeds(value: Any, limit: int, text: bytes | None = None) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels (without recursion).
+
+    Args:
+        value: the parsed data.
+        limit: the most levels allowed.
+        text: the JSON ``value`` was parsed from, if at hand: a wide level (a long array) is
+            walked only when the text holds more brackets than ``limit`` (a cheap count), as
+            fewer cannot nest deeper.
+    """
     level: list[Any] = [value] if isinstance(value, dict | list) else []
     depth = 0
     while level:
         depth += 1
         if depth > limit:
             return True
+        if text is not None and sum(len(node) for node in level) > _WIDE:
+            if text.count(b"[") + text.count(b"{") <= limit:
+                return False
+            text = None  # counted once
         level = [
             child
             for node in level

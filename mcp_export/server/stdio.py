@@ -5,9 +5,9 @@ a JSON-RPC message without a word (logged at debug level). That leaves two weakn
 a client may feed anything: one endless line grows memory without bound, and a client whose
 malformed request is dropped waits for an answer that never comes.
 
-``robust_stdio_server`` keeps the SDK's transport (its stdout writer and the claim that points fd 1
-at stderr while serving, so stray output of this process or its children never reaches the
-wire) and gives it ``StdinLines`` as stdin, which:
+``robust_stdio_server`` keeps the SDK's stdout writer (and the claim that points fd 1 at stderr
+while serving, so stray output of this process or its children never reaches the wire) and reads
+stdin with ``StdinLines``, which:
 
 - reads stdin in chunks and splits lines itself, discarding a line longer than
   ``MAX_LINE_BYTES`` (the rest of it is skipped up to the next newline, never held in memory);
@@ -18,7 +18,17 @@ wire) and gives it ``StdinLines`` as stdin, which:
   string or an integer. A malformed notification or response is not answered, and blank lines
   are ignored. Every refusal is logged on stderr.
 
-Valid lines reach the SDK unchanged, so every later request is served as usual.
+Valid messages reach the SDK as the screen parsed them (the SDK's own model), so every later
+request is served as usual, and a big message is parsed once: the SDK's reader would parse each
+line again, and its model over the bytes checks every value of an argument (a second for an array
+of a million strings, while the event loop serves nothing else).
+
+End of input: the SDK ends the connection as soon as stdin ends, cancelling the requests still
+being served, so ``printf 'INIT\\nINITIALIZED\\nPING\\n' | metaagent serve a.yaml`` answered only
+the initialize. ``StdinLines`` keeps count of the requests it passed on and ``AnswerWatch`` (around
+the transport's write stream) of the answers written; at the end of input the line iterator ends
+only once every request read has its answer (one the client cancelled needs none), or after
+``grace`` seconds, when the SDK answers what is left with ``Connection closed``.
 
 Without threads: when stdin and stdout are pipes (as an MCP client starts a server) both are served
 by the event loop itself. The SDK's transport reads in a worker thread and hands every message it
@@ -52,9 +62,9 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from mcp_export.server.screen import screen
+from mcp_export.server.screen import screen_message
 
-__all__ = ["MAX_LINE_BYTES", "StdinLines", "WireOut", "robust_stdio_server"]
+__all__ = ["MAX_LINE_BYTES", "AnswerWatch", "StdinLines", "WireOut", "robust_stdio_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -239,16 +249,24 @@ def _error(request_id: types.RequestId | None, code: int, message: str) -> Sessi
 
 
 class StdinLines:
-    """An async iterator of the valid message lines of a binary stream (see the module doc).
+    """The valid messages of a binary stream, one a line (see the module doc).
 
     Args:
         stream: where messages arrive (``sys.stdin.buffer``).
         max_line: the longest line accepted, in bytes.
+        grace: at the end of input, how long the requests already read may take to be answered
+            (``answered`` tells of each answer) before ``messages`` ends.
     """
 
-    def __init__(self, stream: BinaryIO, *, max_line: int = MAX_LINE_BYTES) -> None:
+    def __init__(
+        self, stream: BinaryIO, *, max_line: int = MAX_LINE_BYTES, grace: float = 0.0
+    ) -> None:
         self._stream = stream
         self._max_line = max_line
+        self._grace = grace
+        self._unanswered: dict[types.RequestId, int] = {}
+        self._settled = asyncio.Event()
+        self._settled.set()
         self._buffer = bytearray()
         self._skipping = False  # inside an over-long line: drop bytes up to the next newline
         self._eof = False
@@ -278,18 +296,54 @@ class StdinLines:
         if stream is not None:
             await stream.aclose()
 
-    def __aiter__(self) -> StdinLines:
-        return self
+    def answered(self, request_id: types.RequestId) -> None:
+        """A request read from this stream has its answer (or needs none any more)."""
+        left = self._unanswered.get(request_id, 0) - 1
+        if left > 0:
+            self._unanswered[request_id] = left
+        else:
+            self._unanswered.pop(request_id, None)
+        if not self._unanswered:
+            self._settled.set()
 
-    async def __anext__(self) -> str:
+    def _note(self, message: types.JSONRPCMessage) -> None:
+        """Count a request passed on; a cancellation releases the request it cancels."""
+        if isinstance(message, types.JSONRPCRequest):
+            self._unanswered[message.id] = self._unanswered.get(message.id, 0) + 1
+            self._settled.clear()
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):
+            cancelled = message.params.get("requestId")
+            if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
+                self.answered(cancelled)
+
+    async def _settle(self) -> None:
+        """At the end of input: wait (at most the grace) for every request read to be answered."""
+        if self._settled.is_set():
+            return
+        with anyio.move_on_after(self._grace):
+            await self._settled.wait()
+        if self._unanswered:
+            logger.warning(
+                "stdin ended; %d request(s) still unanswered after %g s are cut off",
+                sum(self._unanswered.values()),
+                self._grace,
+            )
+
+    async def messages(self) -> AsyncIterator[types.JSONRPCMessage]:
+        """The valid messages, in order, until the end of input (and of the grace after it)."""
         while True:
             line = await self._next_raw_line()
             if line is None:
+                await self._settle()
                 await self.aclose()
-                raise StopAsyncIteration
-            accepted = await self._check(line)
-            if accepted is not None:
-                return accepted
+                return
+            message = await self._check(line)
+            if message is not None:
+                yield message
 
     async def _read(self) -> bytes:
         if not self._pipe_tried:
@@ -351,14 +405,16 @@ class StdinLines:
                 self._eof = True
             self._buffer += chunk
 
-    async def _check(self, raw: bytes) -> str | None:
-        """The line as text when it is a valid message, else None (after answering it)."""
+    async def _check(self, raw: bytes) -> types.JSONRPCMessage | None:
+        """The line's message when it is valid, else None (after answering it)."""
         raw = raw.rstrip(b"\r")
         if not raw.strip():
             return None
-        refusal = screen(raw)
-        if refusal is None:
-            return raw.decode("utf-8")  # the screen parsed it: valid UTF-8
+        message, refusal = screen_message(raw)
+        if message is not None:
+            self._note(message)
+            return message
+        assert refusal is not None
         if refusal.answer:
             await self._refuse(
                 refusal.request_id, refusal.code, refusal.message, f"{_preview(raw)!r}"
@@ -383,20 +439,85 @@ class StdinLines:
             logger.debug("could not answer a refused line: the transport is closing")
 
 
+class AnswerWatch:
+    """The transport's write stream, telling ``StdinLines`` of each answer that passes."""
+
+    def __init__(self, stream: Any, lines: StdinLines) -> None:
+        self._stream = stream
+        self._lines = lines
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._stream.send(item)
+        message = item.message
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and (
+            message.id is not None
+        ):
+            self._lines.answered(message.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> AnswerWatch:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stream.aclose()
+
+
 @asynccontextmanager
-async def robust_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
+async def robust_stdio_server(*, grace: float = 0.0) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport over this process's stdin/stdout, with ``StdinLines`` as stdin.
+
+    Args:
+        grace: at the end of input, how long the requests already read may take to be answered.
 
     Yields the (read stream, write stream) pair ``Server.run`` takes.
     """
     # Python leaves sys.stdin None when fd 0 was closed at start-up: input that has ended.
-    lines = StdinLines(sys.stdin.buffer if sys.stdin is not None else io.BytesIO())
+    lines = StdinLines(sys.stdin.buffer if sys.stdin is not None else io.BytesIO(), grace=grace)
+    unparsed = _NoLines()
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     async with (
         WireOut.claim() as out,
-        stdio_server(stdin=cast(Any, lines), stdout=cast(Any, out)) as (read_stream, write_stream),
+        stdio_server(stdin=cast(Any, unparsed), stdout=cast(Any, out)) as (unused, write_stream),
     ):
+        await unused.aclose()
         lines.attach(write_stream)
         try:
-            yield read_stream, write_stream
+            async with anyio.create_task_group() as relay:
+                relay.start_soon(_relay, lines, send)
+                try:
+                    yield receive, AnswerWatch(write_stream, lines)
+                finally:
+                    relay.cancel_scope.cancel()
         finally:
+            unparsed.end()
             await lines.aclose()
+
+
+async def _relay(lines: StdinLines, send: Any) -> None:
+    """Hand the messages of ``lines`` to the server, until either side ends."""
+    async with send:
+        async for message in lines.messages():
+            try:
+                await send.send(SessionMessage(message))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return
+
+
+class _NoLines:
+    """Stdin for the SDK's transport, whose reader would parse each line again: it gets none,
+    and ends when ``end`` is called."""
+
+    def __init__(self) -> None:
+        self._ended = anyio.Event()
+
+    def end(self) -> None:
+        self._ended.set()
+
+    def __aiter__(self) -> _NoLines:
+        return self
+
+    async def __anext__(self) -> str:
+        await self._ended.wait()
+        raise StopAsyncIteration

@@ -68,6 +68,11 @@ _TOOL_CALL_SCHEMA: dict[str, Any] = {
     "required": ["name", "arguments", "isError", "durationMs"],
 }
 
+# "An integer or unknown" as anyOf of single types: a type array (["integer", "null"]) is less
+# portable (clients that map schemas onto a single-type dialect, such as Gemini's OpenAPI subset,
+# may drop it), and strict checkers warn about it (the MCP Inspector's --strict).
+_COUNT_OR_NULL: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -83,10 +88,7 @@ OUTPUT_SCHEMA: dict[str, Any] = {
                 "Tokens over all model requests of the call; null where the model server did "
                 "not report a count (not zero)."
             ),
-            "properties": {
-                "inputTokens": {"type": ["integer", "null"]},
-                "outputTokens": {"type": ["integer", "null"]},
-            },
+            "properties": {"inputTokens": _COUNT_OR_NULL, "outputTokens": _COUNT_OR_NULL},
             "required": ["inputTokens", "outputTokens"],
         },
         "durationMs": {"type": "number"},

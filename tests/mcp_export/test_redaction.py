@@ -10,6 +10,7 @@ import io
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -364,3 +365,20 @@ def test_the_password_of_a_url_is_redacted_and_the_rest_kept() -> None:
     assert redact(text) == (
         "cannot reach postgresql://app:[redacted]@db:5432/meta; also https://host/a@b"
     )
+
+
+def test_a_url_after_a_long_run_of_scheme_characters_is_redacted_in_linear_time() -> None:
+    # A hex dump, base32 text or any long run of [a-z0-9+.-] before a "://" and an "@" made the
+    # URL pattern try every start of the run to its end: 40 000 characters took 18 s.
+    run = "0123456789abcdef" * 4_000
+    text = f"{run}postgresql://app:Never-Seen-2@db/meta and {run} at https://host/a @b"
+    started = time.monotonic()
+    redacted = redact(text)
+    assert time.monotonic() - started < 2  # a generous bound: it takes milliseconds
+    assert redacted == text.replace("Never-Seen-2", REDACTED)
+
+
+def test_key_shapes_far_into_a_long_text_are_redacted() -> None:
+    secret = "sk-" + "A1b2C3d4" * 4
+    text = "x" * 2_000_000 + f" Bearer abcdefghijklmnop1234 then {secret} and AKIA1234567890ABCDEF"
+    assert redact(text) == "x" * 2_000_000 + (f" Bearer {REDACTED} then {REDACTED} and {REDACTED}")

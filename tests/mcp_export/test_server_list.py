@@ -158,6 +158,42 @@ async def test_a_conversation_tool_gets_an_optional_conversation_id(
     assert "conversation_id" not in tool["parameters"]["properties"]
 
 
+def _type_arrays(schema: Any, path: str = "") -> list[str]:
+    """Where a schema uses a ``type`` array (``["integer", "null"]``)."""
+    found: list[str] = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("type"), list):
+            found.append(path or "/")
+        for key, value in schema.items():
+            found += _type_arrays(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += _type_arrays(value, f"{path}/{index}")
+    return found
+
+
+@MODES
+async def test_the_output_schema_says_a_count_or_unknown_in_the_form_strict_clients_accept(
+    tmp_path: Path, mode: str
+) -> None:
+    # The MCP Inspector's --strict warns on every type array (clients mapping schemas onto a
+    # single-type dialect may drop it) and suggests anyOf of the single types, which says the
+    # same; the SDK client still checks structuredContent against it (test_server_call).
+    tools = [book_tool("plain"), book_tool("chat", conversation=True)]
+    path = write_agent(tmp_path / "a.agent.yaml", tools=tools)
+    async with (
+        AgentServer(load_served_agents([path])) as served,
+        Client(served.server, mode=mode) as client,
+    ):
+        listed = (await client.list_tools()).tools
+    for tool in listed:
+        schema = _dump(tool)["outputSchema"]
+        assert _type_arrays(schema) == []
+        assert schema["properties"]["usage"]["properties"]["inputTokens"] == {
+            "anyOf": [{"type": "integer"}, {"type": "null"}]
+        }
+
+
 @MODES
 async def test_plain_and_conversation_tools_keep_their_own_schemas_on_every_listing(
     tmp_path: Path, mode: str

@@ -85,8 +85,9 @@ async def test_each_tool_is_listed_as_a_prompt_with_its_parameters_as_text_argum
     assert arguments["destination"].required is True
     assert arguments["destination"].description == "Where to fly."
     assert arguments["passengers"].required is False
-    assert arguments["passengers"].description == "Write it as an integer such as 3; default 1"
-    assert arguments["stops"].description == 'Write it as a JSON array such as ["a", "b"]'
+    assert arguments["passengers"].description == "Write it as an integer such as 1; default 1"
+    assert arguments["stops"].description == 'Write it as a JSON array such as ["<stops>"]'
+    assert arguments["budget"].description == 'Write it as a JSON object such as {"max": 1.5}'
     assert arguments["cabin"].description == "One of economy, business"
     assert arguments["code"].description is None  # a string (through $ref): typed as it is
     # conversation_id continues a call's conversation: a prompt has none.
@@ -196,9 +197,9 @@ async def test_a_value_that_is_not_json_says_what_to_send(tmp_path: Path, mode: 
     assert refused.value.error.message.splitlines() == [
         "Invalid arguments for book_flight:",
         "flexible: expected boolean, got integer 1",
-        'passengers: expected an integer such as 3, got the text "two" (prompt arguments '
+        'passengers: expected an integer such as 1, got the text "two" (prompt arguments '
         "arrive as text: write this value as JSON)",
-        'stops: expected a JSON array such as ["a", "b"], got the text "CPH, ARN" (prompt '
+        'stops: expected a JSON array such as ["<stops>"], got the text "CPH, ARN" (prompt '
         "arguments arrive as text: write this value as JSON)",
     ]
 

@@ -186,8 +186,8 @@ async def test_a_line_longer_than_the_limit_is_skipped_without_being_kept() -> N
     reader = StdinLines(_Chunks(b"x" * 40, b"y" * 40, b"z\n" + valid + b"\n"), max_line=64)  # type: ignore[arg-type]
     await reader.aclose()  # no transport to answer on
     with anyio.fail_after(5):
-        lines = [line async for line in reader]
-    assert lines == [valid.decode()]
+        messages = [message async for message in reader.messages()]
+    assert messages == [types.jsonrpc_message_adapter.validate_json(valid)]
     assert reader.refused == 1
 
 
@@ -241,8 +241,8 @@ async def test_stdin_that_is_a_regular_file_is_read_too(tmp_path: Path) -> None:
         reader = StdinLines(stdin)
         await reader.aclose()  # no transport to answer refusals on
         with anyio.fail_after(5):
-            lines = [line async for line in reader]
-    assert lines == valid
+            messages = [message async for message in reader.messages()]
+    assert messages == [types.jsonrpc_message_adapter.validate_json(line) for line in valid]
     assert reader.refused == 1
 
 
