@@ -67,7 +67,9 @@ class RunActions:
         self.chat_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.chat_action.triggered.connect(lambda: self._with_document(self.open_chat_tab))
         self.history_action = QAction("&History", window)
-        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        # Off Ctrl+H: that is the platform's Replace (QKeySequence.StandardKey.Replace), which the
+        # template and JSON editors answer.
+        self.history_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
         self.history_action.triggered.connect(lambda: self._with_document(self.open_history_tab))
         self.export_action = QAction(icon("servers"), "&Export to an MCP client…", window)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
