@@ -226,7 +226,7 @@ class RunActions:
         Args:
             document: the open agent (run as it is in the editor, unsaved edits included).
             selection: ``(tool, case)`` pairs to run; None: every case of the agent.
-            models: the models to run on; None: the agent's own model.
+            models: the models to run on; None: those picked last time, else the agent's own.
 
         Returns:
             The tab: a new one, or the one already showing this selection (run again unless it
@@ -245,6 +245,7 @@ class RunActions:
             return None
         from app.test_cases.matrix_tab import MatrixTab
 
+        window: Any = self
         wanted = None if selection is None else list(selection)
         for tab in self._run_tabs:
             if isinstance(tab, MatrixTab) and tab.document is document and tab.selection == wanted:
@@ -254,7 +255,13 @@ class RunActions:
                 if not tab.busy:
                     tab.run()
                 return tab
-        tab = MatrixTab(document, history=self.history_store(), selection=wanted, models=models)
+        tab = MatrixTab(
+            document,
+            history=self.history_store(),
+            selection=wanted,
+            models=models,
+            settings=window.settings,
+        )
         title, tip = _matrix_title(agent.metadata.name, wanted)
         self._add_run_tab(tab, title, "tool", tip)
         tab.run()
