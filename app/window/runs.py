@@ -173,7 +173,7 @@ class RunActions:
         window: Any = self
         dialog = TestToolDialog(document, tool, window.settings, window)
         if arguments is not None:
-            dialog.set_arguments(arguments)
+            dialog.set_arguments(arguments, source="Started from the call picked in the History.")
         dialog.run_requested.connect(
             lambda request: self.open_chat_tab(
                 document,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
@@ -76,8 +76,13 @@ def test_test_run_from_the_tool_editor_opens_a_chat_tab_with_the_answer(
         w for w in QApplication.topLevelWidgets() if isinstance(w, TestToolDialog) and w.isVisible()
     )
     assert isinstance(dialog, TestToolDialog)
+    # A tool never run starts from its sample values, and says so.
+    assert dialog.origin.text().startswith("Started from the tool's sample values")
+    who = dialog.form.field("who")
+    assert isinstance(who, QLineEdit) and who.text() == "<who>"
+    who.clear()
     assert not dialog.run_button.isEnabled()  # "who" is required
-    qtbot.keyClicks(dialog.form.field("who"), "Ada")
+    qtbot.keyClicks(who, "Ada")
     assert dialog.prompt() == "Say hello to Ada."
     assert dialog.run_button.isEnabled()
     dialog.run_button.click()
