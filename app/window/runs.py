@@ -127,6 +127,16 @@ class RunActions:
         """The open chat, test-case and history tabs."""
         return list(self._run_tabs)
 
+    def _unique_title(self, title: str) -> str:
+        """``title``, numbered when a tab has it already (two tests of a tool in one minute)."""
+        taken = {self.tabs.tabText(index) for index in range(self.tabs.count())}
+        number = 1
+        unique = title
+        while unique in taken:
+            number += 1
+            unique = f"{title} ({number})"
+        return unique
+
     def _add_run_tab(self, tab: QWidget, title: str, icon_name: str, tip: str) -> None:
         self._run_tabs.append(tab)
         index = self.tabs.addTab(tab, icon(icon_name), title)
@@ -199,6 +209,7 @@ class RunActions:
 
         name = document.agent.metadata.name
         title = f"{tool_name} · {time.strftime('%H:%M')}" if tool_name else f"Chat · {name}"
+        title = self._unique_title(title)
         tab = ChatTab(
             document,
             title=title,

@@ -188,3 +188,19 @@ def test_the_tools_list_context_menu_tests_a_tool(qtbot: QtBot, tmp_path: Path) 
     assert dialog.windowTitle() == "Test greet"
     dialog.reject()
     window.close()
+
+
+def test_two_tests_of_a_tool_in_one_minute_get_tabs_told_apart(
+    qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path, model: FakeOpenAIServer
+) -> None:
+    path = write_agent(tmp_path / "greeter.agent.yaml", tools=[TOOL], base_url=model.base_url)
+    window = _window(qtbot, path)
+    document = window.current_document()
+    assert document is not None
+
+    first = window.open_chat_tab(document, tool_name="greet", arguments={"who": "Ada"})
+    second = window.open_chat_tab(document, tool_name="greet", arguments={"who": "Bo"})
+
+    titles = [window.tabs.tabText(window.tabs.indexOf(tab)) for tab in (first, second)]
+    assert titles[0].startswith("greet · ") and titles[1] == f"{titles[0]} (2)"
+    _close_run_tabs(qtbot, window)
