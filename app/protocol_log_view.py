@@ -281,7 +281,7 @@ class ProtocolLogView(QWidget):
         self.clear_button.setToolTip("Forget the messages recorded so far")
         self.clear_button.clicked.connect(self._on_clear_clicked)
 
-        bar = QHBoxLayout()
+        self._bar = bar = QHBoxLayout()
         bar.addWidget(self.search_field, 1)
         bar.addWidget(self.count_label)
         bar.addWidget(self.copy_button)
@@ -334,6 +334,10 @@ class ProtocolLogView(QWidget):
 
         self._update_colours()
         self.set_log(log)
+
+    def add_to_bar(self, widget: QWidget) -> None:
+        """Put ``widget`` (a button of the view's owner) at the end of the search bar."""
+        self._bar.addWidget(widget)
 
     # --- the log --------------------------------------------------------------------------------
 

@@ -19,8 +19,8 @@ the person selected in the answer as the text a good answer must contain.
 protocol log below the transcript, in a splitter: every raw message to and from the model
 endpoint and the tool servers, keys masked, followed live while a run goes on. The view is made
 the first time it is shown; the log records from the first run whether it is shown or not.
-While it shows, "Trace ⤢" and "Log ⤢" let either pane take the whole tab (the other hidden;
-click again to see both).
+While it shows, "Whole tab" in its bar lets it take the whole tab (the trace hidden; click again
+to see both); with the log off the trace has the whole tab.
 """
 
 from __future__ import annotations
@@ -175,16 +175,20 @@ class ChatTab(QWidget):
         self.protocol_log_toggle.setToolTip(self.protocol_log_action.toolTip())
         self.protocol_log_toggle.toggled.connect(self.protocol_log_action.setChecked)
         self._protocol_log_view: ProtocolLogView | None = None
-        self.trace_whole_button = _whole_tab_button("Trace ⤢", "the trace", "traceWholeTab")
-        self.log_whole_button = _whole_tab_button("Log ⤢", "the protocol log", "logWholeTab")
-        self.trace_whole_button.toggled.connect(lambda on: self._on_whole_tab("trace", on))
-        self.log_whole_button.toggled.connect(lambda on: self._on_whole_tab("log", on))
+        # In the log's own bar (the header row is full at 1024 px): the log takes the whole tab.
+        self.log_whole_button = QToolButton()
+        self.log_whole_button.setText("Whole tab")
+        self.log_whole_button.setObjectName("logWholeTab")
+        self.log_whole_button.setCheckable(True)
+        self.log_whole_button.setToolTip(
+            "Let the protocol log take the whole tab (click again to see the trace too; "
+            "Protocol log off gives the trace the whole tab)"
+        )
+        self.log_whole_button.toggled.connect(self._on_log_whole_tab)
         top = QHBoxLayout()
         top.addWidget(self.stats, 1)
         top.addWidget(self.save_case_button)
         top.addWidget(self.protocol_log_toggle)
-        top.addWidget(self.trace_whole_button)
-        top.addWidget(self.log_whole_button)
         top.addWidget(self.caller_toggle)
 
         self.transcript = TranscriptView()
@@ -485,33 +489,23 @@ class ChatTab(QWidget):
 
     def _on_protocol_log_toggled(self, on: bool) -> None:
         self.protocol_log_toggle.setChecked(on)
-        self.trace_whole_button.setVisible(on)
-        self.log_whole_button.setVisible(on)
         view = self._protocol_log_view
         if view is None:
             if not on:
                 return
             view = self._protocol_log_view = ProtocolLogView(self.runner.protocol_log)
             view.setObjectName("protocolLogView")
+            view.add_to_bar(self.log_whole_button)
             self.splitter.addWidget(view)
             height = max(self.splitter.height(), 2)
             self.splitter.setSizes([height // 2, height - height // 2])
         if not on:
-            self.trace_whole_button.setChecked(False)
-            self.log_whole_button.setChecked(False)
+            self.log_whole_button.setChecked(False)  # the trace has the whole tab again
         view.setVisible(on)
 
-    def _on_whole_tab(self, pane: str, on: bool) -> None:
-        """Let the trace or the log take the whole tab (the other hidden); off: both again."""
-        other = self.log_whole_button if pane == "trace" else self.trace_whole_button
-        if on:
-            other.setChecked(False)
-        view = self._protocol_log_view
-        trace_alone = self.trace_whole_button.isChecked()
-        log_alone = self.log_whole_button.isChecked()
-        self.pages.setVisible(not log_alone)
-        if view is not None:
-            view.setVisible(self.protocol_log_action.isChecked() and not trace_alone)
+    def _on_log_whole_tab(self, on: bool) -> None:
+        """Let the log take the whole tab (the trace hidden); off: both again."""
+        self.pages.setVisible(not on)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.input and event.type() == QEvent.Type.KeyPress:
@@ -525,14 +519,3 @@ class ChatTab(QWidget):
     def closeEvent(self, event: QCloseEvent) -> None:
         self._start_close_down()
         super().closeEvent(event)
-
-
-def _whole_tab_button(text: str, what: str, name: str) -> QToolButton:
-    """A checkable button that lets ``what`` take the whole tab (shown while the log is)."""
-    button = QToolButton()
-    button.setText(text)
-    button.setObjectName(name)
-    button.setCheckable(True)
-    button.setToolTip(f"Let {what} take the whole tab (click again to see both)")
-    button.setVisible(False)
-    return button

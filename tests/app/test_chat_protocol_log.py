@@ -154,7 +154,7 @@ def _rows_that_fit(view: ProtocolLogView) -> int:
     return view.table.viewport().height() // view.table.verticalHeader().defaultSectionSize()
 
 
-def test_at_1024x700_the_log_shows_its_messages_and_either_pane_can_take_the_whole_tab(
+def test_at_1024x700_the_log_shows_its_messages_and_can_take_the_whole_tab(
     qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(responder=lambda _body: text("Hello.")) as model:
@@ -183,11 +183,14 @@ def test_at_1024x700_the_log_shows_its_messages_and_either_pane_can_take_the_who
         qtbot.waitUntil(lambda: view.viewer.height() > 100, timeout=RUN_MS)
         assert _rows_that_fit(view) >= 7  # the message read whole below, the list still roomy
 
-        qtbot.mouseClick(tab.trace_whole_button, Qt.MouseButton.LeftButton)
-        assert not tab.log_whole_button.isChecked()
-        assert tab.transcript.isVisible() and not view.isVisible()
-        qtbot.mouseClick(tab.trace_whole_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(tab.log_whole_button, Qt.MouseButton.LeftButton)
         assert tab.transcript.isVisible() and view.isVisible()  # both again
+        qtbot.mouseClick(tab.log_whole_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(tab.protocol_log_toggle, Qt.MouseButton.LeftButton)  # the trace's turn
+        assert tab.transcript.isVisible() and not view.isVisible()
+        assert not tab.log_whole_button.isChecked()
+        # The header row still fits a 1024-pixel window.
+        assert window.width() == 1024 and tab.minimumSizeHint().width() <= tab.width()
         window.remove_run_tab(tab)
         future = asyncio.ensure_future(tab.aclose())
         qtbot.waitUntil(future.done, timeout=RUN_MS)
