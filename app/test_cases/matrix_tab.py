@@ -283,7 +283,9 @@ class MatrixTab(QWidget):
             else "No endpoint listed its models."
         ]
         lines += [f"Not listed: {note}" for note in offers.notes]
-        self.picker.show_list_note("\n".join(redact(line) for line in lines))
+        whole = [redact(line) for line in lines]
+        self.picker.show_list_note("\n".join(_cut(line, 140) for line in whole))
+        self.picker.list_note.setToolTip("\n".join(whole))
 
     def _remember_models(self) -> None:
         if self._memory is not None:
@@ -445,3 +447,8 @@ class MatrixTab(QWidget):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
         self.runner.close()
         super().closeEvent(event)
+
+
+def _cut(line: str, limit: int) -> str:
+    """``line`` up to ``limit`` characters (the rest in the tool tip)."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
