@@ -13,7 +13,7 @@ The owner of a ``QPlainTextEdit`` builds one :class:`FindBar` for it, puts it in
 
 The keys are the scope's own (the pane, not the window): the bar claims them when the focus is
 inside the scope (``ShortcutOverride``) and acts on the key press, so a window shortcut on the
-same key (Ctrl+H opens the History elsewhere) neither takes them nor makes them ambiguous, and
+same key (Ctrl+F is the Edit menu's Find…) neither takes them nor makes them ambiguous, and
 two tabs' panes never clash.
 
 Search is Python's ``re`` over the editor's text as typed, with match case, whole word and

@@ -2,8 +2,9 @@
 
 ``ProtocolLogView(log)`` shows the entries of a ``mcp_export.protocol_log.ProtocolLog`` (the log a
 chat runner attaches to its provider and toolbox): a list with each message's time, channel (the
-model endpoint or the tool server), direction, kind and a one-line summary, and below it the
-selected message whole, in a monospace viewer that wraps. The search field keeps the messages
+model endpoint or the tool server), direction, kind and a one-line summary, and below it, once a
+message is selected (until then the list has the room), the selected message whole, in a
+monospace viewer that wraps. The search field keeps the messages
 whose text holds what is typed (case-insensitive) and marks it in the viewer. Copy puts the
 selected messages on the clipboard as text (each with its heading line), Copy all every message
 the search keeps; Ctrl+C in the list copies the selection too.
@@ -240,7 +241,8 @@ class ProtocolLogView(QWidget):
         search_field: filters the messages by their text (and marks it in the viewer).
         count_label: how many messages there are, or how many the search keeps.
         table: the list of messages.
-        viewer: the selected message, whole.
+        viewer: the selected message, whole (shown from the first selection on).
+        splitter: the list above the viewer.
         copy_button: copies the selected messages.
         copy_all_button: copies every message the search keeps.
         clear_button: empties the log.
@@ -279,7 +281,7 @@ class ProtocolLogView(QWidget):
         self.clear_button.setToolTip("Forget the messages recorded so far")
         self.clear_button.clicked.connect(self._on_clear_clicked)
 
-        bar = QHBoxLayout()
+        self._bar = bar = QHBoxLayout()
         bar.addWidget(self.search_field, 1)
         bar.addWidget(self.count_label)
         bar.addWidget(self.copy_button)
@@ -315,11 +317,14 @@ class ProtocolLogView(QWidget):
         self.viewer.setPlaceholderText(_NOTHING_SELECTED)
         self.viewer.setUndoRedoEnabled(False)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        # The viewer shows once a message is selected: until then the list has all the room.
+        self.viewer.setVisible(False)
+        self.table.setToolTip(_NOTHING_SELECTED)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(self.viewer)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
 
         layout = QVBoxLayout(self)
@@ -329,6 +334,10 @@ class ProtocolLogView(QWidget):
 
         self._update_colours()
         self.set_log(log)
+
+    def add_to_bar(self, widget: QWidget) -> None:
+        """Put ``widget`` (a button of the view's owner) at the end of the search bar."""
+        self._bar.addWidget(widget)
 
     # --- the log --------------------------------------------------------------------------------
 
@@ -419,7 +428,12 @@ class ProtocolLogView(QWidget):
 
     def _on_selection_changed(self) -> None:
         self._show_selected()
-        self.copy_button.setEnabled(self.table.selectionModel().hasSelection())
+        selected = self.table.selectionModel().hasSelection()
+        self.copy_button.setEnabled(selected)
+        if selected and not self.viewer.isVisibleTo(self):
+            self.viewer.setVisible(True)
+            height = max(self.splitter.height(), 2)
+            self.splitter.setSizes([height // 2, height - height // 2])
 
     def _show_selected(self) -> None:
         self.viewer.clear()

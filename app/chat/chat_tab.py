@@ -19,6 +19,8 @@ the person selected in the answer as the text a good answer must contain.
 protocol log below the transcript, in a splitter: every raw message to and from the model
 endpoint and the tool servers, keys masked, followed live while a run goes on. The view is made
 the first time it is shown; the log records from the first run whether it is shown or not.
+While it shows, "Whole tab" in its bar lets it take the whole tab (the trace hidden; click again
+to see both); with the log off the trace has the whole tab.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -172,6 +175,16 @@ class ChatTab(QWidget):
         self.protocol_log_toggle.setToolTip(self.protocol_log_action.toolTip())
         self.protocol_log_toggle.toggled.connect(self.protocol_log_action.setChecked)
         self._protocol_log_view: ProtocolLogView | None = None
+        # In the log's own bar (the header row is full at 1024 px): the log takes the whole tab.
+        self.log_whole_button = QToolButton()
+        self.log_whole_button.setText("Whole tab")
+        self.log_whole_button.setObjectName("logWholeTab")
+        self.log_whole_button.setCheckable(True)
+        self.log_whole_button.setToolTip(
+            "Let the protocol log take the whole tab (click again to see the trace too; "
+            "Protocol log off gives the trace the whole tab)"
+        )
+        self.log_whole_button.toggled.connect(self._on_log_whole_tab)
         top = QHBoxLayout()
         top.addWidget(self.stats, 1)
         top.addWidget(self.save_case_button)
@@ -491,10 +504,17 @@ class ChatTab(QWidget):
                 return
             view = self._protocol_log_view = ProtocolLogView(self.runner.protocol_log)
             view.setObjectName("protocolLogView")
+            view.add_to_bar(self.log_whole_button)
             self.splitter.addWidget(view)
             height = max(self.splitter.height(), 2)
-            self.splitter.setSizes([height * 3 // 5, height - height * 3 // 5])
+            self.splitter.setSizes([height // 2, height - height // 2])
+        if not on:
+            self.log_whole_button.setChecked(False)  # the trace has the whole tab again
         view.setVisible(on)
+
+    def _on_log_whole_tab(self, on: bool) -> None:
+        """Let the log take the whole tab (the trace hidden); off: both again."""
+        self.pages.setVisible(not on)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.input and event.type() == QEvent.Type.KeyPress:

@@ -33,6 +33,7 @@ __all__ = [
     "EndpointError",
     "ProviderInfo",
     "agent_slug",
+    "endpoint_url",
     "keyring_entry",
     "list_models",
     "provider_info",
@@ -186,6 +187,20 @@ def _endpoint(agent: Agent, env: Mapping[str, str] | None = None) -> _Endpoint:
         except ValueError as exc:
             raise EndpointError(f"providers.{info.id}.maxConcurrentRequests: {exc}") from exc
     return _Endpoint(info, base_url.rstrip("/"), resolved["key"] or None, version, limit)
+
+
+def endpoint_url(agent: Agent) -> str:
+    """The base URL the agent's provider is asked at (its setting, else the provider's own).
+
+    Raises:
+        EndpointError: as :func:`list_models` would before asking, including for a provider
+            that needs a key the agent does not have (set in the file or the environment).
+    """
+    endpoint = _endpoint(agent)
+    if endpoint.info.key_required and not endpoint.api_key:
+        name = endpoint.info.key_names[0] if endpoint.info.key_names else "its API key"
+        raise EndpointError(f"{endpoint.info.label} needs a key ({name})")
+    return endpoint.base_url
 
 
 async def list_models(agent: Agent, *, timeout: float = 15.0) -> list[str]:  # noqa: ASYNC109

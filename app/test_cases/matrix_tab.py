@@ -1,6 +1,8 @@
 """The matrix tab: an agent's test cases run on one or more models, results filling in as they come.
 
-A toolbar picks the models (:class:`~app.test_cases.models_picker.ModelPicker`), the repeats and
+A toolbar picks the models (:class:`~app.test_cases.models_picker.ModelPicker`: the ones picked
+last time for this agent file, kept in ``studio.ini``; "List models" offers what the endpoints
+list, :mod:`app.test_cases.model_offers`), the repeats and
 the calls at once, and has Run again and Stop; a status line counts the calls ("37 of 300 ·
 2 failed"). The table (:class:`~app.test_cases.matrix_model.MatrixTableModel`) has a row per case
 and a column per model; once a run is recorded and compared with the one before, regressions are
@@ -35,8 +37,12 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
+from app.pages.page_tasks import PageTasks
+from app.settings_store import SettingsStore
 from app.test_cases.details import AnswerDiff, CellDetails
 from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, shown_result
+from app.test_cases.model_offers import endpoints_to_ask, list_offers
+from app.test_cases.models_memory import MatrixModelMemory, PickedModels
 from app.test_cases.models_picker import ModelPicker
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
 from app.test_cases.transcript import TranscriptDialog, transcript_for
@@ -69,7 +75,10 @@ class MatrixTab(QWidget):
         history: the shared history store (None: calls are not recorded, no transcripts and no
             comparison with earlier runs).
         selection: ``(tool, case)`` pairs to run; None: every case of the agent.
-        models: the models to run on; None: the agent's own model.
+        models: the models to run on; None: those picked last time for the agent file, else the
+            agent's own model.
+        settings: the studio's settings: where the picked models are kept, and the endpoints
+            Preferences lists (None: neither).
         parent: the parent widget.
 
     Signals:
@@ -85,9 +94,15 @@ class MatrixTab(QWidget):
         history: HistoryStore | None,
         selection: Sequence[tuple[str, str]] | None = None,
         models: Sequence[str] | None = None,
+        settings: SettingsStore | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self.tasks = PageTasks(self)
+        self._memory = MatrixModelMemory(settings) if settings is not None else None
+        self._preferred = (
+            [(e.kind, e.base_url) for e in settings.endpoints()] if settings is not None else []
+        )
         self.setObjectName("testMatrixTab")
         self.document = document
         self.history = history
@@ -107,8 +122,19 @@ class MatrixTab(QWidget):
         own = agent.settings.model or ""
         offers = [own] if own else []
         offers += [f"{provider}:" for provider in agent.providers]
+        offers += [f"{provider}:" for provider in endpoints_to_ask(agent, self._preferred)]
         self.picker.set_offers(offers)
-        self.picker.set_checked(list(models) if models else [own] if own else [])
+        picked = self._memory.recall(document) if self._memory is not None else None
+        if models:
+            self.picker.set_checked(list(models))
+        elif picked is not None and picked.checked:
+            for name in picked.listed:
+                self.picker.add_model(name, checked=False)
+            self.picker.set_checked(picked.checked)
+        else:
+            self.picker.set_checked([own] if own else [])
+        self.picker.changed.connect(self._remember_models)
+        self.picker.list_requested.connect(self.list_models)
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -237,6 +263,34 @@ class MatrixTab(QWidget):
         self._set_busy(True)
         self._show_progress()
         return True
+
+    def list_models(self) -> None:
+        """Offer the models the endpoints list (on the qasync loop; the picker says how it went)."""
+        self.tasks.start("list", self._list_models(), what="Listing the models")
+
+    async def _list_models(self) -> None:
+        self.picker.list_button.setEnabled(False)
+        self.picker.show_list_note("Asking the endpoints for their models…")
+        try:
+            offers = await list_offers(self.document.agent, self._preferred)
+        finally:
+            self.picker.list_button.setEnabled(True)
+        self.picker.add_offers(offers.models)
+        count = len(offers.models)
+        lines = [
+            f"{count} model{'s' if count != 1 else ''} listed by " + ", ".join(offers.asked)
+            if offers.asked
+            else "No endpoint listed its models."
+        ]
+        lines += [f"Not listed: {note}" for note in offers.notes]
+        whole = [redact(line) for line in lines]
+        self.picker.show_list_note("\n".join(_cut(line, 140) for line in whole))
+        self.picker.list_note.setToolTip("\n".join(whole))
+
+    def _remember_models(self) -> None:
+        if self._memory is not None:
+            picked = PickedModels(self.picker.all_models(), self.picker.models())
+            self._memory.remember(self.document, picked)
 
     def stop(self) -> None:
         """Cancel the run; the status line says when it has stopped."""
@@ -393,3 +447,8 @@ class MatrixTab(QWidget):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
         self.runner.close()
         super().closeEvent(event)
+
+
+def _cut(line: str, limit: int) -> str:
+    """``line`` up to ``limit`` characters (the rest in the tool tip)."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,9 +1,12 @@
 """The models a test-case run goes to: a checkable list with a field to add ``provider:model``.
 
-The list starts with the agent's own model, checked. The field offers the agent's model and
-each provider configured under ``providers`` (``vllm:``, then type the model's name); Add (or
-Enter) puts the typed name in the list, checked. A name must be ``provider:model``; whether the
-provider is configured is the run's to say (its cells then fail with what to set).
+The list starts with the agent's own model, checked (or with the models picked last time; the
+matrix tab keeps them). The field offers the agent's model and each provider a run can reach
+(``vllm:``, then type the model's name); "List models" asks those endpoints for their own lists
+and offers every model they name (the tab does the asking: :attr:`ModelPicker.list_requested`).
+Add (or Enter) puts the typed or chosen name in the list, checked. A name must be
+``provider:model``; whether the provider is configured is the run's to say (its cells then fail
+with what to set).
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ class ModelPicker(QWidget):
 
     Signals:
         changed: a model was added, checked or unchecked.
+        list_requested: "List models" was clicked.
     """
 
     changed = Signal()
+    list_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +62,10 @@ class ModelPicker(QWidget):
         self.field.setAccessibleName("Add a model")
         self.field.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.field.setMinimumContentsLength(18)
+        completer = self.field.completer()
+        if completer is not None:  # typing "llama" finds ollama:llama3.2 among listed models
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            completer.setCompletionMode(completer.CompletionMode.PopupCompletion)
         line = self.field.lineEdit()
         assert line is not None
         line.setPlaceholderText("provider:model")
@@ -64,19 +73,32 @@ class ModelPicker(QWidget):
         self.add_button = QPushButton("Add")
         self.add_button.setToolTip("Run on this model too (provider:model)")
         self.add_button.clicked.connect(self.add_typed)
+        self.list_button = QPushButton("List models")
+        self.list_button.setObjectName("listModels")
+        self.list_button.setToolTip(
+            "Ask the agent's endpoints and those in Preferences for the models they offer"
+        )
+        self.list_button.clicked.connect(self.list_requested)
         self.hint = QLabel()
         self.hint.setObjectName("modelHint")
         self.hint.setVisible(False)
+        self.list_note = QLabel()
+        self.list_note.setObjectName("modelListNote")
+        self.list_note.setWordWrap(True)
+        self.list_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.list_note.setVisible(False)
         adder = QHBoxLayout()
         adder.setContentsMargins(0, 0, 0, 0)
         adder.addWidget(self.field, 1)
         adder.addWidget(self.add_button)
+        adder.addWidget(self.list_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.list)
         layout.addLayout(adder)
         layout.addWidget(self.hint)
+        layout.addWidget(self.list_note)
 
     def sizeHint(self) -> QSize:  # noqa: N802  (Qt's name)
         return QSize(360, super().sizeHint().height())
@@ -107,6 +129,23 @@ class ModelPicker(QWidget):
         self.field.addItems(list(dict.fromkeys(names)))
         self.field.setCurrentIndex(-1)
         self.field.setEditText("")
+
+    def add_offers(self, names: Iterable[str]) -> None:
+        """Offer ``names`` too, after what the field offers already (the typed text stays)."""
+        typed = self.field.currentText()
+        known = set(self.offers())
+        self.field.addItems([name for name in dict.fromkeys(names) if name not in known])
+        self.field.setCurrentIndex(-1)
+        self.field.setEditText(typed)
+
+    def offers(self) -> list[str]:
+        """What the add field offers, in order."""
+        return [self.field.itemText(row) for row in range(self.field.count())]
+
+    def show_list_note(self, text: str) -> None:
+        """Say how the listing went (empty: say nothing)."""
+        self.list_note.setText(text)
+        self.list_note.setVisible(bool(text))
 
     def add_model(self, name: str, *, checked: bool = True) -> bool:
         """Put ``name`` in the list (checking it when it is there already).

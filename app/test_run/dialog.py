@@ -13,6 +13,8 @@ the "Arguments sent" JSON, the prompt preview, the request Run emits
 (:attr:`TestToolDialog.run_requested` with a :class:`TestRequest`; whoever opened the dialog
 starts the chat tab), the ``tools/call`` text Copy puts on the clipboard, and the arguments
 remembered per agent file and tool (:mod:`app.test_run.memory`) that pre-fill the dialog next time.
+A tool never run starts from its sample values (the tool editor's Sample values table, with what
+the person typed there); a line above the form says which start it is.
 "Save as test case…" asks for a name and adds that same value as a new test case of the tool
 (one undo step in the agent); the dialog stays open and its status line names the case.
 Arguments put into the form (remembered, or a past call's from the history) that it cannot show
@@ -48,7 +50,7 @@ from app.document.test_cases import add_test_case, new_case
 from app.save_case_dialog import default_case_name
 from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
-from app.test_run.memory import ArgumentMemory
+from app.test_run.memory import ArgumentMemory, SampleMemory, sample_values
 from app.tool_editor.preview import TemplatePreview
 from app.tool_editor.template_analysis import AnalysisRequest, TemplateAnalysis
 from app.window.screen_fit import fit_to_screen
@@ -145,7 +147,9 @@ class TestToolDialog(QDialog):
         super().__init__(parent)
         self.document = document
         self.tool = tool
-        self._memory = ArgumentMemory(settings if settings is not None else SettingsStore())
+        store = settings if settings is not None else SettingsStore()
+        self._memory = ArgumentMemory(store)
+        self._samples = SampleMemory(store)
         self.setObjectName("testToolDialog")
         self.setWindowTitle(f"Test {tool.name}")
         fit_to_screen(self, 1000, 640)
@@ -167,7 +171,12 @@ class TestToolDialog(QDialog):
         form_side = QWidget()
         form_layout = QVBoxLayout(form_side)
         form_layout.setContentsMargins(0, 0, 0, 0)
+        self.origin = QLabel()
+        self.origin.setObjectName("testOrigin")
+        self.origin.setWordWrap(True)
+        self.origin.setVisible(False)
         form_layout.addWidget(_heading("Arguments", scroll))
+        form_layout.addWidget(self.origin)
         form_layout.addWidget(scroll, 1)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -268,9 +277,12 @@ class TestToolDialog(QDialog):
 
         remembered = self._memory.recall(document, tool.name)
         if remembered is not None:
-            self.set_arguments(remembered)  # validates and renders
+            self.set_arguments(remembered, source="Started from the last run's arguments.")
         else:
-            self._on_arguments_changed()
+            self.set_arguments(
+                sample_values(self._samples, document, tool),
+                source="Started from the tool's sample values (its editor's Sample values).",
+            )
 
     # -- public ----------------------------------------------------------------------------
 
@@ -278,11 +290,14 @@ class TestToolDialog(QDialog):
         """The arguments as a caller would send them (empty optional fields left out)."""
         return self.form.value()
 
-    def set_arguments(self, arguments: dict[str, Any]) -> None:
+    def set_arguments(self, arguments: dict[str, Any], *, source: str = "") -> None:
         """Fill the form with ``arguments``; what they leave out is cleared.
 
-        A given value the form cannot show is not sent; :attr:`notice` names it.
+        A given value the form cannot show is not sent; :attr:`notice` names it. ``source``
+        says where the values come from, above the form (empty: nothing is said).
         """
+        self.origin.setText(source)
+        self.origin.setVisible(bool(source))
         lost = self.form.set_value(arguments)
         self.notice.setText(
             "Not sent: the form cannot show the given value of " + ", ".join(lost) + "."
@@ -427,8 +442,12 @@ class TestToolDialog(QDialog):
         self.status.setText(f"Saved test case “{saved}”{taken} to {tool_name}.")
 
     def _on_fill_examples(self) -> None:
-        self.set_arguments(sample_arguments(self.tool.parameters))
+        self.set_arguments(
+            sample_arguments(self.tool.parameters), source="Filled with the schema's examples."
+        )
 
     def _on_reset(self) -> None:
         self.notice.hide()
+        self.origin.setText("Reset to the schema's defaults.")
+        self.origin.setVisible(True)
         self.form.reset()

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QLabel,
@@ -153,12 +154,29 @@ class FieldEditor(QWidget):
         return []
 
     def set_problem(self, message: str) -> None:
-        """Show ``message`` under the input; ``""`` hides the line."""
-        if message == self.problem_label.text() and self.problem_label.isVisible() == bool(message):
+        """Show ``message`` under the input; ``""`` hides the line, or, while the person edits
+        this field, empties it and keeps its room (:meth:`collapse_problem` hides it once the
+        focus has left): the fields below do not jump up under a click aimed at them."""
+        label = self.problem_label
+        if not message and label.isVisible() and self.holds_focus():
+            label.setText("")
+            self.input.setAccessibleDescription("")
             return
-        self.problem_label.setText(message)
-        self.problem_label.setVisible(bool(message))
+        if message == label.text() and label.isVisible() == bool(message):
+            return
+        label.setText(message)
+        label.setVisible(bool(message))
         self.input.setAccessibleDescription(message)
+
+    def holds_focus(self) -> bool:
+        """Whether the keyboard focus is in this field."""
+        focus = QApplication.focusWidget()
+        return focus is not None and (focus is self or self.isAncestorOf(focus))
+
+    def collapse_problem(self) -> None:
+        """Hide an emptied problem line whose room was kept while the field had the focus."""
+        if not self.problem_label.text() and not self.holds_focus():
+            self.problem_label.hide()
 
     def problem(self) -> str:
         """The message shown under the input now."""

@@ -26,6 +26,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QApplication,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -322,6 +323,13 @@ class ArgumentsForm(QWidget):
         layout.addWidget(root)
         layout.addStretch(1)
         root.edited.connect(self.edited)
+        application = QApplication.instance()
+        if isinstance(application, QApplication):
+            application.focusChanged.connect(self._on_focus_changed)
+
+    def _on_focus_changed(self, _old: QWidget | None, _now: QWidget | None) -> None:
+        for editor in self.editors():
+            editor.collapse_problem()
 
     def value(self) -> dict[str, Any]:
         """The arguments as a caller would send them (absent fields left out)."""

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QSettings
 
 from app.document.agent_document import AgentDocument
 from app.settings_store import SettingsStore
-from app.tool_editor.sample_values import SampleOverrides
+from app.tool_editor.sample_values import SampleOverrides, SampleValuesModel
+from schema_types.agent import ToolDefinition
 
-__all__ = ["ArgumentMemory", "SampleMemory", "ToolMemory"]
+__all__ = ["ArgumentMemory", "SampleMemory", "ToolMemory", "sample_values"]
 
 FILE_NAME = "test-arguments.ini"
 SAMPLES_FILE_NAME = "sample-values.ini"
@@ -119,3 +121,19 @@ class SampleMemory(ToolMemory):
             self.forget(document, tool_name)
         else:
             self.remember_json(document, tool_name, overrides.to_json())
+
+
+def sample_values(
+    memory: SampleMemory, document: AgentDocument, tool: ToolDefinition
+) -> dict[str, Any]:
+    """The arguments the tool editor's Sample values table holds for ``tool``: the schema's
+    samples with what the person typed there and left out (kept in ``memory``) applied."""
+    model = SampleValuesModel()
+    parameters = tool.parameters
+    model.set_parameters(parameters if isinstance(parameters, Mapping) else {})
+    overrides = memory.recall(document, tool.name)
+    if overrides is not None:
+        model.restore(overrides)
+    arguments = model.arguments()
+    model.deleteLater()
+    return arguments

@@ -110,9 +110,16 @@ def _quoted(text: str, limit: int = 24) -> str:
     return f"“{text if len(text) <= limit else text[: limit - 1] + '…'}”"
 
 
-def expectations_summary(expect: Expectations) -> str:
+def _pattern(pattern: str, limit: int | None) -> str:
+    if limit is None or len(pattern) <= limit:
+        return f"/{pattern}/"
+    return f"/{pattern[: limit - 1]}…/"
+
+
+def expectations_summary(expect: Expectations, *, whole: bool = False) -> str:
     """A few words per expectation the case sets (``contains “TP1351” · ≤ 4 turns``); "call
-    succeeds" when it sets none."""
+    succeeds" when it sets none. A long pattern shows its start (``whole``: all of it, as the
+    cell's tool tip does)."""
     parts: list[str] = []
     if expect.contains:
         first = _quoted(expect.contains[0])
@@ -123,7 +130,7 @@ def expectations_summary(expect: Expectations) -> str:
             f"not {_quoted(expect.not_contains[0])}" + "…" * (len(expect.not_contains) > 1)
         )
     if expect.matches is not None:
-        parts.append(f"matches /{expect.matches if len(expect.matches) <= 20 else '…'}/")
+        parts.append(f"matches {_pattern(expect.matches, None if whole else 24)}")
     if expect.json_schema is not None:
         parts.append("JSON schema")
     if expect.tool_calls:
@@ -254,8 +261,10 @@ class CaseTableModel(QAbstractTableModel):
                 else None
             )
         if column == EXPECT_COLUMN:
-            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            if role == Qt.ItemDataRole.DisplayRole:
                 return expectations_summary(case.expect)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return expectations_summary(case.expect, whole=True)
             return None
         if not self._models:
             if role == Qt.ItemDataRole.DisplayRole:

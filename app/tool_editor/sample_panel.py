@@ -95,6 +95,10 @@ class SampleValuesPanel(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.resizeSection(0, 180)
+        # Four rows at least: a short pane (the tool editor at 1024x700) takes it from the preview.
+        frame = 2 * self.view.frameWidth()
+        four_rows = 4 * rows.defaultSectionSize()
+        self.view.setMinimumHeight(header.sizeHint().height() + four_rows + frame)
         self.problem_label = QLabel()
         self.problem_label.setObjectName("sampleValuesProblem")
         self.problem_label.setWordWrap(True)

@@ -162,6 +162,10 @@ class TemplatePane(QWidget):
         self.preview_note = QLabel(_PREVIEW_NOTE)
         self.preview_note.setObjectName("previewNote")
         self.preview_note.setWordWrap(True)
+        # Said only when the values are refused; otherwise the preview's tool tip says it, and
+        # its two lines go to the sample values' rows (the pane is short at 1024x700).
+        self.preview_note.setVisible(False)
+        self.preview.setToolTip(_PREVIEW_NOTE)
         self.placeholders_button = QToolButton()
         self.placeholders_button.setObjectName("showPlaceholdersButton")
         self.placeholders_button.setDefaultAction(self.preview.placeholders_action)
@@ -237,8 +241,8 @@ class TemplatePane(QWidget):
         right.setChildrenCollapsible(False)
         right.addWidget(preview_box)
         right.addWidget(self.sample_panel)
-        right.setStretchFactor(0, 3)
-        right.setStretchFactor(1, 2)
+        right.setStretchFactor(0, 2)
+        right.setStretchFactor(1, 3)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setChildrenCollapsible(False)
@@ -414,6 +418,7 @@ class TemplatePane(QWidget):
     def _on_sample_problems_changed(self) -> None:
         refused = bool(self.samples.problems())
         self.preview_note.setText(_REFUSED_NOTE if refused else _PREVIEW_NOTE)
+        self.preview_note.setVisible(refused)
         show_as_error(self.preview_note, refused)
         if not self._refreshing:
             self._render_preview()

@@ -6,6 +6,9 @@ every other field (one undo step per field until focus leaves). Annotations are 
 hints. Each hint is yes, no or "not stated" (left out, so clients assume the protocol's default):
 its check box shows the value a client goes by, and says "(default)" while the hint is not
 stated. A click goes not stated → the opposite of the default → the default stated → not stated.
+Destructive and Idempotent mean something only for a tool that changes things (MCP: "meaningful
+only when readOnlyHint is false"): while Read-only is ticked they show unticked and greyed, and
+say so, whatever the file states for them.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ ANNOTATION_HINTS = (
     ("idempotentHint", "Idempotent", "Calling it again with the same arguments changes nothing."),
     ("openWorldHint", "Open world", "The tool reaches outside systems (web, other services)."),
 )
+# The hints that mean nothing for a read-only tool (MCP ToolAnnotations).
+WRITE_HINTS = ("destructiveHint", "idempotentHint")
 # What a client assumes for a hint the tool does not state (MCP ToolAnnotations).
 HINT_DEFAULTS = {
     "readOnlyHint": False,
@@ -154,14 +159,21 @@ class ToolFields(QWidget):
             with QSignalBlocker(self.name_edit):
                 self.name_edit.setText(tool.name)
         annotations = tool.annotations or {}
+        read_only = annotations.get("readOnlyHint") is True
         for key, label, _tip in ANNOTATION_HINTS:
             check, value = self.hint_checks[key], annotations.get(key)
             stated = isinstance(value, bool)
+            moot = read_only and key in WRITE_HINTS
             with QSignalBlocker(check):
-                check.setChecked(value if isinstance(value, bool) else HINT_DEFAULTS[key])
-            check.setText(label if stated else f"{label} (default)")
+                shown = value if isinstance(value, bool) else HINT_DEFAULTS[key]
+                check.setChecked(shown and not moot)
+            check.setEnabled(not moot)
+            if moot:
+                check.setText(f"{label} (not for read-only)")
+            else:
+                check.setText(label if stated else f"{label} (default)")
             font = check.font()
-            font.setItalic(not stated)
+            font.setItalic(not stated or moot)
             check.setFont(font)
 
     def _on_name_edited(self, text: str) -> None:

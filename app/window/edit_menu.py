@@ -4,8 +4,8 @@ The template editor and the parameters' JSON view each have a find bar
 (:class:`~app.find_bar.FindBar`) whose keys (Ctrl+F, Ctrl+H, F3) belong to their pane. The menu
 items reach the bar of the pane the focus is in (:func:`~app.find_bar.find_bar_for`) and are
 enabled only there; Replace… only where the text can be edited. Find… carries Ctrl+F for the
-window, which the pane's bar answers itself. Replace… shows Ctrl+H but does not claim it: in the
-window Ctrl+H opens the History, and inside a pane the bar takes it first.
+window, which the pane's bar answers itself. Replace… shows Ctrl+H (the platform's Replace) but
+does not claim it: the pane's bar answers it, and elsewhere it does nothing.
 
 Those panes live in tool editors, so the items follow the focus once the window has opened one
 (:meth:`FindActions.follow_focus`); until then they are off, and the studio's start does not

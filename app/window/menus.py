@@ -150,9 +150,14 @@ class MenuActions:
         )
         self.save_as_action = self._action("Save &As…", lambda: self.save_as(), "Ctrl+Shift+S")
         self.close_action = self._action(
-            "&Close agent", lambda: self.close_document(), "Ctrl+W", icon_name="close"
+            "&Close agent", lambda: self.close_document(), "Ctrl+Shift+W", icon_name="close"
         )
-        self.close_tab_action = self._action("Close &tab", self._close_current_tab, "Ctrl+F4")
+        # The platform's Close (Ctrl+W and Ctrl+F4 on Linux and Windows, Cmd+W on macOS) closes
+        # what a person looks at, the tab, as in browsers and editors; the agent has its own key.
+        self.close_tab_action = self._action("Close &tab", self._close_current_tab)
+        close = QKeySequence.keyBindings(QKeySequence.StandardKey.Close)
+        ctrl_w = QKeySequence("Ctrl+W")  # first: the key the menu item shows
+        self.close_tab_action.setShortcuts([ctrl_w, *(k for k in close if k != ctrl_w)])
         for action in (
             self.save_action,
             self.save_as_action,

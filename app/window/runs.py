@@ -67,7 +67,9 @@ class RunActions:
         self.chat_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.chat_action.triggered.connect(lambda: self._with_document(self.open_chat_tab))
         self.history_action = QAction("&History", window)
-        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        # Off Ctrl+H: that is the platform's Replace (QKeySequence.StandardKey.Replace), which the
+        # template and JSON editors answer.
+        self.history_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
         self.history_action.triggered.connect(lambda: self._with_document(self.open_history_tab))
         self.export_action = QAction(icon("servers"), "&Export to an MCP client…", window)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
@@ -125,6 +127,16 @@ class RunActions:
         """The open chat, test-case and history tabs."""
         return list(self._run_tabs)
 
+    def _unique_title(self, title: str) -> str:
+        """``title``, numbered when a tab has it already (two tests of a tool in one minute)."""
+        taken = {self.tabs.tabText(index) for index in range(self.tabs.count())}
+        number = 1
+        unique = title
+        while unique in taken:
+            number += 1
+            unique = f"{title} ({number})"
+        return unique
+
     def _add_run_tab(self, tab: QWidget, title: str, icon_name: str, tip: str) -> None:
         self._run_tabs.append(tab)
         index = self.tabs.addTab(tab, icon(icon_name), title)
@@ -171,7 +183,7 @@ class RunActions:
         window: Any = self
         dialog = TestToolDialog(document, tool, window.settings, window)
         if arguments is not None:
-            dialog.set_arguments(arguments)
+            dialog.set_arguments(arguments, source="Started from the call picked in the History.")
         dialog.run_requested.connect(
             lambda request: self.open_chat_tab(
                 document,
@@ -197,6 +209,7 @@ class RunActions:
 
         name = document.agent.metadata.name
         title = f"{tool_name} · {time.strftime('%H:%M')}" if tool_name else f"Chat · {name}"
+        title = self._unique_title(title)
         tab = ChatTab(
             document,
             title=title,
@@ -224,7 +237,7 @@ class RunActions:
         Args:
             document: the open agent (run as it is in the editor, unsaved edits included).
             selection: ``(tool, case)`` pairs to run; None: every case of the agent.
-            models: the models to run on; None: the agent's own model.
+            models: the models to run on; None: those picked last time, else the agent's own.
 
         Returns:
             The tab: a new one, or the one already showing this selection (run again unless it
@@ -243,6 +256,7 @@ class RunActions:
             return None
         from app.test_cases.matrix_tab import MatrixTab
 
+        window: Any = self
         wanted = None if selection is None else list(selection)
         for tab in self._run_tabs:
             if isinstance(tab, MatrixTab) and tab.document is document and tab.selection == wanted:
@@ -252,7 +266,13 @@ class RunActions:
                 if not tab.busy:
                     tab.run()
                 return tab
-        tab = MatrixTab(document, history=self.history_store(), selection=wanted, models=models)
+        tab = MatrixTab(
+            document,
+            history=self.history_store(),
+            selection=wanted,
+            models=models,
+            settings=window.settings,
+        )
         title, tip = _matrix_title(agent.metadata.name, wanted)
         self._add_run_tab(tab, title, "tool", tip)
         tab.run()

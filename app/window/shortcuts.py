@@ -9,7 +9,7 @@ keys panes handle themselves (:data:`PANE_KEYS`), which are no actions to walk. 
 
 :class:`ShortcutsDialog` lists them under their menu or pane with a search field (a word of the
 action, or the keys), and names the keys that mean one thing in the window and another in a pane
-(Ctrl+H is History in the window, Replace… in the template and JSON editors).
+(Ctrl+Return is Test tool… in the window, Run in the Test dialog).
 """
 
 from __future__ import annotations

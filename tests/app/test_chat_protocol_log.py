@@ -16,9 +16,11 @@ from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
 from app.document.agent_document import AgentDocument
+from app.protocol_log_view import ProtocolLogView
 from mcp_export.protocol_log import ProtocolEntry
 from mcp_export.redact import REDACTED
 from mcp_export.session.events import FinalAnswer
+from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.mcp_clients import time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -145,3 +147,50 @@ def test_a_plain_chat_records_its_log_before_the_panel_is_first_shown(
         finally:
             future = asyncio.ensure_future(tab.aclose())
             qtbot.waitUntil(future.done, timeout=RUN_MS)
+
+
+def _rows_that_fit(view: ProtocolLogView) -> int:
+    """How many messages the list shows at once, as a person sees it."""
+    return view.table.viewport().height() // view.table.verticalHeader().defaultSectionSize()
+
+
+def test_at_1024x700_the_log_shows_its_messages_and_can_take_the_whole_tab(
+    qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(responder=lambda _body: text("Hello.")) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        window = studio_window(qtbot)
+        document = window.open_file(path)
+        assert document is not None
+        window.resize(1024, 700)
+        tab = window.open_chat_tab(document)
+        assert isinstance(tab, ChatTab)
+        qtbot.mouseClick(tab.protocol_log_toggle, Qt.MouseButton.LeftButton)
+        view = tab.protocol_log_view
+        assert view is not None
+        with qtbot.waitSignal(tab.finished, timeout=RUN_MS):
+            tab.submit("Hi")
+
+        qtbot.waitUntil(lambda: view.model.rowCount() >= 2, timeout=RUN_MS)
+        assert _rows_that_fit(view) >= 6  # beside the trace, before a message is picked
+        assert not view.viewer.isVisible()  # no empty "select a message" pane taking room
+
+        qtbot.mouseClick(tab.log_whole_button, Qt.MouseButton.LeftButton)
+        assert not tab.transcript.isVisible() and view.isVisible()
+        qtbot.waitUntil(lambda: _rows_that_fit(view) >= 15, timeout=RUN_MS)  # once laid out
+        view.select_row(0)
+        assert view.viewer.isVisible() and view.viewer.toPlainText()
+        qtbot.waitUntil(lambda: view.viewer.height() > 100, timeout=RUN_MS)
+        assert _rows_that_fit(view) >= 7  # the message read whole below, the list still roomy
+
+        qtbot.mouseClick(tab.log_whole_button, Qt.MouseButton.LeftButton)
+        assert tab.transcript.isVisible() and view.isVisible()  # both again
+        qtbot.mouseClick(tab.log_whole_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(tab.protocol_log_toggle, Qt.MouseButton.LeftButton)  # the trace's turn
+        assert tab.transcript.isVisible() and not view.isVisible()
+        assert not tab.log_whole_button.isChecked()
+        # The header row still fits a 1024-pixel window.
+        assert window.width() == 1024 and tab.minimumSizeHint().width() <= tab.width()
+        window.remove_run_tab(tab)
+        future = asyncio.ensure_future(tab.aclose())
+        qtbot.waitUntil(future.done, timeout=RUN_MS)

@@ -29,7 +29,9 @@ from app.test_run import TestRequest, TestToolDialog
 from app.test_run.fields import FieldEditor
 from app.test_run.form import ObjectEditor
 from app.test_run.lists import ArrayEditor
+from app.test_run.memory import SampleMemory
 from app.test_run.pickers import DateEditor, DateTimeEditor, IntegerEditor, NumberEditor, StepBox
+from app.tool_editor.sample_values import SampleOverrides
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.arguments import validate_arguments
 from schema_types.template.engine import render
@@ -70,13 +72,22 @@ def tool_named(document: AgentDocument, name: str) -> ToolDefinition:
 
 
 def open_dialog(
-    qtbot: QtBot, document: AgentDocument, tool: ToolDefinition, store: SettingsStore
+    qtbot: QtBot,
+    document: AgentDocument,
+    tool: ToolDefinition,
+    store: SettingsStore,
+    *,
+    reset: bool = True,
 ) -> TestToolDialog:
+    """The dialog, shown and active; ``reset``: Reset clicked, so the form holds the schema's
+    defaults only (it starts from the samples or the last run)."""
     dialog = TestToolDialog(document, tool, store)
     qtbot.addWidget(dialog)
     with qtbot.waitActive(dialog, timeout=10_000):
         dialog.show()
         dialog.activateWindow()  # Ctrl+Enter is a window shortcut: the window must be active
+    if reset:
+        qtbot.mouseClick(dialog.defaults_button, Qt.MouseButton.LeftButton)
     return dialog
 
 
@@ -377,12 +388,13 @@ def test_values_last_used_are_remembered_per_tool(
     with qtbot.waitSignal(first.run_requested, timeout=10_000):
         qtbot.mouseClick(first.run_button, Qt.MouseButton.LeftButton)
 
-    again = open_dialog(qtbot, travel_desk(example_path), tool, store)
+    again = open_dialog(qtbot, travel_desk(example_path), tool, store, reset=False)
     assert again.arguments() == used
+    assert again.origin.text() == "Started from the last run's arguments."
     cabin = again.form.field("cabin")
     assert isinstance(cabin, QComboBox) and cabin.currentText() == "business"
-    other = open_dialog(qtbot, document, tool_named(document, "local_time"), store)
-    assert other.arguments() == {}
+    other = open_dialog(qtbot, document, tool_named(document, "local_time"), store, reset=False)
+    assert other.arguments() == {"city": "Tokyo", "timezone": "Asia/Tokyo"}  # its samples
     assert (store.home / "test-arguments.ini").exists()
 
 
@@ -438,7 +450,8 @@ def test_dialog_layout_title_and_example_filling(
     qtbot: QtBot, example_path: Path, tmp_path: Path
 ) -> None:
     document = travel_desk(example_path)
-    dialog = open_dialog(qtbot, document, tool_named(document, "book_flight"), settings(tmp_path))
+    tool = tool_named(document, "book_flight")
+    dialog = open_dialog(qtbot, document, tool, settings(tmp_path), reset=False)
     assert dialog.windowTitle() == "Test book_flight"
     # Roomy (1000x640), but never larger than the screen (the offscreen one is 800 wide).
     room = dialog.screen().availableGeometry()
@@ -515,3 +528,25 @@ def test_save_as_test_case_saves_exactly_the_arguments_run_sends(
 
     document.undo_stack.undo()  # one undo step
     assert tool_named(document, "search_flights").tests == []
+
+
+def test_a_tool_never_run_starts_from_its_sample_values_and_says_so(
+    qtbot: QtBot, example_path: Path, tmp_path: Path
+) -> None:
+    document = travel_desk(example_path)
+    store = settings(tmp_path)
+    tool = tool_named(document, "local_time")
+    # What the person typed in the tool editor's Sample values table counts, as there.
+    SampleMemory(store).remember(document, "local_time", SampleOverrides({"city": "Lisbon"}))
+
+    dialog = open_dialog(qtbot, document, tool, store, reset=False)
+
+    city = dialog.form.field("city")
+    assert isinstance(city, QLineEdit) and city.text() == "Lisbon"
+    assert dialog.origin.isVisible()
+    assert dialog.origin.text() == (
+        "Started from the tool's sample values (its editor's Sample values)."
+    )
+    assert dialog.run_button.isEnabled() and dialog.problems() == []
+    qtbot.mouseClick(dialog.defaults_button, Qt.MouseButton.LeftButton)
+    assert city.text() == "" and dialog.origin.text() == "Reset to the schema's defaults."

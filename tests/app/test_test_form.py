@@ -81,6 +81,7 @@ def open_dialog(qtbot: QtBot, tmp_path: Path, name: str = "settings") -> TestToo
     with qtbot.waitActive(dialog, timeout=10_000):
         dialog.show()
         dialog.activateWindow()
+    qtbot.mouseClick(dialog.defaults_button, Qt.MouseButton.LeftButton)  # the defaults only
     return dialog
 
 

@@ -173,6 +173,14 @@ def test_typing_an_expectation_is_one_step_and_undo_from_elsewhere_shows_in_the_
     assert panel.model.index(0, 1).data() == (
         "contains “AF123” +1 · matches /(?i)booked/ · ≤ 4 turns"
     )
+    # A long pattern shows its start in the Expects column, and whole in the cell's tool tip.
+    type_into(qtbot, matches, r" (flight|ticket) to Oslo, seat \d+[A-F]")
+    index = panel.model.index(0, 1)
+    assert "matches /(?i)booked (flight|tick…/" in index.data()
+    assert r"matches /(?i)booked (flight|ticket) to Oslo, seat \d+[A-F]/" in index.data(
+        Qt.ItemDataRole.ToolTipRole
+    )
+    document.undo_stack.undo()
     document.undo_stack.undo()
     assert turns.value() == 3
     document.undo_stack.undo()

@@ -46,10 +46,10 @@ def test_unstated_hints_show_the_protocols_defaults_and_say_so(qtbot: QtBot) -> 
 
 
 def test_stated_hints_show_their_value_plainly(qtbot: QtBot) -> None:
-    fields, _ = _fields(qtbot, {"readOnlyHint": True, "destructiveHint": False})
+    fields, _ = _fields(qtbot, {"readOnlyHint": False, "destructiveHint": False})
 
     shown = _shown(fields)
-    assert shown["readOnlyHint"] == (True, "Read-only", False)
+    assert shown["readOnlyHint"] == (False, "Read-only", False)
     assert shown["destructiveHint"] == (False, "Destructive", False)
     assert not fields.hint_checks["readOnlyHint"].font().italic()
 
@@ -71,3 +71,22 @@ def test_clicks_cycle_through_the_other_value_the_default_and_not_stated(qtbot: 
     document.undo_stack.undo()
     assert document.agent.tools[0].annotations == {"destructiveHint": True}
     assert (check.isChecked(), check.text()) == (True, "Destructive")
+
+
+def test_ticking_read_only_greys_out_destructive_and_idempotent(qtbot: QtBot) -> None:
+    fields, document = _fields(qtbot, None)
+    read_only = fields.hint_checks["readOnlyHint"]
+
+    QTest.mouseClick(read_only, Qt.MouseButton.LeftButton)
+
+    assert document.agent.tools[0].annotations == {"readOnlyHint": True}
+    shown = _shown(fields)
+    assert shown["readOnlyHint"] == (True, "Read-only", False)
+    assert shown["destructiveHint"] == (False, "Destructive (not for read-only)", False)
+    assert shown["idempotentHint"] == (False, "Idempotent (not for read-only)", False)
+    assert not fields.hint_checks["destructiveHint"].isEnabled()
+    assert shown["openWorldHint"] == (True, "Open world (default)", False)
+
+    QTest.mouseClick(read_only, Qt.MouseButton.LeftButton)  # stated false: it writes again
+    assert _shown(fields)["destructiveHint"] == (True, "Destructive (default)", False)
+    assert fields.hint_checks["destructiveHint"].isEnabled()

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
@@ -76,8 +76,13 @@ def test_test_run_from_the_tool_editor_opens_a_chat_tab_with_the_answer(
         w for w in QApplication.topLevelWidgets() if isinstance(w, TestToolDialog) and w.isVisible()
     )
     assert isinstance(dialog, TestToolDialog)
+    # A tool never run starts from its sample values, and says so.
+    assert dialog.origin.text().startswith("Started from the tool's sample values")
+    who = dialog.form.field("who")
+    assert isinstance(who, QLineEdit) and who.text() == "<who>"
+    who.clear()
     assert not dialog.run_button.isEnabled()  # "who" is required
-    qtbot.keyClicks(dialog.form.field("who"), "Ada")
+    qtbot.keyClicks(who, "Ada")
     assert dialog.prompt() == "Say hello to Ada."
     assert dialog.run_button.isEnabled()
     dialog.run_button.click()
@@ -183,3 +188,19 @@ def test_the_tools_list_context_menu_tests_a_tool(qtbot: QtBot, tmp_path: Path) 
     assert dialog.windowTitle() == "Test greet"
     dialog.reject()
     window.close()
+
+
+def test_two_tests_of_a_tool_in_one_minute_get_tabs_told_apart(
+    qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path, model: FakeOpenAIServer
+) -> None:
+    path = write_agent(tmp_path / "greeter.agent.yaml", tools=[TOOL], base_url=model.base_url)
+    window = _window(qtbot, path)
+    document = window.current_document()
+    assert document is not None
+
+    first = window.open_chat_tab(document, tool_name="greet", arguments={"who": "Ada"})
+    second = window.open_chat_tab(document, tool_name="greet", arguments={"who": "Bo"})
+
+    titles = [window.tabs.tabText(window.tabs.indexOf(tab)) for tab in (first, second)]
+    assert titles[0].startswith("greet · ") and titles[1] == f"{titles[0]} (2)"
+    _close_run_tabs(qtbot, window)
