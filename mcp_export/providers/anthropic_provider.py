@@ -41,9 +41,9 @@ are left out.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_export.errors import (
     ProviderAuthError,
@@ -91,6 +91,8 @@ if TYPE_CHECKING:
 __all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ANTHROPIC_DEFAULT_URL = ANTHROPIC_URL
 _KEEPALIVE_SECONDS = 5.0
@@ -194,23 +196,30 @@ class AnthropicProvider(HTTPEndpoint):
                 async for event in events:
                     yield event
 
+    async def _open(self, attempt: Callable[[], Awaitable[T]], model: str) -> T:
+        """Send a request with ``attempt`` until it is answered or the failure is final; each
+        attempt that gets no answer is recorded in the protocol log."""
+
+        async def recorded() -> T:
+            try:
+                return await attempt()
+            except Exception as exc:
+                self._record_failure(exc)
+                raise
+
+        return await open_with_retries(
+            recorded, lambda exc: self._translate(exc, model), self._policy
+        )
+
     async def _streamed(
         self, client: AsyncAnthropic, arguments: dict[str, Any], model: str
     ) -> AsyncGenerator[ProviderEvent, None]:
         async def attempt() -> AsyncStream[RawMessageStreamEvent]:
             # One dict of keyword arguments defeats the SDK's overloads: say what comes back.
-            try:
-                opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(
-                    **arguments
-                )
-            except Exception as exc:
-                self._record_failure(exc)
-                raise
+            opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**arguments)
             return opened
 
-        stream = await open_with_retries(
-            attempt, lambda exc: self._translate(exc, model), self._policy
-        )
+        stream = await self._open(attempt, model)
         try:
             await self._refuse_html(stream.response)
             tap = tap_body(stream.response)
@@ -244,16 +253,10 @@ class AnthropicProvider(HTTPEndpoint):
         async def attempt() -> AsyncAPIResponse[Message]:
             # The raw response with its body unread, so the read passes a BodyTap; closed below.
             manager = client.messages.with_streaming_response.create(**arguments)
-            try:
-                opened: AsyncAPIResponse[Message] = await manager.__aenter__()
-            except Exception as exc:
-                self._record_failure(exc)
-                raise
+            opened: AsyncAPIResponse[Message] = await manager.__aenter__()
             return opened
 
-        response = await open_with_retries(
-            attempt, lambda exc: self._translate(exc, model), self._policy
-        )
+        response = await self._open(attempt, model)
         http = response.http_response
         try:
             tap = tap_body(http)
