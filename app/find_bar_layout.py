@@ -13,30 +13,18 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QToolButton,
-    QWidget,
 )
 
 from app.icons import icon
+from app.layouts import row
 
 __all__ = ["FindBarLayout"]
 
 _FIELD_WIDTH = 160  # the search field's width below which the options go to a line of their own
-
-
-def _row(*widgets: QWidget) -> tuple[QWidget, QHBoxLayout]:
-    """``widgets`` side by side in a widget of their own (no margins), and its layout."""
-    row = QWidget()
-    layout = QHBoxLayout(row)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return row, layout
 
 
 class FindBarLayout(QFrame):
@@ -95,14 +83,14 @@ class FindBarLayout(QFrame):
         for button in (self.replace_button, self.replace_all_button):
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
-        self._options, options = _row(self.case_button, self.word_button, self.regex_button)
+        self._options, options = row(self.case_button, self.word_button, self.regex_button)
         options.addSpacing(6)
         options.addWidget(self.count_label, 1)
-        self._navigation, navigation = _row(
+        self._navigation, navigation = row(
             self.previous_button, self.next_button, self.close_button
         )
         navigation.insertStretch(0, 1)  # at the right end when the column is wider
-        self._replace_buttons, buttons = _row(self.replace_button, self.replace_all_button)
+        self._replace_buttons, buttons = row(self.replace_button, self.replace_all_button)
         buttons.setSpacing(4)
         buttons.addStretch(1)
         self._grid = QGridLayout(self)

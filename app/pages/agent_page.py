@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document.agent_document import AgentDocument, FieldPath, touches
+from app.layouts import buddy
 from app.pages import ComboBinding, FieldBinding, LineEditBinding, TextEditBinding
 
 __all__ = ["MODES", "AgentPage", "CheckBinding"]
@@ -105,10 +106,10 @@ class AgentPage(QScrollArea):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.addRow(_buddy("&Name:", self.name_edit), self.name_edit)
-        form.addRow(_buddy("&Version:", self.version_edit), self.version_edit)
-        form.addRow(_buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
-        form.addRow(_buddy("&Mode:", self.mode_combo), self.mode_combo)
+        form.addRow(buddy("&Name:", self.name_edit), self.name_edit)
+        form.addRow(buddy("&Version:", self.version_edit), self.version_edit)
+        form.addRow(buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
+        form.addRow(buddy("&Mode:", self.mode_combo), self.mode_combo)
         form.addRow("", self.mode_hint)
         # The check box and its line in one cell: a word-wrapped label on a form row of its own
         # gets a row taller than its text.
@@ -118,9 +119,9 @@ class AgentPage(QScrollArea):
         prompts_column.setSpacing(2)
         prompts_column.addWidget(self.prompts_check)
         prompts_column.addWidget(self.prompts_hint)
-        form.addRow(_buddy("MCP &prompts:", self.prompts_check), prompts_cell)
+        form.addRow(buddy("MCP &prompts:", self.prompts_check), prompts_cell)
 
-        prompt_label = _buddy("&System prompt:", self.prompt_edit)
+        prompt_label = buddy("&System prompt:", self.prompt_edit)
         layout = QVBoxLayout(body)
         layout.addWidget(title)
         layout.addWidget(intro)
@@ -169,12 +170,6 @@ class AgentPage(QScrollArea):
     def _show_mode_hint(self) -> None:
         mode = self.document.agent.metadata.mode
         self.mode_hint.setText(next((e for v, _l, e in MODES if v == mode), ""))
-
-
-def _buddy(text: str, widget: QWidget) -> QLabel:
-    label = QLabel(text)
-    label.setBuddy(widget)
-    return label
 
 
 class CheckBinding(FieldBinding):

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument, FieldPath, merge_id_for, touches
 from app.errors import reporter
+from app.layouts import buddy, column
 from app.pages import ComboBinding, LineEditBinding
 from app.pages.endpoint_settings import (
     MAX_CONCURRENCY,
@@ -217,14 +218,14 @@ class ModelPage(QScrollArea):
         group = QGroupBox("Provider and endpoint")
         form = _form(group)
         form.addRow(
-            _buddy("&Provider:", self.provider_combo),
-            _stacked(self.provider_combo, self.provider_hint),
+            buddy("&Provider:", self.provider_combo),
+            column(self.provider_combo, self.provider_hint),
         )
-        form.addRow(_buddy("Mod&el:", self.model_combo), model_box)
-        form.addRow(_buddy("&Base URL:", self.base_url_edit), self.base_url_edit)
-        form.addRow(_buddy("API &key:", self.key_field.edit), self.key_field)
+        form.addRow(buddy("Mod&el:", self.model_combo), model_box)
+        form.addRow(buddy("&Base URL:", self.base_url_edit), self.base_url_edit)
+        form.addRow(buddy("API &key:", self.key_field.edit), self.key_field)
         form.addRow("", self.stream_check)
-        form.addRow(_buddy("Concurrent re&quests:", self.concurrency_spin), self.concurrency_spin)
+        form.addRow(buddy("Concurrent re&quests:", self.concurrency_spin), self.concurrency_spin)
         form.addRow("", test_box)
 
         self.provider_combo.activated.connect(self._on_provider_chosen)
@@ -260,13 +261,13 @@ class ModelPage(QScrollArea):
 
         group = QGroupBox("Parameters (empty: the provider's default)")
         form = _form(group)
-        form.addRow(_buddy("&Temperature:", self.temperature_edit), self.temperature_edit)
-        form.addRow(_buddy("To&p P:", self.top_p_edit), self.top_p_edit)
-        form.addRow(_buddy("Max &output tokens:", self.max_tokens_edit), self.max_tokens_edit)
-        form.addRow(_buddy("&Stop sequences:", self.stop_edit), self.stop_edit)
-        form.addRow(_buddy("See&d:", self.seed_edit), self.seed_edit)
-        form.addRow(_buddy("P&resence penalty:", self.presence_edit), self.presence_edit)
-        form.addRow(_buddy("&Frequency penalty:", self.frequency_edit), self.frequency_edit)
+        form.addRow(buddy("&Temperature:", self.temperature_edit), self.temperature_edit)
+        form.addRow(buddy("To&p P:", self.top_p_edit), self.top_p_edit)
+        form.addRow(buddy("Max &output tokens:", self.max_tokens_edit), self.max_tokens_edit)
+        form.addRow(buddy("&Stop sequences:", self.stop_edit), self.stop_edit)
+        form.addRow(buddy("See&d:", self.seed_edit), self.seed_edit)
+        form.addRow(buddy("P&resence penalty:", self.presence_edit), self.presence_edit)
+        form.addRow(buddy("&Frequency penalty:", self.frequency_edit), self.frequency_edit)
         return group
 
     def _parameter_bindings(self) -> list[Any]:
@@ -321,11 +322,11 @@ class ModelPage(QScrollArea):
 
         group = QGroupBox("Loop and tools")
         form = _form(group)
-        form.addRow(_buddy("&Loop cap (turns):", self.turns_spin), self.turns_spin)
-        form.addRow(_buddy("T&imeout:", self.timeout_spin), self.timeout_spin)
+        form.addRow(buddy("&Loop cap (turns):", self.turns_spin), self.turns_spin)
+        form.addRow(buddy("T&imeout:", self.timeout_spin), self.timeout_spin)
         form.addRow(
-            _buddy("Tool &permission:", self.permission_combo),
-            _stacked(self.permission_combo, self.permission_hint, self.usable_label),
+            buddy("Tool &permission:", self.permission_combo),
+            column(self.permission_combo, self.permission_hint, self.usable_label),
         )
         return group
 
@@ -517,20 +518,3 @@ def _form(group: QGroupBox) -> QFormLayout:
     form = QFormLayout(group)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
     return form
-
-
-def _stacked(*widgets: QWidget) -> QWidget:
-    """Widgets one below the other, as one form field (a control and its explanation)."""
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return box
-
-
-def _buddy(text: str, widget: QWidget) -> QLabel:
-    label = QLabel(text)
-    label.setBuddy(widget)
-    return label
