@@ -52,14 +52,12 @@ class AgentPage(QScrollArea):
         self.version_edit.setObjectName("agentVersion")
         self.version_edit.setPlaceholderText("1.0.0")
         self.version_edit.setToolTip("Shown to MCP clients as the server version.")
-        self.instructions_edit = QPlainTextEdit()
-        self.instructions_edit.setObjectName("agentInstructions")
-        self.instructions_edit.setPlaceholderText("What this agent does and when to call it.")
-        self.instructions_edit.setToolTip(
+        self.instructions_edit = _text_box(
+            "agentInstructions",
+            "What this agent does and when to call it.",
             "The agent's description. MCP clients receive it as the server's instructions, so "
-            "say what the tools are for and when a client should use them."
+            "say what the tools are for and when a client should use them.",
         )
-        self.instructions_edit.setTabChangesFocus(True)
         self.instructions_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5 + 12)
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("agentMode")
@@ -86,14 +84,12 @@ class AgentPage(QScrollArea):
         )
         self.prompts_hint.setWordWrap(True)
         self.prompts_hint.setEnabled(False)
-        self.prompt_edit = QPlainTextEdit()
-        self.prompt_edit.setObjectName("systemPrompt")
-        self.prompt_edit.setPlaceholderText("You are …")
-        self.prompt_edit.setToolTip(
+        self.prompt_edit = _text_box(
+            "systemPrompt",
+            "You are …",
             "The system prompt every session of this agent starts with (chat, test runs and "
-            "served tool calls)."
+            "served tool calls).",
         )
-        self.prompt_edit.setTabChangesFocus(True)
         self.prompt_edit.setMinimumHeight(180)
         self.prompt_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -170,6 +166,16 @@ class AgentPage(QScrollArea):
     def _show_mode_hint(self) -> None:
         mode = self.document.agent.metadata.mode
         self.mode_hint.setText(next((e for v, _l, e in MODES if v == mode), ""))
+
+
+def _text_box(name: str, placeholder: str, tip: str) -> QPlainTextEdit:
+    """A multi-line text field in which Tab moves on to the next field."""
+    box = QPlainTextEdit()
+    box.setObjectName(name)
+    box.setPlaceholderText(placeholder)
+    box.setToolTip(tip)
+    box.setTabChangesFocus(True)
+    return box
 
 
 class CheckBinding(FieldBinding):
