@@ -411,10 +411,7 @@ class ChatCompletionsHTTP:
         record = self._record(response)
         with _reading(response, record) as read:
             async for chunk in response.content.iter_any():
-                seen.tap.feed(chunk)
-                if record is not None:
-                    record.feed(chunk)
-                for data in decoder.feed(chunk):
+                for data in decoder.feed(_passed(chunk, seen, record)):
                     if data.startswith("[DONE]"):
                         seen.done = True
                         if record is not None:
@@ -450,10 +447,7 @@ class ChatCompletionsHTTP:
         record = self._record(response)
         with _reading(response, record) as read:
             async for chunk in response.content.iter_any():
-                seen.tap.feed(chunk)
-                if record is not None:
-                    record.feed(chunk)
-                parts.append(chunk)
+                parts.append(_passed(chunk, seen, record))
             read.finished = True
         return b"".join(parts)
 
@@ -462,6 +456,15 @@ class ChatCompletionsHTTP:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+def _passed(chunk: bytes, seen: StreamSeen, record: ResponseRecord | None) -> bytes:
+    """``chunk`` of a body, after passing it through ``seen``'s tap (the size bounds) and into
+    ``record`` (if any)."""
+    seen.tap.feed(chunk)
+    if record is not None:
+        record.feed(chunk)
+    return chunk
 
 
 @dataclass
