@@ -16,7 +16,7 @@ from the box does.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
@@ -208,12 +208,10 @@ class ModelPage(QScrollArea):
         model_row.addWidget(self.refresh_button)
         model_column.addLayout(model_row)
         model_column.addWidget(self.refresh_result)
-        test_box = QWidget()
-        test_column = QVBoxLayout(test_box)
-        test_column.setContentsMargins(0, 0, 0, 0)
-        test_column.setSpacing(2)
-        test_column.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignLeft)
-        test_column.addWidget(self.test_result)
+        test_box = column(self.test_button, self.test_result)
+        cast(QVBoxLayout, test_box.layout()).setAlignment(
+            self.test_button, Qt.AlignmentFlag.AlignLeft
+        )
 
         group = QGroupBox("Provider and endpoint")
         form = _form(group)
