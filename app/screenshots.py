@@ -310,7 +310,7 @@ async def endpoint_views(window: MainWindow, camera: Camera) -> None:
     from app.pages.model_page import ModelPage
     from mcp_export.session.events import FinalAnswer
     from schema_types.arguments import apply_defaults, sample_arguments
-    from schema_types.template.engine import render
+    from schema_types.tool_prompt import filled_prompt
     from tests.fakes.noticing_provider import noticing
 
     document = window.current_document()
@@ -335,13 +335,7 @@ async def endpoint_views(window: MainWindow, camera: Camera) -> None:
         tool = document.agent.metadata.tool(RICHEST_TOOL)
         assert tool is not None
         arguments = sample_arguments(tool.parameters)
-        prompt = render(
-            tool.prompt,
-            apply_defaults(tool.parameters, arguments),
-            tool.parameters,
-            tool_name=tool.name,
-            tool_description=tool.description,
-        )
+        prompt = filled_prompt(tool, apply_defaults(tool.parameters, arguments))
         test = ChatTab(
             document,
             title=tool.name,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_export.cli._report import error, load_agent_or_report
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, SchemaDefinitionError
-from schema_types.template.engine import render
+from schema_types.tool_prompt import filled_prompt
 
 if TYPE_CHECKING:
     from schema_types.agent import ToolDefinition
@@ -182,11 +182,4 @@ def validated_prompt(
     except SchemaDefinitionError as exc:
         error(command, f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
         return 1
-    prompt = render(
-        tool.prompt,
-        arguments,
-        tool.parameters,
-        tool_name=tool.name,
-        tool_description=tool.description,
-    )
-    return arguments, prompt
+    return arguments, filled_prompt(tool, arguments)
