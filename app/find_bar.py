@@ -25,7 +25,8 @@ problem underlines). A regular expression's replacement may use ``\\1`` and ``\\
 A replacement is one text edit of the editor (one edit block: one ``textChanged``), made inside
 the owner's ``edit_scope`` when it gives one, so an editor bound to a document turns it into one
 undo step as it does typing. :func:`find_bar_for` finds the bar of the pane a widget is in, for
-an Edit menu acting on the focused editor.
+an Edit menu acting on the focused editor. The bar's widgets and their layout are
+:class:`~app.find_bar_layout.FindBarLayout`'s.
 """
 
 from __future__ import annotations
@@ -40,25 +41,17 @@ from PySide6.QtGui import (
     QKeyEvent,
     QKeySequence,
     QPalette,
-    QResizeEvent,
     QTextCharFormat,
     QTextCursor,
     QTextFormat,
 )
 from PySide6.QtWidgets import (
-    QFrame,
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QTextEdit,
-    QToolButton,
     QWidget,
 )
 
-from app.icons import icon
+from app.find_bar_layout import FindBarLayout
 from app.tool_editor.highlighter import OffsetMap, document_text, is_dark
 from app.tool_editor.value_editors import error_colour
 
@@ -69,7 +62,6 @@ MAX_HIGHLIGHTS = 2000
 
 EditScope = Callable[[str], AbstractContextManager[object]]
 
-_FIELD_WIDTH = 160  # the search field's width below which the options go to a line of their own
 _SCOPE = "findBarScope"  # widget property: a find bar answers this widget's keys
 _OWNER = QTextFormat.Property.UserProperty.value + 0x4D41  # tags whose extra selection it is
 _FIND_KEYS = [
@@ -110,17 +102,6 @@ def find_bar_for(widget: QWidget | None) -> FindBar | None:
     return None
 
 
-def _row(*widgets: QWidget) -> tuple[QWidget, QHBoxLayout]:
-    """``widgets`` side by side in a widget of their own (no margins), and its layout."""
-    row = QWidget()
-    layout = QHBoxLayout(row)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return row, layout
-
-
 def _key_name(event: QKeyEvent) -> str | None:
     pressed = QKeySequence(event.keyCombination())
     for keys, name in _FIND_KEYS:
@@ -133,7 +114,7 @@ def _is_enter(event: QKeyEvent) -> bool:
     return event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 
 
-class FindBar(QFrame):
+class FindBar(FindBarLayout):
     """Find (and replace) for one ``QPlainTextEdit``, opened by keys in its pane.
 
     Args:
@@ -145,20 +126,14 @@ class FindBar(QFrame):
     Attributes:
         editor: the editor searched.
         scope: the widget whose keys the bar answers.
-        search_field, replace_field: what to find, what to put instead.
-        count_label: "3 of 12", "12 matches", "No results", "Replaced 12".
-        error_label: why the regular expression or its replacement cannot be used (hidden when
-            they can).
-        case_button, word_button, regex_button: the search options (checkable).
+        search_field, replace_field, count_label, error_label, case_button, word_button,
+            regex_button: as in :class:`~app.find_bar_layout.FindBarLayout`.
     """
 
     def __init__(
         self, editor: QPlainTextEdit, scope: QWidget, *, edit_scope: EditScope | None = None
     ) -> None:
         super().__init__()
-        self.setObjectName("findBar")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setAutoFillBackground(True)
         self.editor = editor
         self.scope = scope
         self._edit_scope = edit_scope
@@ -168,74 +143,6 @@ class FindBar(QFrame):
         self._spans: list[tuple[int, int]] = []  # Qt positions of every match
         self._anchor = 0  # where typing in the search field looks from
         self._shown_current: int | None = None
-        self._build()
-        self.hide()
-        scope.setProperty(_SCOPE, True)
-        for watched in (editor, scope, self.search_field, self.replace_field):
-            watched.installEventFilter(self)
-        editor.textChanged.connect(self._on_text_changed)
-        editor.cursorPositionChanged.connect(self._on_cursor_moved)
-
-    # -- layout ----------------------------------------------------------------------------
-
-    def _build(self) -> None:
-        self.search_field = QLineEdit()
-        self.search_field.setObjectName("findField")
-        self.search_field.setPlaceholderText("Find")
-        self.search_field.setAccessibleName("Find")
-        self.search_field.setClearButtonEnabled(True)
-        self.replace_field = QLineEdit()
-        self.replace_field.setObjectName("replaceField")
-        self.replace_field.setPlaceholderText("Replace with")
-        self.replace_field.setAccessibleName("Replace with")
-        self.count_label = QLabel()
-        self.count_label.setObjectName("findCount")
-        widest = self.count_label.fontMetrics().horizontalAdvance("999 of 999")
-        self.count_label.setMinimumWidth(widest)
-        self.error_label = QLabel()
-        self.error_label.setObjectName("findError")
-        self.error_label.setWordWrap(True)
-        self.error_label.hide()
-        self.case_button = self._toggle("Aa", "Match case", "findMatchCase")
-        self.word_button = self._toggle("ab", "Whole word", "findWholeWord")
-        font = self.word_button.font()
-        font.setUnderline(True)
-        self.word_button.setFont(font)
-        self.regex_button = self._toggle(".*", "Regular expression", "findRegex")
-        self.previous_button = self._button("up", "Previous match (Shift+Enter, Shift+F3)")
-        self.previous_button.setObjectName("findPrevious")
-        self.next_button = self._button("down", "Next match (Enter, F3)")
-        self.next_button.setObjectName("findNext")
-        self.close_button = self._button("close", "Close (Esc)")
-        self.close_button.setObjectName("findClose")
-        self.replace_button = QPushButton("Replace")
-        self.replace_button.setObjectName("replaceOne")
-        self.replace_button.setToolTip("Replace the selected match and find the next (Enter)")
-        self.replace_all_button = QPushButton("Replace all")
-        self.replace_all_button.setObjectName("replaceAll")
-        self.replace_all_button.setToolTip("Replace every match, as one undo step")
-        for button in (self.replace_button, self.replace_all_button):
-            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-
-        self._options, options = _row(self.case_button, self.word_button, self.regex_button)
-        options.addSpacing(6)
-        options.addWidget(self.count_label, 1)
-        self._navigation, navigation = _row(
-            self.previous_button, self.next_button, self.close_button
-        )
-        navigation.insertStretch(0, 1)  # at the right end when the column is wider
-        self._replace_buttons, buttons = _row(self.replace_button, self.replace_all_button)
-        buttons.setSpacing(4)
-        buttons.addStretch(1)
-        self._grid = QGridLayout(self)
-        self._grid.setContentsMargins(6, 4, 4, 4)
-        self._grid.setHorizontalSpacing(6)
-        self._grid.setVerticalSpacing(4)
-        self._grid.setColumnStretch(0, 1)
-        self._compact: bool | None = None
-        self._arrange(compact=False)
-        self._show_replace(False)
-
         self.search_field.textChanged.connect(self._on_search_edited)
         for toggle in (self.case_button, self.word_button, self.regex_button):
             toggle.toggled.connect(self._on_search_edited)
@@ -245,72 +152,12 @@ class FindBar(QFrame):
         self.close_button.clicked.connect(self.dismiss)
         self.replace_button.clicked.connect(self.replace)
         self.replace_all_button.clicked.connect(self.replace_all)
-
-    def _toggle(self, text: str, tip: str, name: str) -> QToolButton:
-        button = QToolButton()
-        button.setObjectName(name)
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(tip)
-        button.setCheckable(True)
-        button.setAutoRaise(True)
-        return button
-
-    def _button(self, icon_name: str, tip: str) -> QToolButton:
-        button = QToolButton()
-        button.setIcon(icon(icon_name))
-        button.setToolTip(tip)
-        button.setAccessibleName(tip.split(" (")[0])
-        button.setAutoRaise(True)
-        return button
-
-    def _show_replace(self, shown: bool) -> None:
-        self.replace_field.setVisible(shown)
-        self._replace_buttons.setVisible(shown)
-
-    def _arrange(self, *, compact: bool) -> None:
-        """Lay the bar out on two lines (wide) or with the options on a line of their own
-        (compact: a narrow pane, where they would leave the search field no room)."""
-        if compact == self._compact:
-            return
-        self._compact = compact
-        grid = self._grid
-        parts = (
-            self.search_field,
-            self._options,
-            self._navigation,
-            self.replace_field,
-            self._replace_buttons,
-            self.error_label,
-        )
-        for widget in parts:
-            grid.removeWidget(widget)
-        grid.addWidget(self.search_field, 0, 0)
-        if compact:
-            grid.addWidget(self._navigation, 0, 1)
-            grid.addWidget(self._options, 1, 0, 1, 2)
-            grid.addWidget(self.replace_field, 2, 0)
-            grid.addWidget(self._replace_buttons, 2, 1)
-            grid.addWidget(self.error_label, 3, 0, 1, 2)
-        else:
-            grid.addWidget(self._options, 0, 1)
-            grid.addWidget(self._navigation, 0, 2)
-            grid.addWidget(self.replace_field, 1, 0)
-            grid.addWidget(self._replace_buttons, 1, 1, 1, 2)
-            grid.addWidget(self.error_label, 2, 0, 1, 3)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        margins = self._grid.contentsMargins()
-        wide = (
-            margins.left()
-            + _FIELD_WIDTH
-            + self._options.sizeHint().width()
-            + self._navigation.sizeHint().width()
-            + 2 * self._grid.horizontalSpacing()
-            + margins.right()
-        )
-        self._arrange(compact=event.size().width() < wide)
-        super().resizeEvent(event)
+        self.hide()
+        scope.setProperty(_SCOPE, True)
+        for watched in (editor, scope, self.search_field, self.replace_field):
+            watched.installEventFilter(self)
+        editor.textChanged.connect(self._on_text_changed)
+        editor.cursorPositionChanged.connect(self._on_cursor_moved)
 
     # -- opening and closing ---------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 if TYPE_CHECKING:
+    from app.tool_editor.editor import ToolEditor
     from app.window.main_window import MainWindow
 
 __all__ = ["main"]
@@ -136,18 +137,24 @@ async def studio_views(window: MainWindow, camera: Camera, agent: Path) -> None:
     await camera.shoot(window, "mcp-servers.png")
 
 
-async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
-    """The tool editor with its tree, a string panel with an enum, and the JSON view; then a
-    template with sections and fallbacks (:func:`template_sections_view`)."""
+def _open_tool_editor(window: MainWindow, tool_name: str) -> ToolEditor:
+    """The tool editor of the example's tool ``tool_name``, opened in a tab."""
     from app.tool_editor.editor import ToolEditor
 
     document = window.current_document()
     assert document is not None
-    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    tool = document.agent.metadata.tool(tool_name)
     if tool is None:
-        raise RuntimeError(f"the example has no tool {RICHEST_TOOL}")
+        raise RuntimeError(f"the example has no tool {tool_name}")
     editor = window.open_tool_tab(document, tool)
     assert isinstance(editor, ToolEditor)
+    return editor
+
+
+async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
+    """The tool editor with its tree, a string panel with an enum, and the JSON view; then a
+    template with sections and fallbacks (:func:`template_sections_view`)."""
+    editor = _open_tool_editor(window, RICHEST_TOOL)
     builder = editor.parameters
     builder.tree.expandAll()
     enum_path = next(
@@ -169,7 +176,7 @@ async def tool_editor_views(window: MainWindow, camera: Camera) -> None:
     await camera.shoot(window, "tool-editor.png")
     builder.side.setCurrentWidget(builder.json_view)
     await camera.shoot(window, "schema-json.png")
-    document.undo_stack.undo()
+    editor.document.undo_stack.undo()
     await template_sections_view(window, camera)
 
 
@@ -226,15 +233,7 @@ section left open (an error)."""
 async def template_sections_view(window: MainWindow, camera: Camera) -> None:
     """A template with sections and fallbacks, two section problems, and the preview of what is
     sent with its marks (a default, a fallback, a shown section); then the same at 1024×700."""
-    from app.tool_editor.editor import ToolEditor
-
-    document = window.current_document()
-    assert document is not None
-    tool = document.agent.metadata.tool(SECTIONS_TOOL)
-    if tool is None:
-        raise RuntimeError(f"the example has no tool {SECTIONS_TOOL}")
-    editor = window.open_tool_tab(document, tool)
-    assert isinstance(editor, ToolEditor)
+    editor = _open_tool_editor(window, SECTIONS_TOOL)
     pane = editor.template
     cursor = pane.editor.textCursor()
     cursor.movePosition(cursor.MoveOperation.End)
@@ -251,7 +250,7 @@ async def template_sections_view(window: MainWindow, camera: Camera) -> None:
     await camera.shoot(window, "template-sections-1024.png")
     window.resize(1400, 900)
     pane.samples.reset()
-    document.undo_stack.undo()
+    editor.document.undo_stack.undo()
 
 
 async def run_views(window: MainWindow, camera: Camera) -> None:
@@ -311,7 +310,7 @@ async def endpoint_views(window: MainWindow, camera: Camera) -> None:
     from app.pages.model_page import ModelPage
     from mcp_export.session.events import FinalAnswer
     from schema_types.arguments import apply_defaults, sample_arguments
-    from schema_types.template.engine import render
+    from schema_types.tool_prompt import filled_prompt
     from tests.fakes.noticing_provider import noticing
 
     document = window.current_document()
@@ -336,13 +335,7 @@ async def endpoint_views(window: MainWindow, camera: Camera) -> None:
         tool = document.agent.metadata.tool(RICHEST_TOOL)
         assert tool is not None
         arguments = sample_arguments(tool.parameters)
-        prompt = render(
-            tool.prompt,
-            apply_defaults(tool.parameters, arguments),
-            tool.parameters,
-            tool_name=tool.name,
-            tool_description=tool.description,
-        )
+        prompt = filled_prompt(tool, apply_defaults(tool.parameters, arguments))
         test = ChatTab(
             document,
             title=tool.name,

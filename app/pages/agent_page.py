@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document.agent_document import AgentDocument, FieldPath, touches
+from app.layouts import buddy
 from app.pages import ComboBinding, FieldBinding, LineEditBinding, TextEditBinding
 
 __all__ = ["MODES", "AgentPage", "CheckBinding"]
@@ -51,14 +52,12 @@ class AgentPage(QScrollArea):
         self.version_edit.setObjectName("agentVersion")
         self.version_edit.setPlaceholderText("1.0.0")
         self.version_edit.setToolTip("Shown to MCP clients as the server version.")
-        self.instructions_edit = QPlainTextEdit()
-        self.instructions_edit.setObjectName("agentInstructions")
-        self.instructions_edit.setPlaceholderText("What this agent does and when to call it.")
-        self.instructions_edit.setToolTip(
+        self.instructions_edit = _text_box(
+            "agentInstructions",
+            "What this agent does and when to call it.",
             "The agent's description. MCP clients receive it as the server's instructions, so "
-            "say what the tools are for and when a client should use them."
+            "say what the tools are for and when a client should use them.",
         )
-        self.instructions_edit.setTabChangesFocus(True)
         self.instructions_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5 + 12)
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("agentMode")
@@ -85,14 +84,12 @@ class AgentPage(QScrollArea):
         )
         self.prompts_hint.setWordWrap(True)
         self.prompts_hint.setEnabled(False)
-        self.prompt_edit = QPlainTextEdit()
-        self.prompt_edit.setObjectName("systemPrompt")
-        self.prompt_edit.setPlaceholderText("You are …")
-        self.prompt_edit.setToolTip(
+        self.prompt_edit = _text_box(
+            "systemPrompt",
+            "You are …",
             "The system prompt every session of this agent starts with (chat, test runs and "
-            "served tool calls)."
+            "served tool calls).",
         )
-        self.prompt_edit.setTabChangesFocus(True)
         self.prompt_edit.setMinimumHeight(180)
         self.prompt_edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
@@ -105,10 +102,10 @@ class AgentPage(QScrollArea):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.addRow(_buddy("&Name:", self.name_edit), self.name_edit)
-        form.addRow(_buddy("&Version:", self.version_edit), self.version_edit)
-        form.addRow(_buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
-        form.addRow(_buddy("&Mode:", self.mode_combo), self.mode_combo)
+        form.addRow(buddy("&Name:", self.name_edit), self.name_edit)
+        form.addRow(buddy("&Version:", self.version_edit), self.version_edit)
+        form.addRow(buddy("MCP &instructions:", self.instructions_edit), self.instructions_edit)
+        form.addRow(buddy("&Mode:", self.mode_combo), self.mode_combo)
         form.addRow("", self.mode_hint)
         # The check box and its line in one cell: a word-wrapped label on a form row of its own
         # gets a row taller than its text.
@@ -118,9 +115,9 @@ class AgentPage(QScrollArea):
         prompts_column.setSpacing(2)
         prompts_column.addWidget(self.prompts_check)
         prompts_column.addWidget(self.prompts_hint)
-        form.addRow(_buddy("MCP &prompts:", self.prompts_check), prompts_cell)
+        form.addRow(buddy("MCP &prompts:", self.prompts_check), prompts_cell)
 
-        prompt_label = _buddy("&System prompt:", self.prompt_edit)
+        prompt_label = buddy("&System prompt:", self.prompt_edit)
         layout = QVBoxLayout(body)
         layout.addWidget(title)
         layout.addWidget(intro)
@@ -171,10 +168,14 @@ class AgentPage(QScrollArea):
         self.mode_hint.setText(next((e for v, _l, e in MODES if v == mode), ""))
 
 
-def _buddy(text: str, widget: QWidget) -> QLabel:
-    label = QLabel(text)
-    label.setBuddy(widget)
-    return label
+def _text_box(name: str, placeholder: str, tip: str) -> QPlainTextEdit:
+    """A multi-line text field in which Tab moves on to the next field."""
+    box = QPlainTextEdit()
+    box.setObjectName(name)
+    box.setPlaceholderText(placeholder)
+    box.setToolTip(tip)
+    box.setTabChangesFocus(True)
+    return box
 
 
 class CheckBinding(FieldBinding):

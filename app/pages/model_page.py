@@ -3,10 +3,8 @@
 Every field edits ``document.agent`` through the document (undoable; typing in a field is one
 undo step until the field is left). ``settings.model`` is ``provider:model``; the base URL and the
 key live in ``providers.<provider>`` (the key only ever as an ``env://`` or ``keyring://``
-reference, see :mod:`app.pages.keyring_field`), and so do whether answers stream (``stream``:
-"true" or "false", default true) and how many requests go to the endpoint at once
-(``maxConcurrentRequests``: a positive whole number or "unlimited"; default unlimited, one for
-``llamacpp``), each written only while it differs from its default. Parameters left empty are
+reference, see :mod:`app.pages.keyring_field`), and so do whether answers stream and how many
+requests go to the endpoint at once (:mod:`app.pages.endpoint_settings`). Parameters left empty are
 unset: the provider's own default applies. "Refresh" lists the endpoint's models and "Test
 connection" sends a one-word prompt through the provider a served call would use; both run on
 the qasync loop and report failures through the error reporter. Each shows its outcome on its
@@ -18,7 +16,7 @@ from the box does.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
@@ -41,7 +39,15 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument, FieldPath, merge_id_for, touches
 from app.errors import reporter
-from app.pages import ComboBinding, FieldBinding, LineEditBinding
+from app.layouts import buddy, column
+from app.pages import ComboBinding, LineEditBinding
+from app.pages.endpoint_settings import (
+    MAX_CONCURRENCY,
+    UNLIMITED,
+    ConcurrencyBinding,
+    EndpointBinding,
+    StreamBinding,
+)
 from app.pages.keyring_field import KeyringField, with_setting
 from app.pages.model_endpoint import (
     MAIN_PROVIDERS,
@@ -58,27 +64,11 @@ from app.pages.model_fields import (
     StopSequencesBinding,
     number_field,
     optional_number,
-    wire_spin,
 )
 from app.pages.page_tasks import PageTasks
 from app.pages.server_tools import probe_cache, usable_summary
-from mcp_export.providers.kinds import PROVIDER_KINDS
-from schema_types.agent_checks import parse_max_concurrency, parse_stream
 
-__all__ = [
-    "CONCURRENCY_KEY",
-    "PERMISSIONS",
-    "STREAM_KEY",
-    "UNLIMITED",
-    "ModelPage",
-    "default_concurrency",
-]
-
-STREAM_KEY = "stream"
-CONCURRENCY_KEY = "maxConcurrentRequests"
-UNLIMITED = 0
-"""The concurrency spin box's value for "unlimited" (shown as that word)."""
-_MAX_CONCURRENCY = 1_000_000
+__all__ = ["PERMISSIONS", "ModelPage"]
 
 # (value, label, explanation)
 PERMISSIONS = (
@@ -127,9 +117,9 @@ class ModelPage(QScrollArea):
         layout.addWidget(self._build_loop_group())
         layout.addStretch(1)
 
-        self._endpoint_bindings: list[_EndpointBinding] = [
-            _StreamBinding(document, self.stream_check, self.endpoint_id),
-            _ConcurrencyBinding(document, self.concurrency_spin, self.endpoint_id),
+        self._endpoint_bindings: list[EndpointBinding] = [
+            StreamBinding(document, self.stream_check, self.endpoint_id),
+            ConcurrencyBinding(document, self.concurrency_spin, self.endpoint_id),
         ]
         self.bindings = [
             LineEditBinding(
@@ -193,7 +183,7 @@ class ModelPage(QScrollArea):
         )
         self.concurrency_spin = QSpinBox()
         self.concurrency_spin.setObjectName("maxConcurrentRequests")
-        self.concurrency_spin.setRange(UNLIMITED, _MAX_CONCURRENCY)
+        self.concurrency_spin.setRange(UNLIMITED, MAX_CONCURRENCY)
         self.concurrency_spin.setSpecialValueText("unlimited")
         self.concurrency_spin.setMaximumWidth(200)
         self.concurrency_spin.setToolTip(
@@ -218,24 +208,22 @@ class ModelPage(QScrollArea):
         model_row.addWidget(self.refresh_button)
         model_column.addLayout(model_row)
         model_column.addWidget(self.refresh_result)
-        test_box = QWidget()
-        test_column = QVBoxLayout(test_box)
-        test_column.setContentsMargins(0, 0, 0, 0)
-        test_column.setSpacing(2)
-        test_column.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignLeft)
-        test_column.addWidget(self.test_result)
+        test_box = column(self.test_button, self.test_result)
+        cast(QVBoxLayout, test_box.layout()).setAlignment(
+            self.test_button, Qt.AlignmentFlag.AlignLeft
+        )
 
         group = QGroupBox("Provider and endpoint")
         form = _form(group)
         form.addRow(
-            _buddy("&Provider:", self.provider_combo),
-            _stacked(self.provider_combo, self.provider_hint),
+            buddy("&Provider:", self.provider_combo),
+            column(self.provider_combo, self.provider_hint),
         )
-        form.addRow(_buddy("Mod&el:", self.model_combo), model_box)
-        form.addRow(_buddy("&Base URL:", self.base_url_edit), self.base_url_edit)
-        form.addRow(_buddy("API &key:", self.key_field.edit), self.key_field)
+        form.addRow(buddy("Mod&el:", self.model_combo), model_box)
+        form.addRow(buddy("&Base URL:", self.base_url_edit), self.base_url_edit)
+        form.addRow(buddy("API &key:", self.key_field.edit), self.key_field)
         form.addRow("", self.stream_check)
-        form.addRow(_buddy("Concurrent re&quests:", self.concurrency_spin), self.concurrency_spin)
+        form.addRow(buddy("Concurrent re&quests:", self.concurrency_spin), self.concurrency_spin)
         form.addRow("", test_box)
 
         self.provider_combo.activated.connect(self._on_provider_chosen)
@@ -271,13 +259,13 @@ class ModelPage(QScrollArea):
 
         group = QGroupBox("Parameters (empty: the provider's default)")
         form = _form(group)
-        form.addRow(_buddy("&Temperature:", self.temperature_edit), self.temperature_edit)
-        form.addRow(_buddy("To&p P:", self.top_p_edit), self.top_p_edit)
-        form.addRow(_buddy("Max &output tokens:", self.max_tokens_edit), self.max_tokens_edit)
-        form.addRow(_buddy("&Stop sequences:", self.stop_edit), self.stop_edit)
-        form.addRow(_buddy("See&d:", self.seed_edit), self.seed_edit)
-        form.addRow(_buddy("P&resence penalty:", self.presence_edit), self.presence_edit)
-        form.addRow(_buddy("&Frequency penalty:", self.frequency_edit), self.frequency_edit)
+        form.addRow(buddy("&Temperature:", self.temperature_edit), self.temperature_edit)
+        form.addRow(buddy("To&p P:", self.top_p_edit), self.top_p_edit)
+        form.addRow(buddy("Max &output tokens:", self.max_tokens_edit), self.max_tokens_edit)
+        form.addRow(buddy("&Stop sequences:", self.stop_edit), self.stop_edit)
+        form.addRow(buddy("See&d:", self.seed_edit), self.seed_edit)
+        form.addRow(buddy("P&resence penalty:", self.presence_edit), self.presence_edit)
+        form.addRow(buddy("&Frequency penalty:", self.frequency_edit), self.frequency_edit)
         return group
 
     def _parameter_bindings(self) -> list[Any]:
@@ -332,11 +320,11 @@ class ModelPage(QScrollArea):
 
         group = QGroupBox("Loop and tools")
         form = _form(group)
-        form.addRow(_buddy("&Loop cap (turns):", self.turns_spin), self.turns_spin)
-        form.addRow(_buddy("T&imeout:", self.timeout_spin), self.timeout_spin)
+        form.addRow(buddy("&Loop cap (turns):", self.turns_spin), self.turns_spin)
+        form.addRow(buddy("T&imeout:", self.timeout_spin), self.timeout_spin)
         form.addRow(
-            _buddy("Tool &permission:", self.permission_combo),
-            _stacked(self.permission_combo, self.permission_hint, self.usable_label),
+            buddy("Tool &permission:", self.permission_combo),
+            column(self.permission_combo, self.permission_hint, self.usable_label),
         )
         return group
 
@@ -511,119 +499,6 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def default_concurrency(provider_id: str) -> int:
-    """How many requests go to a provider's endpoint at once when the file does not say
-    (``UNLIMITED``: no limit): the provider kind's default, as the runtime reads it."""
-    kind = PROVIDER_KINDS.get(provider_id)
-    limit = kind.max_concurrency if kind is not None else None
-    return UNLIMITED if limit is None else limit
-
-
-def _stream_value(text: str | None, provider_id: str) -> bool:
-    """What ``providers.<id>.stream`` means, read as the runtime reads it (a value the runtime
-    refuses shows as the default; ``validate`` and a run name it)."""
-    kind = PROVIDER_KINDS.get(provider_id)
-    default = kind.stream if kind is not None else True
-    if text is None:
-        return default
-    try:
-        return parse_stream(text)
-    except ValueError:
-        return default
-
-
-def _concurrency_value(text: str | None, provider_id: str) -> int:
-    """What ``providers.<id>.maxConcurrentRequests`` means, as the spin box's value, read as the
-    runtime reads it (a value the runtime refuses shows as the default)."""
-    if text is None:
-        return default_concurrency(provider_id)
-    try:
-        limit = parse_max_concurrency(text)
-    except ValueError:
-        return default_concurrency(provider_id)
-    return UNLIMITED if limit is None else min(limit, _MAX_CONCURRENCY)
-
-
-class _EndpointBinding(FieldBinding):
-    """A widget bound to one key of the current provider's ``providers`` entry; the key is
-    written only while the value differs from its default, and removed when it is the default
-    again."""
-
-    key: str
-
-    def __init__(self, document: AgentDocument, widget: QWidget, provider: Any, label: str) -> None:
-        super().__init__(document, widget, ("providers",), label)
-        self._provider = provider
-
-    def stored(self) -> str | None:
-        """The key's text in the current provider's entry (None: absent)."""
-        return self.document.agent.providers.get(self._provider(), {}).get(self.key)
-
-    def write(self, text: str | None) -> bool:
-        """Store ``text`` under the key (None removes it); one undo step per typing run."""
-        provider = self._provider()
-        if self.stored() == text:
-            return True
-        providers = with_setting(self.document.agent.providers, provider, self.key, text)
-        return self.document.set_field(
-            ("providers",),
-            providers,
-            text=f"Edit {self.label}",
-            merge_id=merge_id_for(("providers", provider, self.key)),
-        )
-
-
-class _StreamBinding(_EndpointBinding):
-    """The "Stream answers" check box: ``stream: "false"`` when off, no key when on."""
-
-    key = STREAM_KEY
-
-    def __init__(self, document: AgentDocument, check: QCheckBox, provider: Any) -> None:
-        super().__init__(document, check, provider, "streaming")
-        self.check = check
-        check.clicked.connect(self.commit)
-        self.refresh()
-
-    def commit(self, widget_value: Any) -> bool:
-        self.document.seal()  # a click is a step of its own
-        done = self.write(None if widget_value else "false")
-        self.document.seal()
-        return done
-
-    def refresh(self) -> None:
-        checked = _stream_value(self.stored(), self._provider())
-        if self.check.isChecked() != checked:
-            with QSignalBlocker(self.check):
-                self.check.setChecked(checked)
-
-
-class _ConcurrencyBinding(_EndpointBinding):
-    """The "Concurrent requests" spin box: a number, or "unlimited" at its lowest value."""
-
-    key = CONCURRENCY_KEY
-
-    def __init__(self, document: AgentDocument, spin: QSpinBox, provider: Any) -> None:
-        super().__init__(document, spin, provider, "concurrent requests")
-        self.spin = spin
-        wire_spin(self, spin)
-        self.refresh()
-
-    def commit(self, widget_value: Any) -> bool:
-        value = int(widget_value)
-        provider = self._provider()
-        if value == _concurrency_value(self.stored(), provider):
-            return True  # the same limit, however the file spells it
-        if value == default_concurrency(provider):
-            return self.write(None)
-        return self.write("unlimited" if value == UNLIMITED else str(value))
-
-    def refresh(self) -> None:
-        value = _concurrency_value(self.stored(), self._provider())
-        if self.spin.value() != value:
-            with QSignalBlocker(self.spin):
-                self.spin.setValue(value)
-
-
 def _provider_hint(provider_id: str) -> str:
     hints: dict[str, str] = {
         "openai": "OpenAI itself, or any Chat Completions server at the base URL.",
@@ -641,20 +516,3 @@ def _form(group: QGroupBox) -> QFormLayout:
     form = QFormLayout(group)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
     return form
-
-
-def _stacked(*widgets: QWidget) -> QWidget:
-    """Widgets one below the other, as one form field (a control and its explanation)."""
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    for widget in widgets:
-        layout.addWidget(widget)
-    return box
-
-
-def _buddy(text: str, widget: QWidget) -> QLabel:
-    label = QLabel(text)
-    label.setBuddy(widget)
-    return label

@@ -14,22 +14,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_export.cli._render import add_argument_options, parse_cli_arguments
+from mcp_export.cli._render import add_argument_options, parse_cli_arguments, validated_prompt
 from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.cli._terminal import (
     EventPrinter,
     Runtime,
     add_session_options,
-    open_runtime,
     parse_parameter_overrides,
+    with_runtime,
 )
 from mcp_export.errors import ExportError
 from mcp_export.session.chat import ChatSession
 from mcp_export.session.events import FinalAnswer, SessionFailed
-from mcp_export.session.failure import failure_for
-from schema_types.arguments import validate_arguments
-from schema_types.errors import ArgumentsError, SchemaDefinitionError
-from schema_types.template.engine import render
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -74,25 +70,23 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         error("call", str(exc))
         return 2
-    try:
-        arguments = validate_arguments(tool.parameters, raw)
-    except ArgumentsError as exc:
-        lines = "\n".join(f"  {problem}" for problem in exc.problems)
-        error("call", f"the arguments do not fit {tool.name}'s parameters:\n{lines}")
-        return 2
-    except SchemaDefinitionError as exc:
-        error("call", f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
-        return 1
-    prompt = render(
-        tool.prompt,
-        arguments,
-        tool.parameters,
-        tool_name=tool.name,
-        tool_description=tool.description,
+    filled = validated_prompt(
+        "call", tool, raw, invalid=f"the arguments do not fit {tool.name}'s parameters:"
     )
+    if isinstance(filled, int):
+        return filled
+    arguments, prompt = filled
+    resolved = path.resolve()
     try:
         return _run_async(
-            _call(agent, path.resolve(), tool.name, arguments, prompt, overrides, args)
+            with_runtime(
+                agent,
+                resolved,
+                args,
+                lambda runtime, printer: call_tool(
+                    runtime, agent, resolved, tool.name, arguments, prompt, overrides, printer
+                ),
+            )
         )
     except KeyboardInterrupt:
         return 130
@@ -101,29 +95,6 @@ def run(args: argparse.Namespace) -> int:
 def _run_async(main: Any) -> int:
     result: int = asyncio.run(main)
     return result
-
-
-async def _call(
-    agent: Agent,
-    path: Path,
-    tool_name: str,
-    arguments: dict[str, Any],
-    prompt: str,
-    overrides: dict[str, Any],
-    args: argparse.Namespace,
-) -> int:
-    printer = EventPrinter()
-    try:
-        runtime = open_runtime(agent, path, history=not args.no_history)
-    except ExportError as exc:
-        printer.handle(failure_for(exc))
-        return 1
-    try:
-        return await call_tool(
-            runtime, agent, path, tool_name, arguments, prompt, overrides, printer
-        )
-    finally:
-        await runtime.aclose()
 
 
 async def call_tool(

@@ -25,16 +25,14 @@ from mcp_export.cli._terminal import (
     Runtime,
     add_session_options,
     check_parameters,
-    open_runtime,
     parameter_name,
     parse_parameter_overrides,
     parse_parameter_value,
+    with_runtime,
 )
-from mcp_export.errors import ExportError
 from mcp_export.redact import redact
 from mcp_export.session.chat import ChatSession
 from mcp_export.session.events import FinalAnswer
-from mcp_export.session.failure import failure_for
 from mcp_export.session.record import load_thread_messages
 
 if TYPE_CHECKING:
@@ -218,13 +216,7 @@ def _resume(runtime: Runtime, path: Path, args: argparse.Namespace) -> tuple[str
 async def _chat(
     agent: Agent, path: Path, overrides: dict[str, object], args: argparse.Namespace
 ) -> int:
-    printer = EventPrinter()
-    try:
-        runtime = open_runtime(agent, path, history=not args.no_history)
-    except ExportError as exc:
-        printer.handle(failure_for(exc))
-        return 1
-    try:
+    async def chat_on(runtime: Runtime, _printer: EventPrinter) -> int:
         thread_id, ok = _resume(runtime, path, args)
         if not ok:
             return 2
@@ -240,8 +232,8 @@ async def _chat(
                 _say(f"thread: {chat.session.thread_id}")
             return 0 if answered else 1
         return await _repl(chat)
-    finally:
-        await runtime.aclose()
+
+    return await with_runtime(agent, path, args, chat_on)
 
 
 async def _repl(chat: _Chat) -> int:

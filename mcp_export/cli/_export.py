@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
@@ -109,12 +110,8 @@ def run(args: argparse.Namespace) -> int:
             )
             return 1
         except InstallError as exc:
-            _err(f"metaagent export: {exc}")
-            return 1
-        _out(result.message)
-        for note in entry.notes:
-            _err(f"note: {note}")
-        return 0
+            return _failed(exc)
+        return _installed(result, entry.notes)
     if client == "json":
         _err(
             "metaagent export: the json format has no config file to install into; "
@@ -128,9 +125,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = install(entry, config, force=args.force)
     except InstallError as exc:
-        _err(f"metaagent export: {exc}")
-        return 1
+        return _failed(exc)
+    return _installed(result, entry.notes)
+
+
+def _failed(exc: InstallError) -> int:
+    """Say why nothing was installed; the exit code."""
+    _err(f"metaagent export: {exc}")
+    return 1
+
+
+def _installed(result: InstallResult, notes: Sequence[str]) -> int:
+    """Say what the install did, and the entry's notes; the exit code."""
     _out(result.message)
-    for note in entry.notes:
+    for note in notes:
         _err(f"note: {note}")
     return 0

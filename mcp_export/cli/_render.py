@@ -7,7 +7,7 @@ for a bad command line, an unknown tool (its tools are listed) or arguments that
 (every bad argument on stderr, by path).
 
 :func:`add_argument_options` and :func:`parse_cli_arguments` are the one ``--arg``/``--json``
-that ``call`` uses too.
+that ``call`` uses too, and :func:`validated_prompt` the one way both fill a tool's prompt.
 """
 
 from __future__ import annotations
@@ -17,14 +17,23 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_export.cli._report import error, load_agent_or_report
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, SchemaDefinitionError
-from schema_types.template.engine import render
+from schema_types.tool_prompt import filled_prompt
 
-__all__ = ["add_argument_options", "parse_cli_arguments", "register", "run"]
+if TYPE_CHECKING:
+    from schema_types.agent import ToolDefinition
+
+__all__ = [
+    "add_argument_options",
+    "parse_cli_arguments",
+    "register",
+    "run",
+    "validated_prompt",
+]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -144,23 +153,33 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         error("render", str(exc))
         return 2
-    try:
-        filled = validate_arguments(tool.parameters, arguments)
-    except ArgumentsError as exc:
-        lines = "".join(f"  {problem}\n" for problem in exc.problems)
-        error("render", f"invalid arguments for {tool.name}:\n{lines}".rstrip("\n"))
-        return 2
-    except SchemaDefinitionError as exc:
-        error("render", f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
-        return 1
-    prompt = render(
-        tool.prompt,
-        filled,
-        tool.parameters,
-        tool_name=tool.name,
-        tool_description=tool.description,
+    filled = validated_prompt(
+        "render", tool, arguments, invalid=f"invalid arguments for {tool.name}:"
     )
+    if isinstance(filled, int):
+        return filled
+    _arguments, prompt = filled
     # The prompt exactly; a final newline only where the template has none, for the terminal.
     sys.stdout.write(prompt if prompt.endswith("\n") else prompt + "\n")
     sys.stdout.flush()
     return 0
+
+
+def validated_prompt(
+    command: str, tool: ToolDefinition, raw: dict[str, Any], *, invalid: str
+) -> tuple[dict[str, Any], str] | int:
+    """``raw`` validated against the tool's parameters (defaults applied) and the tool's prompt
+    filled with them, exactly as a served call fills it; or, after saying why on stderr, the exit
+    code: 2 for arguments that do not validate (each problem on a line of its own after
+    ``invalid``), 1 for parameters that are not a usable JSON Schema.
+    """
+    try:
+        arguments = validate_arguments(tool.parameters, raw)
+    except ArgumentsError as exc:
+        lines = "\n".join(f"  {problem}" for problem in exc.problems)
+        error(command, f"{invalid}\n{lines}")
+        return 2
+    except SchemaDefinitionError as exc:
+        error(command, f"the parameters of {tool.name} are not a usable JSON Schema: {exc}")
+        return 1
+    return arguments, filled_prompt(tool, arguments)

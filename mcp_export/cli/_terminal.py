@@ -12,13 +12,13 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp_export.cli._report import error
-from mcp_export.errors import ConfigurationError, HistoryError
+from mcp_export.errors import ConfigurationError, ExportError, HistoryError
 from mcp_export.history.store import HistoryStore
 from mcp_export.providers.factory import provider_for_agent
 from mcp_export.providers.parameters import resolve_parameters
@@ -31,6 +31,7 @@ from mcp_export.session.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from mcp_export.session.failure import failure_for
 
 if TYPE_CHECKING:
     from mcp_export.providers.base import Provider
@@ -177,6 +178,27 @@ def open_runtime(agent: Agent, path: Path, *, history: bool) -> Runtime:
         except HistoryError as exc:  # the answer matters more than its record
             error("history", f"{exc}; going on without recording")
     return Runtime(provider, model, toolbox, store)
+
+
+async def with_runtime(
+    agent: Agent,
+    path: Path,
+    args: argparse.Namespace,
+    body: Callable[[Runtime, EventPrinter], Awaitable[int]],
+) -> int:
+    """Open the runtime for ``agent`` (without history under ``--no-history``), run ``body`` on
+    it and close it; the exit code ``body`` returns, or 1 after printing why the runtime could
+    not be opened."""
+    printer = EventPrinter()
+    try:
+        runtime = open_runtime(agent, path, history=not args.no_history)
+    except ExportError as exc:
+        printer.handle(failure_for(exc))
+        return 1
+    try:
+        return await body(runtime, printer)
+    finally:
+        await runtime.aclose()
 
 
 class EventPrinter:

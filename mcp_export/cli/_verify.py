@@ -21,7 +21,8 @@ from typing import cast
 import anyio
 
 from mcp_export.clients.entry import CLIENT_IDS, ClientId
-from mcp_export.clients.verify import render_report, verify_export
+from mcp_export.clients.verify import verify_export
+from mcp_export.clients.verify_report import render_report
 
 __all__ = ["register", "run"]
 

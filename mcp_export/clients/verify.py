@@ -33,7 +33,6 @@ from mcp_export.clients.install import InstallError
 from mcp_export.clients.launch import ClientLaunch, client_launch
 from mcp_export.clients.verify_call import (
     CallOutcome,
-    CallPlan,
     describe_failure,
     plan_call,
     stderr_tail,
@@ -49,34 +48,16 @@ from mcp_export.clients.verify_checks import (
 )
 from mcp_export.clients.verify_prompts import check_prompts
 from mcp_export.clients.verify_report import (
-    Check,
-    Fill,
     ModeResult,
     VerifiedPrompt,
     VerifiedTool,
     VerifyReport,
-    render_call,
-    render_report,
 )
 from schema_types.agent import Agent
 from schema_types.errors import SchemaError
 from schema_types.files.agent_file import load_agent
 
-__all__ = [
-    "MODES",
-    "CallOutcome",
-    "CallPlan",
-    "Check",
-    "Fill",
-    "ModeResult",
-    "VerifiedPrompt",
-    "VerifiedTool",
-    "VerifyReport",
-    "call_after_verify",
-    "render_call",
-    "render_report",
-    "verify_export",
-]
+__all__ = ["MODES", "call_after_verify", "verify_export"]
 
 MODES: tuple[str, ...] = ("legacy", "auto")
 

@@ -45,7 +45,7 @@ import json
 import os
 import re
 import urllib.parse
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -408,20 +408,15 @@ class ChatCompletionsHTTP:
         seen.content_type = response.headers.get("Content-Type", "")
         seen.server = response.headers.get("Server", "")
         decoder = _EventDecoder()
-        finished = False
         record = self._record(response)
-        failure: BaseException | None = None
-        try:
+        with _reading(response, record) as read:
             async for chunk in response.content.iter_any():
-                seen.tap.feed(chunk)
-                if record is not None:
-                    record.feed(chunk)
-                for data in decoder.feed(chunk):
+                for data in decoder.feed(_passed(chunk, seen, record)):
                     if data.startswith("[DONE]"):
                         seen.done = True
                         if record is not None:
                             record.finish()
-                        finished = await _drained(response)
+                        read.finished = await _drained(response)
                         return
                     seen.events += 1
                     yield _decoded(data)
@@ -435,19 +430,7 @@ class ChatCompletionsHTTP:
                 except ValueError as exc:  # the last event, without its line end
                     raise StreamCutMidEvent(str(exc)) from exc
                 yield value
-            finished = True
-        except GeneratorExit:  # the reader stopped early: no failure of the stream
-            raise
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            if finished:
-                response.release()
-            else:
-                response.close()
-            if record is not None:
-                record.finish(failure)
+            read.finished = True
 
     async def whole(self, response: aiohttp.ClientResponse, seen: StreamSeen) -> bytes:
         """The whole body of an answer that was not streamed (``stream: false``), bounded by
@@ -461,26 +444,11 @@ class ChatCompletionsHTTP:
         seen.server = response.headers.get("Server", "")
         seen.tap = BodyTap(max_event=MAX_ANSWER_BYTES)  # a JSON body is one piece, not events
         parts: list[bytes] = []
-        finished = False
         record = self._record(response)
-        failure: BaseException | None = None
-        try:
+        with _reading(response, record) as read:
             async for chunk in response.content.iter_any():
-                seen.tap.feed(chunk)
-                if record is not None:
-                    record.feed(chunk)
-                parts.append(chunk)
-            finished = True
-        except BaseException as exc:
-            failure = exc
-            raise
-        finally:
-            if finished:
-                response.release()
-            else:
-                response.close()
-            if record is not None:
-                record.finish(failure)
+                parts.append(_passed(chunk, seen, record))
+            read.finished = True
         return b"".join(parts)
 
     async def aclose(self) -> None:
@@ -488,6 +456,44 @@ class ChatCompletionsHTTP:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+def _passed(chunk: bytes, seen: StreamSeen, record: ResponseRecord | None) -> bytes:
+    """``chunk`` of a body, after passing it through ``seen``'s tap (the size bounds) and into
+    ``record`` (if any)."""
+    seen.tap.feed(chunk)
+    if record is not None:
+        record.feed(chunk)
+    return chunk
+
+
+@dataclass
+class _Read:
+    finished: bool = False
+    """Whether the body was read to its end (the connection can then go back to the pool)."""
+
+
+@contextlib.contextmanager
+def _reading(response: aiohttp.ClientResponse, record: ResponseRecord | None) -> Iterator[_Read]:
+    """Read ``response``'s body inside: afterwards the response is released for reuse when the
+    reader set ``finished``, closed otherwise, and ``record`` (if any) is finished with the
+    failure that broke the read off (none when the reader merely stopped early)."""
+    read = _Read()
+    failure: BaseException | None = None
+    try:
+        yield read
+    except GeneratorExit:  # the reader stopped early: no failure of the body
+        raise
+    except BaseException as exc:
+        failure = exc
+        raise
+    finally:
+        if read.finished:
+            response.release()
+        else:
+            response.close()
+        if record is not None:
+            record.finish(failure)
 
 
 def _endpoint_url(base_url: str, path: str, api_version: str | None) -> str:

@@ -1,31 +1,12 @@
 """The Anthropic provider: the Messages API through the official ``anthropic`` SDK.
 
 The SDK (and httpx2, its transport) is imported by the first request, inside the methods that use
-it: it is slow to import, and an agent on another provider never needs it. The conversation is
-translated properly (a peer system drops tool turns here): system messages go to ``system=``; an
-assistant's tool calls become ``tool_use`` blocks (``input`` always an object); tool results become
-``tool_result`` blocks in user messages (consecutive results share one message, ``is_error``
-carried) — the same grouping MCP sampling uses (``providers.sampling.to_turns``). What the API
-refuses is not sent: text blocks that are empty or only whitespace are left out (an assistant turn
-of tool calls alone carries none), and an error result without content says that the tool failed
-without saying why.
+it: it is slow to import, and an agent on another provider never needs it. The conversation and the
+settings are put in the API's terms by ``_anthropic_messages``; the answer, streamed or whole, is
+read by ``_anthropic_answer``; the SDK's transport is met in ``_anthropic_http``.
 
-Streaming: ``text_delta`` pieces are yielded as they come; a ``tool_use`` block's input arrives as
-``input_json_delta`` pieces, joined and parsed when the stream is done. Input that does not parse
-as a JSON object (cut off by ``max_tokens``, malformed) makes a call with empty arguments and an
-``arguments_error`` that says so (and names ``max_tokens`` when the answer stopped there): the
-session hands it back to the model as the call's result.
-
-Usage: input from ``message_start.message.usage``, counting the prompt's cached tokens too
-(``input_tokens`` + ``cache_creation_input_tokens`` + ``cache_read_input_tokens``, which the API
-counts apart), so "in" means every prompt token, as OpenAI's ``prompt_tokens`` does; output from
-``message_delta.usage.output_tokens``, a running total (the last one counts; ``message_start``'s
-output count is a placeholder and is not used). A ``message_delta`` that carries an input count
-replaces the first. A count the stream does not carry (Anthropic-compatible proxies may leave them
-out) is None, not 0.
-
-A stream without ``message_delta`` / ``message_stop`` was cut off; one without a single event is
-described as what it was (an HTML page, a JSON body, nothing), as is a 2xx HTML page at once.
+A stream without a single event is described as what it was (an HTML page, a JSON body, nothing),
+as is a 2xx HTML page at once.
 
 The SDK decodes the stream; its bytes pass a ``BodyTap`` on the way (one event at most
 ``MAX_EVENT_BYTES``, the body ``MAX_ANSWER_BYTES``). Redirects are not followed: the SDK's client
@@ -59,15 +40,10 @@ are left out.
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_export.errors import (
     ProviderAuthError,
@@ -78,6 +54,20 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
 )
+from mcp_export.providers._anthropic_answer import StreamAssembly, json_object, whole_answer
+from mcp_export.providers._anthropic_http import (
+    broken_off,
+    closed_after_connecting,
+    recorded_stream_class,
+    status_detail,
+    tap_body,
+)
+from mcp_export.providers._anthropic_messages import (
+    to_anthropic_messages,
+    to_anthropic_tools,
+    to_output_format,
+    to_tool_choice,
+)
 from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name
 from mcp_export.providers._exchange import ResponseRecord, record_failure, record_request
 from mcp_export.providers._retry import (
@@ -87,32 +77,10 @@ from mcp_export.providers._retry import (
     retry_after_seconds,
     status_failure,
 )
-from mcp_export.providers._wire import (
-    PREVIEW_BYTES,
-    AnswerTooLarge,
-    BodyTap,
-    describe_body,
-    error_detail,
-)
-from mcp_export.providers.base import (
-    ChatMessage,
-    Completion,
-    ModelRequest,
-    ProviderEvent,
-    TextDelta,
-    ToolCallRequest,
-    ToolSchema,
-    Usage,
-)
+from mcp_export.providers._wire import PREVIEW_BYTES, AnswerTooLarge, describe_body
+from mcp_export.providers.base import ModelRequest, ProviderEvent, TextDelta
 from mcp_export.providers.kinds import ANTHROPIC_URL
-from mcp_export.providers.sampling import (
-    DEFAULT_MAX_TOKENS,
-    SamplingTurn,
-    TextPart,
-    ToolResultPart,
-    ToolUsePart,
-    to_turns,
-)
+from mcp_export.providers.sampling import DEFAULT_MAX_TOKENS
 from mcp_export.redact import redact
 
 if TYPE_CHECKING:
@@ -120,29 +88,16 @@ if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic, AsyncAPIResponse, AsyncStream
     from anthropic.types import Message, RawMessageStreamEvent
 
-__all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider", "to_anthropic_messages"]
+__all__ = ["ANTHROPIC_DEFAULT_URL", "AnthropicProvider"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ANTHROPIC_DEFAULT_URL = ANTHROPIC_URL
 _KEEPALIVE_SECONDS = 5.0
 _OVERLOADED = 529
 
-_TOOL_CHOICES = {
-    "auto": {"type": "auto"},
-    "required": {"type": "any"},
-    "any": {"type": "any"},
-    "none": {"type": "none"},
-}
-_SILENT_FAILURE = "the tool failed without saying why"
-_JSON_KINDS = {
-    list: "an array",
-    str: "a string",
-    int: "a number",
-    float: "a number",
-    bool: "a boolean",
-    type(None): "null",
-}
 # Error events inside a 200 stream carry only the error type.
 _STREAM_ERRORS: dict[str, type[ProviderError]] = {
     "overloaded_error": ProviderServerError,
@@ -211,7 +166,7 @@ class AnthropicProvider(HTTPEndpoint):
             record = ResponseRecord(
                 log, self._label, response.status_code, response.reason_phrase, headers
             )
-            response.stream = _recorded_stream_class()(response.stream, record)
+            response.stream = recorded_stream_class()(response.stream, record)
 
     def _record_failure(self, exc: Exception) -> None:
         """Record a request that got no answer (an error status was recorded as its response)."""
@@ -241,27 +196,34 @@ class AnthropicProvider(HTTPEndpoint):
                 async for event in events:
                     yield event
 
+    async def _open(self, attempt: Callable[[], Awaitable[T]], model: str) -> T:
+        """Send a request with ``attempt`` until it is answered or the failure is final; each
+        attempt that gets no answer is recorded in the protocol log."""
+
+        async def recorded() -> T:
+            try:
+                return await attempt()
+            except Exception as exc:
+                self._record_failure(exc)
+                raise
+
+        return await open_with_retries(
+            recorded, lambda exc: self._translate(exc, model), self._policy
+        )
+
     async def _streamed(
         self, client: AsyncAnthropic, arguments: dict[str, Any], model: str
     ) -> AsyncGenerator[ProviderEvent, None]:
         async def attempt() -> AsyncStream[RawMessageStreamEvent]:
             # One dict of keyword arguments defeats the SDK's overloads: say what comes back.
-            try:
-                opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(
-                    **arguments
-                )
-            except Exception as exc:
-                self._record_failure(exc)
-                raise
+            opened: AsyncStream[RawMessageStreamEvent] = await client.messages.create(**arguments)
             return opened
 
-        stream = await open_with_retries(
-            attempt, lambda exc: self._translate(exc, model), self._policy
-        )
+        stream = await self._open(attempt, model)
         try:
             await self._refuse_html(stream.response)
-            tap = _tap(stream.response)
-            assembly = _Assembly()
+            tap = tap_body(stream.response)
+            assembly = StreamAssembly()
             async with aclosing(self._events(stream)) as events:
                 async for event in events:
                     text = assembly.add(event)
@@ -291,22 +253,16 @@ class AnthropicProvider(HTTPEndpoint):
         async def attempt() -> AsyncAPIResponse[Message]:
             # The raw response with its body unread, so the read passes a BodyTap; closed below.
             manager = client.messages.with_streaming_response.create(**arguments)
-            try:
-                opened: AsyncAPIResponse[Message] = await manager.__aenter__()
-            except Exception as exc:
-                self._record_failure(exc)
-                raise
+            opened: AsyncAPIResponse[Message] = await manager.__aenter__()
             return opened
 
-        response = await open_with_retries(
-            attempt, lambda exc: self._translate(exc, model), self._policy
-        )
+        response = await self._open(attempt, model)
         http = response.http_response
         try:
-            tap = _tap(http)
+            tap = tap_body(http)
             try:
                 raw = await response.read()
-            except _broken_off() as exc:
+            except broken_off() as exc:
                 raise self._cut_short(
                     exc, "the answer from {url} broke off before it was complete"
                 ) from exc
@@ -319,14 +275,14 @@ class AnthropicProvider(HTTPEndpoint):
                 "(streaming is off for this provider): turn streaming back on, or check the "
                 f"server at {self.base_url}"
             )
-        body = _json_object(raw) if "json" in content_type.lower() else None
+        body = json_object(raw) if "json" in content_type.lower() else None
         if body is None or not isinstance(body.get("content"), list):
             described = describe_body(tap.preview, content_type, complete=tap.complete_preview)
             raise ProviderProtocolError(
                 f"{self.base_url} answered {http.status_code} with {described}, not a Messages "
                 f"API answer: {_BASE_URL_HINT}"
             )
-        return _whole_answer(body)
+        return whole_answer(body)
 
     def _cut_short(self, exc: Exception, broke_off: str) -> ProviderError:
         """The error of an answer that stopped coming: too large, quiet too long, or broken off
@@ -374,7 +330,7 @@ class AnthropicProvider(HTTPEndpoint):
                 event = await iterator.__anext__()
             except StopAsyncIteration:
                 return
-            except _broken_off() as exc:
+            except broken_off() as exc:
                 raise self._cut_short(
                     exc, "the stream from {url} broke off before the answer was complete"
                 ) from exc
@@ -408,13 +364,13 @@ class AnthropicProvider(HTTPEndpoint):
             arguments["tools"] = to_anthropic_tools(request.tools)
             choice = parameters.get("tool_choice")
             if choice is not None:
-                arguments["tool_choice"] = _tool_choice(choice)
+                arguments["tool_choice"] = to_tool_choice(choice)
         if "stop" in parameters:
             arguments["stop_sequences"] = list(parameters["stop"])
         extra = {key: parameters[key] for key in ("temperature", "top_p") if key in parameters}
         if extra:
             arguments["extra_body"] = extra
-        output_format = _output_format(parameters.get("response_format"))
+        output_format = to_output_format(parameters.get("response_format"))
         if output_format is not None:
             arguments["output_config"] = {"format": output_format}
         dropped = [k for k in ("seed", "presence_penalty", "frequency_penalty") if k in parameters]
@@ -438,7 +394,7 @@ class AnthropicProvider(HTTPEndpoint):
                 )
             )
         if isinstance(exc, anthropic.APIConnectionError):
-            if _closed_after_connecting(exc):
+            if closed_after_connecting(exc):
                 return Failure(
                     ProviderUnreachable(
                         f"the connection to {self.base_url} was closed before any answer — is "
@@ -457,7 +413,7 @@ class AnthropicProvider(HTTPEndpoint):
             return Failure(ProviderAuthError(f"no API key for {self._label}: set {self._key_name}"))
         if not isinstance(exc, anthropic.APIStatusError):
             return None
-        detail = _status_detail(exc)
+        detail = status_detail(exc)
         if exc.status_code == _OVERLOADED:
             return Failure(
                 ProviderServerError(
@@ -499,364 +455,3 @@ _BASE_URL_HINT = (
     "check the base URL — it should be the origin that /v1/messages is appended to, such as "
     "https://api.anthropic.com"
 )
-
-
-def _closed_after_connecting(exc: BaseException) -> bool:
-    """Whether a connection error is a connection closed or reset before any answer (rather than
-    one that could not be made): the transport names both a connect error."""
-    seen: BaseException | None = exc
-    for _ in range(10):  # the SDK, httpx and aiohttp each wrap the error once
-        if seen is None or isinstance(seen, aiohttp.ClientConnectorError):
-            return False
-        if isinstance(seen, aiohttp.ServerDisconnectedError | ConnectionResetError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _status_detail(exc: APIStatusError) -> str:
-    """What an error status's body says (its ``error.message``, an HTML page in a few words)."""
-    import httpx2  # the SDK's transport: see the top
-
-    try:
-        raw = exc.response.content
-    except httpx2.ResponseNotRead:
-        return exc.api_message or exc.message
-    return error_detail(raw, exc.status_code)
-
-
-@functools.cache
-def _broken_off() -> tuple[type[Exception], ...]:
-    """What reading an answer raises when it stops coming (``_cut_short`` says which): too
-    large, quiet too long, broken off (made once: the SDK is imported with the first request)."""
-    import anthropic  # the SDK and its transport: see the top
-    import httpx2
-
-    return (
-        AnswerTooLarge,
-        anthropic.APITimeoutError,
-        httpx2.TimeoutException,
-        anthropic.APIConnectionError,
-        httpx2.TransportError,
-    )
-
-
-@functools.cache
-def _tapped_stream_class() -> type[Any]:
-    """The body wrapper ``_tap`` puts in place (made once: httpx2 is imported with the SDK)."""
-    import httpx2  # the SDK's transport: see the top
-
-    class TappedStream(httpx2.AsyncByteStream):
-        """A response body that passes its bytes through a ``BodyTap`` on their way."""
-
-        def __init__(self, inner: httpx2.AsyncByteStream, tap: BodyTap) -> None:
-            self._inner = inner
-            self._tap = tap
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in self._inner:
-                self._tap.feed(chunk)
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    return TappedStream
-
-
-@functools.cache
-def _recorded_stream_class() -> type[Any]:
-    """The body wrapper ``_on_response`` puts in place (made once: httpx2 is imported with the
-    SDK)."""
-    import httpx2  # the SDK's transport: see the top
-
-    class RecordedStream(httpx2.AsyncByteStream):
-        """A response body that passes its bytes to a ``ResponseRecord``, recorded when the body
-        ends, breaks off, or is closed (its reader stopped before the end)."""
-
-        def __init__(self, inner: httpx2.AsyncByteStream, record: ResponseRecord) -> None:
-            self._inner = inner
-            self._record = record
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for chunk in self._inner:
-                    self._record.feed(chunk)
-                    yield chunk
-            except GeneratorExit:  # the reader stopped early; aclose records it
-                raise
-            except BaseException as exc:
-                self._record.finish(exc)
-                raise
-            self._record.finish()
-
-        async def aclose(self) -> None:
-            self._record.finish()  # what came, when its reader stopped before the end
-            await self._inner.aclose()
-
-    return RecordedStream
-
-
-def _tap(response: httpx2.Response) -> BodyTap:
-    """Put a ``BodyTap`` between ``response``'s body and its reader (the SDK's SSE decoder).
-
-    ``Response.stream`` is the public seat of a response's body in httpx; the SDK gives no other
-    hook into the bytes it decodes.
-    """
-    tap = BodyTap()
-    response.stream = _tapped_stream_class()(response.stream, tap)
-    return tap
-
-
-# --- mapping ------------------------------------------------------------------------------------
-
-
-def to_anthropic_messages(
-    messages: Sequence[ChatMessage],
-) -> tuple[str | None, list[dict[str, Any]]]:
-    """``(system, messages)`` for the Messages API.
-
-    A turn that is a single text is sent as a plain string; other turns as block lists. Text
-    blocks that are empty or only whitespace are left out (the API refuses them), and so is an
-    assistant turn with nothing else.
-    """
-    system, turns = to_turns(messages)
-    sent = [_message(turn) for turn in turns]
-    return system, [message for message in sent if message is not None]
-
-
-def _message(turn: SamplingTurn) -> dict[str, Any] | None:
-    blocks: list[dict[str, Any]] = []
-    for part in turn.parts:
-        if isinstance(part, TextPart):
-            if part.text.strip():  # the API refuses empty and whitespace-only text blocks
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ToolUsePart):
-            blocks.append(
-                {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.input)}
-            )
-        else:
-            blocks.append(_tool_result(part))
-    if not blocks:  # blank text only: an assistant's is left out, a user's the API judges
-        texts = [part.text for part in turn.parts if isinstance(part, TextPart)]
-        return {"role": "user", "content": "".join(texts)} if turn.role == "user" else None
-    if len(blocks) == 1 and blocks[0]["type"] == "text":
-        return {"role": turn.role, "content": blocks[0]["text"]}
-    return {"role": turn.role, "content": blocks}
-
-
-def _tool_result(part: ToolResultPart) -> dict[str, Any]:
-    content = part.content
-    if part.is_error and not content.strip():
-        content = _SILENT_FAILURE  # the API refuses an error result without content
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": part.tool_use_id,
-        "content": content,
-    }
-    if part.is_error:
-        block["is_error"] = True
-    return block
-
-
-def to_anthropic_tools(tools: Sequence[ToolSchema]) -> list[dict[str, Any]]:
-    """Messages API ``tools``."""
-    return [
-        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-        for t in tools
-    ]
-
-
-def _tool_choice(choice: Any) -> Any:
-    """The Messages API form of ``tool_choice``: ``auto``/``required``(``any``)/``none``, a tool
-    name, an OpenAI ``function`` choice (an agent moved from an OpenAI model), or Anthropic's own
-    object as it is."""
-    if isinstance(choice, str):
-        return _TOOL_CHOICES.get(choice) or {"type": "tool", "name": choice}
-    if isinstance(choice, dict) and choice.get("type") == "function":
-        function = choice.get("function")
-        name = function.get("name") if isinstance(function, dict) else choice.get("name")
-        return {"type": "tool", "name": name}
-    return choice
-
-
-def _output_format(response_format: Any) -> dict[str, Any] | None:
-    if not isinstance(response_format, dict) or response_format.get("type") != "json_schema":
-        return None
-    spec = response_format.get("json_schema")
-    schema = spec.get("schema") if isinstance(spec, dict) else response_format.get("schema")
-    if not isinstance(schema, dict):
-        return None
-    return {"type": "json_schema", "schema": schema}
-
-
-@dataclass
-class _Block:
-    kind: str
-    text: list[str] = field(default_factory=lambda: list[str]())
-    id: str = ""
-    name: str = ""
-    start_input: Any = None
-
-
-@dataclass
-class _Assembly:
-    """The answer being assembled from stream events."""
-
-    blocks: dict[int, _Block] = field(default_factory=lambda: dict[int, _Block]())
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    stop_reason: str | None = None
-    stopped: bool = False
-    events: int = 0
-
-    def add(self, event: RawMessageStreamEvent) -> str:
-        """Take in an event; return its text (``""`` when it carries none)."""
-        self.events += 1
-        if event.type == "message_start":
-            self.input_tokens = _input_tokens(getattr(event.message, "usage", None))
-        elif event.type == "content_block_start":
-            block = event.content_block
-            if block.type == "text":
-                self.blocks[event.index] = _Block("text", [block.text] if block.text else [])
-                return block.text
-            if block.type == "tool_use":
-                self.blocks[event.index] = _Block(
-                    "tool_use", id=block.id, name=block.name, start_input=block.input
-                )
-        elif event.type == "content_block_delta":
-            current = self.blocks.get(event.index)
-            delta = event.delta
-            if current is not None and delta.type == "text_delta":
-                current.text.append(delta.text)
-                return delta.text
-            if current is not None and delta.type == "input_json_delta":
-                current.text.append(delta.partial_json)
-        elif event.type == "message_delta":
-            self.stop_reason = event.delta.stop_reason
-            usage = getattr(event, "usage", None)
-            output = _count(usage, "output_tokens")
-            if output is not None:
-                self.output_tokens = output
-            if _count(usage, "input_tokens") is not None:
-                self.input_tokens = _input_tokens(usage)
-        elif event.type == "message_stop":
-            self.stopped = True
-        return ""
-
-    def completion(self, label: Callable[[], str]) -> Completion:
-        """The finished answer.
-
-        Args:
-            label: the endpoint's name in messages (made only for a message).
-
-        Raises:
-            ProviderProtocolError: the stream never finished.
-        """
-        if self.stop_reason is None and not self.stopped:
-            raise ProviderProtocolError(
-                f"the stream from {label()} was cut off before the answer finished "
-                "(no message_delta)"
-            )
-        text: list[str] = []
-        calls: list[ToolCallRequest] = []
-        for index in sorted(self.blocks):
-            block = self.blocks[index]
-            if block.kind == "text":
-                text.extend(block.text)
-            else:
-                calls.append(_parsed_call(block, self.stop_reason))
-        message = ChatMessage("assistant", "".join(text), tool_calls=tuple(calls))
-        return Completion(message, Usage(self.input_tokens, self.output_tokens), self.stop_reason)
-
-
-def _json_object(raw: bytes) -> dict[str, Any] | None:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def _whole_answer(body: dict[str, Any]) -> list[ProviderEvent]:
-    """The events of a whole (not streamed) Messages API answer."""
-    stop_reason = body.get("stop_reason")
-    stop = stop_reason if isinstance(stop_reason, str) else None
-    text: list[str] = []
-    calls: list[ToolCallRequest] = []
-    for block in body["content"]:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            text.append(block["text"])
-        elif block.get("type") == "tool_use":
-            calls.append(
-                _call(
-                    str(block.get("id", "")), str(block.get("name", "")), block.get("input"), stop
-                )
-            )
-    answer = "".join(text)
-    usage = body.get("usage")
-    completion = Completion(
-        ChatMessage("assistant", answer, tool_calls=tuple(calls)),
-        Usage(_input_tokens(usage), _count(usage, "output_tokens")),
-        stop,
-    )
-    return [TextDelta(answer), completion] if answer else [completion]
-
-
-def _input_tokens(usage: Any) -> int | None:
-    """The prompt's tokens: ``input_tokens`` plus the cached ones the API counts apart
-    (``cache_creation_input_tokens``, ``cache_read_input_tokens``), the way OpenAI's
-    ``prompt_tokens`` includes its cached tokens; None without ``input_tokens``."""
-    counted = _count(usage, "input_tokens")
-    if counted is None:
-        return None
-    cached = (_count(usage, name) for name in _CACHE_COUNTS)
-    return counted + sum(count for count in cached if count is not None)
-
-
-_CACHE_COUNTS = ("cache_creation_input_tokens", "cache_read_input_tokens")
-
-
-def _count(usage: Any, name: str) -> int | None:
-    """A count of a usage object (the SDK's, or a dict of a whole answer); None when absent."""
-    value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _parsed_call(block: _Block, stop_reason: str | None) -> ToolCallRequest:
-    """The call of a ``tool_use`` block; input that is not a JSON object (cut off, malformed) is
-    an ``arguments_error`` the model is told about, with empty arguments."""
-    raw = "".join(block.text).strip()
-    if not raw:
-        start = block.start_input
-        return _call(block.id, block.name, start if start is not None else {}, stop_reason)
-    try:
-        arguments = json.loads(raw)
-    except ValueError as exc:
-        return ToolCallRequest(
-            block.id,
-            block.name,
-            {},
-            arguments_error=_input_error(f"malformed ({exc})", stop_reason),
-        )
-    return _call(block.id, block.name, arguments, stop_reason)
-
-
-def _call(id: str, name: str, arguments: Any, stop_reason: str | None) -> ToolCallRequest:
-    if isinstance(arguments, dict):
-        return ToolCallRequest(id, name, arguments)
-    error = _input_error(
-        f"{_JSON_KINDS.get(type(arguments), 'a value')}, not a JSON object", stop_reason
-    )
-    return ToolCallRequest(id, name, {}, arguments_error=error)
-
-
-def _input_error(problem: str, stop_reason: str | None) -> str:
-    if stop_reason == "max_tokens":
-        return (
-            f"the tool input is {problem}: the answer reached max_tokens before the call was "
-            "complete (settings.maxOutputTokens)"
-        )
-    return f"the tool input is {problem}"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from mcp_export.errors import ConfigurationError, CredentialsMissing
+from mcp_export.providers._endpoint import EndpointOptions
 from mcp_export.providers.anthropic_provider import AnthropicProvider
 from mcp_export.providers.base import Provider
 from mcp_export.providers.kinds import (
@@ -111,26 +112,22 @@ def provider_for_agent(
     if agent.settings.model == "sampling" and sampler is not None:
         return SamplingProvider(sampler, supports_tools=sampling_tools), "sampling"
     resolved = _resolve(agent, env)
+    options = EndpointOptions(
+        name=resolved.provider_id,
+        key_name=resolved.key_name,
+        stream=resolved.stream,
+        max_concurrency=resolved.max_concurrency,
+    )
     provider: Provider
     if resolved.kind.sdk == "anthropic":
-        provider = AnthropicProvider(
-            resolved.api_key,
-            resolved.base_url,
-            name=resolved.provider_id,
-            key_name=resolved.key_name,
-            stream=resolved.stream,
-            max_concurrency=resolved.max_concurrency,
-        )
+        provider = AnthropicProvider(resolved.api_key, resolved.base_url, **options)
     else:
         provider = OpenAIProvider(
             resolved.api_key,
             resolved.base_url,
-            name=resolved.provider_id,
-            key_name=resolved.key_name,
-            stream=resolved.stream,
-            max_concurrency=resolved.max_concurrency,
             key_header=resolved.kind.key_header,
             api_version=resolved.api_version,
+            **options,
         )
     return provider, resolved.model
 

@@ -62,8 +62,8 @@ class SessionStarted:
 
 
 @dataclass(frozen=True)
-class ToolCallStarted:
-    """The model asked for a tool; the call is about to run (calls of one turn run concurrently)."""
+class _ToolCall:
+    """What names a tool call: its id, the tool as the model called it, and the arguments."""
 
     call_id: str
     name: str
@@ -71,16 +71,18 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True)
-class ToolCallRecord:
+class ToolCallStarted(_ToolCall):
+    """The model asked for a tool; the call is about to run (calls of one turn run concurrently)."""
+
+
+@dataclass(frozen=True)
+class ToolCallRecord(_ToolCall):
     """One finished inner tool call, as kept in a ``FinalAnswer`` trace.
 
     ``refused`` means the tool is outside the agent's allowed set and was never run; ``is_error``
     is then true too and ``result`` says why.
     """
 
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
     result: str
     is_error: bool
     refused: bool
@@ -88,16 +90,9 @@ class ToolCallRecord:
 
 
 @dataclass(frozen=True)
-class ToolCallFinished:
-    """A tool call ended (successfully, with a tool error, or refused)."""
-
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
-    result: str
-    is_error: bool
-    refused: bool
-    duration_ms: float
+class ToolCallFinished(ToolCallRecord):
+    """A tool call ended (successfully, with a tool error, or refused): the facts of its trace
+    record, as an event."""
 
     def record(self) -> ToolCallRecord:
         """The same facts as a trace record."""

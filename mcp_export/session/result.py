@@ -61,6 +61,7 @@ async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
     calls: list[ToolCallRecord] = []
     turns = 0
     usage = Usage()
+    failure: SessionFailed | None = None
     started = time.perf_counter()
     try:
         async for event in events:
@@ -82,28 +83,21 @@ async def collect_result(events: AsyncIterator[SessionEvent]) -> SessionResult:
                     thread_id=thread_id,
                 )
             elif isinstance(event, SessionFailed):
-                return SessionResult(
-                    "",
-                    tuple(calls),
-                    usage,
-                    (time.perf_counter() - started) * 1000,
-                    turns,
-                    error=event.error,
-                    failure=event,
-                    session_id=session_id,
-                    thread_id=thread_id,
-                )
+                failure = event
+                break
+        duration_ms = (time.perf_counter() - started) * 1000
     finally:
         await aclose_stream(events)
-    error = SessionError("the session ended without an answer or an error")
+    if failure is None:
+        failure = failure_for(SessionError("the session ended without an answer or an error"))
     return SessionResult(
         "",
         tuple(calls),
         usage,
-        (time.perf_counter() - started) * 1000,
+        duration_ms,
         turns,
-        error=error,
-        failure=failure_for(error),
+        error=failure.error,
+        failure=failure,
         session_id=session_id,
         thread_id=thread_id,
     )

@@ -19,17 +19,17 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from mcp_export.clients.entry import build_entry
 from mcp_export.clients.launch import client_launch, expand
-from mcp_export.clients.verify import (
+from mcp_export.clients.verify import verify_export
+from mcp_export.clients.verify_checks import tool_problems
+from mcp_export.clients.verify_prompts import check_prompts
+from mcp_export.clients.verify_report import (
     Check,
     ModeResult,
     VerifiedPrompt,
     VerifiedTool,
     VerifyReport,
     render_report,
-    verify_export,
 )
-from mcp_export.clients.verify_checks import tool_problems
-from mcp_export.clients.verify_prompts import check_prompts
 from schema_types.agent import Agent, ToolDefinition
 
 SECRET = "sk-test-SECRET-verify-42"

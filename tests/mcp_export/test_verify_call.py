@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from mcp.client.stdio import get_default_environment
 
-from mcp_export.clients.verify import render_report, verify_export
+from mcp_export.clients.verify import verify_export
+from mcp_export.clients.verify_report import render_report
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.cli import metaagent
 from tests.fakes.home_keyring import use_home_keyring

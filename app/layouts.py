@@ -1,0 +1,37 @@
+"""Small layout parts the studio's forms and bars are built from: widgets side by side or one
+below the other as one widget, and a form label that moves the focus to its field."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+__all__ = ["buddy", "column", "row"]
+
+
+def row(*widgets: QWidget) -> tuple[QWidget, QHBoxLayout]:
+    """``widgets`` side by side in a widget of their own (no margins), and its layout."""
+    box = QWidget()
+    layout = QHBoxLayout(box)
+    _fill(layout, widgets)
+    return box, layout
+
+
+def column(*widgets: QWidget) -> QWidget:
+    """Widgets one below the other, as one form field (a control and its explanation)."""
+    box = QWidget()
+    _fill(QVBoxLayout(box), widgets)
+    return box
+
+
+def _fill(layout: QBoxLayout, widgets: tuple[QWidget, ...]) -> None:
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    for widget in widgets:
+        layout.addWidget(widget)
+
+
+def buddy(text: str, widget: QWidget) -> QLabel:
+    """A form label for ``widget``: its mnemonic (``&Name``) moves the focus there."""
+    label = QLabel(text)
+    label.setBuddy(widget)
+    return label
