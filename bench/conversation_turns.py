@@ -104,12 +104,12 @@ async def _measure(
             base, ours = served[f"baseline/{store}"], served[f"this/{store}"]
             for rep in range(reps):
                 if rep % 2 == 0:
-                    before = await _block(base, turns)
-                    after = await _block(ours, turns)
+                    base_s = await _block(base, turns)
+                    ours_s = await _block(ours, turns)
                 else:
-                    after = await _block(ours, turns)
-                    before = await _block(base, turns)
-                ratios.setdefault(store, []).append(after / before)
+                    ours_s = await _block(ours, turns)
+                    base_s = await _block(base, turns)
+                ratios.setdefault(store, []).append(ours_s / base_s)
         return served, ratios
 
 

@@ -19,7 +19,9 @@ def test_the_sample_values_table_shows_several_rows(
     window.resize(*size)
     document = window.open_file(example_path)
     assert document is not None
-    editor = window.open_tool_tab(document, document.agent.metadata.tool("book_flight"))
+    tool = document.agent.metadata.tool("book_flight")
+    assert tool is not None
+    editor = window.open_tool_tab(document, tool)
     assert isinstance(editor, ToolEditor)
     table = editor.template.sample_panel.view
     qtbot.waitExposed(table)

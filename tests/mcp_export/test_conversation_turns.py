@@ -77,7 +77,7 @@ async def _two_turns_at_once(
                     group.start_soon(turn, first, "Rome")
                     group.start_soon(turn, second, "Paris")
             took = anyio.current_time() - started
-        return [results["Rome"], results["Paris"]], list(model.bodies), took
+        return [results["Rome"], results["Paris"]], [RequestBody(b) for b in model.bodies], took
 
 
 async def test_two_turns_sent_at_once_to_two_servers_run_one_after_the_other(

@@ -62,7 +62,7 @@ def _jsonschema(schema: Any) -> str | None:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
-        return exc.message
+        return str(exc.message)
     return None
 
 
