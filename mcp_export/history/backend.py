@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -74,6 +74,11 @@ class Database(ABC):
     @abstractmethod
     def close(self) -> None:
         """Close the connection (idempotent)."""
+
+    def patience(self, seconds: float) -> AbstractContextManager[None]:
+        """Inside the block, wait at most ``seconds`` for a lock that another connection holds
+        (a file's; a server database decides its own waits)."""
+        return nullcontext()
 
     def for_writer(self) -> Database:
         """The database as a background writer should use it (its own connection, or this)."""
@@ -139,17 +144,26 @@ class Database(ABC):
         scope, values = ("AND writer_host = ?", (host,)) if host is not None else ("", ())
         same = self.dialect.same
 
+        def writers(conn: Connection) -> list[tuple[int, str | None]]:
+            return [
+                (pid, start)
+                for pid, start in conn.execute(
+                    "SELECT DISTINCT writer_pid, writer_start FROM messages "
+                    f"WHERE status = 'pending' {scope} UNION SELECT DISTINCT writer_pid, "
+                    f"writer_start FROM runs WHERE status = 'pending' {scope}",
+                    (*values, *values),
+                ).fetchall()
+                if not writer_alive(pid, start)
+            ]
+
+        # Read first: with no writer gone (the usual open) nothing waits for the write lock.
+        with self.connection("check") as conn:
+            if not writers(conn):
+                return 0
+
         def body(conn: Connection) -> int:
-            writers = conn.execute(
-                "SELECT DISTINCT writer_pid, writer_start FROM messages "
-                f"WHERE status = 'pending' {scope} UNION SELECT DISTINCT writer_pid, writer_start "
-                f"FROM runs WHERE status = 'pending' {scope}",
-                (*values, *values),
-            ).fetchall()
             now, marked = time.time(), 0
-            for pid, start in writers:
-                if writer_alive(pid, start):
-                    continue
+            for pid, start in writers(conn):
                 for table, stamp in (("messages", "updated_at"), ("runs", "finished_at")):
                     marked += conn.execute(
                         f"UPDATE {table} SET status = 'error', error = ?, {stamp} = ? "

@@ -73,6 +73,12 @@ __all__ = [
 ]
 
 
+_OPEN_PATIENCE = 0.2
+"""Seconds a write-behind store waits at its open for a file another process keeps locked,
+before it leaves the writes that need the lock to its writer (the first call of ``serve`` waits
+for the open)."""
+
+
 def open_store(location: str | Path | None = None, *, write_behind: bool = False) -> HistoryStore:
     """The history store at ``location``.
 
@@ -122,15 +128,42 @@ class HistoryStore(StoreReads, StoreWrites):
         self._start = process_start_marker(self._pid)
         self._writer = self._db.writer_columns(self._pid, self._start)
         self._behind: WriteBehind | None = None
+        self.replayed = Replayed()
+        self.stale_marked = 0
         try:
-            # Logged writes of ended processes first: a run they finished is then not marked.
-            self.replayed: Replayed = replay_logs(self._db, self._pid, self._start)
-            self.stale_marked: int = self._db.mark_interrupted()
             if write_behind:
-                self._behind = WriteBehind(self._db, self._pid, self._start)
+                self._open_behind()
+            else:
+                self._catch_up()
         except HistoryError:
             self._db.close()
             raise
+
+    def _catch_up(self) -> None:
+        # Logged writes of ended processes first: a run they finished is then not marked.
+        replayed = replay_logs(self._db, self._pid, self._start)
+        self.replayed.applied += replayed.applied
+        self.replayed.skipped += replayed.skipped
+        self.replayed.left = replayed.left
+        self.stale_marked += self._db.mark_interrupted()
+
+    def _open_behind(self) -> None:
+        """Open the writer; a file that another process keeps locked now is written as later
+        in the session: the writes wait in the log and the queue, with provisional row ids
+        (``history/row_ids.py``), and the writer catches up on the logs of ended processes and
+        their pending rows once it can write."""
+        later = False
+        with self._db.patience(_OPEN_PATIENCE):
+            try:
+                self._catch_up()
+                later = self.replayed.left > 0
+            except HistoryError as exc:
+                if not self._db.busy(exc):
+                    raise
+                later = True
+            self._behind = WriteBehind(
+                self._db, self._pid, self._start, catch_up=self._catch_up if later else None
+            )
 
     @property
     def shared(self) -> bool:
