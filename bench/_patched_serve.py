@@ -26,6 +26,9 @@ applied in the order given (``coalesce`` wraps the writer's apply step as it is 
 - ``cprofile``: not a change but a measurement: the main thread runs under ``cProfile`` and
   its stats are dumped at exit to the file named by ``BENCH_CPROFILE`` (compare two runs with
   ``pstats``: the deterministic profile counts each function's calls, which sampling cannot);
+- ``tracemalloc``: not a change but a measurement: ``tracemalloc`` traces allocations (25 frames)
+  from the start, and each ``SIGUSR1`` writes a snapshot to ``BENCH_TRACEMALLOC/N.snap`` (N counts
+  from 1; ``bench/server_memory.py --tracemalloc DIR`` sends them and diffs the last two);
 - ``gc-off``: the garbage collector disabled (what collecting costs at all); ``gc-young``: the
   young generation collected every 20 000 objects; ``gc-big``: every 50 000, the older ones less
   often too; ``gc-freeze``: the serving stack imported and frozen out of collections first. The
@@ -197,6 +200,27 @@ def _cprofile() -> None:
     profile.enable()
 
 
+def _tracemalloc() -> None:
+    import os
+    import signal
+    import tracemalloc
+    from pathlib import Path
+
+    directory = Path(os.environ["BENCH_TRACEMALLOC"])
+    taken = [0]
+
+    def snapshot(signum: int, frame: Any) -> None:
+        import gc
+
+        gc.collect()
+        taken[0] += 1
+        tracemalloc.take_snapshot().dump(str(directory / f"{taken[0]}.snap"))
+        (directory / f"{taken[0]}.done").touch()
+
+    tracemalloc.start(25)
+    signal.signal(signal.SIGUSR1, snapshot)
+
+
 def _gc_off() -> None:
     import gc
 
@@ -248,6 +272,7 @@ PATCHES: dict[str, Callable[[], None]] = {
     "no-history-thread": _no_history_thread,
     "no-screen": _no_screen,
     "cprofile": _cprofile,
+    "tracemalloc": _tracemalloc,
 }
 
 
