@@ -28,7 +28,7 @@ request of a batch reached it (seconds after the batch started) and how long the
 after the model's last answer.
 
 ``--serve-args=…`` passes more arguments to ours (``--serve-args=--no-history``); ``--patches
-coalesce+…`` runs ours through ``bench/_patched_serve.py`` (what a change to the history store
+no-log+…`` runs ours through ``bench/_patched_serve.py`` (what a change to the history store
 would save at this concurrency).
 
 ``--profile DIR``: after the measured batches, one more batch of the largest size on each server

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcp_export.history.rows import Write, writer_alive
+from mcp_export.history.rows import Write, merged_writes, writer_alive
 from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import Connection, Dialect
 
@@ -117,14 +117,15 @@ class Database(ABC):
         return None
 
     def apply_writes(self, writes: Sequence[Write]) -> list[str]:
-        """Apply ``writes`` in one transaction; why each one that was skipped was.
+        """Apply ``writes`` in one transaction (an update folded into the insert of its row
+        when both are in ``writes``: ``rows.merged_writes``); why each one that was skipped was.
 
         Raises:
             HistoryError: the database cannot be written (not a fault of a write).
         """
 
         def body(conn: Connection) -> list[str]:
-            reasons = (self.apply_write(conn, write) for write in writes)
+            reasons = (self.apply_write(conn, write) for write in merged_writes(writes))
             return [reason for reason in reasons if reason is not None]
 
         return self.transaction("write", body)

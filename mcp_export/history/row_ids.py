@@ -14,7 +14,6 @@ real ids for them too (:meth:`RowIds.settle`, ``rows.IdsResolved``), before it a
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -39,6 +38,24 @@ _SERVER_ID_BLOCK = 1 << 10
 """Row ids reserved at a time from a server database (each one a ``nextval``)."""
 
 
+class _Block:
+    """The ids of a reserved block not handed out yet (a range stays a range, not 65 536 ints)."""
+
+    __slots__ = ("_ids", "_next")
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        self._ids = ids
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._ids) - self._next
+
+    def take(self) -> int:
+        taken = self._ids[self._next]
+        self._next += 1
+        return taken
+
+
 class RowIds:
     """The reserved row ids of one store (safe across threads).
 
@@ -55,7 +72,7 @@ class RowIds:
     def __init__(self, database: Database, *, provisional: bool = False) -> None:
         self._db = database
         self._lock = threading.Lock()
-        self._ids: dict[str, deque[int]] = {table: deque() for table in ROW_ID_TABLES}
+        self._ids: dict[str, _Block] = {table: _Block(()) for table in ROW_ID_TABLES}
         self._spare: dict[str, Sequence[int] | None] = dict.fromkeys(ROW_ID_TABLES)
         # Guarded by _lock: the provisional ids handed out per table (None once settled), and
         # the real ids found for them.
@@ -69,7 +86,7 @@ class RowIds:
             self._issued = dict.fromkeys(ROW_ID_TABLES, 0)
             return
         for table, (block, spare) in blocks.items():
-            self._ids[table] = deque(block)
+            self._ids[table] = _Block(block)
             self._spare[table] = spare
 
     @property
@@ -104,7 +121,7 @@ class RowIds:
             for table, ids in found.items():
                 # Those handed out while the transaction ran come off the front of the block.
                 issued, end = self._issued[table], counts[table] + size
-                self._ids[table] = deque(ids[issued:end])
+                self._ids[table] = _Block(ids[issued:end])
                 self._spare[table] = ids[end:]
                 if issued:
                     self._resolved[table] = IdsResolved(table, ids[0], issued)
@@ -144,8 +161,8 @@ class RowIds:
                     block = self._db.transaction("reserve row ids in", self._block_of(table))
                 else:
                     self._spare[table] = None  # the writer reserves the next
-                ids.extend(block)
-            return ids.popleft()
+                ids = self._ids[table] = _Block(block)
+            return ids.take()
 
     def wanted(self) -> list[str]:
         """The tables whose spare block is taken and is to be replaced."""

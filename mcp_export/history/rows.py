@@ -21,7 +21,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ __all__ = [
     "IdsResolved",
     "Write",
     "clean",
+    "merged_writes",
     "new_write",
     "process_start_marker",
     "provisional_id",
@@ -152,6 +153,32 @@ def with_real_id(write: Write, resolved: IdsResolved) -> Write:
     if write.row is not None:
         return Write(write.table, write.values, resolved.real(write.row))
     return Write(write.table, {**write.values, "id": resolved.real(write.values["id"])})
+
+
+def merged_writes(writes: Sequence[Write]) -> list[Write]:
+    """``writes`` with each update of a row inserted earlier in the batch folded into its insert.
+
+    A call's rows are mostly inserted and finished within one batch (a run started, then
+    finished; an answer pending, then complete): one statement each instead of two, and the
+    triggers of one insert instead of an insert's and an update's. The rows and their thread's
+    summary end as they would have, statement by statement.
+    """
+    merged: list[Write] = []
+    inserted: dict[tuple[str, Any], int] = {}
+    for write in writes:
+        if write.row is None:
+            key = write.values.get("id")
+            if key is not None:
+                inserted[(write.table, key)] = len(merged)
+            merged.append(write)
+            continue
+        at = inserted.get((write.table, write.row))
+        if at is None:
+            merged.append(write)
+        else:
+            insert = merged[at]
+            merged[at] = Write(insert.table, {**insert.values, **write.values})
+    return merged
 
 
 def new_write(table: str, values: Mapping[str, Any], row: int | None = None) -> Write:
