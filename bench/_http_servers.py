@@ -22,15 +22,17 @@ def _drain(stream: IO[str], tail: deque[str]) -> None:
 
 
 @contextlib.contextmanager
-def http_process(command: list[str], env: dict[str, str], ours: bool) -> Iterator[tuple[str, int]]:
-    """Start a server with ``--http``; yields its MCP URL and pid.
+def http_process(
+    command: list[str], env: dict[str, str], ours: bool, cwd: Path = REPO
+) -> Iterator[tuple[str, int]]:
+    """Start a server with ``--http`` in ``cwd``; yields its MCP URL and pid.
 
     ``ours``: ``metaagent serve`` (it announces its URL on stderr); else
     ``bench/_bare_model_server.py`` (it prints its port on stdout).
     """
     process = subprocess.Popen(
         command,
-        cwd=str(REPO),
+        cwd=str(cwd),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
