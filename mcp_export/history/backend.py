@@ -80,6 +80,10 @@ class Database(ABC):
         (a file's; a server database decides its own waits)."""
         return nullcontext()
 
+    def bound_cache(self, kib: int) -> None:  # noqa: B027 - a server database keeps its own
+        """Keep at most ``kib`` KiB of the database's pages in this process (a file's page
+        cache)."""
+
     def for_writer(self) -> Database:
         """The database as a background writer should use it (its own connection, or this)."""
         return self

@@ -87,6 +87,11 @@ class HistoryDatabase(Database):
             with self.connection("set the busy timeout of") as conn:
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
 
+    def bound_cache(self, kib: int) -> None:
+        """Keep at most ``kib`` KiB of the file's pages in memory (SQLite's default is 2 MiB)."""
+        with self.connection("set the page cache of") as conn:
+            conn.execute(f"PRAGMA cache_size = {-int(kib)}")
+
     def error(self, what: str, exc: BaseException) -> HistoryError:
         """A ``HistoryError`` saying that ``what`` failed on this file, and what to do."""
         text = str(exc)

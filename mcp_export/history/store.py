@@ -79,6 +79,12 @@ before it leaves the writes that need the lock to its writer (the first call of 
 for the open)."""
 
 
+_BEHIND_CACHE_KIB = 512
+"""The page cache of a served store's file: its writer appends at the tail of each table and
+index, and its reads are a conversation's few rows; SQLite's default (2 MiB) is resident memory
+that a long-running server fills and keeps for nothing (``bench/server_memory.py``)."""
+
+
 def open_store(location: str | Path | None = None, *, write_behind: bool = False) -> HistoryStore:
     """The history store at ``location``.
 
@@ -152,6 +158,7 @@ class HistoryStore(StoreReads, StoreWrites):
         in the session: the writes wait in the log and the queue, with provisional row ids
         (``history/row_ids.py``), and the writer catches up on the logs of ended processes and
         their pending rows once it can write."""
+        self._db.bound_cache(_BEHIND_CACHE_KIB)
         later = False
         with self._db.patience(_OPEN_PATIENCE):
             try:
