@@ -233,6 +233,6 @@ def test_a_call_whose_updates_are_folded_into_its_inserts_ends_as_one_written_ro
                 [(m.role, m.content, m.status, m.error, m.tokens_in) for m in messages],
             )
         )
-    inline, behind = found
-    assert behind == inline
+    inline, folded = found
+    assert folded == inline
     assert inline[0] == ("error", 10, 2, "book")
