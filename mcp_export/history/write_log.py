@@ -21,6 +21,12 @@ deletes it. A line cut off by a crash is skipped with a warning. A log that cann
 because the database stayed locked is handed back for the next open; one whose lines the database
 refuses is kept as ``….jsonl.failed`` and named in a warning.
 
+A store that opened while another process kept the file locked names its rows by provisional
+ids (-1, -2, …) until its writer can reserve real ones; the writer then appends a line saying
+which real ids they are (``rows.IdsResolved``), and a replay reads the whole log before it
+applies it, so every write of a provisional row lands under its real id. A log whose store never
+could reserve them gets fresh ids in the replay's transaction.
+
 Appends are plain ``write`` calls without ``fsync``: a log survives the death of its process (the
 system holds the data), not a power cut — the trade the database makes with ``synchronous=NORMAL``.
 """
