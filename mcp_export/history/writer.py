@@ -20,7 +20,10 @@ How it stays correct:
   and hands what is left over the same way (with a warning saying where it is).
 - Ids: the caller gets the real id of the row it inserts at once, from blocks this store
   reserves from the database (``history/row_ids.py``); the thread reserves the next block before
-  the current one runs out.
+  the current one runs out. A store whose file another process keeps locked when it opens hands
+  out provisional ids meanwhile; before it applies anything, the thread reserves real ids for
+  them, logs what they became, and does what the open left to it (``catch_up``: the logs of
+  ended processes, their pending rows).
 - Order: one thread applies the writes in the order they were logged and queued.
 - Reads: the store waits until the writes made before it are applied (``flush``), so a reader
   sees every one of them. Each write gets a number in the order it was queued; a reader waits
