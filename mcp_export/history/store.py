@@ -165,8 +165,8 @@ class HistoryStore(StoreReads, StoreWrites):
                 self._catch_up()
                 later = self.replayed.left > 0
             except HistoryError as exc:
-                if not self._db.busy(exc):
-                    raise
+                if self._db.path is None or not self._db.busy(exc):
+                    raise  # a server database that cannot be reached is refused at the open
                 later = True
             self._behind = WriteBehind(
                 self._db, self._pid, self._start, catch_up=self._catch_up if later else None
