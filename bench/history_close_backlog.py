@@ -1,8 +1,8 @@
 """Closing a write-behind history store with a bulk backlog: how long, and is anything lost.
 
-Run: ``.venv/bin/python bench/history_close_backlog.py [--runs 10000 30000 60000] [--reps 3]``. Prints a
-table; exits 0 when every run written is in the database after the next open (1 otherwise). Not
-a test: the figures depend on the machine.
+Run: ``.venv/bin/python bench/history_close_backlog.py [--runs 10000 30000 60000] [--reps 3]``.
+Prints a table; exits 0 when every run written is in the database after the next open (1
+otherwise). Not a test: the figures depend on the machine.
 
 For each size, one thread records that many served calls in bulk on a write-behind store
 (``start_call`` + ``finish_run``: three writes per call), faster than its writer can apply them,
