@@ -4,18 +4,13 @@ Run: ``python bench/_patched_serve.py PATCHES serve AGENT…`` where PATCHES is 
 patch names joined by ``+``. ``bench/server_call_cpu.py --variants`` starts servers this way and
 compares their CPU per call with the unpatched server's, in the same run. The patches stand in for
 changes to the runtime, to measure what each would save; they are never a way to serve. They are
-applied in the order given (``coalesce`` wraps the writer's apply step as it is then: name it after
-``grouped``).
+applied in the order given.
 
 - ``no-log``: history writes are not appended to the write log (no ``os.write`` per write, no
   ``ftruncate`` once the queue drains);
 - ``no-redact``: history values are stored without passing ``redact``/``redact_json``;
 - ``no-sqlite``: the writer thread takes the writes off its queue and drops them (no
   transaction, no rows), keeping its bookkeeping (the log emptied, readers woken);
-- ``coalesce``: the writer thread merges the writes of one batch that touch the same row (an
-  insert and the updates that follow it become one insert; updates of a row one update) before it
-  applies them: a call that ends within the group-commit window costs four statements, not six
-  (what the PostgreSQL backend does on its own: this prices it on SQLite);
 - ``no-triggers``: the two triggers that touch a thread's ``updated_at`` on every message and run
   insert are dropped once the store is open (three ``UPDATE threads`` a call fewer);
 - ``grouped``: the writer thread applies a batch as one ``executemany`` per table and column set
@@ -26,6 +21,9 @@ applied in the order given (``coalesce`` wraps the writer's apply step as it is 
 - ``cprofile``: not a change but a measurement: the main thread runs under ``cProfile`` and
   its stats are dumped at exit to the file named by ``BENCH_CPROFILE`` (compare two runs with
   ``pstats``: the deterministic profile counts each function's calls, which sampling cannot);
+- ``tracemalloc``: not a change but a measurement: ``tracemalloc`` traces allocations (25 frames)
+  from the start, and each ``SIGUSR1`` writes a snapshot to ``BENCH_TRACEMALLOC/N.snap`` (N counts
+  from 1; ``bench/server_memory.py --tracemalloc DIR`` sends them and diffs the last two);
 - ``gc-off``: the garbage collector disabled (what collecting costs at all); ``gc-young``: the
   young generation collected every 20 000 objects; ``gc-big``: every 50 000, the older ones less
   often too; ``gc-freeze``: the serving stack imported and frozen out of collections first. The
@@ -87,34 +85,6 @@ def _no_sqlite() -> None:
 
     def apply(self: Any, writes: list[Any]) -> None:
         _count_applied(self, writes)
-
-    WriteBehind._apply = apply  # type: ignore[method-assign]
-
-
-def _coalesce() -> None:
-    from mcp_export.history.rows import Write
-    from mcp_export.history.writer import WriteBehind
-
-    original = WriteBehind._apply
-
-    def apply(self: Any, writes: list[Any]) -> None:
-        merged: list[list[Any]] = []
-        last: dict[tuple[str, Any], list[Any]] = {}
-        for write, size in writes:
-            key = (write.table, write.row if write.row is not None else write.values.get("id"))
-            earlier = last.get(key) if key[1] else None
-            if earlier is not None and write.row is not None:
-                before: Write = earlier[0]
-                earlier[0] = Write(before.table, {**before.values, **write.values}, before.row)
-                earlier[1] = size
-                continue
-            entry = [write, size]
-            merged.append(entry)
-            if key[1]:
-                last[key] = entry
-        with self._settled:
-            self._done += len(writes) - len(merged)  # merged away: done with the write they join
-        original(self, [(write, size) for write, size in merged])
 
     WriteBehind._apply = apply  # type: ignore[method-assign]
 
@@ -197,6 +167,27 @@ def _cprofile() -> None:
     profile.enable()
 
 
+def _tracemalloc() -> None:
+    import os
+    import signal
+    import tracemalloc
+    from pathlib import Path
+
+    directory = Path(os.environ["BENCH_TRACEMALLOC"])
+    taken = [0]
+
+    def snapshot(signum: int, frame: Any) -> None:
+        import gc
+
+        gc.collect()
+        taken[0] += 1
+        tracemalloc.take_snapshot().dump(str(directory / f"{taken[0]}.snap"))
+        (directory / f"{taken[0]}.done").touch()
+
+    tracemalloc.start(25)
+    signal.signal(signal.SIGUSR1, snapshot)
+
+
 def _gc_off() -> None:
     import gc
 
@@ -242,12 +233,12 @@ PATCHES: dict[str, Callable[[], None]] = {
     "no-log": _no_log,
     "no-redact": _no_redact,
     "no-sqlite": _no_sqlite,
-    "coalesce": _coalesce,
     "no-triggers": _no_triggers,
     "grouped": _grouped,
     "no-history-thread": _no_history_thread,
     "no-screen": _no_screen,
     "cprofile": _cprofile,
+    "tracemalloc": _tracemalloc,
 }
 
 

@@ -1,10 +1,13 @@
 """CPU per served call: the server process's CPU time per ``tools/call``, ours against a bare one.
 
 Run: ``.venv/bin/python bench/server_call_cpu.py [--calls 400] [--reps 7] [--concurrency 1]
-[--eras 2025-11-25,2026-07-28] [--variants …] [--profile DIR]``. Prints a table; exits 0 (1 when
+[--eras 2025-11-25,2026-07-28] [--transport stdio|http] [--variants …] [--before DIR]
+[--profile DIR]``. Prints a table; exits 0 (1 when
 the goal is missed). Not a test: the figures depend on the machine.
 
-The servers, all over stdio, all open at once and driven by the official ``mcp.Client``:
+The servers, all over stdio (or all over streamable HTTP with ``--transport http``: ours with
+``--http 127.0.0.1:0``, the bare one with ``--http 0``), all open at once and driven by the
+official ``mcp.Client``:
 
 - ours: ``metaagent serve`` on the benchmark agent (``server_call_overhead.write_agent``), with
   the history store (as served by default) and with ``--no-history``;
@@ -26,6 +29,9 @@ paired ratios; then the same CPU split between each process's main thread and it
 (``bench/_patched_serve.py`` names the patches), each its own server: what each part costs.
 Every server of ours has its own history database.
 
+``--before DIR``: also ours (history on) run from another source tree (``git archive REV | tar -x
+-C DIR``): the code before a change, in the same run, paired with the bare server like the others.
+
 ``--profile DIR``: afterwards, bare and ours (history on and off, the last era) each serve
 ``--calls`` × 5 more calls while ``_proc.sampled`` samples them: py-spy's Python stacks
 (``DIR/bare.pyspy``, ``DIR/ours-on.pyspy``, ``DIR/ours-off.pyspy``: rank them with
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import tempfile
@@ -53,6 +60,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
+from _http_servers import http_process  # noqa: E402
 from _proc import children, cpu_seconds, raise_file_limit, sampled, thread_seconds  # noqa: E402
 from server_call_overhead import serve_params, write_agent  # noqa: E402
 
@@ -110,9 +118,12 @@ async def _measure(
     concurrency: int,
     profile: Path | None,
     variants: list[str],
+    transport: str,
+    before: Path | None,
 ) -> list[Served]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
+    from mcp.client.streamable_http import streamable_http_client
 
     bare = StdioServerParameters(
         command=sys.executable,
@@ -128,13 +139,31 @@ async def _measure(
         params = serve_params(agent, home / variant)
         params.args = [str(BENCH / "_patched_serve.py"), variant, *params.args[2:]]
         launched[f"ours, {variant}"] = params
+    if before is not None:
+        params = serve_params(agent, home / "before")
+        params.cwd = str(before)
+        assert params.env is not None
+        params.env["PYTHONPATH"] = str(before)
+        launched["ours before, history on"] = params
     async with contextlib.AsyncExitStack() as stack:
         served: list[Served] = []
         for era in eras:
             for label, params in launched.items():
-                before = set(children())
-                client = await stack.enter_async_context(Client(params, mode=ERAS[era]))
-                (pid,) = set(children()) - before
+                if transport == "stdio":
+                    found = set(children())
+                    client = await stack.enter_async_context(Client(params, mode=ERAS[era]))
+                    (pid,) = set(children()) - found
+                else:
+                    ours = label != "bare"
+                    command = [params.command, *params.args]
+                    command += ["--http", "127.0.0.1:0" if ours else "0"]
+                    env = dict(params.env or os.environ)
+                    url, pid = stack.enter_context(
+                        http_process(command, env, ours=ours, cwd=Path(params.cwd or REPO))
+                    )
+                    client = await stack.enter_async_context(
+                        Client(streamable_http_client(url), mode=ERAS[era])
+                    )
                 await client.list_tools()
                 served.append(Served(label, era, client, pid, [], [], {}))
         for one in served:
@@ -172,6 +201,8 @@ def main() -> int:
     parser.add_argument("--eras", default=",".join(ERAS))
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--variants", default="")
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--before", type=Path, metavar="DIR")
     args = parser.parse_args()
     import anyio
 
@@ -193,12 +224,14 @@ def main() -> int:
                 args.concurrency,
                 args.profile,
                 [v for v in args.variants.split(",") if v],
+                args.transport,
+                args.before,
             )
     finally:
         model.stop()
 
     print(
-        f"server CPU per served call, stdio, instant model: {args.calls} calls a block, "
+        f"server CPU per served call, {args.transport}, instant model: {args.calls} calls a block, "
         f"{args.concurrency} at a time; median (min–max) of {args.reps} blocks"
     )
     width = max(34, *(len(f"{s.era}, {s.label}") + 2 for s in served))

@@ -28,7 +28,7 @@ request of a batch reached it (seconds after the batch started) and how long the
 after the model's last answer.
 
 ``--serve-args=…`` passes more arguments to ours (``--serve-args=--no-history``); ``--patches
-coalesce+…`` runs ours through ``bench/_patched_serve.py`` (what a change to the history store
+no-log+…`` runs ours through ``bench/_patched_serve.py`` (what a change to the history store
 would save at this concurrency).
 
 ``--profile DIR``: after the measured batches, one more batch of the largest size on each server
@@ -45,16 +45,13 @@ import asyncio
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from multidict import CIMultiDict
 
@@ -64,6 +61,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
+from _http_servers import http_process  # noqa: E402
 from _proc import children, cpu_seconds, raise_file_limit, sampled  # noqa: E402
 from server_call_overhead import serve_params, write_agent  # noqa: E402
 
@@ -122,51 +120,6 @@ async def _floor(base_url: str, sizes: list[int], reps: int, model_pid: int) -> 
 
 
 # --- the servers ------------------------------------------------------------------------------
-
-
-def _drain(stream: IO[str], tail: deque[str]) -> None:
-    for line in stream:
-        tail.append(line)
-
-
-@contextlib.contextmanager
-def _http_process(command: list[str], env: dict[str, str], ours: bool) -> Iterator[tuple[str, int]]:
-    """Start a server with ``--http``; yields its MCP URL and pid."""
-    process = subprocess.Popen(
-        command,
-        cwd=str(REPO),
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None and process.stderr is not None
-    try:
-        if ours:
-            url = ""
-            for line in process.stderr:
-                if "serving MCP over streamable HTTP at " in line:
-                    url = line.rsplit(" ", 1)[1].strip()
-                    break
-            assert url, "metaagent serve --http did not announce its URL"
-        else:
-            url = f"http://127.0.0.1:{int(process.stdout.readline())}/mcp"
-        tail: deque[str] = deque(maxlen=40)
-        for stream in (process.stdout, process.stderr):
-            threading.Thread(target=_drain, args=(stream, tail), daemon=True).start()
-        try:
-            yield url, process.pid
-        except BaseException:
-            sys.stderr.write(f"{command[1:4]} exit {process.poll()}, its last lines:\n")
-            sys.stderr.writelines(tail)
-            raise
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 def _unlimited_http() -> Any:
@@ -306,7 +259,7 @@ async def _compare(
             }
             for name, command in commands.items():
                 url, pids[name] = stack.enter_context(
-                    _http_process(command, env, ours=name == "ours")
+                    http_process(command, env, ours=name == "ours")
                 )
                 http = await stack.enter_async_context(_unlimited_http())
                 transport_cm = streamable_http_client(url, http_client=http)

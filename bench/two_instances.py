@@ -18,7 +18,10 @@ In the same run, for comparison: two bare mcp SDK servers (``bench/_bare_model_s
 --stateless``, the same model request with plain aiohttp, no history) behind their own nginx, and
 one of ours on the default SQLite store, asked directly. Also reported: how many calls each of our
 instances answered (its ``/metrics``), and the CPU per call of the servers and of this process,
-the client (``/proc/PID/stat``); everything shares this machine's cores.
+the client (``/proc/PID/stat``); everything shares this machine's cores. The three take turns:
+each round runs a batch on each (the order rotating from one round to the next; the first round
+opens the connections and is not counted), and the two instances ÷ the two bare servers is taken
+round by round, reported as the median (min–max).
 
 Goal: 256 concurrent calls with a 1 s model: batch ≤ 1.3 s, no call lost.
 """
@@ -32,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +46,10 @@ sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
 from _balancer import balancer  # noqa: E402
+from _http_servers import http_process  # noqa: E402
 from _proc import cpu_seconds, raise_file_limit  # noqa: E402
 from server_call_overhead import write_agent  # noqa: E402
-from server_concurrency_wide import _batch, _http_process, _unlimited_http  # noqa: E402
+from server_concurrency_wide import _batch, _unlimited_http  # noqa: E402
 
 MODEL_DELAY = 1.0
 GOAL_SECONDS = 1.3
@@ -61,39 +66,51 @@ async def _served_calls(http: Any, url: str) -> int:
     return 0
 
 
-async def _run(
-    label: str, url: str, pids: list[int], mode: str, size: int, reps: int, instances: list[str]
-) -> dict[str, Any]:
+@dataclass
+class _Target:
+    label: str
+    url: str
+    pids: list[int]
+    instances: list[str]
+    found: dict[str, Any] = field(default_factory=dict)
+
+
+async def _run(targets: list[_Target], mode: str, size: int, reps: int) -> None:
+    """``reps`` + 1 rounds of a batch on each target, the order rotating between rounds (the
+    first round opens the connections and is not counted)."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    seconds: list[float] = []
-    cpu_ms: list[float] = []
-    client_ms: list[float] = []
     async with contextlib.AsyncExitStack() as stack:
-        http_client = await stack.enter_async_context(_unlimited_http())
-        client = await stack.enter_async_context(
-            Client(streamable_http_client(url, http_client=http_client), mode=mode)
-        )
-        await client.list_tools()
         probe = await stack.enter_async_context(httpx2.AsyncClient(timeout=10))
-        before = [await _served_calls(probe, u) for u in instances]
+        clients = []
+        for target in targets:
+            http_client = await stack.enter_async_context(_unlimited_http())
+            client = await stack.enter_async_context(
+                Client(streamable_http_client(target.url, http_client=http_client), mode=mode)
+            )
+            await client.list_tools()
+            clients.append(client)
+            target.found = {"seconds": [], "cpu_ms": [], "client_ms": [], "spread": []}
+            target.found["before"] = [await _served_calls(probe, u) for u in target.instances]
+        order = list(zip(targets, clients, strict=True))
         for rep in range(reps + 1):
-            cpu = sum(cpu_seconds(pid) for pid in pids)
-            own = cpu_seconds(os.getpid())
-            elapsed = await _batch(client, size, f"{label}-{mode}-r{rep}")
-            if rep:  # the first round opens the connections
-                seconds.append(elapsed)
-                cpu_ms.append((sum(cpu_seconds(pid) for pid in pids) - cpu) / size * 1000)
-                client_ms.append((cpu_seconds(os.getpid()) - own) / size * 1000)
-        after = [await _served_calls(probe, u) for u in instances]
-    return {
-        "seconds": seconds,
-        "cpu_ms": cpu_ms,
-        "client_ms": client_ms,
-        "spread": [a - b for a, b in zip(after, before, strict=True)],
-    }
+            shift = rep % len(order)
+            for target, client in order[shift:] + order[:shift]:
+                cpu = sum(cpu_seconds(pid) for pid in target.pids)
+                own = cpu_seconds(os.getpid())
+                elapsed = await _batch(client, size, f"{target.label}-{mode}-r{rep}")
+                if rep:
+                    found = target.found
+                    found["seconds"].append(elapsed)
+                    spent = sum(cpu_seconds(pid) for pid in target.pids) - cpu
+                    found["cpu_ms"].append(spent / size * 1000)
+                    found["client_ms"].append((cpu_seconds(os.getpid()) - own) / size * 1000)
+        for target in targets:
+            after = [await _served_calls(probe, u) for u in target.instances]
+            before = target.found.pop("before")
+            target.found["spread"] = [a - b for a, b in zip(after, before, strict=True)]
 
 
 def _line(label: str, era: str, found: dict[str, Any], size: int, reps: int) -> str:
@@ -125,7 +142,7 @@ async def _main(size: int, reps: int, eras: list[str]) -> int:
                 for n in range(2):
                     env = dict(os.environ, METAAGENT_HOME=str(folder / f"home-{n}"))
                     command = [*serve, "127.0.0.1:0", "--stateless", "--store", store]
-                    shared.append(stack.enter_context(_http_process(command, env, ours=True)))
+                    shared.append(stack.enter_context(http_process(command, env, ours=True)))
                 upstreams = [u.removeprefix("http://").removesuffix("/mcp") for u, _ in shared]
                 front, _ = stack.enter_context(balancer(upstreams))
                 bare_command = [
@@ -135,13 +152,13 @@ async def _main(size: int, reps: int, eras: list[str]) -> int:
                     *("--http", "0", "--stateless"),
                 ]
                 bare = [
-                    stack.enter_context(_http_process(bare_command, dict(os.environ), ours=False))
+                    stack.enter_context(http_process(bare_command, dict(os.environ), ours=False))
                     for _ in range(2)
                 ]
                 bare_ups = [u.removeprefix("http://").removesuffix("/mcp") for u, _ in bare]
                 bare_front, _ = stack.enter_context(balancer(bare_ups))
                 env = dict(os.environ, METAAGENT_HOME=str(folder / "home-single"))
-                single = stack.enter_context(_http_process([*serve, "127.0.0.1:0"], env, ours=True))
+                single = stack.enter_context(http_process([*serve, "127.0.0.1:0"], env, ours=True))
                 print(
                     f"{size} concurrent calls, model {MODEL_DELAY:.0f} s, median of {reps} "
                     "(range); CPU per call of the servers and of the client; calls each of "
@@ -149,23 +166,26 @@ async def _main(size: int, reps: int, eras: list[str]) -> int:
                 )
                 print(f"  {'':<34}{'era':<12}{'batch':>8}   {'':<12}{'servers':>10}{'client':>13}")
                 for era in eras:
-                    mode = ERAS[era]
-                    two = await _run(
-                        "two",
-                        f"{front}/mcp",
-                        [pid for _, pid in shared],
-                        mode,
-                        size,
-                        reps,
-                        [u for u, _ in shared],
-                    )
-                    floor = await _run(
-                        "bare", f"{bare_front}/mcp", [p for _, p in bare], mode, size, reps, []
-                    )
-                    one = await _run("one", single[0], [single[1]], mode, size, reps, [single[0]])
+                    targets = [
+                        _Target(
+                            "two",
+                            f"{front}/mcp",
+                            [pid for _, pid in shared],
+                            [u for u, _ in shared],
+                        ),
+                        _Target("bare", f"{bare_front}/mcp", [p for _, p in bare], []),
+                        _Target("one", single[0], [single[1]], [single[0]]),
+                    ]
+                    await _run(targets, ERAS[era], size, reps)
+                    two, floor, one = (t.found for t in targets)
                     print(_line("two instances, nginx, PostgreSQL", era, two, size, reps))
                     print(_line("two bare SDK servers, nginx", era, floor, size, reps))
                     print(_line("one instance, SQLite (direct)", era, one, size, reps))
+                    ratios = [a / b for a, b in zip(two["seconds"], floor["seconds"], strict=True)]
+                    print(
+                        f"  two instances ÷ two bare, paired by round: "
+                        f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+                    )
                     worst = max(worst, statistics.median(two["seconds"]))
     finally:
         cluster.stop()

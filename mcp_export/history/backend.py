@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcp_export.history.rows import Write, writer_alive
+from mcp_export.history.rows import Write, merged_writes, writer_alive
 from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import Connection, Dialect
 from mcp_export.history.turns import claim_row, release_row
@@ -76,6 +76,15 @@ class Database(ABC):
     def close(self) -> None:
         """Close the connection (idempotent)."""
 
+    def patience(self, seconds: float) -> AbstractContextManager[None]:
+        """Inside the block, wait at most ``seconds`` for a lock that another connection holds
+        (a file's; a server database decides its own waits)."""
+        return nullcontext()
+
+    def bound_cache(self, kib: int) -> None:  # noqa: B027 - a server database keeps its own
+        """Keep at most ``kib`` KiB of the database's pages in this process (a file's page
+        cache)."""
+
     def for_writer(self) -> Database:
         """The database as a background writer should use it (its own connection, or this)."""
         return self
@@ -113,14 +122,15 @@ class Database(ABC):
         return None
 
     def apply_writes(self, writes: Sequence[Write]) -> list[str]:
-        """Apply ``writes`` in one transaction; why each one that was skipped was.
+        """Apply ``writes`` in one transaction (an update folded into the insert of its row
+        when both are in ``writes``: ``rows.merged_writes``); why each one that was skipped was.
 
         Raises:
             HistoryError: the database cannot be written (not a fault of a write).
         """
 
         def body(conn: Connection) -> list[str]:
-            reasons = (self.apply_write(conn, write) for write in writes)
+            reasons = (self.apply_write(conn, write) for write in merged_writes(writes))
             return [reason for reason in reasons if reason is not None]
 
         return self.transaction("write", body)
@@ -156,17 +166,26 @@ class Database(ABC):
         scope, values = ("AND writer_host = ?", (host,)) if host is not None else ("", ())
         same = self.dialect.same
 
+        def writers(conn: Connection) -> list[tuple[int, str | None]]:
+            return [
+                (pid, start)
+                for pid, start in conn.execute(
+                    "SELECT DISTINCT writer_pid, writer_start FROM messages "
+                    f"WHERE status = 'pending' {scope} UNION SELECT DISTINCT writer_pid, "
+                    f"writer_start FROM runs WHERE status = 'pending' {scope}",
+                    (*values, *values),
+                ).fetchall()
+                if not writer_alive(pid, start)
+            ]
+
+        # Read first: with no writer gone (the usual open) nothing waits for the write lock.
+        with self.connection("check") as conn:
+            if not writers(conn):
+                return 0
+
         def body(conn: Connection) -> int:
-            writers = conn.execute(
-                "SELECT DISTINCT writer_pid, writer_start FROM messages "
-                f"WHERE status = 'pending' {scope} UNION SELECT DISTINCT writer_pid, writer_start "
-                f"FROM runs WHERE status = 'pending' {scope}",
-                (*values, *values),
-            ).fetchall()
             now, marked = time.time(), 0
-            for pid, start in writers:
-                if writer_alive(pid, start):
-                    continue
+            for pid, start in writers(conn):
                 for table, stamp in (("messages", "updated_at"), ("runs", "finished_at")):
                     marked += conn.execute(
                         f"UPDATE {table} SET status = 'error', error = ?, {stamp} = ? "

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from mcp_export.errors import HistoryError
 from mcp_export.history.backend import Database
-from mcp_export.history.schema import migrate
+from mcp_export.history.schema import SCHEMA_VERSION, migrate
 from mcp_export.history.sql import SQLITE
 
 __all__ = ["HistoryDatabase", "install_functions"]
@@ -69,10 +69,28 @@ class HistoryDatabase(Database):
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
-            self.transaction("set up", lambda conn: migrate(conn, self.path))
+                current = conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+            if not current:  # a read says so: a file another process keeps locked still opens
+                self.transaction("set up", lambda conn: migrate(conn, self.path))
         except HistoryError:
             self.close()
             raise
+
+    @contextmanager
+    def patience(self, seconds: float) -> Iterator[None]:
+        """Wait at most ``seconds`` for a lock another connection holds, inside the block."""
+        with self.connection("set the busy timeout of") as conn:
+            conn.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+        try:
+            yield
+        finally:
+            with self.connection("set the busy timeout of") as conn:
+                conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+
+    def bound_cache(self, kib: int) -> None:
+        """Keep at most ``kib`` KiB of the file's pages in memory (SQLite's default is 2 MiB)."""
+        with self.connection("set the page cache of") as conn:
+            conn.execute(f"PRAGMA cache_size = {-int(kib)}")
 
     def error(self, what: str, exc: BaseException) -> HistoryError:
         """A ``HistoryError`` saying that ``what`` failed on this file, and what to do."""

@@ -48,7 +48,12 @@ from psycopg.conninfo import conninfo_to_dict
 from mcp_export.errors import HistoryError
 from mcp_export.history.backend import Database
 from mcp_export.history.pg_schema import MARK_GONE, REGISTER_SESSION, migrate
-from mcp_export.history.rows import Write, process_start_marker, writer_alive
+from mcp_export.history.rows import (
+    Write,
+    merged_writes,
+    process_start_marker,
+    writer_alive,
+)
 from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import POSTGRESQL, Connection, Cursor
 from mcp_export.history.turns import PG_CLAIM, PG_RELEASE
@@ -271,7 +276,7 @@ class PostgresDatabase(Database):
 
     def apply_writes(self, writes: Sequence[Write]) -> list[str]:
         """Apply ``writes`` in one statement (see the module doc)."""
-        batch = b"[" + b",".join(write.line() for write in _merged(writes)) + b"]"
+        batch = b"[" + b",".join(write.line() for write in merged_writes(writes)) + b"]"
         try:
             with self.connection("write") as conn:
                 found = conn.execute("SELECT history_apply(?::jsonb)", (batch.decode(),))
@@ -331,31 +336,6 @@ class PostgresDatabase(Database):
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-
-
-def _merged(writes: Sequence[Write]) -> list[Write]:
-    """``writes`` with each update of a row inserted earlier in the batch folded into its insert.
-
-    A call's rows are mostly inserted and finished within one batch (a run started, then
-    finished; an answer pending, then complete): one statement each instead of two. The rows
-    and their thread's summary end as they would have, statement by statement.
-    """
-    merged: list[Write] = []
-    inserted: dict[tuple[str, Any], int] = {}
-    for write in writes:
-        if write.row is None:
-            key = write.values.get("id")
-            if key is not None:
-                inserted[(write.table, key)] = len(merged)
-            merged.append(write)
-            continue
-        at = inserted.get((write.table, write.row))
-        if at is None:
-            merged.append(write)
-        else:
-            insert = merged[at]
-            merged[at] = Write(insert.table, {**insert.values, **write.values})
-    return merged
 
 
 def _usable(conn: psycopg.Connection[Any]) -> bool:

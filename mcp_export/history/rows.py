@@ -21,7 +21,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,15 @@ from mcp_export.redact import redact, redact_json
 
 __all__ = [
     "ROW_ID_TABLES",
+    "IdsResolved",
     "Write",
     "clean",
+    "merged_writes",
     "new_write",
     "process_start_marker",
+    "provisional_id",
+    "read_line",
+    "with_real_id",
     "writer_alive",
 ]
 
@@ -93,6 +98,87 @@ class Write:
         if row is not None and not isinstance(row, int):
             raise ValueError(f"not a row id: {row!r}")
         return cls(table, values, row)
+
+
+@dataclass(frozen=True, slots=True)
+class IdsResolved:
+    """A write-log line saying which real ids a store's provisional ids of ``table`` are.
+
+    A write-behind store that cannot reserve row ids (``history/row_ids.py``: the database is
+    kept locked when it opens) hands out provisional ids -1, -2, … meanwhile; once it can, it
+    reserves ``count`` ids from ``first`` for them: -k is ``first + k - 1``.
+    """
+
+    table: str
+    first: int
+    count: int
+
+    def line(self) -> bytes:
+        """The resolution as one line of a write log."""
+        return (
+            _compact(["ids", self.table, {"first": self.first, "count": self.count}]).encode()
+            + b"\n"
+        )
+
+    def real(self, provisional: int) -> int:
+        """The real id of a provisional one (-1 … -count)."""
+        return self.first - provisional - 1
+
+
+def read_line(line: bytes) -> Write | IdsResolved:
+    """A write, or a resolution of provisional ids, read back from a write-log line.
+
+    Raises:
+        ValueError: the line is neither (cut off by a crash, or damaged).
+    """
+    if line.startswith(b'["ids",'):
+        _, table, given = json.loads(line)
+        if table not in ROW_ID_TABLES or not isinstance(given, dict):
+            raise ValueError(f"not a resolution of row ids: {line[:80]!r}")
+        first, count = given.get("first"), given.get("count")
+        if not isinstance(first, int) or not isinstance(count, int) or first < 1 or count < 0:
+            raise ValueError(f"not a resolution of row ids: {line[:80]!r}")
+        return IdsResolved(table, first, count)
+    return Write.from_line(line)
+
+
+def provisional_id(write: Write) -> int:
+    """The provisional id a write names (a negative one, see :class:`IdsResolved`), or 0."""
+    row = write.row if write.row is not None else write.values.get("id", 0)
+    return row if isinstance(row, int) and row < 0 and write.table in ROW_ID_TABLES else 0
+
+
+def with_real_id(write: Write, resolved: IdsResolved) -> Write:
+    """``write`` naming the real id of the provisional one it names (``provisional_id``)."""
+    if write.row is not None:
+        return Write(write.table, write.values, resolved.real(write.row))
+    return Write(write.table, {**write.values, "id": resolved.real(write.values["id"])})
+
+
+def merged_writes(writes: Sequence[Write]) -> list[Write]:
+    """``writes`` with each update of a row inserted earlier in the batch folded into its insert.
+
+    A call's rows are mostly inserted and finished within one batch (a run started, then
+    finished; an answer pending, then complete): one statement each instead of two, and the
+    triggers of one insert instead of an insert's and an update's. The rows and their thread's
+    summary end as they would have, statement by statement.
+    """
+    merged: list[Write] = []
+    inserted: dict[tuple[str, Any], int] = {}
+    for write in writes:
+        if write.row is None:
+            key = write.values.get("id")
+            if key is not None:
+                inserted[(write.table, key)] = len(merged)
+            merged.append(write)
+            continue
+        at = inserted.get((write.table, write.row))
+        if at is None:
+            merged.append(write)
+        else:
+            insert = merged[at]
+            merged[at] = Write(insert.table, {**insert.values, **write.values})
+    return merged
 
 
 def new_write(table: str, values: Mapping[str, Any], row: int | None = None) -> Write:

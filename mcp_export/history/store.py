@@ -74,6 +74,18 @@ __all__ = [
 ]
 
 
+_OPEN_PATIENCE = 0.2
+"""Seconds a write-behind store waits at its open for a file another process keeps locked,
+before it leaves the writes that need the lock to its writer (the first call of ``serve`` waits
+for the open)."""
+
+
+_BEHIND_CACHE_KIB = 512
+"""The page cache of a served store's file: its writer appends at the tail of each table and
+index, and its reads are a conversation's few rows; SQLite's default (2 MiB) is resident memory
+that a long-running server fills and keeps for nothing (``bench/server_memory.py``)."""
+
+
 def open_store(location: str | Path | None = None, *, write_behind: bool = False) -> HistoryStore:
     """The history store at ``location``.
 
@@ -125,15 +137,43 @@ class HistoryStore(StoreReads, StoreWrites):
         self._behind: WriteBehind | None = None
         # The database as this process's claims name it (one file, however it was spelt).
         self._claims_key = str(self.path.resolve()) if self.path is not None else self.location
+        self.replayed = Replayed()
+        self.stale_marked = 0
         try:
-            # Logged writes of ended processes first: a run they finished is then not marked.
-            self.replayed: Replayed = replay_logs(self._db, self._pid, self._start)
-            self.stale_marked: int = self._db.mark_interrupted()
             if write_behind:
-                self._behind = WriteBehind(self._db, self._pid, self._start)
+                self._open_behind()
+            else:
+                self._catch_up()
         except HistoryError:
             self._db.close()
             raise
+
+    def _catch_up(self) -> None:
+        # Logged writes of ended processes first: a run they finished is then not marked.
+        replayed = replay_logs(self._db, self._pid, self._start)
+        self.replayed.applied += replayed.applied
+        self.replayed.skipped += replayed.skipped
+        self.replayed.left = replayed.left
+        self.stale_marked += self._db.mark_interrupted()
+
+    def _open_behind(self) -> None:
+        """Open the writer; a file that another process keeps locked now is written as later
+        in the session: the writes wait in the log and the queue, with provisional row ids
+        (``history/row_ids.py``), and the writer catches up on the logs of ended processes and
+        their pending rows once it can write."""
+        self._db.bound_cache(_BEHIND_CACHE_KIB)
+        later = False
+        with self._db.patience(_OPEN_PATIENCE):
+            try:
+                self._catch_up()
+                later = self.replayed.left > 0
+            except HistoryError as exc:
+                if self._db.path is None or not self._db.busy(exc):
+                    raise  # a server database that cannot be reached is refused at the open
+                later = True
+            self._behind = WriteBehind(
+                self._db, self._pid, self._start, catch_up=self._catch_up if later else None
+            )
 
     @property
     def shared(self) -> bool:

@@ -21,6 +21,12 @@ deletes it. A line cut off by a crash is skipped with a warning. A log that cann
 because the database stayed locked is handed back for the next open; one whose lines the database
 refuses is kept as ``….jsonl.failed`` and named in a warning.
 
+A store that opened while another process kept the file locked names its rows by provisional
+ids (-1, -2, …) until its writer can reserve real ones; the writer then appends a line saying
+which real ids they are (``rows.IdsResolved``), and a replay reads the whole log before it
+applies it, so every write of a provisional row lands under its real id. A log whose store never
+could reserve them gets fresh ids in the replay's transaction.
+
 Appends are plain ``write`` calls without ``fsync``: a log survives the death of its process (the
 system holds the data), not a power cut — the trade the database makes with ``synchronous=NORMAL``.
 """
@@ -37,7 +43,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_export.errors import HistoryError
-from mcp_export.history.rows import Write, writer_alive
+from mcp_export.history.rows import (
+    IdsResolved,
+    Write,
+    provisional_id,
+    read_line,
+    with_real_id,
+    writer_alive,
+)
 
 if TYPE_CHECKING:
     from mcp_export.history.backend import Database
@@ -112,6 +125,8 @@ class Replayed:
     """Writes applied from logs of processes that are gone (or of stores that were closed)."""
     skipped: list[str] = field(default_factory=list)
     """Why each write that could not be applied was skipped."""
+    left: int = 0
+    """Logs left for a later try: the database was kept locked."""
 
 
 def replay_logs(database: Database, pid: int, start: str | None) -> Replayed:
@@ -148,27 +163,52 @@ def replay_logs(database: Database, pid: int, start: str | None) -> Replayed:
     return replayed
 
 
+def _resolve_the_rest(
+    conn: Connection, database: Database, writes: list[Write], resolved: dict[str, IdsResolved]
+) -> None:
+    """Reserve real ids for the provisional ids of a log whose store never could."""
+    counts: dict[str, int] = {}
+    for write in writes:
+        provisional = provisional_id(write)
+        if provisional and write.table not in resolved:
+            counts[write.table] = max(counts.get(write.table, 0), -provisional)
+    for table, count in counts.items():
+        ids = database.reserve_ids(conn, table, count)
+        resolved[table] = IdsResolved(table, ids[0], count)
+
+
 def _replay_one(path: Path, skip: int, token: str, database: Database, replayed: Replayed) -> None:
     skipped: list[str] = []
 
     def body(conn: Connection) -> int:
         skipped.clear()
-        applied = 0
+        writes: list[Write] = []
+        resolved: dict[str, IdsResolved] = {}
         with path.open("rb") as lines:
             lines.seek(skip)
             for number, line in enumerate(lines, 1):
                 try:
                     if not line.endswith(b"\n"):
                         raise ValueError("the line was cut off")
-                    write = Write.from_line(line)
+                    read = read_line(line)
                 except ValueError as exc:
                     skipped.append(f"{path.name} line {number}: {exc}")
                     continue
-                reason = database.apply_write(conn, write)
-                if reason is None:
-                    applied += 1
+                if isinstance(read, IdsResolved):
+                    resolved[read.table] = read
                 else:
-                    skipped.append(reason)
+                    writes.append(read)
+        _resolve_the_rest(conn, database, writes, resolved)
+        applied = 0
+        for write in writes:
+            table = resolved.get(write.table)
+            reason = database.apply_write(
+                conn, with_real_id(write, table) if table and provisional_id(write) else write
+            )
+            if reason is None:
+                applied += 1
+            else:
+                skipped.append(reason)
         return applied
 
     try:
@@ -178,6 +218,7 @@ def _replay_one(path: Path, skip: int, token: str, database: Database, replayed:
             handed = path.with_name(_name(0, None, token, skip))
             with contextlib.suppress(OSError):
                 os.replace(path, handed)
+            replayed.left += 1
             logger.warning(
                 "history: the write log %s could not be applied (%s); the next open tries again",
                 handed,

@@ -20,7 +20,10 @@ How it stays correct:
   and hands what is left over the same way (with a warning saying where it is).
 - Ids: the caller gets the real id of the row it inserts at once, from blocks this store
   reserves from the database (``history/row_ids.py``); the thread reserves the next block before
-  the current one runs out.
+  the current one runs out. A store whose file another process keeps locked when it opens hands
+  out provisional ids meanwhile; before it applies anything, the thread reserves real ids for
+  them, logs what they became, and does what the open left to it (``catch_up``: the logs of
+  ended processes, their pending rows).
 - Order: one thread applies the writes in the order they were logged and queued.
 - Reads: the store waits until the writes made before it are applied (``flush``), so a reader
   sees every one of them. Each write gets a number in the order it was queued; a reader waits
@@ -96,9 +99,11 @@ class WriteBehind(OutageAware):
         start: str | None,
         *,
         check_every: float = CHECK_EVERY,
+        catch_up: Callable[[], None] | None = None,
     ) -> None:
         self._db = database.for_writer()
         self._own_db = self._db is not database
+        self._catch_up = catch_up
         self._log: WriteLog | None = None
         try:
             if database.path is not None:
@@ -109,7 +114,7 @@ class WriteBehind(OutageAware):
                         f"cannot create the write log of the history database {database.path}: "
                         f"{exc}; check that its directory is writable"
                     ) from exc
-            self._ids = RowIds(self._db)
+            self._ids = RowIds(self._db, provisional=database.path is not None)
         except HistoryError:
             self._close_db()
             raise
@@ -154,25 +159,16 @@ class WriteBehind(OutageAware):
 
     def update(self, table: str, row: int, values: dict[str, Any]) -> None:
         """Log and queue an update of a row."""
-        self._put(new_write(table, values, row))
+        write = new_write(table, values, row)
+        self._put(self._ids.real(write) if row < 0 else write)
 
     def _put(self, write: Write) -> None:
         line = write.line() if self._log is not None or self._out is not None else b""
         with self._settled:
             self._count_waiting(line)
-            size = 0
-            if self._log is not None:
-                try:
-                    size = self._log.append(line)
-                    self._logged_count += 1
-                except OSError as exc:
-                    self._log = None
-                    logger.warning(
-                        "history: cannot append to the write log of %s (%s); queued writes are "
-                        "lost if the process ends before they are applied",
-                        self._db.location,
-                        exc,
-                    )
+            size = self._append(line)
+            if size:
+                self._logged_count += 1
             if self._failed:
                 return  # kept in the log for the next start, if there is one
             self._numbered += 1
@@ -303,7 +299,8 @@ class WriteBehind(OutageAware):
             return  # logged, for the next start
         try:
             self._reserve_spare_ids()
-            skipped = self._retrying(lambda: self._db.apply_writes([w for w, _size in writes]))
+            real = self._ids.real
+            skipped = self._retrying(lambda: self._db.apply_writes([real(w) for w, _ in writes]))
         except HistoryError as exc:
             if not self._past_deadline():  # at close, what is left is handed over
                 self._fail(exc)
@@ -340,8 +337,36 @@ class WriteBehind(OutageAware):
                 logger.debug("history: a settled callback failed", exc_info=True)
 
     def _reserve_spare_ids(self) -> None:
+        if self._ids.unsettled:
+            for resolved in self._retrying(self._ids.settle):
+                self._log_line(resolved.line())
+        if self._catch_up is not None:
+            catch_up, self._catch_up = self._catch_up, None
+            self._retrying(catch_up)
         for table in self._ids.wanted():
             self._retrying(lambda table=table: self._ids.reserve(table))  # type: ignore[misc]
+
+    def _append(self, line: bytes) -> int:
+        """Append a line to the log (the caller holds ``_settled``); the log's size after it,
+        0 without a log."""
+        if self._log is None:
+            return 0
+        try:
+            return self._log.append(line)
+        except OSError as exc:
+            self._log = None
+            logger.warning(
+                "history: cannot append to the write log of %s (%s); queued writes are "
+                "lost if the process ends before they are applied",
+                self._db.location,
+                exc,
+            )
+            return 0
+
+    def _log_line(self, line: bytes) -> None:
+        """Append a line that is no write (``rows.IdsResolved``) to the log."""
+        with self._settled:
+            self._append(line)
 
     def _fail(self, exc: BaseException) -> None:
         log = self._log

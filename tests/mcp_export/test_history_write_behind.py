@@ -203,3 +203,36 @@ def test_a_conversation_continued_by_another_server_reads_in_the_order_it_was_wr
     assert [m.content for m in earlier.messages(thread)] == ["one", "two", "three", "four"]
     earlier.close()
     later.close()
+
+
+def test_a_call_whose_updates_are_folded_into_its_inserts_ends_as_one_written_row_by_row(
+    tmp_path: Path,
+) -> None:
+    """The writer folds an update into the insert of its row when both are in one batch; the
+    rows and the thread's summary (kept by triggers) end as an inline store's do."""
+    found = []
+    for behind in (False, True):
+        with HistoryStore(tmp_path / f"h{behind}.sqlite3", write_behind=behind) as store:
+            thread, run, pending = record_call(store, 1)
+            store.update_message(
+                pending, content="Booked.", status="complete", tokens_in=10, tokens_out=2
+            )
+            store.finish_run(run, answer="Booked.", duration_ms=1.0, tokens_in=10, tokens_out=2)
+            failed = store.add_message(thread, "assistant", "", status="pending")
+            store.update_message(failed, status="error", error="model gone")
+            record = store.thread(thread)
+            [finished] = store.runs()
+            messages = store.messages(thread)
+        assert record is not None
+        times = [m.answer_ms for m in messages if m.answer_ms is not None]
+        assert len(times) == 2 and record.duration_ms == pytest.approx(sum(times))
+        found.append(
+            (
+                (record.status, record.tokens_in, record.tokens_out, record.tool_name),
+                (finished.status, finished.answer, finished.tokens_in, finished.tool_calls),
+                [(m.role, m.content, m.status, m.error, m.tokens_in) for m in messages],
+            )
+        )
+    inline, folded = found
+    assert folded == inline
+    assert inline[0] == ("error", 10, 2, "book")
