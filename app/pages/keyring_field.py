@@ -203,8 +203,10 @@ class KeyringField(QWidget):
 
     def _on_editing_finished(self) -> None:
         # Leaving the field commits too, so a typed key is never silently dropped.
+        # A click on Store key takes the focus first: the click itself commits.
         text = self.edit.text().strip()
-        if text and text != self._refused and not self.edit.hasFocus():
+        leaving = not self.edit.hasFocus() and not self.store_button.hasFocus()
+        if text and text != self._refused and leaving:
             self.commit()
 
     def _on_changed_at(self, path: FieldPath) -> None:

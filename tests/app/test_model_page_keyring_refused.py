@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.model_page import ModelPage
+from tests.app._tool_widgets import show_active
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
 
@@ -33,14 +34,14 @@ def no_keyring() -> Iterator[None]:
 def test_a_refused_key_is_explained_under_its_field_once(qtbot: QtBot, example_path: Path) -> None:
     document = AgentDocument.load(example_path)
     page = ModelPage(document)
-    qtbot.addWidget(page)
-    page.resize(740, 640)  # the page's room in a 1024x700 window
-    page.show()
-    qtbot.waitExposed(page)
+    show_active(qtbot, page, 740, 640)  # the page's room in a 1024x700 window
     field = page.key_field
 
     field.edit.setFocus()
     qtbot.keyClicks(field.edit, SECRET)
+    assert field.edit.hasFocus()
+    # A click moves the focus to the button as it is pressed, then the button is clicked.
+    field.store_button.setFocus(Qt.FocusReason.MouseFocusReason)
     qtbot.mouseClick(field.store_button, Qt.MouseButton.LeftButton)
     page.model_combo.setFocus()  # the person moves on: leaving the field
     qtbot.wait(20)
