@@ -167,7 +167,10 @@ class UserBlock(QFrame):
         super().__init__()
         self.setObjectName("userMessage")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setStyleSheet("#userMessage { background: palette(alternate-base); }")
+        # A palette role, not a style sheet: a sheet's palette() is read once, so a block sent
+        # before a switch to the dark theme stayed a light box.
+        self.setAutoFillBackground(True)
+        self.setBackgroundRole(QPalette.ColorRole.AlternateBase)
         self.text = text
         title = QLabel(f"<b>{heading}</b>")
         body = _wrapping_label("userText")

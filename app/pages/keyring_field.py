@@ -64,6 +64,7 @@ class KeyringField(QWidget):
         self.document = document
         self._on_store_failed = on_store_failed
         self._provider: ProviderInfo | None = None
+        self._refused = ""  # the text the keyring refused last, not tried again on leaving
 
         self.edit = QLineEdit()
         self.edit.setObjectName("apiKey")
@@ -173,11 +174,15 @@ class KeyringField(QWidget):
             if self._on_store_failed is not None:
                 self._on_store_failed(str(exc))
                 return False
-            reporter().error(
+            message = (
                 f"The API key could not be stored in the system keyring: {exc}. Nothing was "
                 f"written to the agent; type env://{name} to read the key from an environment "
                 "variable instead."
             )
+            # Under the field as well: the status bar cuts a line this long at the window's edge.
+            self._refused = text
+            self.status.setText(message)
+            reporter().error(message)
             return False
         return self._set(name, reference, "Store API key in the keyring")
 
@@ -190,6 +195,7 @@ class KeyringField(QWidget):
 
     def _on_text_edited(self, text: str) -> None:
         # A reference is not a secret: show it while it is typed.
+        self._refused = ""
         visible = text.startswith((ENV_SCHEME, KEYRING_SCHEME))
         mode = QLineEdit.EchoMode.Normal if visible else QLineEdit.EchoMode.Password
         self.edit.setEchoMode(mode)
@@ -197,7 +203,10 @@ class KeyringField(QWidget):
 
     def _on_editing_finished(self) -> None:
         # Leaving the field commits too, so a typed key is never silently dropped.
-        if self.edit.text().strip() and not self.edit.hasFocus():
+        # A click on Store key takes the focus first: the click itself commits.
+        text = self.edit.text().strip()
+        leaving = not self.edit.hasFocus() and not self.store_button.hasFocus()
+        if text and text != self._refused and leaving:
             self.commit()
 
     def _on_changed_at(self, path: FieldPath) -> None:

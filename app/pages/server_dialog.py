@@ -117,6 +117,10 @@ class ServerDialog(QDialog):
         self.command_note.setWordWrap(True)
         self.command_note.setTextFormat(Qt.TextFormat.PlainText)
         self.command_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Room for the note from the start ("Starts …" or a two-line "Not found…"): the fields
+        # below moved at each key of the command, so a click aimed at Arguments missed it.
+        self.command_note.setMinimumHeight(2 * self.command_note.fontMetrics().lineSpacing())
+        self.command_note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.args_edit = QLineEdit()
         self.args_edit.setPlaceholderText("--local-timezone Europe/Lisbon")
         self.args_edit.setToolTip("Arguments as in a shell: quote an argument that has spaces.")

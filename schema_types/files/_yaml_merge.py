@@ -295,7 +295,8 @@ def _place_posts(
     """Give each entry, in its new order, its own end of line and the lines introducing the
     entry that now follows it (the last one: the lines that ended the collection)."""
     leads: dict[Hashable, str] = {}
-    for before, after in zip(old_keys, [*old_keys[1:], _END], strict=True):
+    followers = [*old_keys[1:], _END] if old_keys else []  # an empty collection has no entry
+    for before, after in zip(old_keys, followers, strict=True):
         post = posts.get(before)
         if post is not None:
             leads[after] = post.rest

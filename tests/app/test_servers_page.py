@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -402,3 +403,26 @@ def test_pairs_name_the_line_that_is_wrong() -> None:
     assert parse_pairs("A=1\n\nB = two = 2\n", "=", "environment") == {"A": "1", "B": "two = 2"}
     with pytest.raises(ValueError, match="headers, line 2: write Name: value"):
         parse_pairs("Accept: json\nno colon here", ":", "headers")
+
+
+def test_the_arguments_field_stays_put_while_the_command_is_typed(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    dialog = ServerDialog(set())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+
+    def arguments_top() -> int:
+        QApplication.processEvents()
+        return dialog.args_edit.mapTo(dialog, QPoint(0, 0)).y()
+
+    before = arguments_top()
+    tops: list[int] = []
+    for key in "mcp-server-time":  # "Not found…" until the name is whole, then "Starts …"
+        qtbot.keyClick(dialog.command_edit, key)
+        tops.append(arguments_top())
+    assert dialog.command_note.text() == f"Starts {TIME_SERVER}"
+    # A click aimed at Arguments before typing still lands on it.
+    assert set(tops) == {before}

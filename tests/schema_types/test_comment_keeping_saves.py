@@ -347,3 +347,35 @@ def test_a_new_file_is_written_whole(tmp_path: Path):
     save_agent(Agent.model_validate({"metadata": {"name": "New"}}), path)
 
     assert path.read_text(encoding="utf-8") == "metadata:\n  name: New\n"
+
+
+AGENT_WITHOUT_TOOLS = """\
+metadata:
+  name: Time Helper
+  version: 1.0.0
+  mode: tools
+  tools: []
+settings:
+  model: openai:walker-small
+providers: {}
+"""
+
+
+def test_the_first_tool_and_provider_are_saved_into_empty_lists_the_studio_wrote(
+    tmp_path: Path,
+):
+    # The studio's first save of a new agent writes `tools: []`; saving again after adding the
+    # first tool failed with "zip() argument 2 is longer than argument 1".
+    path = tmp_path / "time-helper.agent.yaml"
+    path.write_text(AGENT_WITHOUT_TOOLS, encoding="utf-8")
+    agent = load_agent(path)
+    tool = ToolDefinition(name="city_time", description="Tells the time.", prompt="In {city}?")
+    agent.metadata.tools = [tool]
+    agent.providers = {"openai": {"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}}
+
+    save_agent(agent, path)
+
+    again = load_agent(path)
+    assert again.metadata.tools == [tool]
+    assert again.providers == {"openai": {"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}}
+    assert path.read_text(encoding="utf-8").startswith("metadata:\n  name: Time Helper\n")
