@@ -44,7 +44,13 @@ from mcp_export.history.figures import (
     Figures,
     format_duration,
 )
-from mcp_export.history.schema import ConversationRecord, MessageStatus, ThreadKind, agent_key
+from mcp_export.history.schema import (
+    CaseMark,
+    ConversationRecord,
+    MessageStatus,
+    ThreadKind,
+    agent_key,
+)
 
 if TYPE_CHECKING:
     from mcp_export.history.schema import RunRecord
@@ -52,6 +58,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL",
+    "CASE",
+    "CASE_RUN",
     "COLUMNS",
     "ENTRY_ROLE",
     "ERROR_COLOR",
@@ -68,10 +76,21 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 ALL = ""  # a filter value that lets every row through
 
-COLUMNS = ("Started", "Kind", "Title", "Status", CONVERSATION_TIME, CONVERSATION_TOKENS, "Tool")
+CASE = "Case · model"
+COLUMNS = (
+    "Started",
+    "Kind",
+    CASE,
+    "Title",
+    "Status",
+    CONVERSATION_TIME,
+    CONVERSATION_TOKENS,
+    "Tool",
+)
 _ORDERS: dict[str, ConversationOrder] = {
     "Started": "started",
     "Kind": "kind",
+    CASE: "case",
     "Tool": "tool",
     "Status": "status",
     CONVERSATION_TIME: "time",
@@ -85,6 +104,8 @@ _KIND_LABELS: dict[str, str] = {
     "served": "served call",
     "call": "CLI call",
 }
+CASE_RUN = "case run"
+"""The kind of a conversation that is a test case's served call."""
 ERROR_COLOR = QColor("#b3261e")
 
 _PAGE = 100
@@ -100,7 +121,7 @@ class HistoryEntry:
     """One row of the history: a conversation, with the run that started it (None for a chat).
 
     Attributes:
-        kind: ``chat``, ``test``, ``served call`` or ``CLI call``.
+        kind: ``chat``, ``test``, ``served call``, ``CLI call`` or ``case run``.
         tool: the tool whose run started it ("" for a chat).
         status: ``complete``, ``error`` or ``pending`` (the worst of its answers).
         started: when it started (UTC).
@@ -111,6 +132,7 @@ class HistoryEntry:
         title: the conversation's title.
         thread_id: the conversation to show as transcript.
         run: the run that started it (None for a chat); its arguments make a re-run possible.
+        case: the test case, model and matrix run whose served call it is (None for others).
     """
 
     kind: str
@@ -123,6 +145,12 @@ class HistoryEntry:
     title: str
     thread_id: str | None
     run: RunRecord | None = None
+    case: CaseMark | None = None
+
+    @property
+    def case_label(self) -> str:
+        """``case · model`` for a test case's run, else ""."""
+        return f"{self.case.case_name} · {self.case.model}" if self.case is not None else ""
 
     @property
     def caller(self) -> str:
@@ -139,7 +167,7 @@ def history_entry(record: ConversationRecord) -> HistoryEntry:
     """The row of a conversation read from the store."""
     thread = record.thread
     return HistoryEntry(
-        kind=_KIND_LABELS.get(thread.kind, thread.kind),
+        kind=CASE_RUN if record.case is not None else _KIND_LABELS.get(thread.kind, thread.kind),
         tool=thread.tool_name or "",
         status=thread.status,
         started=thread.created_at,
@@ -149,6 +177,7 @@ def history_entry(record: ConversationRecord) -> HistoryEntry:
         title=thread.title,
         thread_id=thread.id,
         run=record.run,
+        case=record.case,
     )
 
 
@@ -159,9 +188,15 @@ def agent_scope(agent_name: str, agent_path: Path | None) -> ConversationFilter:
 
 
 def filtered(
-    scope: ConversationFilter, *, tool: str = ALL, status: str = ALL, text: str = ""
+    scope: ConversationFilter,
+    *,
+    tool: str = ALL,
+    status: str = ALL,
+    text: str = "",
+    case_runs: bool | None = None,
 ) -> ConversationFilter:
-    """``scope`` narrowed to ``tool``, ``status`` and ``text`` (a kind matches by its label)."""
+    """``scope`` narrowed to ``tool``, ``status``, ``text`` (a kind matches by its label) and
+    ``case_runs`` (True: only test cases' runs; False: none of them; None: all)."""
     needle = text.strip()
     folded = needle.casefold()
     kinds = tuple(
@@ -175,6 +210,7 @@ def filtered(
         status=cast(MessageStatus, status) if status else None,
         text=needle,
         text_kinds=kinds,
+        case_runs=case_runs,
     )
 
 
@@ -227,11 +263,34 @@ class HistoryTableModel(QAbstractTableModel):
 
     # -- what to show -----------------------------------------------------------------------
 
-    def set_filters(self, *, tool: str = ALL, status: str = ALL, text: str = "") -> None:
-        """Show the conversations of ``tool`` with ``status`` whose title, tool, kind, caller or
-        prompt contain ``text`` (:data:`ALL` and "": every one)."""
-        self._filter = filtered(self._scope, tool=tool, status=status, text=text)
+    def set_filters(
+        self,
+        *,
+        tool: str = ALL,
+        status: str = ALL,
+        text: str = "",
+        case_runs: bool | None = None,
+    ) -> None:
+        """Show the conversations of ``tool`` with ``status`` in which ``text`` was said or that
+        it names (:data:`ALL` and "": every one), only or none of the test cases' runs
+        (``case_runs`` True or False; None: all)."""
+        self._filter = filtered(
+            self._scope, tool=tool, status=status, text=text, case_runs=case_runs
+        )
         self.reload()
+
+    def shows(self, thread_id: str) -> bool:
+        """Whether the filters let conversation ``thread_id`` through (read or not yet)."""
+        from mcp_export.errors import HistoryError
+
+        if any(entry.thread_id == thread_id for entry in self._entries):
+            return True
+        try:
+            page = self.store.conversations(replace(self._filter, thread_id=thread_id), limit=1)
+        except HistoryError as exc:
+            self.failed.emit(f"Could not read the history: {exc}")
+            return True  # unknown: the pane keeps what it shows
+        return bool(page.rows)
 
     def reload(self) -> None:
         """Read the first page again from the store (the filters and the order are kept)."""
@@ -381,12 +440,21 @@ def _display(entry: HistoryEntry, column: str) -> str:
         return format_duration(entry.duration_ms)
     if column == CONVERSATION_TOKENS:
         return entry.figures.tokens()
-    values = {"Kind": entry.kind, "Tool": entry.tool, "Status": entry.status, "Title": entry.title}
+    values = {
+        "Kind": entry.kind,
+        CASE: entry.case_label,
+        "Tool": entry.tool,
+        "Status": entry.status,
+        "Title": entry.title,
+    }
     return values[column]
 
 
 def _tooltip(entry: HistoryEntry) -> str:
     lines = [entry.title]
+    if entry.case is not None:
+        lines.append(f"Test case {entry.case.case_name} on {entry.case.model}")
+        lines.append(f"Matrix run {entry.case.matrix_id}")
     if entry.caller:
         lines.append(f"Called by: {entry.caller}")
     if entry.status != "pending" and (entry.tokens_in is None or entry.tokens_out is None):

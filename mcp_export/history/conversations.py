@@ -12,9 +12,18 @@ rowid lookup away, so a page costs the rows it returns, not the size of the hist
   agent (in the page's order) and says where it stopped (:attr:`ConversationPage.next`), so a
   caller can show what it has and go on later.
 
-Text matches case-insensitively in the title, the tool, the caller and the filled prompt (and a
-kind, through the labels the caller gives): a LIKE that ignores the case of ASCII letters for a
-text in ASCII, the dialect's folded comparison for any other text (``history/sql.py``).
+Text matches case-insensitively, as a part of a word or of several, in what was said and what
+names a conversation: its title, the tool, the caller, the filled prompt and the answer of the
+run that started it, the text of every message of the conversation (each follow-up and answer),
+the case and the model of a test case's run (and a kind, through the labels the caller gives):
+a LIKE that ignores the case of ASCII letters for a text in ASCII, the dialect's folded
+comparison for any other text (``history/sql.py``). A thread's messages are one seek of
+``messages_by_thread_time`` away, so a slice of a bounded scan costs its threads' messages, not
+the whole history's.
+
+A conversation that is a test case's served call (``case_runs.thread_id``) carries its case,
+model and matrix run (:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter
+lists only those, or only the others.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp_export.history.schema import (
+    CaseMark,
     ConversationRecord,
     MessageStatus,
     ThreadKind,
@@ -42,7 +52,7 @@ __all__ = [
     "has_conversations",
 ]
 
-ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title"]
+ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title", "case"]
 Position = tuple[Any, int]
 """Where a page ended: the sort value and the rowid of its last row."""
 
@@ -55,6 +65,8 @@ ORDERS: dict[ConversationOrder, str] = {
     "tokens": "CASE WHEN t.tokens_in IS NULL AND t.tokens_out IS NULL THEN -1 "
     "ELSE coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0) END",
     "title": "lower(t.title)",
+    "case": "coalesce((SELECT c.case_name || ' ' || c.model FROM case_runs AS c "
+    "WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1), '')",
 }
 """The SQL value each order sorts by (unknown figures sort below every known one)."""
 
@@ -93,7 +105,13 @@ _SELECT = ", ".join(
     [f"t.{c} AS {c}" for c in _THREAD_COLUMNS]
     + [f"r.{c} AS run_{c}" for c in _RUN_COLUMNS]
     + ["(SELECT count(*) FROM messages WHERE thread_id = t.id) AS message_count"]
+    + [
+        f"(SELECT c.{c} FROM case_runs AS c WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1) "
+        f"AS case_{c}"
+        for c in ("case_name", "model", "matrix_id")
+    ]
 )
+_IS_CASE = "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id)"
 
 
 @dataclass(frozen=True)
@@ -106,8 +124,10 @@ class ConversationFilter:
         agent_name: the name of an agent without a file.
         tool: only conversations started by a run of this tool.
         status: only conversations with this status.
-        text: only conversations whose title, tool, caller or filled prompt contain it.
+        text: only conversations in which it was said or that it names (see the module doc).
         text_kinds: kinds whose label contains ``text`` (their conversations match it too).
+        case_runs: True: only the served calls of test cases; False: all but those; None: all.
+        thread_id: only this conversation (whether it is among those the rest lets through).
     """
 
     agent_key: str | None
@@ -116,6 +136,8 @@ class ConversationFilter:
     status: MessageStatus | None = None
     text: str = ""
     text_kinds: tuple[ThreadKind, ...] = ()
+    case_runs: bool | None = None
+    thread_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,17 +164,37 @@ def _matching(query: ConversationFilter, dialect: Dialect) -> tuple[list[str], l
     if query.status is not None:
         conditions.append("t.status = ?")
         values.append(query.status)
+    if query.case_runs is not None:
+        conditions.append(_IS_CASE if query.case_runs else f"NOT {_IS_CASE}")
+    if query.thread_id is not None:
+        conditions.append("t.id = ?")
+        values.append(query.thread_id)
     text = query.text.strip()
     if text:
-        fields = ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")
         if text.isascii():
             pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             like = dialect.ascii_like
-            tests = [f"{field} {like} ? ESCAPE '\\'" for field in fields]
-            values.extend([pattern] * len(fields))
+
+            def contains(field: str) -> str:
+                values.append(pattern)
+                return f"{field} {like} ? ESCAPE '\\'"
         else:
-            tests = [dialect.folded.format(field=field) for field in fields]
-            values.extend([dialect.fold(text)] * len(fields))
+            folded = dialect.fold(text)
+
+            def contains(field: str) -> str:
+                values.append(folded)
+                return dialect.folded.format(field=field)
+
+        tests = [contains(f) for f in ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")]
+        tests.append(contains("r.answer"))
+        tests.append(
+            "EXISTS (SELECT 1 FROM messages AS m WHERE m.thread_id = t.id AND "
+            f"{contains('m.content')})"
+        )
+        tests.append(
+            "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id AND "
+            f"({contains('c.case_name')} OR {contains('c.model')}))"
+        )
         if query.text_kinds:
             tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
             values.extend(query.text_kinds)
@@ -220,11 +262,14 @@ def conversation_page(
 
 def _conversation(row: dict[str, Any]) -> ConversationRecord:
     thread = thread_record(row)
+    case = None
+    if row["case_case_name"] is not None:
+        case = CaseMark(row["case_case_name"], row["case_model"], row["case_matrix_id"])
     if row["run_id"] is None:
-        return ConversationRecord(thread, None)
+        return ConversationRecord(thread, None, case)
     run = {name[4:]: value for name, value in row.items() if name.startswith("run_")}
     run |= {"agent_path": row["agent_path"], "agent_name": row["agent_name"]}
-    return ConversationRecord(thread, run_record(run))
+    return ConversationRecord(thread, run_record(run), case)
 
 
 def conversation_tools(conn: Connection, query: ConversationFilter) -> list[str]:

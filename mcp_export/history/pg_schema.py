@@ -24,7 +24,7 @@ from mcp_export.history.sql import Connection
 
 __all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
 
-PG_SCHEMA_VERSION = 4
+PG_SCHEMA_VERSION = 5
 """The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
 when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
@@ -118,10 +118,12 @@ CREATE TABLE case_runs (
     tokens_out   bigint,
     turns        bigint,
     verdict      text,
-    created_at   double precision NOT NULL,{_WRITER}
+    created_at   double precision NOT NULL,{_WRITER},
+    thread_id    text
 );
 CREATE INDEX case_runs_by_agent ON case_runs (agent_path, created_at);
 CREATE INDEX case_runs_by_matrix ON case_runs (matrix_id);
+CREATE INDEX case_runs_by_thread ON case_runs (thread_id);
 """
 
 _NO_CALLS = "(NEW.status = 'error' OR coalesce(NEW.tool_calls, '[]') = '[]')"
@@ -284,7 +286,16 @@ the thread's status back to the worst of its other rows (an error stays an error
 thread's own triggers then finish.
 """
 
-_MIGRATIONS = {4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS}
+_CASE_THREADS = """
+ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS thread_id text;
+CREATE INDEX IF NOT EXISTS case_runs_by_thread ON case_runs (thread_id);
+"""
+"""Version 5: the served call (its thread) that ran each test case (``history/schema.py``)."""
+
+_MIGRATIONS = {
+    4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS,
+    5: _CASE_THREADS,
+}
 """The script that brings a database from the version before to each version."""
 
 REGISTER_SESSION = """
