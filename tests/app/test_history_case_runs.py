@@ -25,7 +25,7 @@ from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.testing.record import record_matrix
 from mcp_export.testing.run import run_matrix, select_cases
 from schema_types.files.agent_file import load_agent
-from tests.fakes._script import RequestBody, Reply, text
+from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -102,7 +102,7 @@ def test_case_runs_say_their_case_and_model_in_a_column_seen_at_1024_px(
     header = view.table.horizontalHeader()
     column = COLUMNS.index(CASE)
     right = header.sectionViewportPosition(column) + header.sectionSize(column)
-    assert 0 <= header.sectionViewportPosition(column) and right <= view.table.viewport().width()
+    assert header.sectionViewportPosition(column) >= 0 and right <= view.table.viewport().width()
     assert view.table.model().headerData(column, Qt.Orientation.Horizontal) == CASE
 
 
