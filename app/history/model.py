@@ -8,9 +8,9 @@ tab labels them (``mcp_export.history.figures``). :class:`HistoryTableModel` fil
 status and text and sorts by a column in the store's own query (``HistoryStore.conversations``,
 keyset pages over the thread rows' summaries), holds the rows read so far and reads the next
 page when the view scrolls to the end (``canFetchMore``/``fetchMore``). A filter that matches
-few rows is searched a bounded slice of the history at a time (``_SCAN`` threads, a few
-milliseconds), going on from a zero timer until a page is found, so the view repaints between
-slices and a keystroke never waits for a search of the whole history.
+few rows is searched a bounded slice of the history at a time (``_SCAN`` threads, fewer with a
+text, a few milliseconds), going on from a zero timer until a page is found, so the view
+repaints between slices and a keystroke never waits for a search of the whole history.
 
 The model holds no state the store does not have: Refresh reads it again. It is tested without
 any widget in ``tests/app/test_history_view.py``; its pages under a view in
@@ -111,7 +111,10 @@ ERROR_COLOR = QColor("#b3261e")
 _PAGE = 100
 """Rows read at a time: a few screens."""
 _SCAN = 2000
-"""Threads looked at per slice of a search (about 4 ms with a text filter)."""
+"""Threads looked at per slice of a search by tool or status (a few ms)."""
+_SCAN_TEXT = 500
+"""Threads looked at per slice of a search by text (a few ms when each thread's messages are
+read: a text too short or too common for the full-text index)."""
 _SLICES_MS = 10.0
 """How long one turn of the event loop may search before the view gets to repaint."""
 
@@ -368,7 +371,7 @@ class HistoryTableModel(QAbstractTableModel):
                     descending=self._descending,
                     after=self._next,
                     limit=self._wanted - len(self._entries),
-                    scan=_SCAN,
+                    scan=_SCAN_TEXT if self._filter.text else _SCAN,
                 )
                 self._next, self._more = page.next, page.next is not None
                 if page.rows:

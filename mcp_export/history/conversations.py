@@ -17,9 +17,13 @@ names a conversation: its title, the tool, the caller, the filled prompt and the
 run that started it, the text of every message of the conversation (each follow-up and answer),
 the case and the model of a test case's run (and a kind, through the labels the caller gives):
 a LIKE that ignores the case of ASCII letters for a text in ASCII, the dialect's folded
-comparison for any other text (``history/sql.py``). A thread's messages are one seek of
-``messages_by_thread_time`` away, so a slice of a bounded scan costs its threads' messages, not
-the whole history's.
+comparison for any other text (``history/sql.py``). The messages have a full-text index of their
+own (SQLite: the FTS5 table ``messages_text`` with trigrams, kept by triggers; PostgreSQL: a
+pg_trgm GIN index), which finds any part of a word of three characters or more. A text said in
+fewer than ``_FEW`` messages is looked up there once, as the set of the threads that said it; a
+commoner one (most conversations of a page say it), a shorter one or one beyond ASCII is tested
+thread by thread (one seek of ``messages_by_thread_time`` each), which makes a scan of a given
+length slower (History scans fewer threads at a time with a text).
 
 A conversation that is a test case's served call (``case_runs.thread_id``) carries its case,
 model and matrix run (:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter
@@ -39,7 +43,7 @@ from mcp_export.history.schema import (
     run_record,
     thread_record,
 )
-from mcp_export.history.sql import SQLITE, Connection, Dialect, dicts
+from mcp_export.history.sql import SQLITE, Connection, Dialect, dicts, like_pattern
 
 __all__ = [
     "ORDERS",
@@ -111,6 +115,8 @@ _SELECT = ", ".join(
         for c in ("case_name", "model", "matrix_id")
     ]
 )
+_FEW = 2000
+"""Messages saying a text below which the full-text index finds its conversations as a set."""
 _IS_CASE = "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id)"
 
 
@@ -154,8 +160,10 @@ def _scope(query: ConversationFilter) -> tuple[str, list[Any]]:
     return "t.agent_key IS NULL AND t.agent_name = ?", [query.agent_name]
 
 
-def _matching(query: ConversationFilter, dialect: Dialect) -> tuple[list[str], list[Any]]:
-    """The conditions of the tool, status and text filters, and their values."""
+def _matching(
+    conn: Connection, query: ConversationFilter, dialect: Dialect
+) -> tuple[list[str], list[Any]]:
+    """The conditions of the tool, status, case and text filters, and their values."""
     conditions: list[str] = []
     values: list[Any] = []
     if query.tool is not None:
@@ -170,36 +178,49 @@ def _matching(query: ConversationFilter, dialect: Dialect) -> tuple[list[str], l
         conditions.append("t.id = ?")
         values.append(query.thread_id)
     text = query.text.strip()
-    if text:
-        if text.isascii():
-            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            like = dialect.ascii_like
+    if not text:
+        return conditions, values
+    if text.isascii():
+        pattern, like = like_pattern(text), dialect.ascii_like
 
-            def contains(field: str) -> str:
-                values.append(pattern)
-                return f"{field} {like} ? ESCAPE '\\'"
-        else:
-            folded = dialect.fold(text)
+        def contains(field: str) -> str:
+            values.append(pattern)
+            return f"{field} {like} ? ESCAPE '\\'"
+    else:
+        folded = dialect.fold(text)
 
-            def contains(field: str) -> str:
-                values.append(folded)
-                return dialect.folded.format(field=field)
+        def contains(field: str) -> str:
+            values.append(folded)
+            return dialect.folded.format(field=field)
 
-        tests = [contains(f) for f in ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")]
-        tests.append(contains("r.answer"))
+    tests = [contains(f) for f in ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")]
+    tests.append(contains("r.answer"))
+    if not _said_rarely(conn, text, dialect):
         tests.append(
             "EXISTS (SELECT 1 FROM messages AS m WHERE m.thread_id = t.id AND "
             f"{contains('m.content')})"
         )
-        tests.append(
-            "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id AND "
-            f"({contains('c.case_name')} OR {contains('c.model')}))"
-        )
-        if query.text_kinds:
-            tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
-            values.extend(query.text_kinds)
-        conditions.append("(" + " OR ".join(tests) + ")")
+    else:
+        tests.append(dialect.said_in)
+        values.append(dialect.said(text))
+    tests.append(
+        "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id AND "
+        f"({contains('c.case_name')} OR {contains('c.model')}))"
+    )
+    if query.text_kinds:
+        tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
+        values.extend(query.text_kinds)
+    conditions.append("(" + " OR ".join(tests) + ")")
     return conditions, values
+
+
+def _said_rarely(conn: Connection, text: str, dialect: Dialect) -> bool:
+    """Whether fewer than :data:`_FEW` messages say ``text``, by the full-text index (which
+    takes an ASCII text of three characters or more)."""
+    if len(text) < 3 or not text.isascii():
+        return False
+    found = conn.execute(dialect.said_count, (dialect.said(text), _FEW)).fetchone()
+    return int(found[0]) < _FEW
 
 
 def conversation_page(
@@ -227,6 +248,7 @@ def conversation_page(
     """
     key = ORDERS[order]
     direction, beyond, within = ("DESC", "<", ">=") if descending else ("ASC", ">", "<=")
+    conditions, matching_values = _matching(conn, query, dialect)
     scope, scope_values = _scope(query)
     where = [scope]
     values: list[Any] = list(scope_values)
@@ -245,7 +267,6 @@ def conversation_page(
             boundary = (found[0], int(found[1]))
             where.append(f"({key}, t.rowid) {within} (?, ?)")
             values.extend(boundary)
-    conditions, matching_values = _matching(query, dialect)
     rows = conn.execute(
         f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position "
         "FROM threads AS t LEFT JOIN runs AS r ON r.id = t.first_run "

@@ -198,10 +198,29 @@ CREATE TABLE IF NOT EXISTS turn_claims (
 
 
 # Version 5: the served call (its thread) that ran each test case, so History can tell a case's
-# conversation from the others and name its case and model.
+# conversation from the others and name its case and model; and the full-text index of what was
+# said (``history/conversations.py``): trigrams of every message's text, case folded, kept by
+# triggers, filled once from the messages there are.
 _CASE_THREADS = """
 ALTER TABLE case_runs ADD COLUMN thread_id TEXT;
 CREATE INDEX IF NOT EXISTS case_runs_by_thread ON case_runs (thread_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_text USING fts5 (
+    content, content = 'messages', content_rowid = 'id', tokenize = 'trigram case_sensitive 0'
+);
+CREATE TRIGGER IF NOT EXISTS messages_text_added AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_text (rowid, content) VALUES (NEW.id, NEW.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_text_changed AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_text (messages_text, rowid, content)
+    VALUES ('delete', OLD.id, OLD.content);
+    INSERT INTO messages_text (rowid, content) VALUES (NEW.id, NEW.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_text_removed AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_text (messages_text, rowid, content)
+    VALUES ('delete', OLD.id, OLD.content);
+END;
+INSERT INTO messages_text (messages_text) VALUES ('rebuild');
 """
 
 

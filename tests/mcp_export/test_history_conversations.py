@@ -371,12 +371,13 @@ def test_the_queries_read_their_index_in_order_and_never_sort_the_agents_rows(
 
     (first,) = _plans(path, lambda conn: conversation_page(conn, query))
     assert "USING INDEX threads_by_key (agent_key=?)" in first
-    boundary, following = _plans(
+    said, boundary, following = _plans(
         path,
         lambda conn: conversation_page(
             conn, replace(query, text="oslo"), after=(time.time(), 10**6), scan=10
         ),
     )
+    assert "SCAN messages_text VIRTUAL TABLE INDEX 0:M" in said, said  # a MATCH of the index
     assert "COVERING INDEX threads_by_key (agent_key=? AND created_at<?)" in boundary
     assert "INDEX threads_by_key (agent_key=? AND created_at>? AND created_at<?)" in following
     (tools,) = _plans(path, lambda conn: conversation_tools(conn, query))

@@ -65,6 +65,38 @@ def test_a_follow_up_and_an_answer_are_found_by_the_text_filter(store_location: 
         ]
         # A LIKE pattern's characters are the text searched for.
         assert _titles(store, ConversationFilter(ALL.agent_key, text="100%")) == []
+        # Shorter than the index's trigrams: each thread's messages are read.
+        assert _titles(store, ConversationFilter(ALL.agent_key, text="ky")) == [
+            "meeting_time: Lunch in Paris"
+        ]
+        # An answer written while it streams, then completed: the index follows the change.
+        pending = store.add_message(paris, "assistant", "", status="pending")
+        store.update_message(pending, content="Kyoto is near.", status="complete")
+        assert _titles(store, ConversationFilter(ALL.agent_key, text="kyoto")) == [
+            "meeting_time: Lunch in Paris"
+        ]
+        store.delete_thread(paris)
+        assert _titles(store, ConversationFilter(ALL.agent_key, text="kyoto")) == []
+
+
+def test_the_messages_have_a_full_text_index_in_both_stores(store_location: str) -> None:
+    with HistoryStore(store_location) as store:
+        _served(store, "Tokyo", "Evening.")
+        with store._db.connection("read") as conn:
+            if store_location.startswith("postgresql"):
+                found = conn.execute(
+                    "SELECT indexdef FROM pg_indexes WHERE indexname = 'messages_by_text' "
+                    "AND schemaname = current_schema()"
+                ).fetchone()
+                assert "gin_trgm_ops" in found[0]
+                plan = conn.execute(
+                    "EXPLAIN SELECT 1 FROM messages WHERE content ILIKE '%tokyo%'"
+                ).fetchall()
+            else:
+                plan = conn.execute(
+                    "SELECT rowid FROM messages_text WHERE messages_text MATCH '\"oky\"'"
+                ).fetchall()
+        assert plan
 
 
 def test_a_case_run_carries_its_case_model_and_matrix_and_can_be_listed_apart(
