@@ -102,8 +102,7 @@ POSTGRESQL = Dialect(
     driving_join="JOIN",
     said_count="SELECT count(*) FROM (SELECT 1 FROM messages WHERE content ILIKE ? ESCAPE '\\' "
     "LIMIT ?) AS said",
-    said_in="t.id IN (SELECT m.thread_id FROM messages AS m "
-    "WHERE m.content ILIKE ? ESCAPE '\\')",
+    said_in="t.id IN (SELECT m.thread_id FROM messages AS m WHERE m.content ILIKE ? ESCAPE '\\')",
 )
 
 
