@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QTextBrowser,
     QVBoxLayout,
@@ -141,7 +143,11 @@ class HistoryView(QWidget):
         for key, (label, _) in _CASE_CHOICES.items():
             self.cases_combo.addItem(label, key)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Filter by text (what was said, too)…")
+        self.search.setPlaceholderText("Filter by text…")
+        self.search.setToolTip(
+            "Finds conversations whose title, tool, caller, prompt, answer, messages, test case "
+            "or model contain the text"
+        )
         self.search.setClearButtonEnabled(True)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Read the history again (calls served meanwhile appear)")
@@ -172,6 +178,9 @@ class HistoryView(QWidget):
         self.table.setWordWrap(False)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         _size_columns(self.table)
+        # A case's name and its model both stay in sight when the column is narrow.
+        self._middle = _ElideMiddle(self.table)
+        self.table.setItemDelegateForColumn(COLUMNS.index(CASE), self._middle)
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
@@ -366,7 +375,7 @@ class HistoryView(QWidget):
         opened = self._opened
         if opened is not None and opened.thread_id and not self.model.shows(opened.thread_id):
             self._show_transcript(None)
-            self.transcript.setPlaceholderText(_HIDDEN_TRANSCRIPT)
+            self.transcript.setHtml(f'<p style="color:gray"><i>{_HIDDEN_TRANSCRIPT}</i></p>')
 
     def _on_row_activated(self, index: QModelIndex | QPersistentModelIndex) -> None:
         if index.isValid():
@@ -380,7 +389,6 @@ class HistoryView(QWidget):
         from mcp_export.errors import HistoryError
 
         self._opened = entry
-        self.transcript.setPlaceholderText(_NO_TRANSCRIPT)
         self.save_case_button.setEnabled(self._can_save(entry))
         if entry is None:
             self.transcript.clear()
@@ -507,6 +515,16 @@ def _message_html(message: StoredMessage) -> str:
 
 def _same(a: HistoryEntry, b: HistoryEntry) -> bool:
     return a.thread_id == b.thread_id
+
+
+class _ElideMiddle(QStyledItemDelegate):
+    """Cells elided in the middle (``Booking ref…budget-model``), not at the end."""
+
+    def initStyleOption(  # noqa: N802
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 def _size_columns(table: QTableView) -> None:
