@@ -21,7 +21,7 @@ comparison for any other text (``history/sql.py``). The messages have a full-tex
 own (SQLite: the FTS5 table ``messages_text`` with trigrams, kept by triggers; PostgreSQL: a
 pg_trgm GIN index), which finds any part of a word of three characters or more. A text said in
 fewer than ``_FEW`` messages is looked up there once, as the set of the threads that said it; a
-commoner one (most conversations of a page say it), a shorter one or one beyond ASCII is tested
+commoner one (a page fills from few threads), a shorter one or one beyond ASCII is tested
 thread by thread (one seek of ``messages_by_thread_time`` each), which makes a scan of a given
 length slower (History scans fewer threads at a time with a text).
 
