@@ -8,9 +8,10 @@ tab labels them (``mcp_export.history.figures``). :class:`HistoryTableModel` fil
 status and text and sorts by a column in the store's own query (``HistoryStore.conversations``,
 keyset pages over the thread rows' summaries), holds the rows read so far and reads the next
 page when the view scrolls to the end (``canFetchMore``/``fetchMore``). A filter that matches
-few rows is searched a bounded slice of the history at a time (``_SCAN`` threads, fewer with a
-text, a few milliseconds), going on from a zero timer until a page is found, so the view
-repaints between slices and a keystroke never waits for a search of the whole history.
+few rows is searched a bounded slice of the history at a time (a few milliseconds: the number of
+threads a slice looks at follows how long the last one took), going on from a zero timer until a
+page is found, so the view repaints between slices and a keystroke never waits for a search of
+the whole history.
 
 The model holds no state the store does not have: Refresh reads it again. It is tested without
 any widget in ``tests/app/test_history_view.py``; its pages under a view in
@@ -111,10 +112,13 @@ ERROR_COLOR = QColor("#b3261e")
 _PAGE = 100
 """Rows read at a time: a few screens."""
 _SCAN = 2000
-"""Threads looked at per slice of a search by tool or status (a few ms)."""
+"""Threads looked at in the first slice of a search by tool or status (a few ms)."""
 _SCAN_TEXT = 500
-"""Threads looked at per slice of a search by text (a few ms when each thread's messages are
-read: a text too short or too common for the full-text index)."""
+"""Threads looked at in the first slice of a search by text (a few ms when each thread's
+messages are read: a text too short or too common for the full-text index)."""
+_SCAN_RANGE = (250, 16000)
+"""The fewest and the most threads a slice looks at: a slice that took under a quarter of
+``_SLICES_MS`` looks at twice as many next time, one that took longer than it half as many."""
 _SLICES_MS = 10.0
 """How long one turn of the event loop may search before the view gets to repaint."""
 
@@ -259,6 +263,7 @@ class HistoryTableModel(QAbstractTableModel):
         self._next: Position | None = None
         self._more = False  # whether the store has rows after self._next
         self._wanted = 0  # rows the view wants read
+        self._scan = _SCAN  # threads the next slice of a search looks at
         self._going_on = QTimer(self)
         self._going_on.setSingleShot(True)
         self._going_on.setInterval(0)
@@ -302,6 +307,7 @@ class HistoryTableModel(QAbstractTableModel):
         self._next = None
         self._more = True
         self._wanted = _PAGE
+        self._scan = _SCAN_TEXT if self._filter.text else _SCAN
         self.endResetModel()
         self._read()
 
@@ -365,14 +371,20 @@ class HistoryTableModel(QAbstractTableModel):
         deadline = time.perf_counter() + _SLICES_MS / 1000
         try:
             while self.searching:
+                began = time.perf_counter()
                 page = self.store.conversations(
                     self._filter,
                     order=self._order,
                     descending=self._descending,
                     after=self._next,
                     limit=self._wanted - len(self._entries),
-                    scan=_SCAN_TEXT if self._filter.text else _SCAN,
+                    scan=self._scan,
                 )
+                took = (time.perf_counter() - began) * 1000
+                if took < _SLICES_MS / 4:
+                    self._scan = min(self._scan * 2, _SCAN_RANGE[1])
+                elif took > _SLICES_MS:
+                    self._scan = max(self._scan // 2, _SCAN_RANGE[0])
                 self._next, self._more = page.next, page.next is not None
                 if page.rows:
                     first = len(self._entries)
