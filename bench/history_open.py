@@ -16,7 +16,8 @@ agent. Measured, offscreen:
 - filter: from a keystroke in the search box to the end of the repaint it causes (the table, or
   the line saying that nothing matches or that the search goes on; a keystroke that leaves the
   rows as they were causes none), typing ``oslo`` letter by letter and then ``x`` (``oslox``
-  matches nothing, so the whole history is searched);
+  matches nothing, so the whole history is searched); ``--typed tokyo`` types a word said only in
+  the follow-ups of one tool test in a thousand (the filter finds it in their messages);
 - search done: from the keystroke of ``x`` until the view has searched the whole history (a
   view that searches in slices, between which it repaints, says so with ``model.searching``; one
   that filters at once is done at its repaint).
@@ -86,7 +87,8 @@ def _fill(path: Path, runs: int) -> None:
         turns = 2 if kind == "tool-test" else 1
         asked = ended = started
         for turn in range(turns):
-            question = prompt if turn == 0 else "And the day after?"
+            follow_up = "And what about Tokyo?" if n % 1000 == 3 else "And the day after?"
+            question = prompt if turn == 0 else follow_up
             ended = asked + rng.uniform(0.5, 6.0)
             tokens = (rng.randint(20, 900), rng.randint(5, 300))
             answers.append((thread, question, *tokens, asked, ended))
@@ -192,12 +194,12 @@ def _searching(view: HistoryView) -> bool:
     return bool(getattr(view.model, "searching", False))
 
 
-def type_once(app: QApplication, view: HistoryView) -> list[float]:
-    """Times of each keystroke of ``TYPED`` to its repaint (to the events it caused, when the
+def type_once(app: QApplication, view: HistoryView, typed: str = TYPED) -> list[float]:
+    """Times of each keystroke of ``typed`` to its repaint (to the events it caused, when the
     rows shown stay the same), then of the last one to the end of its search; the search box is
     cleared after."""
     times = []
-    for letter in TYPED:
+    for letter in typed:
         _settle(app)
         paints = _Paints([view.table.viewport(), view.empty_label])
         started = time.perf_counter()
@@ -228,12 +230,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--check", action="store_true", help="exit 1 when over a goal")
+    parser.add_argument("--typed", default=TYPED, help="what is typed into the filter")
     options = parser.parse_args()
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     over = False
     print(f"History tab over a real SQLite history ({REPO}), offscreen; medians, ms")
-    typed = [TYPED[: i + 1] for i in range(len(TYPED))] + ["done"]
+    typed = [options.typed[: i + 1] for i in range(len(options.typed))] + ["done"]
     print(
         f"{'runs':>8} {'fill s':>7} {'open':>7} {'first':>7} " + "".join(f"{t:>8}" for t in typed)
     )
@@ -252,10 +255,10 @@ def main() -> int:
                 for _ in range(options.samples):
                     elapsed, view = open_once(app, store)
                     opens.append(elapsed)
-                    keys.append(type_once(app, view))
+                    keys.append(type_once(app, view, options.typed))
                     _close(app, view)
             open_ms = statistics.median(opens)
-            per_key = [statistics.median(k[i] for k in keys) for i in range(len(TYPED) + 1)]
+            per_key = [statistics.median(k[i] for k in keys) for i in range(len(typed))]
             cells = "".join(f"{ms:8.1f}" for ms in per_key)
             print(f"{runs:>8} {fill_s:7.1f} {open_ms:7.1f} {first:7.1f} {cells}")
             if runs >= 100_000:

@@ -8,9 +8,10 @@ tab labels them (``mcp_export.history.figures``). :class:`HistoryTableModel` fil
 status and text and sorts by a column in the store's own query (``HistoryStore.conversations``,
 keyset pages over the thread rows' summaries), holds the rows read so far and reads the next
 page when the view scrolls to the end (``canFetchMore``/``fetchMore``). A filter that matches
-few rows is searched a bounded slice of the history at a time (``_SCAN`` threads, a few
-milliseconds), going on from a zero timer until a page is found, so the view repaints between
-slices and a keystroke never waits for a search of the whole history.
+few rows is searched a bounded slice of the history at a time (a few milliseconds: the number of
+threads a slice looks at follows how long the last one took), going on from a zero timer until a
+page is found, so the view repaints between slices and a keystroke never waits for a search of
+the whole history.
 
 The model holds no state the store does not have: Refresh reads it again. It is tested without
 any widget in ``tests/app/test_history_view.py``; its pages under a view in
@@ -44,7 +45,13 @@ from mcp_export.history.figures import (
     Figures,
     format_duration,
 )
-from mcp_export.history.schema import ConversationRecord, MessageStatus, ThreadKind, agent_key
+from mcp_export.history.schema import (
+    CaseMark,
+    ConversationRecord,
+    MessageStatus,
+    ThreadKind,
+    agent_key,
+)
 
 if TYPE_CHECKING:
     from mcp_export.history.schema import RunRecord
@@ -52,6 +59,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL",
+    "CASE",
+    "CASE_RUN",
     "COLUMNS",
     "ENTRY_ROLE",
     "ERROR_COLOR",
@@ -68,10 +77,21 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 ALL = ""  # a filter value that lets every row through
 
-COLUMNS = ("Started", "Kind", "Title", "Status", CONVERSATION_TIME, CONVERSATION_TOKENS, "Tool")
+CASE = "Case · model"
+COLUMNS = (
+    "Started",
+    "Kind",
+    CASE,
+    "Title",
+    "Status",
+    CONVERSATION_TIME,
+    CONVERSATION_TOKENS,
+    "Tool",
+)
 _ORDERS: dict[str, ConversationOrder] = {
     "Started": "started",
     "Kind": "kind",
+    CASE: "case",
     "Tool": "tool",
     "Status": "status",
     CONVERSATION_TIME: "time",
@@ -85,12 +105,20 @@ _KIND_LABELS: dict[str, str] = {
     "served": "served call",
     "call": "CLI call",
 }
+CASE_RUN = "case run"
+"""The kind of a conversation that is a test case's served call."""
 ERROR_COLOR = QColor("#b3261e")
 
 _PAGE = 100
 """Rows read at a time: a few screens."""
 _SCAN = 2000
-"""Threads looked at per slice of a search (about 4 ms with a text filter)."""
+"""Threads looked at in the first slice of a search by tool or status (a few ms)."""
+_SCAN_TEXT = 500
+"""Threads looked at in the first slice of a search by text (a few ms when each thread's
+messages are read: a text too short or too common for the full-text index)."""
+_SCAN_RANGE = (250, 16000)
+"""The fewest and the most threads a slice looks at: a slice that took under a quarter of
+``_SLICES_MS`` looks at twice as many next time, one that took longer than it half as many."""
 _SLICES_MS = 10.0
 """How long one turn of the event loop may search before the view gets to repaint."""
 
@@ -100,7 +128,7 @@ class HistoryEntry:
     """One row of the history: a conversation, with the run that started it (None for a chat).
 
     Attributes:
-        kind: ``chat``, ``test``, ``served call`` or ``CLI call``.
+        kind: ``chat``, ``test``, ``served call``, ``CLI call`` or ``case run``.
         tool: the tool whose run started it ("" for a chat).
         status: ``complete``, ``error`` or ``pending`` (the worst of its answers).
         started: when it started (UTC).
@@ -111,6 +139,7 @@ class HistoryEntry:
         title: the conversation's title.
         thread_id: the conversation to show as transcript.
         run: the run that started it (None for a chat); its arguments make a re-run possible.
+        case: the test case, model and matrix run whose served call it is (None for others).
     """
 
     kind: str
@@ -123,6 +152,12 @@ class HistoryEntry:
     title: str
     thread_id: str | None
     run: RunRecord | None = None
+    case: CaseMark | None = None
+
+    @property
+    def case_label(self) -> str:
+        """``case · model`` for a test case's run, else ""."""
+        return f"{self.case.case_name} · {self.case.model}" if self.case is not None else ""
 
     @property
     def caller(self) -> str:
@@ -139,7 +174,7 @@ def history_entry(record: ConversationRecord) -> HistoryEntry:
     """The row of a conversation read from the store."""
     thread = record.thread
     return HistoryEntry(
-        kind=_KIND_LABELS.get(thread.kind, thread.kind),
+        kind=CASE_RUN if record.case is not None else _KIND_LABELS.get(thread.kind, thread.kind),
         tool=thread.tool_name or "",
         status=thread.status,
         started=thread.created_at,
@@ -149,6 +184,7 @@ def history_entry(record: ConversationRecord) -> HistoryEntry:
         title=thread.title,
         thread_id=thread.id,
         run=record.run,
+        case=record.case,
     )
 
 
@@ -159,9 +195,15 @@ def agent_scope(agent_name: str, agent_path: Path | None) -> ConversationFilter:
 
 
 def filtered(
-    scope: ConversationFilter, *, tool: str = ALL, status: str = ALL, text: str = ""
+    scope: ConversationFilter,
+    *,
+    tool: str = ALL,
+    status: str = ALL,
+    text: str = "",
+    case_runs: bool | None = None,
 ) -> ConversationFilter:
-    """``scope`` narrowed to ``tool``, ``status`` and ``text`` (a kind matches by its label)."""
+    """``scope`` narrowed to ``tool``, ``status``, ``text`` (a kind matches by its label) and
+    ``case_runs`` (True: only test cases' runs; False: none of them; None: all)."""
     needle = text.strip()
     folded = needle.casefold()
     kinds = tuple(
@@ -175,6 +217,7 @@ def filtered(
         status=cast(MessageStatus, status) if status else None,
         text=needle,
         text_kinds=kinds,
+        case_runs=case_runs,
     )
 
 
@@ -220,6 +263,7 @@ class HistoryTableModel(QAbstractTableModel):
         self._next: Position | None = None
         self._more = False  # whether the store has rows after self._next
         self._wanted = 0  # rows the view wants read
+        self._scan = _SCAN  # threads the next slice of a search looks at
         self._going_on = QTimer(self)
         self._going_on.setSingleShot(True)
         self._going_on.setInterval(0)
@@ -227,11 +271,34 @@ class HistoryTableModel(QAbstractTableModel):
 
     # -- what to show -----------------------------------------------------------------------
 
-    def set_filters(self, *, tool: str = ALL, status: str = ALL, text: str = "") -> None:
-        """Show the conversations of ``tool`` with ``status`` whose title, tool, kind, caller or
-        prompt contain ``text`` (:data:`ALL` and "": every one)."""
-        self._filter = filtered(self._scope, tool=tool, status=status, text=text)
+    def set_filters(
+        self,
+        *,
+        tool: str = ALL,
+        status: str = ALL,
+        text: str = "",
+        case_runs: bool | None = None,
+    ) -> None:
+        """Show the conversations of ``tool`` with ``status`` in which ``text`` was said or that
+        it names (:data:`ALL` and "": every one), only or none of the test cases' runs
+        (``case_runs`` True or False; None: all)."""
+        self._filter = filtered(
+            self._scope, tool=tool, status=status, text=text, case_runs=case_runs
+        )
         self.reload()
+
+    def shows(self, thread_id: str) -> bool:
+        """Whether the filters let conversation ``thread_id`` through (read or not yet)."""
+        from mcp_export.errors import HistoryError
+
+        if any(entry.thread_id == thread_id for entry in self._entries):
+            return True
+        try:
+            page = self.store.conversations(replace(self._filter, thread_id=thread_id), limit=1)
+        except HistoryError as exc:
+            self.failed.emit(f"Could not read the history: {exc}")
+            return True  # unknown: the pane keeps what it shows
+        return bool(page.rows)
 
     def reload(self) -> None:
         """Read the first page again from the store (the filters and the order are kept)."""
@@ -240,6 +307,7 @@ class HistoryTableModel(QAbstractTableModel):
         self._next = None
         self._more = True
         self._wanted = _PAGE
+        self._scan = _SCAN_TEXT if self._filter.text else _SCAN
         self.endResetModel()
         self._read()
 
@@ -303,14 +371,20 @@ class HistoryTableModel(QAbstractTableModel):
         deadline = time.perf_counter() + _SLICES_MS / 1000
         try:
             while self.searching:
+                began = time.perf_counter()
                 page = self.store.conversations(
                     self._filter,
                     order=self._order,
                     descending=self._descending,
                     after=self._next,
                     limit=self._wanted - len(self._entries),
-                    scan=_SCAN,
+                    scan=self._scan,
                 )
+                took = (time.perf_counter() - began) * 1000
+                if took < _SLICES_MS / 4:
+                    self._scan = min(self._scan * 2, _SCAN_RANGE[1])
+                elif took > _SLICES_MS:
+                    self._scan = max(self._scan // 2, _SCAN_RANGE[0])
                 self._next, self._more = page.next, page.next is not None
                 if page.rows:
                     first = len(self._entries)
@@ -381,12 +455,21 @@ def _display(entry: HistoryEntry, column: str) -> str:
         return format_duration(entry.duration_ms)
     if column == CONVERSATION_TOKENS:
         return entry.figures.tokens()
-    values = {"Kind": entry.kind, "Tool": entry.tool, "Status": entry.status, "Title": entry.title}
+    values = {
+        "Kind": entry.kind,
+        CASE: entry.case_label,
+        "Tool": entry.tool,
+        "Status": entry.status,
+        "Title": entry.title,
+    }
     return values[column]
 
 
 def _tooltip(entry: HistoryEntry) -> str:
     lines = [entry.title]
+    if entry.case is not None:
+        lines.append(f"Test case {entry.case.case_name} on {entry.case.model}")
+        lines.append(f"Matrix run {entry.case.matrix_id}")
     if entry.caller:
         lines.append(f"Called by: {entry.caller}")
     if entry.status != "pending" and (entry.tokens_in is None or entry.tokens_out is None):

@@ -1,7 +1,9 @@
 """The history view of one agent: its chats, tool tests and served calls, and their transcripts.
 
 A table of conversations (``HistoryTableModel``, which reads them a page at a time as the table
-scrolls) filtered by tool, status and text and sorted by a column header; opening a row
+scrolls) filtered by tool, status, text (what was said, too) and whether they are test cases'
+runs (marked ``case run`` with their case and model), and sorted by a column header; a filter
+that hides the conversation shown in the side pane clears the pane. Opening a row
 (double-click or Enter) shows its whole conversation read-only in the side pane, wrapped to the
 pane's width, with the figures of the conversation and of each answer. The tool run that started
 a selected conversation can be run again with the same arguments
@@ -32,6 +34,8 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QTextBrowser,
     QVBoxLayout,
@@ -42,6 +46,7 @@ from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.history.model import (
     ALL,
+    CASE,
     COLUMNS,
     ERROR_COLOR,
     HistoryEntry,
@@ -67,6 +72,16 @@ __all__ = ["HistoryView", "transcript_html"]
 
 _STATUSES = ("complete", "error", "pending")
 _NO_TRANSCRIPT = "Open a row (double-click or Enter) to read its conversation here."
+_HIDDEN_TRANSCRIPT = (
+    "The conversation shown here is hidden by the filters. Open a row (double-click or Enter) "
+    "to read its conversation here."
+)
+_CASE_CHOICES: dict[str, tuple[str, bool | None]] = {
+    "all": ("All runs", None),
+    "without": ("Without case runs", False),
+    "only": ("Case runs only", True),
+}
+"""The case runs filter's choices: key, label, and what the model's ``case_runs`` is."""
 _SAVE_CASE = "Save as test case…"
 _SAVE_CASE_TIP = (
     "Keep the run's arguments as a test case of its tool (select a part of the answer in the "
@@ -120,8 +135,19 @@ class HistoryView(QWidget):
         self.status_combo.addItem("All statuses", ALL)
         for status in _STATUSES:
             self.status_combo.addItem(status, status)
+        self.cases_combo = QComboBox()
+        self.cases_combo.setAccessibleName("Case runs filter")
+        self.cases_combo.setToolTip(
+            "Whether to list the served calls that test cases made (marked “case run”)"
+        )
+        for key, (label, _) in _CASE_CHOICES.items():
+            self.cases_combo.addItem(label, key)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Filter by text…")
+        self.search.setToolTip(
+            "Finds conversations whose title, tool, caller, prompt, answer, messages, test case "
+            "or model contain the text"
+        )
         self.search.setClearButtonEnabled(True)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Read the history again (calls served meanwhile appear)")
@@ -134,6 +160,7 @@ class HistoryView(QWidget):
         filters.addWidget(self.tool_combo)
         filters.addWidget(QLabel("Status:"))
         filters.addWidget(self.status_combo)
+        filters.addWidget(self.cases_combo)
         filters.addWidget(self.search, 1)
         filters.addWidget(self.refresh_button)
         filters.addWidget(self.rerun_button)
@@ -151,6 +178,9 @@ class HistoryView(QWidget):
         self.table.setWordWrap(False)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         _size_columns(self.table)
+        # A case's name and its model both stay in sight when the column is narrow.
+        self._middle = _ElideMiddle(self.table)
+        self.table.setItemDelegateForColumn(COLUMNS.index(CASE), self._middle)
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
@@ -194,6 +224,7 @@ class HistoryView(QWidget):
         self.model.failed.connect(lambda message: reporter().error(message))
         self.tool_combo.currentIndexChanged.connect(self._on_filters_changed)
         self.status_combo.currentIndexChanged.connect(self._on_filters_changed)
+        self.cases_combo.currentIndexChanged.connect(self._on_filters_changed)
         self.search.textChanged.connect(self._on_filters_changed)
         self.refresh_button.clicked.connect(self.refresh)
         self.rerun_button.clicked.connect(self.rerun_selected)
@@ -223,6 +254,11 @@ class HistoryView(QWidget):
         """Show only rows with ``status`` (``complete``, ``error``, ``pending``; ``""``: all)."""
         index = self.status_combo.findData(status)
         self.status_combo.setCurrentIndex(max(index, 0))
+
+    def set_case_runs_filter(self, choice: str) -> None:
+        """List ``all`` runs, those ``without`` test cases' runs, or ``only`` those."""
+        index = self.cases_combo.findData(choice)
+        self.cases_combo.setCurrentIndex(max(index, 0))
 
     def visible_entries(self) -> list[HistoryEntry]:
         """The rows the table has read so far, top to bottom (more come as it scrolls)."""
@@ -329,11 +365,17 @@ class HistoryView(QWidget):
         self._on_filters_changed()
 
     def _on_filters_changed(self, *_: Any) -> None:
+        choice = _CASE_CHOICES.get(str(self.cases_combo.currentData()), _CASE_CHOICES["all"])
         self.model.set_filters(
             tool=str(self.tool_combo.currentData() or ALL),
             status=str(self.status_combo.currentData() or ALL),
             text=self.search.text(),
+            case_runs=choice[1],
         )
+        opened = self._opened
+        if opened is not None and opened.thread_id and not self.model.shows(opened.thread_id):
+            self._show_transcript(None)
+            self.transcript.setHtml(f'<p style="color:gray"><i>{_HIDDEN_TRANSCRIPT}</i></p>')
 
     def _on_row_activated(self, index: QModelIndex | QPersistentModelIndex) -> None:
         if index.isValid():
@@ -413,6 +455,8 @@ def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
     """
     parts = [f"<h3>{html.escape(entry.title or entry.tool or 'Conversation')}</h3>"]
     facts = [entry.kind, entry.status, local_time(entry.started)]
+    if entry.case is not None:
+        facts.append(f"test case {entry.case.case_name} on {entry.case.model}")
     if entry.caller:
         facts.append(f"called by {entry.caller}")
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")
@@ -473,6 +517,16 @@ def _same(a: HistoryEntry, b: HistoryEntry) -> bool:
     return a.thread_id == b.thread_id
 
 
+class _ElideMiddle(QStyledItemDelegate):
+    """Cells elided in the middle (``Booking ref…budget-model``), not at the end."""
+
+    def initStyleOption(  # noqa: N802
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
+
+
 def _size_columns(table: QTableView) -> None:
     """Column widths from the font (the widest value a column can hold, or its header's longest
     line), not from the rows: sizing to contents asks every row for every column (~90 000
@@ -487,6 +541,7 @@ def _size_columns(table: QTableView) -> None:
     widest = {
         "Started": "2026-12-31 23:59:59",
         "Kind": "served call",
+        CASE: "evening-in-tokyo · gpt-4o-mini",
         "Tool": "check_weather",
         "Status": "complete",
         CONVERSATION_TIME: "59 min 59 s",

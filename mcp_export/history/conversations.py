@@ -12,9 +12,22 @@ rowid lookup away, so a page costs the rows it returns, not the size of the hist
   agent (in the page's order) and says where it stopped (:attr:`ConversationPage.next`), so a
   caller can show what it has and go on later.
 
-Text matches case-insensitively in the title, the tool, the caller and the filled prompt (and a
-kind, through the labels the caller gives): a LIKE that ignores the case of ASCII letters for a
-text in ASCII, the dialect's folded comparison for any other text (``history/sql.py``).
+Text matches case-insensitively, as a part of a word or of several, in what was said and what
+names a conversation: its title, the tool, the caller, the filled prompt and the answer of the
+run that started it, the text of every message of the conversation (each follow-up and answer),
+the case and the model of a test case's run (and a kind, through the labels the caller gives):
+a LIKE that ignores the case of ASCII letters for a text in ASCII, the dialect's folded
+comparison for any other text (``history/sql.py``). The messages have a full-text index of their
+own (SQLite: the FTS5 table ``messages_text`` with trigrams, kept by triggers; PostgreSQL: a
+pg_trgm GIN index), which finds any part of a word of three characters or more. A text said in
+fewer than ``_FEW`` messages is looked up there once, as the set of the threads that said it; a
+commoner one (a page fills from few threads), a shorter one or one beyond ASCII is tested
+thread by thread (one seek of ``messages_by_thread_time`` each), which makes a scan of a given
+length slower (History scans fewer threads at a time with a text).
+
+A conversation that is a test case's served call (``case_runs.thread_id``) carries its case,
+model and matrix run (:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter
+lists only those, or only the others.
 """
 
 from __future__ import annotations
@@ -23,13 +36,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp_export.history.schema import (
+    CaseMark,
     ConversationRecord,
     MessageStatus,
     ThreadKind,
     run_record,
     thread_record,
 )
-from mcp_export.history.sql import SQLITE, Connection, Dialect, dicts
+from mcp_export.history.sql import SQLITE, Connection, Dialect, dicts, like_pattern
 
 __all__ = [
     "ORDERS",
@@ -42,7 +56,7 @@ __all__ = [
     "has_conversations",
 ]
 
-ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title"]
+ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title", "case"]
 Position = tuple[Any, int]
 """Where a page ended: the sort value and the rowid of its last row."""
 
@@ -55,6 +69,8 @@ ORDERS: dict[ConversationOrder, str] = {
     "tokens": "CASE WHEN t.tokens_in IS NULL AND t.tokens_out IS NULL THEN -1 "
     "ELSE coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0) END",
     "title": "lower(t.title)",
+    "case": "coalesce((SELECT c.case_name || ' ' || c.model FROM case_runs AS c "
+    "WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1), '')",
 }
 """The SQL value each order sorts by (unknown figures sort below every known one)."""
 
@@ -93,7 +109,15 @@ _SELECT = ", ".join(
     [f"t.{c} AS {c}" for c in _THREAD_COLUMNS]
     + [f"r.{c} AS run_{c}" for c in _RUN_COLUMNS]
     + ["(SELECT count(*) FROM messages WHERE thread_id = t.id) AS message_count"]
+    + [
+        f"(SELECT c.{c} FROM case_runs AS c WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1) "
+        f"AS case_{c}"
+        for c in ("case_name", "model", "matrix_id")
+    ]
 )
+_FEW = 2000
+"""Messages saying a text below which the full-text index finds its conversations as a set."""
+_IS_CASE = "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id)"
 
 
 @dataclass(frozen=True)
@@ -106,8 +130,10 @@ class ConversationFilter:
         agent_name: the name of an agent without a file.
         tool: only conversations started by a run of this tool.
         status: only conversations with this status.
-        text: only conversations whose title, tool, caller or filled prompt contain it.
+        text: only conversations in which it was said or that it names (see the module doc).
         text_kinds: kinds whose label contains ``text`` (their conversations match it too).
+        case_runs: True: only the served calls of test cases; False: all but those; None: all.
+        thread_id: only this conversation (whether it is among those the rest lets through).
     """
 
     agent_key: str | None
@@ -116,6 +142,8 @@ class ConversationFilter:
     status: MessageStatus | None = None
     text: str = ""
     text_kinds: tuple[ThreadKind, ...] = ()
+    case_runs: bool | None = None
+    thread_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,8 +160,10 @@ def _scope(query: ConversationFilter) -> tuple[str, list[Any]]:
     return "t.agent_key IS NULL AND t.agent_name = ?", [query.agent_name]
 
 
-def _matching(query: ConversationFilter, dialect: Dialect) -> tuple[list[str], list[Any]]:
-    """The conditions of the tool, status and text filters, and their values."""
+def _matching(
+    conn: Connection, query: ConversationFilter, dialect: Dialect
+) -> tuple[list[str], list[Any]]:
+    """The conditions of the tool, status, case and text filters, and their values."""
     conditions: list[str] = []
     values: list[Any] = []
     if query.tool is not None:
@@ -142,22 +172,55 @@ def _matching(query: ConversationFilter, dialect: Dialect) -> tuple[list[str], l
     if query.status is not None:
         conditions.append("t.status = ?")
         values.append(query.status)
+    if query.case_runs is not None:
+        conditions.append(_IS_CASE if query.case_runs else f"NOT {_IS_CASE}")
+    if query.thread_id is not None:
+        conditions.append("t.id = ?")
+        values.append(query.thread_id)
     text = query.text.strip()
-    if text:
-        fields = ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")
-        if text.isascii():
-            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            like = dialect.ascii_like
-            tests = [f"{field} {like} ? ESCAPE '\\'" for field in fields]
-            values.extend([pattern] * len(fields))
-        else:
-            tests = [dialect.folded.format(field=field) for field in fields]
-            values.extend([dialect.fold(text)] * len(fields))
-        if query.text_kinds:
-            tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
-            values.extend(query.text_kinds)
-        conditions.append("(" + " OR ".join(tests) + ")")
+    if not text:
+        return conditions, values
+    if text.isascii():
+        pattern, like = like_pattern(text), dialect.ascii_like
+
+        def contains(field: str) -> str:
+            values.append(pattern)
+            return f"{field} {like} ? ESCAPE '\\'"
+    else:
+        folded = dialect.fold(text)
+
+        def contains(field: str) -> str:
+            values.append(folded)
+            return dialect.folded.format(field=field)
+
+    tests = [contains(f) for f in ("t.title", "t.tool_name", "r.caller", "r.filled_prompt")]
+    tests.append(contains("r.answer"))
+    if not _said_rarely(conn, text, dialect):
+        tests.append(
+            "EXISTS (SELECT 1 FROM messages AS m WHERE m.thread_id = t.id AND "
+            f"{contains('m.content')})"
+        )
+    else:
+        tests.append(dialect.said_in)
+        values.append(dialect.said(text))
+    tests.append(
+        "EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = t.id AND "
+        f"({contains('c.case_name')} OR {contains('c.model')}))"
+    )
+    if query.text_kinds:
+        tests.append(f"t.kind IN ({', '.join('?' * len(query.text_kinds))})")
+        values.extend(query.text_kinds)
+    conditions.append("(" + " OR ".join(tests) + ")")
     return conditions, values
+
+
+def _said_rarely(conn: Connection, text: str, dialect: Dialect) -> bool:
+    """Whether fewer than :data:`_FEW` messages say ``text``, by the full-text index (which
+    takes an ASCII text of three characters or more)."""
+    if len(text) < 3 or not text.isascii():
+        return False
+    found = conn.execute(dialect.said_count, (dialect.said(text), _FEW)).fetchone()
+    return int(found[0]) < _FEW
 
 
 def conversation_page(
@@ -185,6 +248,7 @@ def conversation_page(
     """
     key = ORDERS[order]
     direction, beyond, within = ("DESC", "<", ">=") if descending else ("ASC", ">", "<=")
+    conditions, matching_values = _matching(conn, query, dialect)
     scope, scope_values = _scope(query)
     where = [scope]
     values: list[Any] = list(scope_values)
@@ -203,7 +267,6 @@ def conversation_page(
             boundary = (found[0], int(found[1]))
             where.append(f"({key}, t.rowid) {within} (?, ?)")
             values.extend(boundary)
-    conditions, matching_values = _matching(query, dialect)
     rows = conn.execute(
         f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position "
         "FROM threads AS t LEFT JOIN runs AS r ON r.id = t.first_run "
@@ -220,11 +283,14 @@ def conversation_page(
 
 def _conversation(row: dict[str, Any]) -> ConversationRecord:
     thread = thread_record(row)
+    case = None
+    if row["case_case_name"] is not None:
+        case = CaseMark(row["case_case_name"], row["case_model"], row["case_matrix_id"])
     if row["run_id"] is None:
-        return ConversationRecord(thread, None)
+        return ConversationRecord(thread, None, case)
     run = {name[4:]: value for name, value in row.items() if name.startswith("run_")}
     run |= {"agent_path": row["agent_path"], "agent_name": row["agent_name"]}
-    return ConversationRecord(thread, run_record(run))
+    return ConversationRecord(thread, run_record(run), case)
 
 
 def conversation_tools(conn: Connection, query: ConversationFilter) -> list[str]:

@@ -24,7 +24,7 @@ from mcp_export.history.sql import Connection
 
 __all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
 
-PG_SCHEMA_VERSION = 4
+PG_SCHEMA_VERSION = 5
 """The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
 when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
@@ -118,10 +118,12 @@ CREATE TABLE case_runs (
     tokens_out   bigint,
     turns        bigint,
     verdict      text,
-    created_at   double precision NOT NULL,{_WRITER}
+    created_at   double precision NOT NULL,{_WRITER},
+    thread_id    text
 );
 CREATE INDEX case_runs_by_agent ON case_runs (agent_path, created_at);
 CREATE INDEX case_runs_by_matrix ON case_runs (matrix_id);
+CREATE INDEX case_runs_by_thread ON case_runs (thread_id);
 """
 
 _NO_CALLS = "(NEW.status = 'error' OR coalesce(NEW.tool_calls, '[]') = '[]')"
@@ -284,7 +286,46 @@ the thread's status back to the worst of its other rows (an error stays an error
 thread's own triggers then finish.
 """
 
-_MIGRATIONS = {4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS}
+_MESSAGES_TEXT = """
+DO $$
+DECLARE
+    found text;
+BEGIN
+    BEGIN
+        CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
+    EXCEPTION WHEN OTHERS THEN
+        NULL;  -- not installed, or not this role's to create: searched without the index
+    END;
+    SELECT n.nspname INTO found FROM pg_opclass AS c
+        JOIN pg_namespace AS n ON n.oid = c.opcnamespace
+        WHERE c.opcname = 'gin_trgm_ops'
+            AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'gin')
+        LIMIT 1;
+    IF found IS NOT NULL THEN
+        EXECUTE format(
+            'CREATE INDEX IF NOT EXISTS messages_by_text ON messages '
+            'USING gin (content %I.gin_trgm_ops)',
+            found
+        );
+    END IF;
+END
+$$;
+"""
+"""The full-text index of what was said (``history/conversations.py``): a GIN index of the
+messages' trigrams (pg_trgm, created where the role may, in ``public``), which ``ILIKE`` reads;
+without the extension the messages are searched without it."""
+
+_CASE_THREADS = """
+ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS thread_id text;
+CREATE INDEX IF NOT EXISTS case_runs_by_thread ON case_runs (thread_id);
+"""
+"""Version 5: the served call (its thread) that ran each test case (``history/schema.py``),
+and the full-text index of the messages."""
+
+_MIGRATIONS = {
+    4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS,
+    5: _CASE_THREADS + _MESSAGES_TEXT,
+}
 """The script that brings a database from the version before to each version."""
 
 REGISTER_SESSION = """
@@ -363,7 +404,7 @@ def migrate(conn: Connection, location: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
     if conn.execute("SELECT to_regclass('history_schema')").fetchone()[0] is None:
         conn.execute(
-            _TABLES + _TRIGGERS + _APPLY + _WRITERS
+            _TABLES + _TRIGGERS + _APPLY + _WRITERS + _MESSAGES_TEXT
         )  # no parameters: one round trip for the whole script
         conn.execute("CREATE TABLE history_schema (version integer NOT NULL)")
         conn.execute("INSERT INTO history_schema (version) VALUES (?)", (PG_SCHEMA_VERSION,))

@@ -4,7 +4,8 @@ Four tables: ``threads`` (one conversation: a chat tab, a tool test, a served or
 ``messages`` (its messages, with ``pending``/``complete``/``error`` status and token counts),
 ``runs`` (one tool call of the agent: arguments, filled prompt, answer or error, duration, tokens,
 caller) and ``case_runs`` (one run of a test case on one model, grouped by ``matrix_id``: passed,
-the failed expectations, answer, duration, tokens, the judge's verdict). A token count is NULL
+the failed expectations, answer, duration, tokens, the judge's verdict, and ``thread_id``, the
+conversation of the served call that ran it). A token count is NULL
 where the model server did not report it (absent is not 0). ``turn_claims`` holds the turns of
 conversations under way (``history/turns.py``).
 ``PRAGMA user_version`` holds the schema version. Triggers keep, whoever writes from whichever
@@ -33,6 +34,7 @@ from mcp_export.history.sql import dicts
 __all__ = [
     "INTERRUPTED",
     "SCHEMA_VERSION",
+    "CaseMark",
     "CaseRunRecord",
     "ConversationRecord",
     "MessageStatus",
@@ -53,7 +55,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -195,6 +197,33 @@ CREATE TABLE IF NOT EXISTS turn_claims (
 """
 
 
+# Version 5: the served call (its thread) that ran each test case, so History can tell a case's
+# conversation from the others and name its case and model; and the full-text index of what was
+# said (``history/conversations.py``): trigrams of every message's text, case folded, kept by
+# triggers, filled once from the messages there are.
+_CASE_THREADS = """
+ALTER TABLE case_runs ADD COLUMN thread_id TEXT;
+CREATE INDEX IF NOT EXISTS case_runs_by_thread ON case_runs (thread_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_text USING fts5 (
+    content, content = 'messages', content_rowid = 'id', tokenize = 'trigram case_sensitive 0'
+);
+CREATE TRIGGER IF NOT EXISTS messages_text_added AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_text (rowid, content) VALUES (NEW.id, NEW.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_text_changed AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_text (messages_text, rowid, content)
+    VALUES ('delete', OLD.id, OLD.content);
+    INSERT INTO messages_text (rowid, content) VALUES (NEW.id, NEW.content);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_text_removed AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_text (messages_text, rowid, content)
+    VALUES ('delete', OLD.id, OLD.content);
+END;
+INSERT INTO messages_text (messages_text) VALUES ('rebuild');
+"""
+
+
 def _script(script: str) -> Callable[[sqlite3.Connection], None]:
     def run(conn: sqlite3.Connection) -> None:
         for statement in _statements(script):
@@ -208,6 +237,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _script(_CASE_RUNS),
     3: _summaries,
     4: _script(_TURN_CLAIMS),
+    5: _script(_CASE_THREADS),
 }
 
 
@@ -344,15 +374,26 @@ class CaseRunRecord:
     turns: int | None
     verdict: dict[str, Any] | None
     created_at: datetime
+    thread_id: str | None = None
 
 
 @dataclass(frozen=True)
 class ConversationRecord:
-    """One conversation as History lists it: its thread and the run that started it (None for a
-    chat)."""
+    """One conversation as History lists it: its thread, the run that started it (None for a
+    chat) and, for the served call of a test case, the case that ran it."""
 
     thread: ThreadRecord
     run: RunRecord | None
+    case: CaseMark | None = None
+
+
+@dataclass(frozen=True)
+class CaseMark:
+    """The test case whose run a conversation is: its name, the model, the matrix run."""
+
+    case_name: str
+    model: str
+    matrix_id: str
 
 
 def _time(value: float) -> datetime:

@@ -1,9 +1,10 @@
 """Keeping each matrix run in the history database and comparing it with the one before.
 
-Every result becomes a ``case_runs`` row of the run's ``matrix_id``. A cell (tool, case, model)
-is compared with the same cell in the most recent run of the agent before it that has it:
-``regressed`` (passed then, fails now), ``fixed`` (the reverse), ``new`` (never run before) or
-``same``. A cell passes when every repeat of it passed.
+Every result becomes a ``case_runs`` row of the run's ``matrix_id``, linked to the conversation
+of the served call that ran it (History marks that conversation as the case's run). A cell
+(tool, case, model) is compared with the same cell in the most recent run of the agent before it
+that has it: ``regressed`` (passed then, fails now), ``fixed`` (the reverse), ``new`` (never run
+before) or ``same``. A cell passes when every repeat of it passed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
     """Write every result of ``matrix`` to ``history``."""
     for result in matrix.results:
         outcome, verdict = result.outcome, result.verdict
-        history.add_case_run(
+        row = history.add_case_run(
             matrix_id=matrix.id,
             agent_path=agent_key(matrix.agent_path),
             agent_name=matrix.agent_name,
@@ -46,6 +47,8 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             turns=outcome.turns,
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
         )
+        if outcome.thread_id is not None:
+            history.link_case_run(row, outcome.thread_id)
     history.flush()
 
 
