@@ -1,7 +1,7 @@
 """Cold start of the served agent: spawn → initialized → tools/list, against a bare SDK server
 listing the same tools, at 1 to 500 tools.
 
-Run: ``.venv/bin/python bench/server_cold_start.py [--rounds 15] [--tools 1 100 500]``. Prints a
+Run: ``.venv/bin/python bench/server_cold_start.py [--rounds 15] [--tools 1 10 100 500]``. Prints a
 table; exits 0 (1 when the goal is missed). Not a test: the figures depend on the machine.
 
 Both servers are started the way an MCP client starts them (a new process, stdio pipes) and sent
@@ -11,8 +11,10 @@ serve AGENT``; the baseline is ``bench/_bare_server.py``, the SDK's low-level se
 very listing ours produces (written to a file first). Two shapes of agent: ``desk``, the
 travel-desk example's four tools repeated (``bench/_many_tools.py``, ~1.9 KB a tool), and
 ``small``, one-line tools of ~170 bytes (``bench/_small_tools.py``). Rounds are interleaved,
-shapes, sizes and servers alike, so all see the same machine load. Goal: at every size, our
-median within 1.2 × the bare server's.
+shapes, sizes and servers alike (bare, ours, bare, ours …), so all see the same machine load;
+each of our starts is divided by the bare start right before it, and the spread of those
+paired ratios (median, quartiles, range) is printed beside the ratio of the medians. Goal: at
+every size, our median within 1.2 × the bare server's.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from _many_tools import write_agent  # noqa: E402
+from _paired import paired_ratios  # noqa: E402
 from _small_tools import write_small_agent  # noqa: E402
 
 GOAL = 1.2
@@ -104,7 +107,7 @@ def _start_to_list(command: list[str], env: dict[str, str]) -> tuple[float, int]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--tools", type=int, nargs="+", default=[1, 100, 500])
+    parser.add_argument("--tools", type=int, nargs="+", default=[1, 10, 100, 500])
     parser.add_argument("--shapes", nargs="+", choices=["desk", "small"], default=["desk", "small"])
     args = parser.parse_args()
     writers = {"desk": write_agent, "small": write_small_agent}
@@ -118,8 +121,8 @@ def main() -> int:
             tools_file.write_text(json.dumps(_listing(agent_file)), encoding="utf-8")
             ours = [sys.executable, "-m", "mcp_export", "serve", str(agent_file)]
             bare = [sys.executable, str(REPO / "bench" / "_bare_server.py"), str(tools_file)]
+            commands[shape, count, "bare"] = bare  # each bare start right before ours
             commands[shape, count, "ours"] = ours
-            commands[shape, count, "bare"] = bare
         # One unmeasured start of each warms the file cache (.pyc files, the interpreter).
         for command in commands.values():
             _start_to_list(command, env)
@@ -144,6 +147,10 @@ def main() -> int:
                 f"{shape:>6}{count:>7}  {name:4}{medians[name] * 1000:>8.0f}ms"
                 f"{min(values) * 1000:>8.0f}ms{max(values) * 1000:>8.0f}ms{shown:>12}"
             )
+    print("paired ratios, each start of ours ÷ the bare start right before it:")
+    for shape, count in sizes:
+        spread = paired_ratios(times[shape, count, "ours"], times[shape, count, "bare"])
+        print(f"{shape:>6}{count:>7}  {spread}")
     verdict = "met" if not missed else f"MISSED at {', '.join(missed)} tools"
     print(f"goal: ours ≤ {GOAL} × bare at every size ({verdict})")
     return 0 if not missed else 1
