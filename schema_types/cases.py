@@ -26,11 +26,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError as JsonSchemaError
 from pydantic import Field, field_validator
 
 from schema_types.file_model import FileModel
+from schema_types.schema.check import json_schema_problem
 
 __all__ = ["CalledTool", "Expectations", "TestCase"]
 
@@ -75,11 +74,9 @@ class Expectations(FileModel):
     @field_validator("json_schema")
     @classmethod
     def _check_schema(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
-        if value is not None:
-            try:
-                Draft202012Validator.check_schema(value)
-            except JsonSchemaError as exc:
-                raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        problem = None if value is None else json_schema_problem(value)
+        if problem is not None:
+            raise ValueError(f"not a valid JSON Schema: {problem}")
         return value
 
 

@@ -32,7 +32,8 @@ from schema_types.limits import TOO_DEEP
 from schema_types.schema._proof import proves_sound
 from schema_types.schema._refs import reference_problems, subschemas
 
-__all__ = ["check_parameters_schema", "ensure_parameters_schema"]  # the rest is package-internal
+# the rest is package-internal
+__all__ = ["check_parameters_schema", "ensure_parameters_schema", "json_schema_problem"]
 
 KNOWN_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 ROOT_MESSAGE = "the parameters root must be an object schema (type: object)"
@@ -164,6 +165,26 @@ def ensure_parameters_schema(data: Mapping[str, Any]) -> None:
     problems = check_parameters_schema(data)
     if problems:
         raise SchemaDefinitionError(problems)
+
+
+def json_schema_problem(data: Any) -> str | None:
+    """What the Draft 2020-12 meta-schema refuses in any JSON Schema (not only a parameters
+    schema), as one message; None when it is sound.
+
+    As for parameters, ``jsonschema`` runs only where ``schema._proof`` cannot vouch for it.
+
+    Args:
+        data: a JSON Schema (an object or a boolean).
+
+    Returns:
+        A message such as ``type: 3 is not valid under any of the given schemas``, or None.
+    """
+    if isinstance(data, bool) or (isinstance(data, Mapping) and proves_sound(data)):
+        return None
+    from schema_types.schema._meta import meta_problems  # jsonschema: only when needed
+
+    problems = to_problems(meta_problems(data))
+    return str(problems[0]) if problems else None
 
 
 def keyword_type_problems(data: Mapping[str, Any], parts: PathParts = ()) -> list[Located]:
