@@ -115,6 +115,10 @@ def main() -> int:
     commands: dict[tuple[str, int, str], list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, METAAGENT_HOME=str(Path(tmp) / "home"))
+        # An installed server runs from bytecode caches; let the warm-up starts write them even
+        # where the shell says not to (some sandboxes set this), or every start of ours compiles
+        # our sources while the SDK's come from its installed caches.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         for shape, count in sizes:
             agent_file = writers[shape](Path(tmp), count)
             tools_file = Path(tmp) / f"tools-{shape}-{count}.json"
