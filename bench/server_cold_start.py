@@ -13,8 +13,10 @@ travel-desk example's four tools repeated (``bench/_many_tools.py``, ~1.9 KB a t
 ``small``, one-line tools of ~170 bytes (``bench/_small_tools.py``). Rounds are interleaved,
 shapes, sizes and servers alike (bare, ours, bare, ours …), so all see the same machine load;
 each of our starts is divided by the bare start right before it, and the spread of those
-paired ratios (median, quartiles, range) is printed beside the ratio of the medians. Goal: at
-every size, our median within 1.2 × the bare server's.
+paired ratios (median, quartiles, range) is printed beside the ratio of the medians. The CPU
+time each server had used when its ``tools/list`` answer arrived (``/proc``) is reported as
+well: on a busy machine the wall times wait for a core, the CPU times much less. Goal: at every
+size, our median within 1.2 × the bare server's.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _many_tools import write_agent  # noqa: E402
 from _paired import paired_ratios  # noqa: E402
+from _proc import cpu_seconds  # noqa: E402
 from _small_tools import write_small_agent  # noqa: E402
 
 GOAL = 1.2
@@ -75,8 +78,9 @@ def _listing(agent_file: Path) -> list[dict[str, Any]]:
     return anyio.run(fetch)
 
 
-def _start_to_list(command: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """Seconds from spawn to the tools/list answer, and how many tools it listed."""
+def _start_to_list(command: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Seconds from spawn to the tools/list answer, the server's CPU seconds by then, and how
+    many tools it listed."""
     started = time.perf_counter()
     process = subprocess.Popen(
         command,
@@ -99,9 +103,10 @@ def _start_to_list(command: list[str], env: dict[str, str]) -> tuple[float, int]
             count = len(message["result"]["tools"])
             break
     elapsed = time.perf_counter() - started
+    cpu = cpu_seconds(process.pid)
     process.stdin.close()
     process.wait(timeout=30)
-    return elapsed, count
+    return elapsed, cpu, count
 
 
 def main() -> int:
@@ -131,11 +136,13 @@ def main() -> int:
         for command in commands.values():
             _start_to_list(command, env)
         times: dict[tuple[str, int, str], list[float]] = {key: [] for key in commands}
+        cpus: dict[tuple[str, int, str], list[float]] = {key: [] for key in commands}
         for _ in range(args.rounds):
             for (shape, count, name), command in commands.items():
-                elapsed, listed = _start_to_list(command, env)
+                elapsed, cpu, listed = _start_to_list(command, env)
                 assert listed == count, (shape, name, listed, count)
                 times[shape, count, name].append(elapsed)
+                cpus[shape, count, name].append(cpu)
     print(f"cold start, spawn → initialized → tools/list ({args.rounds} rounds, interleaved)")
     print(f"{'shape':>6}{'tools':>7}{'':6}{'median':>10}{'min':>10}{'max':>10}{'ours/bare':>12}")
     missed = []
@@ -155,6 +162,13 @@ def main() -> int:
     for shape, count in sizes:
         spread = paired_ratios(times[shape, count, "ours"], times[shape, count, "bare"])
         print(f"{shape:>6}{count:>7}  {spread}")
+    print("CPU time by the tools/list answer (medians), and its paired ratios:")
+    for shape, count in sizes:
+        ours, bare = cpus[shape, count, "ours"], cpus[shape, count, "bare"]
+        print(
+            f"{shape:>6}{count:>7}  ours {statistics.median(ours) * 1000:.0f} ms, "
+            f"bare {statistics.median(bare) * 1000:.0f} ms: {paired_ratios(ours, bare)}"
+        )
     verdict = "met" if not missed else f"MISSED at {', '.join(missed)} tools"
     print(f"goal: ours ≤ {GOAL} × bare at every size ({verdict})")
     return 0 if not missed else 1

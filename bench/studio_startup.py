@@ -14,7 +14,9 @@ studio, bare, studio …), and each studio sample is divided by the bare sample 
 before it: the table gives the ratio of the medians and the spread of those paired ratios
 (median, quartiles, range), so a busy machine shows as a wide spread rather than a wrong
 figure. The studio's window paints before a large agent is read (the file is read on a worker
-thread); that first paint is reported too, against the bare window likewise.
+thread); that first paint is reported too, against the bare window likewise. Each child also
+reports its CPU time when it painted (all its threads): on a busy machine the wall times wait
+for a core, the CPU times much less, so their ratios are printed as well.
 
 The agents are the travel-desk example's four tools repeated with distinct parameters
 (``bench/_many_tools.py``). Inside the studio child, ``load_agent`` is timed where the studio
@@ -48,13 +50,14 @@ GOAL_SIZES = (1, 10, 100, 500)
 # Every child prints "painted …" when its window shows what it is for, and quits: the bare
 # window at its first paint; the studio when the outline paints the agent's rows.
 BARE = """
-import os, sys
+import os, sys, time
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
 
 class Watch(QObject):
     def eventFilter(self, watched, event):
         if event.type() == QEvent.Type.Paint:
+            print(f"cpu {1000 * time.process_time():.3f}", flush=True)
             print("painted", flush=True)
             os._exit(0)
         return False
@@ -94,9 +97,12 @@ class Watch(QObject):
         if event.type() == QEvent.Type.Paint and self.window is not None:
             now = time.perf_counter()
             marks.setdefault("window", now)
+            marks.setdefault("window cpu", time.process_time())
             if watched is self.window.outline.viewport() and self.window.documents():
                 begun, loaded = marks["load"]
                 figures = (now - marks["window"], loaded - begun, now - loaded)
+                cpu = (time.process_time(), marks["window cpu"])
+                print("cpu", *(f"{1000 * figure:.3f}" for figure in cpu), flush=True)
                 print("painted", *(f"{1000 * figure:.3f}" for figure in figures), flush=True)
                 os._exit(0)
         return False
@@ -113,7 +119,8 @@ sys.exit(studio.run_studio(sys.argv[1:], on_shown=on_shown))
 
 class Sample:
     """One child's figures (ms): spawn → painted; for the studio also its window's first paint
-    (from the spawn), ``load_agent``'s time, and from the agent loaded to its rows painted."""
+    (from the spawn), ``load_agent``'s time, and from the agent loaded to its rows painted; and
+    the child's CPU time when it painted (for the studio: its rows, and its window first)."""
 
     def __init__(
         self,
@@ -124,6 +131,8 @@ class Sample:
     ) -> None:
         self.total, self.load, self.after_load = total, load, after_load
         self.window = None if agent_after_window is None else total - agent_after_window
+        self.cpu: float = 0.0
+        self.window_cpu: float | None = None
 
 
 def sample(code: str, args: list[str], home: Path) -> Sample:
@@ -146,7 +155,11 @@ def sample(code: str, args: list[str], home: Path) -> Sample:
     if line is None:
         raise SystemExit(f"the child never painted (exit {out.returncode}):\n{out.stderr[-2000:]}")
     figures = [float(part) for part in line.split()[1:]]
-    return Sample(elapsed, *figures)
+    result = Sample(elapsed, *figures)
+    cpu = next(ln for ln in out.stdout.splitlines() if ln.startswith("cpu")).split()[1:]
+    result.cpu = float(cpu[0])
+    result.window_cpu = float(cpu[1]) if len(cpu) > 1 else None
+    return result
 
 
 def median(values: list[float | None]) -> float:
@@ -202,6 +215,17 @@ def main() -> int:
         )
     print("Paired ratios, each studio sample ÷ the bare window sampled right before it:")
     print("\n".join(spreads))
+    bare_cpu = median([s.cpu for size in sizes for s in bare[size]])
+    print(f"CPU time of the child when it painted (medians, ms); bare window {bare_cpu:.1f}:")
+    for size in sizes:
+        samples, base_cpu = studio[size], [s.cpu for s in bare[size]]
+        window_cpu = [s.window_cpu if s.window_cpu is not None else s.cpu for s in samples]
+        print(
+            f"  {size:5d}  window {median(list(window_cpu)):.1f}: "
+            f"{paired_ratios(window_cpu, base_cpu)}\n"
+            f"         agent  {median([s.cpu for s in samples]):.1f}: "
+            f"{paired_ratios([s.cpu for s in samples], base_cpu)}"
+        )
     sizes_named = ", ".join(map(str, GOAL_SIZES))
     print(
         f"  goal: window and agent painted within {GOAL_RATIO:.1f} × the bare window at "
