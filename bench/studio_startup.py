@@ -74,9 +74,9 @@ app.exec()
 
 STUDIO = """
 import os, sys, time
+import app.studio as studio  # first, as ``metaagent`` imports it: before PySide6
 from PySide6.QtCore import QEvent, QObject
 
-import app.studio as studio
 import schema_types.files.agent_file as agent_file
 
 marks = {}
