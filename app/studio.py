@@ -25,6 +25,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# PySide6 reads the source of every module imported after it, looking for its own name (for its
+# ``__feature__`` switches): the agent model (pydantic and the models), which every window needs
+# before its first paint, is imported before it.
+import schema_types.agent  # noqa: F401
+
+# isort: split
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 

@@ -33,8 +33,9 @@ def tune_for_serving() -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
-    logger.debug(
-        "collector: %d start-up objects frozen; the young generation is collected every %d",
-        gc.get_freeze_count(),
-        YOUNG_THRESHOLD,
-    )
+    if logger.isEnabledFor(logging.DEBUG):  # counting walks every frozen object
+        logger.debug(
+            "collector: %d start-up objects frozen; the young generation is collected every %d",
+            gc.get_freeze_count(),
+            YOUNG_THRESHOLD,
+        )

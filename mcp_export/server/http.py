@@ -54,7 +54,6 @@ from mcp_export.server.http_gates import (
     MessageScreen,
 )
 from mcp_export.server.oauth import OAuthSettings, auth_settings
-from mcp_export.server.oauth_verifiers import open_verifier
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -283,6 +282,9 @@ async def _app(
     protection: dict[str, Any] = {}
     explained: list[Middleware] = []
     if oauth is not None:
+        # PyJWT and cryptography: only a server that checks OAuth tokens loads them.
+        from mcp_export.server.oauth_verifiers import open_verifier
+
         resource = resource_url(address, port, oauth)
         verifier = await open_verifier(oauth, resource, http)
         protection = {

@@ -36,7 +36,7 @@ from mcp_export.server.http_gates import (
     error_body,
     json_reply,
 )
-from mcp_export.server.oauth_verifiers import refusal_reason
+from mcp_export.server.oauth import refusal_reason
 from mcp_export.server.screen import Refusal
 
 __all__ = ["AuthRefusals", "BearerTokenGate"]

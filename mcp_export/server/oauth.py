@@ -17,6 +17,7 @@ that trickles, hangs or sends a huge document is refused in bounded time and mem
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,13 +32,30 @@ __all__ = [
     "CLIENT_SECRET_ENV",
     "ISSUER_TIMEOUT",
     "MAX_DOCUMENT_BYTES",
+    "TOKEN_REFUSAL",
     "IssuerUnreadable",
     "OAuthError",
     "OAuthSettings",
     "auth_settings",
     "discover",
     "fetch_json",
+    "refusal_reason",
 ]
+
+
+# Set by the verifiers (``oauth_verifiers``) while they check a request's token; read here, where
+# the 401 is written, without importing the JWT library the verifiers need.
+TOKEN_REFUSAL: ContextVar[str | None] = ContextVar("oauth_token_refusal", default=None)
+
+
+def refusal_reason() -> str | None:
+    """Why the bearer token of the request being answered was refused (None: not refused here).
+
+    The SDK's authentication middleware asks the verifier and then calls the app in the same
+    task, so the reason set during the check is the one of this request's token.
+    """
+    return TOKEN_REFUSAL.get()
+
 
 CLIENT_SECRET_ENV = "METAAGENT_OAUTH_CLIENT_SECRET"
 ISSUER_TIMEOUT = 10.0

@@ -13,7 +13,7 @@ checks the required scopes), anything else None (the SDK answers 401). Two ways:
 
 ``open_verifier`` builds the one the settings ask for from the issuer's metadata. A refused
 token is logged with its reason, never the token itself; the reason is also left in
-``refusal_reason()`` for the 401 that answers the request (``server.http_auth``).
+``oauth.refusal_reason()`` for the 401 that answers the request (``server.http_auth``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +32,7 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp_export.server.oauth import (
     CLIENT_SECRET_ENV,
     ISSUER_TIMEOUT,
+    TOKEN_REFUSAL,
     IssuerUnreadable,
     OAuthError,
     OAuthSettings,
@@ -45,7 +45,6 @@ __all__ = [
     "IntrospectionVerifier",
     "JwtVerifier",
     "open_verifier",
-    "refusal_reason",
 ]
 
 logger = logging.getLogger(__name__)
@@ -59,21 +58,10 @@ REFETCH_INTERVAL = 10.0
 """Seconds between two fetches of the key set caused by unknown key ids (tokens with made-up key
 ids must not make this server hammer the issuer)."""
 
-_refusal: ContextVar[str | None] = ContextVar("oauth_token_refusal", default=None)
-
-
-def refusal_reason() -> str | None:
-    """Why the bearer token of the request being answered was refused (None: not refused here).
-
-    The SDK's authentication middleware asks the verifier and then calls the app in the same
-    task, so the reason set during the check is the one of this request's token.
-    """
-    return _refusal.get()
-
 
 def _refuse(reason: str) -> None:
     logger.warning("refused a bearer token: %s", reason)
-    _refusal.set(reason)
+    TOKEN_REFUSAL.set(reason)
 
 
 def _scopes(claims: Mapping[str, Any]) -> list[str]:
@@ -254,7 +242,7 @@ class JwtVerifier(TokenVerifier):
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's grant when the token is good, else None (the SDK then answers 401)."""
-        _refusal.set(None)
+        TOKEN_REFUSAL.set(None)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
@@ -328,7 +316,7 @@ class IntrospectionVerifier(TokenVerifier):
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's grant when the issuer says it is active here, else None (401)."""
-        _refusal.set(None)
+        TOKEN_REFUSAL.set(None)
         try:
             status, claims = await fetch_json(
                 self._http,
@@ -341,7 +329,7 @@ class IntrospectionVerifier(TokenVerifier):
             )
         except IssuerUnreadable as exc:
             logger.warning("cannot ask the introspection endpoint %s: %s", self._endpoint, exc)
-            _refusal.set("the authorization server could not be asked about it; try again")
+            TOKEN_REFUSAL.set("the authorization server could not be asked about it; try again")
             return None
         if status != 200:
             logger.warning(
@@ -351,7 +339,7 @@ class IntrospectionVerifier(TokenVerifier):
                 status,
                 CLIENT_SECRET_ENV,
             )
-            _refusal.set("the authorization server could not be asked about it; try again")
+            TOKEN_REFUSAL.set("the authorization server could not be asked about it; try again")
             return None
         if not isinstance(claims, dict):
             _refuse("the introspection answer is not a JSON object")

@@ -218,8 +218,7 @@ def agent_slug(agent: Agent) -> str:
 def _served_input_schema(served: ServedAgent, tool: ToolDefinition) -> dict[str, Any]:
     if not tool.conversation:
         return tool.parameters  # only read (serialized for the wire): no copy needed
-    schema = copy.deepcopy(tool.parameters)
-    properties = schema.setdefault("properties", {})
+    properties = tool.parameters.get("properties", {})
     if not isinstance(properties, dict):
         raise ConfigurationError(
             f"{served.path}: tool {tool.name!r}: parameters.properties must be an object"
@@ -230,8 +229,10 @@ def _served_input_schema(served: ServedAgent, tool: ToolDefinition) -> dict[str,
             f"{CONVERSATION_ID!r}; rename that parameter (the server adds {CONVERSATION_ID!r} to "
             "continue conversations)"
         )
-    properties[CONVERSATION_ID] = dict(_CONVERSATION_PROPERTY)
-    return schema
+    # Only the two objects that gain the property are copied: what they hold is shared with the
+    # authored parameters, which are only read too.
+    conversation_id = dict(_CONVERSATION_PROPERTY)
+    return {**tool.parameters, "properties": {**properties, CONVERSATION_ID: conversation_id}}
 
 
 def _authored_annotations(served: ServedAgent, tool: ToolDefinition) -> dict[str, Any] | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,22 @@ def test_two_cases_of_one_tool_may_not_share_a_name(tmp_path: Path) -> None:
     )
     with pytest.raises(SchemaError, match="two test cases are named 'a'"):
         load_agent(path)
+
+
+def test_an_agent_whose_cases_have_plain_json_schemas_loads_without_jsonschema(
+    tmp_path: Path,
+) -> None:
+    # The studio's first paint and the served cold start read the agent file: jsonschema's import
+    # (a tenth of a second) waits for a schema the quick proof cannot vouch for.
+    path = tmp_path / "cases.agent.yaml"
+    path.write_text(
+        AGENT + "        - name: json\n          expect: {jsonSchema: {type: object}}\n",
+        encoding="utf-8",
+    )
+    code = (
+        "import sys; from schema_types.files.agent_file import load_agent;"
+        f"agent = load_agent({str(path)!r});"
+        "print(len(agent.metadata.tools[0].tests), 'jsonschema' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["3", "False"]

@@ -1,0 +1,48 @@
+"""The spread of a ratio measured in interleaved pairs (bare, ours, bare, ours …).
+
+Each sample of ours is divided by the baseline sample taken right before it, so both saw the same
+moment of the machine; the median of those ratios and their quartiles say how steady the
+comparison was, which a ratio of two medians alone does not.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["RatioSpread", "paired_ratios"]
+
+
+@dataclass(frozen=True)
+class RatioSpread:
+    """Ratios ours ÷ baseline of paired samples: median, quartiles and extremes."""
+
+    median: float
+    low: float
+    high: float
+    least: float
+    most: float
+
+    def __str__(self) -> str:
+        return (
+            f"{self.median:.2f} × (quartiles {self.low:.2f}–{self.high:.2f}, "
+            f"range {self.least:.2f}–{self.most:.2f})"
+        )
+
+
+def paired_ratios(ours: Sequence[float], baseline: Sequence[float]) -> RatioSpread:
+    """The spread of ``ours[i] / baseline[i]``.
+
+    Args:
+        ours: our samples, in the order taken.
+        baseline: the baseline's samples, each taken right before ours of the same index.
+    """
+    if len(ours) != len(baseline) or not ours:
+        raise ValueError("paired samples need one baseline sample for each of ours")
+    ratios = sorted(mine / base for mine, base in zip(ours, baseline, strict=True))
+    if len(ratios) == 1:
+        low = high = ratios[0]
+    else:
+        low, _, high = statistics.quantiles(ratios, n=4, method="inclusive")
+    return RatioSpread(statistics.median(ratios), low, high, ratios[0], ratios[-1])
