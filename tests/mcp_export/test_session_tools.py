@@ -23,6 +23,7 @@ from mcp_export.session.chat import ChatSession, run_to_result
 from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed, ToolCallFinished
 from mcp_export.session.record import UNANSWERED_NOTE, load_thread_messages
 from mcp_export.toolbox.agent_toolbox import AgentToolbox
+from mcp_export.toolbox.connection import DEFAULT_STARTUP_TIMEOUT
 from schema_types.agent import Agent
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -314,22 +315,27 @@ async def test_a_tool_server_that_never_initializes_leaves_the_others_serving_in
             return tool_calls([("c1", "time__get_current_time", {"timezone": "UTC"})])
         return text(results_text(body))
 
-    silent = fake_tool_server(**FREE, args=["-m", "tests.fakes.tool_server", "--never-initialize"])
+    # The silent server's start-up limit (16 s) is longer than a whole call (14 s): the call
+    # waits for tool servers at most half its time, 7 s, which a busy machine's cold start of
+    # the time server needs a good part of.
+    silent = fake_tool_server(
+        **FREE,
+        args=["-m", "tests.fakes.tool_server", "--never-initialize"],
+        startupTimeoutSeconds=16,
+    )
     servers = {"time": time_server(**FREE), "silent": silent}
     with FakeOpenAIServer(responder=respond) as server:
-        # The silent server has the default start-up limit (10 s), longer than a whole call:
-        # a call of 8 s waits for tool servers at most half its time.
-        runtime = Runtime(make_agent(server, servers, timeoutSeconds=8))
+        runtime = Runtime(make_agent(server, servers, timeoutSeconds=14))
         runtimes.append(runtime)
-        with anyio.fail_after(8 + 2):
+        with anyio.fail_after(14 + 2):
             first = await run_to_result(runtime.session(), "What time is it?")
         assert first.error is None, first.error
         starting = runtime.toolbox.server_errors["silent"]
         assert "'silent' is still starting: no answer to initialize after" in starting
         # The start goes on in the background until its own limit ends it.
-        with anyio.fail_after(10 + 8):
+        with anyio.fail_after(16 + 8):
             await runtime.toolbox.connection("silent").wait_stopped()
-        with anyio.fail_after(8 + 2):
+        with anyio.fail_after(14 + 2):
             second = await run_to_result(runtime.session(), "And now?")
 
     for result in (first, second):
@@ -339,7 +345,7 @@ async def test_a_tool_server_that_never_initializes_leaves_the_others_serving_in
     offered = {t["function"]["name"] for body in server.bodies for t in body["tools"]}
     assert offered == {"time__get_current_time", "time__convert_time"}
     error = runtime.toolbox.server_errors["silent"]
-    assert "the MCP server 'silent' did not answer initialize within 10 s" in error
+    assert "the MCP server 'silent' did not answer initialize within 16 s" in error
     assert runtime.toolbox.connection("silent").starts == 1
 
 
@@ -350,7 +356,14 @@ async def test_a_tool_that_hangs_ends_the_run_at_its_time_limit(runtimes: list[R
     with FakeOpenAIServer(responder=respond) as server:
         runtime = Runtime(make_agent(server, {"fake": fake_tool_server(**FREE)}, timeoutSeconds=4))
         runtimes.append(runtime)
+        # The server is up before the run: a run's listing waits at most half of its 4 s for a
+        # start, which a busy machine can exceed, and then the tool is not there to hang.
+        with anyio.fail_after(DEFAULT_STARTUP_TIMEOUT + 2):
+            await runtime.toolbox.connection("fake").client()
         with anyio.fail_after(4 + 2):
             result = await run_to_result(runtime.session(), "hang")
 
     assert "no answer within the 4 s time limit" in str(result.error)
+    # It ended in the one call the model made, to the tool it was offered.
+    assert len(server.bodies) == 1
+    assert "fake__hang" in {t["function"]["name"] for t in server.bodies[0]["tools"]}

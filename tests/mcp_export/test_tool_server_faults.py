@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from mcp_export.toolbox.agent_toolbox import AgentToolbox, probe_server
+from mcp_export.toolbox.connection import DEFAULT_STARTUP_TIMEOUT
 from mcp_export.toolbox.outcome import MAX_RESULT_CHARS
 from mcp_export.toolbox.server_io import STDERR_TAIL_BYTES
 from schema_types.agent import McpServerConfig
@@ -26,12 +27,14 @@ from tests.mcp_export.tool_servers import REPO, fake_server, make_agent, time_se
 
 pytestmark = pytest.mark.anyio
 
-# The start-up limit in these tests: a healthy server here needs 1–2 s (importing the SDK),
-# more on a busy machine.
-STARTUP = 6.0
-CALL = 3.0  # each tool call's limit
-# Every step below is bounded by the limits above; this bounds a whole case.
-CASE_LIMIT = 40.0
+# The start-up limit of the servers in these tests, the runtime's default: a healthy server here
+# needs 1–2 s (importing the SDK), about 3 s with two at once on a busy machine.
+STARTUP = DEFAULT_STARTUP_TIMEOUT
+# Each tool call's limit: a 2 MB result takes up to ~2 s to make and read on a busy machine.
+CALL = 10.0
+# Every step below is bounded by the limits above; this bounds a whole case (the longest: a
+# start that times out, its back-off, a second start, a few calls).
+CASE_LIMIT = 60.0
 TIME_CALL = ("time__get_current_time", {"timezone": "UTC"})
 
 
