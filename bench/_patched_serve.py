@@ -11,8 +11,9 @@ applied in the order given.
 - ``no-redact``: history values are stored without passing ``redact``/``redact_json``;
 - ``no-sqlite``: the writer thread takes the writes off its queue and drops them (no
   transaction, no rows), keeping its bookkeeping (the log emptied, readers woken);
-- ``no-triggers``: the two triggers that touch a thread's ``updated_at`` on every message and run
-  insert are dropped once the store is open (three ``UPDATE threads`` a call fewer);
+- ``no-triggers``: the triggers that keep each thread's summary and each answer's time
+  (``history/figures.py``) are dropped once the store is open (three ``UPDATE threads`` and one
+  ``UPDATE messages`` a call fewer): what keeping the summaries costs the writer;
 - ``grouped``: the writer thread applies a batch as one ``executemany`` per table and column set
   (the inserts first, threads before runs before messages, then the updates in their order)
   instead of one ``execute`` per write, with SQL strings built once per group;
@@ -97,8 +98,9 @@ def _no_triggers() -> None:
     def init(self: HistoryDatabase, path: Any) -> None:
         original(self, path)
         with self.connection("drop triggers") as conn:
-            conn.execute("DROP TRIGGER IF EXISTS thread_touched_by_message")
-            conn.execute("DROP TRIGGER IF EXISTS thread_touched_by_run")
+            triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+            for (name,) in triggers.fetchall():
+                conn.execute(f"DROP TRIGGER {name}")
 
     HistoryDatabase.__init__ = init  # type: ignore[method-assign]
 
@@ -161,8 +163,11 @@ def _cprofile() -> None:
     import atexit
     import cProfile
     import os
+    import time
 
-    profile = cProfile.Profile()
+    # The main thread's CPU time, not the wall clock: a profile of where CPU goes, not of the
+    # waits (a blocked ``send`` or ``epoll`` would otherwise dominate it).
+    profile = cProfile.Profile(time.thread_time)
     atexit.register(lambda: profile.dump_stats(os.environ["BENCH_CPROFILE"]))
     profile.enable()
 

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,6 +29,15 @@ __all__ = ["HistoryDatabase", "install_functions"]
 _T = TypeVar("_T")
 _BUSY_TIMEOUT_MS = 5000
 _FOLDED = "history_folded_contains"  # SQLITE.folded: a search of non-ASCII text
+
+
+@lru_cache(maxsize=64)
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    """The insert of one row of ``table`` giving ``columns``: made once per column set (a
+    served call's rows come in a few)."""
+    keep = " ON CONFLICT (id) DO NOTHING" if "id" in columns else ""
+    marks = ", ".join("?" * len(columns))
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){keep}"
 
 
 def _folded_contains(hay: str | None, needle: str) -> bool:
@@ -130,11 +140,7 @@ class HistoryDatabase(Database):
 
     def insert_row(self, conn: Any, table: str, values: dict[str, Any]) -> int:
         """Insert one row; returns its rowid (see ``Database.insert_row``)."""
-        columns, marks = ", ".join(values), ", ".join("?" * len(values))
-        keep = " ON CONFLICT (id) DO NOTHING" if "id" in values else ""
-        cursor = conn.execute(
-            f"INSERT INTO {table} ({columns}) VALUES ({marks}){keep}", tuple(values.values())
-        )
+        cursor = conn.execute(_insert_sql(table, tuple(values)), tuple(values.values()))
         assert cursor.lastrowid is not None
         return int(cursor.lastrowid) if table != "threads" else 0
 

@@ -137,6 +137,14 @@ class RowIds:
             resolved = self._resolved.get(write.table)
         return write if resolved is None else with_real_id(write, resolved)
 
+    def real_all(self, writes: Sequence[Write]) -> Sequence[Write]:
+        """``writes`` naming real ids (:meth:`real` of each); ``writes`` themselves while no
+        provisional id is resolved (the usual store, which never hands one out)."""
+        with self._lock:
+            if not self._resolved:
+                return writes
+        return [self.real(write) for write in writes]
+
     def take(self, table: str, unreachable: str | None = None) -> int:
         """The next id of ``table``.
 

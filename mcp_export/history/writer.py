@@ -299,8 +299,8 @@ class WriteBehind(OutageAware):
             return  # logged, for the next start
         try:
             self._reserve_spare_ids()
-            real = self._ids.real
-            skipped = self._retrying(lambda: self._db.apply_writes([real(w) for w, _ in writes]))
+            real = self._ids.real_all([write for write, _size in writes])
+            skipped = self._retrying(lambda: self._db.apply_writes(real))
         except HistoryError as exc:
             if not self._past_deadline():  # at close, what is left is handed over
                 self._fail(exc)

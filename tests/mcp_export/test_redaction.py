@@ -18,6 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_export.cli._terminal import EventPrinter
 from mcp_export.errors import ProviderAuthError
@@ -382,3 +384,32 @@ def test_key_shapes_far_into_a_long_text_are_redacted() -> None:
     secret = "sk-" + "A1b2C3d4" * 4
     text = "x" * 2_000_000 + f" Bearer abcdefghijklmnop1234 then {secret} and AKIA1234567890ABCDEF"
     assert redact(text) == "x" * 2_000_000 + (f" Bearer {REDACTED} then {REDACTED} and {REDACTED}")
+
+
+_SHAPE_PIECES = [
+    "sk-",
+    "AKIA",
+    "AIza",
+    "ghp_",
+    "github_pat_",
+    "xoxb-",
+    "Bearer ",
+    "bearer ",
+    "Basic ",
+    "Token ",
+    "ABCDEF0123456789",
+    "abcdefgh1234",
+    "_-",
+    " ",
+    ".",
+    "é",
+]
+
+
+@given(st.lists(st.sampled_from(_SHAPE_PIECES), max_size=30))
+def test_a_short_text_is_redacted_as_the_same_text_in_a_long_one(pieces: list[str]) -> None:
+    # A short text is searched once for any shape's start; a long one per start. Both find the
+    # same shapes: spaces after the text end every shape where the text's end does.
+    text = "".join(pieces)
+    padding = " " * 5_000
+    assert redact(text) + padding == redact(text + padding)
