@@ -57,7 +57,7 @@ from app.window.screen_fit import fit_to_screen
 from schema_types.agent import ToolDefinition
 from schema_types.arguments import apply_defaults, sample_arguments, validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
-from schema_types.template.engine import render
+from schema_types.tool_prompt import filled_prompt
 
 __all__ = ["TestRequest", "TestToolDialog", "mcp_call_text"]
 
@@ -341,13 +341,7 @@ class TestToolDialog(QDialog):
         return _Reading(arguments, problems, apply_defaults(parameters, arguments))
 
     def _prompt(self, reading: _Reading) -> str:
-        return render(
-            self.tool.prompt,
-            reading.filled,
-            self.tool.parameters,
-            tool_name=self.tool.name,
-            tool_description=self.tool.description,
-        )
+        return filled_prompt(self.tool, reading.filled)
 
     def _show(self) -> _Reading:
         """Read the form and show what the arguments are, make and lack; return the reading."""
