@@ -11,17 +11,16 @@ from typing import Literal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
-    QDialogButtonBox,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.document.agent_document import AgentDocument
 from app.document.recovery import RecoveryEntry
 from app.errors import Report
+from app.layouts import closable_column
 from app.window.screen_fit import fit_to_screen
 
 __all__ = [
@@ -54,12 +53,7 @@ class TextDialog(QDialog):
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(label)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(buttons)
+        closable_column(self, label, self.text, stretch=self.text)
 
 
 def ask_save_changes(parent: QWidget | None, document: AgentDocument) -> SaveAnswer:
