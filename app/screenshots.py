@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from app.screenshots_history import history_views
 
 if TYPE_CHECKING:
+    from app.chat import ChatTab
     from app.document.agent_document import AgentDocument
     from app.tool_editor.editor import ToolEditor
     from app.window.main_window import MainWindow
@@ -258,11 +259,16 @@ async def template_sections_view(window: MainWindow, camera: Camera) -> None:
     editor.document.undo_stack.undo()
 
 
-async def run_views(window: MainWindow, camera: Camera) -> None:
-    """Test dialog, a finished test run (card open), the caller's view, history and export."""
+async def run_test_dialog(
+    window: MainWindow, camera: Camera | None = None
+) -> tuple[AgentDocument, ChatTab]:
+    """Run the richest tool with its example arguments from the test dialog (shot as
+    ``test-dialog.png`` by ``camera`` if given) and wait for the answer.
+
+    Returns:
+        The current document and the chat tab of the run.
+    """
     from app.chat import ChatTab
-    from app.export_dialog import ExportDialog
-    from app.history.view import HistoryView
     from app.test_run import TestToolDialog
     from mcp_export.session.events import FinalAnswer
 
@@ -273,11 +279,21 @@ async def run_views(window: MainWindow, camera: Camera) -> None:
     dialog = window.open_test_dialog(document, tool)
     assert isinstance(dialog, TestToolDialog)
     dialog.examples_button.click()
-    await camera.shoot(dialog, "test-dialog.png")
+    if camera is not None:
+        await camera.shoot(dialog, "test-dialog.png")
     dialog.run_button.click()
     tab = window.run_tabs()[-1]
     assert isinstance(tab, ChatTab)
     await wait_until(lambda: isinstance(tab.outcome, FinalAnswer), "the test run's answer", 60)
+    return document, tab
+
+
+async def run_views(window: MainWindow, camera: Camera) -> None:
+    """Test dialog, a finished test run (card open), the caller's view, history and export."""
+    from app.export_dialog import ExportDialog
+    from app.history.view import HistoryView
+
+    document, tab = await run_test_dialog(window, camera)
     for card in tab.transcript.tool_cards():
         card.set_expanded(True)
     await camera.shoot(window, "chat-tab.png")

@@ -23,27 +23,21 @@ FOLLOW_UP = "And what about Tokyo?"
 async def history_views(window: MainWindow, camera: Camera) -> None:
     """A test run by hand with a follow-up, 3 cases × 2 models run in a matrix tab, then History
     at both sizes: every run, and the runs that said "Tokyo"."""
-    from app.chat import ChatTab
     from app.history.view import HistoryView
-    from app.screenshots import RICHEST_TOOL, run_tests_panel_cases, wait_until
-    from app.test_run import TestToolDialog
-    from mcp_export.session.events import FinalAnswer
+    from app.screenshots import (
+        RICHEST_TOOL,
+        run_test_dialog,
+        run_tests_panel_cases,
+        wait_until,
+    )
 
-    document = window.current_document()
-    assert document is not None
-    tool = document.agent.metadata.tool(RICHEST_TOOL)
-    assert tool is not None
-    dialog = window.open_test_dialog(document, tool)
-    assert isinstance(dialog, TestToolDialog)
-    dialog.examples_button.click()
-    dialog.run_button.click()
-    tab = window.run_tabs()[-1]
-    assert isinstance(tab, ChatTab)
-    await wait_until(lambda: isinstance(tab.outcome, FinalAnswer), "the test run's answer", 60)
+    document, tab = await run_test_dialog(window)
     await tab.send(FOLLOW_UP)
     await tab.aclose()
     window.remove_run_tab(tab)
 
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
     cases, _models = await run_tests_panel_cases(window, document, tool)
     document.undo_stack.undo()
 
