@@ -9,11 +9,12 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
-__all__ = ["buddy", "closable_column", "column", "row"]
+__all__ = ["buddy", "closable_column", "column", "row", "scroll_area"]
 
 
 def row(*widgets: QWidget) -> tuple[QWidget, QHBoxLayout]:
@@ -54,3 +55,14 @@ def closable_column(dialog: QDialog, *widgets: QWidget, stretch: QWidget) -> Non
     for widget in widgets:
         layout.addWidget(widget, 1 if widget is stretch else 0)
     layout.addWidget(buttons)
+
+
+def scroll_area(content: QWidget, name: str = "") -> QScrollArea:
+    """``content`` in a scroll area (named ``name``) that gives it all the room there is, and
+    scroll bars only when there is less room than its minimum size."""
+    area = QScrollArea()
+    if name:
+        area.setObjectName(name)
+    area.setWidgetResizable(True)
+    area.setWidget(content)
+    return area

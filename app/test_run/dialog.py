@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -45,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument
 from app.document.test_cases import add_test_case, new_case
+from app.layouts import scroll_area
 from app.save_case_dialog import default_case_name
 from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
@@ -154,10 +154,7 @@ class TestToolDialog(QDialog):
         description.setVisible(bool(tool.description))
 
         self.form = ArgumentsForm(tool.parameters)
-        scroll = QScrollArea()
-        scroll.setObjectName("formScroll")
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.form)
+        scroll = scroll_area(self.form, "formScroll")
         form_side = QWidget()
         form_layout = QVBoxLayout(form_side)
         form_layout.setContentsMargins(0, 0, 0, 0)
