@@ -31,8 +31,11 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from app.screenshots_history import history_views
 
 if TYPE_CHECKING:
+    from app.chat import ChatTab
+    from app.document.agent_document import AgentDocument
     from app.tool_editor.editor import ToolEditor
     from app.window.main_window import MainWindow
+    from schema_types.agent import ToolDefinition
 
 __all__ = ["main"]
 
@@ -256,11 +259,16 @@ async def template_sections_view(window: MainWindow, camera: Camera) -> None:
     editor.document.undo_stack.undo()
 
 
-async def run_views(window: MainWindow, camera: Camera) -> None:
-    """Test dialog, a finished test run (card open), the caller's view, history and export."""
+async def run_test_dialog(
+    window: MainWindow, camera: Camera | None = None
+) -> tuple[AgentDocument, ChatTab]:
+    """Run the richest tool with its example arguments from the test dialog (shot as
+    ``test-dialog.png`` by ``camera`` if given) and wait for the answer.
+
+    Returns:
+        The current document and the chat tab of the run.
+    """
     from app.chat import ChatTab
-    from app.export_dialog import ExportDialog
-    from app.history.view import HistoryView
     from app.test_run import TestToolDialog
     from mcp_export.session.events import FinalAnswer
 
@@ -271,11 +279,21 @@ async def run_views(window: MainWindow, camera: Camera) -> None:
     dialog = window.open_test_dialog(document, tool)
     assert isinstance(dialog, TestToolDialog)
     dialog.examples_button.click()
-    await camera.shoot(dialog, "test-dialog.png")
+    if camera is not None:
+        await camera.shoot(dialog, "test-dialog.png")
     dialog.run_button.click()
     tab = window.run_tabs()[-1]
     assert isinstance(tab, ChatTab)
     await wait_until(lambda: isinstance(tab.outcome, FinalAnswer), "the test run's answer", 60)
+    return document, tab
+
+
+async def run_views(window: MainWindow, camera: Camera) -> None:
+    """Test dialog, a finished test run (card open), the caller's view, history and export."""
+    from app.export_dialog import ExportDialog
+    from app.history.view import HistoryView
+
+    document, tab = await run_test_dialog(window, camera)
     for card in tab.transcript.tool_cards():
         card.set_expanded(True)
     await camera.shoot(window, "chat-tab.png")
@@ -469,22 +487,22 @@ def tests_panel_cases(arguments: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-async def tests_panel_view(window: MainWindow, camera: Camera) -> None:
-    """The tool editor's Tests section: three cases, the first selected, with their last results
-    on two models from a real run of them (recorded in the studio's history), at 1400×900 and
-    1024×700."""
+async def run_tests_panel_cases(
+    window: MainWindow, document: AgentDocument, tool: ToolDefinition
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Add :func:`tests_panel_cases` to ``tool`` and run them on the agent's model and the budget
+    model in a matrix tab (recorded in the studio's history), then close the tab.
+
+    Returns:
+        The cases and the models they ran on.
+    """
     from app.document.test_cases import add_test_case
     from app.test_cases.matrix_tab import MatrixTab
-    from app.tool_editor.editor import ToolEditor
     from schema_types.arguments import sample_arguments
     from schema_types.cases import TestCase
     from tests.fakes._script import text
     from tests.fakes.openai_server import FakeOpenAIServer
 
-    document = window.current_document()
-    assert document is not None
-    tool = document.agent.metadata.tool(RICHEST_TOOL)
-    assert tool is not None
     cases = tests_panel_cases(sample_arguments(tool.parameters))
     models = [document.agent.settings.model or "", BUDGET_MODEL]
     with FakeOpenAIServer(responder=lambda _body: text(BUDGET_ANSWER, chunks=6)) as server:
@@ -501,6 +519,20 @@ async def tests_panel_view(window: MainWindow, camera: Camera) -> None:
         assert isinstance(run, MatrixTab)
         await wait_until(lambda: run.last_end is not None and not run.busy, "the cases' run", 120)
         window.remove_run_tab(run)
+    return cases, models
+
+
+async def tests_panel_view(window: MainWindow, camera: Camera) -> None:
+    """The tool editor's Tests section: three cases, the first selected, with their last results
+    on two models from a real run of them (recorded in the studio's history), at 1400×900 and
+    1024×700."""
+    from app.tool_editor.editor import ToolEditor
+
+    document = window.current_document()
+    assert document is not None
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    cases, models = await run_tests_panel_cases(window, document, tool)
     tool = document.agent.metadata.tool(RICHEST_TOOL)
     assert tool is not None
     editor = window.open_tool_tab(document, tool)

@@ -23,55 +23,22 @@ FOLLOW_UP = "And what about Tokyo?"
 async def history_views(window: MainWindow, camera: Camera) -> None:
     """A test run by hand with a follow-up, 3 cases × 2 models run in a matrix tab, then History
     at both sizes: every run, and the runs that said "Tokyo"."""
-    from app.chat import ChatTab
-    from app.document.test_cases import add_test_case
     from app.history.view import HistoryView
     from app.screenshots import (
-        BUDGET_ANSWER,
-        BUDGET_MODEL,
         RICHEST_TOOL,
-        tests_panel_cases,
+        run_test_dialog,
+        run_tests_panel_cases,
         wait_until,
     )
-    from app.test_cases.matrix_tab import MatrixTab
-    from app.test_run import TestToolDialog
-    from mcp_export.session.events import FinalAnswer
-    from schema_types.arguments import sample_arguments
-    from schema_types.cases import TestCase
-    from tests.fakes._script import text
-    from tests.fakes.openai_server import FakeOpenAIServer
 
-    document = window.current_document()
-    assert document is not None
-    tool = document.agent.metadata.tool(RICHEST_TOOL)
-    assert tool is not None
-    dialog = window.open_test_dialog(document, tool)
-    assert isinstance(dialog, TestToolDialog)
-    dialog.examples_button.click()
-    dialog.run_button.click()
-    tab = window.run_tabs()[-1]
-    assert isinstance(tab, ChatTab)
-    await wait_until(lambda: isinstance(tab.outcome, FinalAnswer), "the test run's answer", 60)
+    document, tab = await run_test_dialog(window)
     await tab.send(FOLLOW_UP)
     await tab.aclose()
     window.remove_run_tab(tab)
 
-    cases = tests_panel_cases(sample_arguments(tool.parameters))
-    models = [document.agent.settings.model or "", BUDGET_MODEL]
-    with FakeOpenAIServer(responder=lambda _body: text(BUDGET_ANSWER, chunks=6)) as server:
-        with document.macro("Test cases for the screenshots"):
-            document.set_field(
-                ("providers", "vllm"),
-                {"VLLM_BASE_URL": server.base_url},
-                text="Add the budget model's endpoint",
-            )
-            for case in cases:
-                add_test_case(document, tool.name, TestCase.model_validate(case))
-        selection = [(tool.name, case["name"]) for case in cases]
-        run = window.open_matrix_tab(document, selection, models)
-        assert isinstance(run, MatrixTab)
-        await wait_until(lambda: run.last_end is not None and not run.busy, "the cases' run", 120)
-        window.remove_run_tab(run)
+    tool = document.agent.metadata.tool(RICHEST_TOOL)
+    assert tool is not None
+    cases, _models = await run_tests_panel_cases(window, document, tool)
     document.undo_stack.undo()
 
     history = window.open_history_tab(document)

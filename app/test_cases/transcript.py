@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QTextBrowser, QWidget
 
 from app.history.model import HistoryEntry
 from app.history.view import transcript_html
+from app.layouts import closable_column
 from app.test_cases.matrix_model import Cell
 from app.window.screen_fit import fit_to_screen
 
@@ -61,10 +62,6 @@ class TranscriptDialog(QDialog):
         self.browser.setAccessibleName("Transcript")
         self.browser.setOpenLinks(False)
         self.browser.setHtml(rich_text)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.browser, 1)
-        layout.addWidget(buttons)
+        closable_column(self, self.browser, stretch=self.browser)
         fit_to_screen(self, 720, 560)
         self.finished.connect(lambda _result: self.deleteLater())

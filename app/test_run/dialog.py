@@ -33,31 +33,30 @@ from PySide6.QtGui import QAction, QFont, QFontDatabase, QGuiApplication, QKeySe
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSplitter,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.document.agent_document import AgentDocument
 from app.document.test_cases import add_test_case, new_case
+from app.layouts import scroll_area
 from app.save_case_dialog import default_case_name
 from app.settings_store import SettingsStore
 from app.test_run.form import ArgumentsForm
 from app.test_run.memory import ArgumentMemory, SampleMemory, sample_values
-from app.tool_editor.preview import TemplatePreview
+from app.tool_editor.preview import TemplatePreview, placeholders_button, preview_column
+from app.tool_editor.sample_panel import heading
 from app.tool_editor.template_analysis import AnalysisRequest, TemplateAnalysis
 from app.window.screen_fit import fit_to_screen
 from schema_types.agent import ToolDefinition
 from schema_types.arguments import apply_defaults, sample_arguments, validate_arguments
 from schema_types.errors import ArgumentsError, Problem, SchemaDefinitionError
-from schema_types.template.engine import render
+from schema_types.tool_prompt import filled_prompt
 
 __all__ = ["TestRequest", "TestToolDialog", "mcp_call_text"]
 
@@ -98,15 +97,6 @@ class _Reading:
     problems: list[Problem]
     filled: dict[str, Any]
     """The arguments with defaults applied: what the template is filled from."""
-
-
-def _heading(text: str, buddy: QWidget) -> QLabel:
-    label = QLabel(text)
-    font = QFont(label.font())
-    font.setBold(True)
-    label.setFont(font)
-    label.setBuddy(buddy)
-    return label
 
 
 class TestToolDialog(QDialog):
@@ -164,10 +154,7 @@ class TestToolDialog(QDialog):
         description.setVisible(bool(tool.description))
 
         self.form = ArgumentsForm(tool.parameters)
-        scroll = QScrollArea()
-        scroll.setObjectName("formScroll")
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.form)
+        scroll = scroll_area(self.form, "formScroll")
         form_side = QWidget()
         form_layout = QVBoxLayout(form_side)
         form_layout.setContentsMargins(0, 0, 0, 0)
@@ -175,7 +162,7 @@ class TestToolDialog(QDialog):
         self.origin.setObjectName("testOrigin")
         self.origin.setWordWrap(True)
         self.origin.setVisible(False)
-        form_layout.addWidget(_heading("Arguments", scroll))
+        form_layout.addWidget(heading("Arguments", scroll))
         form_layout.addWidget(self.origin)
         form_layout.addWidget(scroll, 1)
 
@@ -190,25 +177,18 @@ class TestToolDialog(QDialog):
         self.preview.setToolTip(
             "The prompt a call with these arguments submits, filled by the server's renderer"
         )
-        self.placeholders_button = QToolButton()
-        self.placeholders_button.setObjectName("showPlaceholdersButton")
-        self.placeholders_button.setDefaultAction(self.preview.placeholders_action)
-        self.placeholders_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.placeholders_button = placeholders_button(self.preview)
         self.arguments_view = QPlainTextEdit()
         self.arguments_view.setObjectName("argumentsJson")
         self.arguments_view.setAccessibleName("Arguments sent")
         self.arguments_view.setReadOnly(True)
         self.arguments_view.setFont(mono)
         self.arguments_view.setToolTip("The arguments exactly as an MCP client would send them")
-        preview_side = QWidget()
-        preview_layout = QVBoxLayout(preview_side)
-        preview_layout.setContentsMargins(0, 0, 0, 0)
-        preview_heading = QHBoxLayout()
-        preview_heading.addWidget(_heading("Prompt preview", self.preview), 1)
-        preview_heading.addWidget(self.placeholders_button)
-        preview_layout.addLayout(preview_heading)
+        preview_side, preview_layout = preview_column(
+            "Prompt preview", self.preview, self.placeholders_button
+        )
         preview_layout.addWidget(self.preview, 3)
-        preview_layout.addWidget(_heading("Arguments sent", self.arguments_view))
+        preview_layout.addWidget(heading("Arguments sent", self.arguments_view))
         preview_layout.addWidget(self.arguments_view, 2)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -341,13 +321,7 @@ class TestToolDialog(QDialog):
         return _Reading(arguments, problems, apply_defaults(parameters, arguments))
 
     def _prompt(self, reading: _Reading) -> str:
-        return render(
-            self.tool.prompt,
-            reading.filled,
-            self.tool.parameters,
-            tool_name=self.tool.name,
-            tool_description=self.tool.description,
-        )
+        return filled_prompt(self.tool, reading.filled)
 
     def _show(self) -> _Reading:
         """Read the form and show what the arguments are, make and lack; return the reading."""

@@ -29,13 +29,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QScrollArea,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.layouts import scroll_area
 from app.test_run.form import ArgumentsForm
 from app.tool_editor.sample_panel import heading, show_as_error
 from schema_types.arguments import validate_arguments
@@ -87,10 +87,7 @@ class CaseArguments(QWidget):
         self._unshown: list[str] = []
 
         self.form = ArgumentsForm(parameters)
-        self.form_scroll = QScrollArea()
-        self.form_scroll.setObjectName("caseFormScroll")
-        self.form_scroll.setWidgetResizable(True)
-        self.form_scroll.setWidget(self.form)
+        self.form_scroll = scroll_area(self.form, "caseFormScroll")
         self.json_edit = QPlainTextEdit()
         self.json_edit.setObjectName("caseArgumentsJson")
         self.json_edit.setAccessibleName("Arguments as JSON")

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.document.agent_document import merge_id_for
 from app.document.test_cases import case_path, replace_test_case
 from app.document.tool_ref import ToolRef
+from app.layouts import scroll_area
 from app.tool_editor.case_arguments import CaseArguments
 from app.tool_editor.case_expectations import ExpectationsForm, ExpectField, problem_line
 from app.tool_editor.case_values import with_arguments, with_expectation, with_name
@@ -85,10 +85,7 @@ class CaseEditor(QWidget):
         name_label.setBuddy(self.name_edit)
         name_row.addWidget(name_label)
         name_row.addWidget(self.name_edit, 1)
-        scroll = QScrollArea()
-        scroll.setObjectName("expectationsScroll")
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.expectations)
+        scroll = scroll_area(self.expectations, "expectationsScroll")
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)

@@ -42,6 +42,7 @@ from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_import import ImportDialog, ImportedParameters
 from app.tool_editor.schema_json_view import SchemaJsonView
+from app.tool_editor.value_editors import reorderable
 from app.typed_delegate import KeepTypedDelegate
 from schema_types.schema.nodes import ArraySchema, ObjectSchema
 
@@ -75,13 +76,7 @@ class ParameterBuilder(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
-        self.tree.setDefaultDropAction(Qt.DropAction.MoveAction)
-        self.tree.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.SelectedClicked
-        )
+        reorderable(self.tree)
         header = self.tree.header()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)

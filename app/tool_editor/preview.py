@@ -35,12 +35,26 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.tool_editor.highlighter import HighlightStyle, OffsetMap, is_dark, style_colours
+from app.tool_editor.sample_panel import heading
 from schema_types.template.engine import Segment, SegmentKind, open_sections
 
-__all__ = ["PreviewSpan", "TemplatePreview", "segment_format"]
+__all__ = [
+    "PreviewSpan",
+    "TemplatePreview",
+    "placeholders_button",
+    "preview_column",
+    "segment_format",
+]
 
 _NO_PROBLEMS: Mapping[int, str] = {}
 
@@ -367,3 +381,27 @@ class TemplatePreview(QPlainTextEdit):
         if position < 0:
             return None
         return self.span_at(self.offsets.from_qt(position))
+
+
+def placeholders_button(preview: TemplatePreview) -> QToolButton:
+    """A text button that turns ``preview``'s "Show placeholders" on or off."""
+    button = QToolButton()
+    button.setObjectName("showPlaceholdersButton")
+    button.setDefaultAction(preview.placeholders_action)
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    return button
+
+
+def preview_column(
+    title: str, preview: TemplatePreview, button: QToolButton
+) -> tuple[QWidget, QVBoxLayout]:
+    """A column (no margins) headed by ``title`` (a heading for ``preview``) beside ``button``,
+    and its layout, for the owner to add ``preview`` and what goes with it to."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    header = QHBoxLayout()
+    header.addWidget(heading(title, preview), 1)
+    header.addWidget(button)
+    column.addLayout(header)
+    return box, column

@@ -43,7 +43,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -53,7 +52,7 @@ from app.document.tool_ref import ToolRef
 from app.find_bar import FindBar
 from app.tool_editor.diagnostics_view import DiagnosticsView
 from app.tool_editor.highlighter import OffsetMap
-from app.tool_editor.preview import TemplatePreview
+from app.tool_editor.preview import TemplatePreview, placeholders_button, preview_column
 from app.tool_editor.sample_panel import SampleValuesPanel, heading, show_as_error
 from app.tool_editor.sample_values import SampleStore
 from app.tool_editor.template_analysis import Analysis, AnalysisRequest, TemplateAnalysis
@@ -166,10 +165,7 @@ class TemplatePane(QWidget):
         # its two lines go to the sample values' rows (the pane is short at 1024x700).
         self.preview_note.setVisible(False)
         self.preview.setToolTip(_PREVIEW_NOTE)
-        self.placeholders_button = QToolButton()
-        self.placeholders_button.setObjectName("showPlaceholdersButton")
-        self.placeholders_button.setDefaultAction(self.preview.placeholders_action)
-        self.placeholders_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.placeholders_button = placeholders_button(self.preview)
         self.problems_title = heading("Problems", self.diagnostics)
         self.find_bar = FindBar(self.editor, self, edit_scope=self._replacing)
         self._build_rename_bar()
@@ -228,13 +224,9 @@ class TemplatePane(QWidget):
         editor_split.setStretchFactor(1, 1)
         left_layout.addWidget(editor_split, 1)
 
-        preview_box = QWidget()
-        preview_layout = QVBoxLayout(preview_box)
-        preview_layout.setContentsMargins(0, 0, 0, 0)
-        preview_header = QHBoxLayout()
-        preview_header.addWidget(heading("Preview", self.preview), 1)
-        preview_header.addWidget(self.placeholders_button)
-        preview_layout.addLayout(preview_header)
+        preview_box, preview_layout = preview_column(
+            "Preview", self.preview, self.placeholders_button
+        )
         preview_layout.addWidget(self.preview_note)
         preview_layout.addWidget(self.preview, 1)
         right = QSplitter(Qt.Orientation.Vertical)

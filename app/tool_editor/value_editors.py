@@ -36,7 +36,20 @@ __all__ = [
     "format_value",
     "loads_json",
     "parse_value",
+    "reorderable",
 ]
+
+
+def reorderable(view: QAbstractItemView) -> None:
+    """Let the rows of ``view`` be dragged to a new place among themselves, and edited in place
+    (double click, F2, or a click on the selected row)."""
+    view.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
+    view.setDefaultDropAction(Qt.DropAction.MoveAction)
+    view.setEditTriggers(
+        QAbstractItemView.EditTrigger.DoubleClicked
+        | QAbstractItemView.EditTrigger.EditKeyPressed
+        | QAbstractItemView.EditTrigger.SelectedClicked
+    )
 
 
 class _NotFinite(ValueError):
@@ -188,13 +201,7 @@ class ValueListEditor(QWidget):
         self.list = QListWidget()
         self.list.setObjectName(f"{what}List")
         self.list.setAccessibleName(what)
-        self.list.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
-        self.list.setDefaultDropAction(Qt.DropAction.MoveAction)
-        self.list.setEditTriggers(
-            QAbstractItemView.EditTrigger.DoubleClicked
-            | QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.SelectedClicked
-        )
+        reorderable(self.list)
         self.list.setMaximumHeight(self.list.fontMetrics().height() * 6 + 10)
         self.add_button = self._button("add", f"Add a value to {what}")
         self.remove_button = self._button("delete", "Remove the selected value")

@@ -6,22 +6,23 @@ window can take them as replaceable callables (tests pass their own answers inst
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDialog,
-    QDialogButtonBox,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.document.agent_document import AgentDocument
 from app.document.recovery import RecoveryEntry
 from app.errors import Report
+from app.layouts import closable_column
 from app.window.screen_fit import fit_to_screen
 
 __all__ = [
@@ -54,12 +55,7 @@ class TextDialog(QDialog):
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(label)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(buttons)
+        closable_column(self, label, self.text, stretch=self.text)
 
 
 def ask_save_changes(parent: QWidget | None, document: AgentDocument) -> SaveAnswer:
@@ -103,10 +99,35 @@ def disk_diff(document: AgentDocument) -> str:
     return text or "No differences in content."
 
 
-def ask_disk_conflict(parent: QWidget | None, document: AgentDocument) -> ConflictAnswer:
-    """The file changed on disk since it was opened: reload it, keep mine, or compare first."""
+_Answer = TypeVar("_Answer", bound=str)
+_Buttons = tuple[QAbstractButton, list[tuple[QAbstractButton, _Answer]]]
+
+
+def _ask_with_diff(
+    parent: QWidget | None,
+    build: Callable[[QMessageBox], _Buttons[_Answer]],
+    diff: tuple[str, str, Callable[[], str]],
+    otherwise: _Answer,
+) -> _Answer:
+    """Ask a question until it is answered. ``build`` fills a new message box and gives its
+    show-diff button and its answers by button; the show-diff button shows ``diff`` (the
+    dialog's title, its message, the diff) in a :class:`TextDialog` and asks again, another
+    button gives its answer, or ``otherwise``."""
+    title, message, text = diff
     while True:
         box = QMessageBox(parent)
+        show, answers = build(box)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is not show:
+            return next((answer for button, answer in answers if clicked is button), otherwise)
+        TextDialog(title, message, text(), parent).exec()
+
+
+def ask_disk_conflict(parent: QWidget | None, document: AgentDocument) -> ConflictAnswer:
+    """The file changed on disk since it was opened: reload it, keep mine, or compare first."""
+
+    def build(box: QMessageBox) -> _Buttons[ConflictAnswer]:
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("File changed on disk")
         box.setText(
@@ -121,27 +142,16 @@ def ask_disk_conflict(parent: QWidget | None, document: AgentDocument) -> Confli
         compare = box.addButton("&Compare…", QMessageBox.ButtonRole.ActionRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(keep)
-        box.exec()
-        clicked = box.clickedButton()
-        if clicked is compare:
-            TextDialog(
-                "Compare",
-                "Changes from the file on disk to your version:",
-                disk_diff(document),
-                parent,
-            ).exec()
-            continue
-        if clicked is reload:
-            return "reload"
-        if clicked is keep:
-            return "overwrite"
-        return "cancel"
+        return compare, [(reload, "reload"), (keep, "overwrite")]
+
+    mine = "Changes from the file on disk to your version:"
+    return _ask_with_diff(parent, build, ("Compare", mine, lambda: disk_diff(document)), "cancel")
 
 
 def ask_recovery(parent: QWidget | None, entry: RecoveryEntry) -> RecoveryAnswer:
     """A recovery copy was left by a crash: restore it, discard it, or look at the diff."""
-    while True:
-        box = QMessageBox(parent)
+
+    def build(box: QMessageBox) -> _Buttons[RecoveryAnswer]:
         box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle("Recover unsaved changes")
         box.setText("The studio stopped with unsaved changes.")
@@ -151,21 +161,10 @@ def ask_recovery(parent: QWidget | None, entry: RecoveryEntry) -> RecoveryAnswer
         show = box.addButton("Show &diff…", QMessageBox.ButtonRole.ActionRole)
         box.addButton("&Later", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(restore)
-        box.exec()
-        clicked = box.clickedButton()
-        if clicked is show:
-            TextDialog(
-                "Recovery copy",
-                "Changes from the file on disk to the recovery copy:",
-                entry.diff(),
-                parent,
-            ).exec()
-            continue
-        if clicked is restore:
-            return "restore"
-        if clicked is discard:
-            return "discard"
-        return "later"
+        return show, [(restore, "restore"), (discard, "discard")]
+
+    copy = "Changes from the file on disk to the recovery copy:"
+    return _ask_with_diff(parent, build, ("Recovery copy", copy, entry.diff), "later")
 
 
 def show_report_details(parent: QWidget | None, report: Report) -> TextDialog:

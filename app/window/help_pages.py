@@ -25,14 +25,13 @@ from PySide6.QtCore import qVersion
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
-    QDialogButtonBox,
     QMessageBox,
     QTextBrowser,
-    QVBoxLayout,
     QWidget,
 )
 
 from app.icons import app_icon
+from app.layouts import closable_column
 from app.window.screen_fit import fit_to_screen
 
 __all__ = [
@@ -103,11 +102,7 @@ class GettingStartedDialog(QDialog):
         self.browser.setObjectName("gettingStartedText")
         self.browser.setOpenExternalLinks(True)
         self.browser.setHtml(getting_started_html(steps))
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.browser, 1)
-        layout.addWidget(buttons)
+        closable_column(self, self.browser, stretch=self.browser)
         fit_to_screen(self, 560, 460)
 
 

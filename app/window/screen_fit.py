@@ -14,6 +14,8 @@ from PySide6.QtCore import QEvent, QObject, QRect, QSize
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
+from app.layouts import scroll_area
+
 __all__ = ["available_area", "fit_to_screen", "keep_on_screen", "scrolling"]
 
 
@@ -78,8 +80,6 @@ def keep_on_screen(widget: QWidget) -> None:
 def scrolling(content: QWidget) -> QScrollArea:
     """``content`` in a frameless scroll area that gives it all the room there is, and scroll
     bars only when there is less room than its minimum size."""
-    area = QScrollArea()
+    area = scroll_area(content)
     area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidgetResizable(True)
-    area.setWidget(content)
     return area

@@ -21,17 +21,16 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
-    QDialogButtonBox,
     QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
     QTreeWidget,
     QTreeWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
+from app.layouts import closable_column
 from app.window.edit_menu import EDITORS, PLAIN_LABEL_PROPERTY, SCOPE_PROPERTY
 from app.window.screen_fit import fit_to_screen
 
@@ -219,13 +218,7 @@ class ShortcutsDialog(QDialog):
         self.note.setObjectName("sharedKeys")
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.PlainText)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.search_edit)
-        layout.addWidget(self.tree, 1)
-        layout.addWidget(self.note)
-        layout.addWidget(buttons)
+        closable_column(self, self.search_edit, self.tree, self.note, stretch=self.tree)
         self.search_edit.textChanged.connect(self.set_filter)
         fit_to_screen(self, 640, 620)
 

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from mcp_export.server.tools import ServedTool
-from schema_types.template.engine import render
+from schema_types.tool_prompt import filled_prompt
 
 __all__ = ["INLINE_PROMPT_CHARS", "fill_prompt"]
 
@@ -28,17 +28,10 @@ async def fill_prompt(tool: ServedTool, arguments: Mapping[str, Any]) -> str:
     """The prompt ``tool`` submits for ``arguments`` (already validated).
 
     Returns:
-        The filled template, as :func:`schema_types.template.engine.render` gives it.
+        The filled template, as :func:`schema_types.tool_prompt.filled_prompt` gives it.
     """
     definition = tool.definition
-    fill = partial(
-        render,
-        definition.prompt,
-        arguments,
-        definition.parameters,
-        tool_name=definition.name,
-        tool_description=definition.description,
-    )
+    fill = partial(filled_prompt, definition, arguments)
     if len(definition.prompt) <= INLINE_PROMPT_CHARS:
         return fill()
     return await anyio.to_thread.run_sync(fill)

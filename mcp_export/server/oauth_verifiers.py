@@ -44,6 +44,7 @@ __all__ = [
     "ALGORITHMS",
     "IntrospectionVerifier",
     "JwtVerifier",
+    "TrustedIssuer",
     "open_verifier",
 ]
 
@@ -152,43 +153,58 @@ def _signing_keys(published: object) -> dict[str, _SigningKey]:
     return keys
 
 
-class JwtVerifier(TokenVerifier):
-    """Accepts JWT access tokens signed by a key of the issuer's key set (JWKS).
+@dataclass(frozen=True)
+class TrustedIssuer:
+    """The authorization server a verifier trusts, for which resource, and how it is asked.
 
-    Args:
-        issuer: the ``iss`` every token must carry.
+    Attributes:
+        issuer: the issuer whose tokens are accepted (the ``iss`` they carry).
         resource: the audience every token must name (``aud``, a string or a list).
-        jwks_uri: where the issuer publishes its public keys.
-        http: the client that fetches them (owned by the caller).
+        http: the client that asks the issuer (owned by the caller).
         leeway: seconds of clock difference tolerated.
-        timeout: seconds one fetch of the key set may take as a whole.
+        timeout: seconds one question to the issuer may take as a whole.
     """
 
-    def __init__(
-        self,
-        issuer: str,
-        resource: str,
-        jwks_uri: str,
-        http: httpx2.AsyncClient,
-        *,
-        leeway: float = 5.0,
-        timeout: float = ISSUER_TIMEOUT,
-    ) -> None:
-        self._issuer = issuer
-        self._resource = resource
-        self._audiences = sorted({resource, resource.rstrip("/"), resource.rstrip("/") + "/"})
-        self._jwks_uri = jwks_uri
-        self._http = http
-        self._leeway = leeway
-        self._timeout = timeout
-        self._keys: dict[str, _SigningKey] = {}
-        self._refetched_at = float("-inf")
-        self._lock = anyio.Lock()
+    issuer: str
+    resource: str
+    http: httpx2.AsyncClient
+    leeway: float = 5.0
+    timeout: float = ISSUER_TIMEOUT
+
+
+class _IssuerVerifier(TokenVerifier):
+    """What both verifiers hold: the trusted issuer's settings."""
+
+    def __init__(self, trusted: TrustedIssuer) -> None:
+        self._issuer = trusted.issuer
+        self._resource = trusted.resource
+        self._http = trusted.http
+        self._leeway = trusted.leeway
+        self._timeout = trusted.timeout
 
     @property
     def issuer(self) -> str:
         """The issuer whose tokens this verifier accepts."""
         return self._issuer
+
+
+class JwtVerifier(_IssuerVerifier):
+    """Accepts JWT access tokens signed by a key of the issuer's key set (JWKS).
+
+    Args:
+        trusted: the issuer (the ``iss`` every token must carry), the audience, the client that
+            fetches the keys, the clock leeway, and the time one fetch of the key set may take.
+        jwks_uri: where the issuer publishes its public keys.
+    """
+
+    def __init__(self, trusted: TrustedIssuer, jwks_uri: str) -> None:
+        super().__init__(trusted)
+        resource = trusted.resource
+        self._audiences = sorted({resource, resource.rstrip("/"), resource.rstrip("/") + "/"})
+        self._jwks_uri = jwks_uri
+        self._keys: dict[str, _SigningKey] = {}
+        self._refetched_at = float("-inf")
+        self._lock = anyio.Lock()
 
     async def load_keys(self) -> None:
         """Fetch the key set now.
@@ -275,44 +291,24 @@ class JwtVerifier(TokenVerifier):
         return _access_token(token, claims, self._resource, self._leeway)
 
 
-class IntrospectionVerifier(TokenVerifier):
+class IntrospectionVerifier(_IssuerVerifier):
     """Asks the issuer's introspection endpoint (RFC 7662) whether a token is active.
 
     Args:
-        issuer: the issuer (checked against the answer's ``iss`` when it has one).
-        resource: the audience the answer must name in ``aud``.
+        trusted: the issuer (checked against the answer's ``iss`` when it has one), the audience
+            the answer must name in ``aud``, the client that asks, the clock leeway on ``exp``,
+            and the time one question to the endpoint may take.
         endpoint: the introspection endpoint.
         client_id: this server's client id at the issuer.
         client_secret: its secret (sent with HTTP Basic authentication).
-        http: the client that asks (owned by the caller).
-        leeway: seconds of clock difference tolerated on ``exp``.
-        timeout: seconds one question to the endpoint may take as a whole.
     """
 
     def __init__(
-        self,
-        issuer: str,
-        resource: str,
-        endpoint: str,
-        client_id: str,
-        client_secret: str,
-        http: httpx2.AsyncClient,
-        *,
-        leeway: float = 5.0,
-        timeout: float = ISSUER_TIMEOUT,
+        self, trusted: TrustedIssuer, endpoint: str, client_id: str, client_secret: str
     ) -> None:
-        self._issuer = issuer
-        self._resource = resource
+        super().__init__(trusted)
         self._endpoint = endpoint
-        self._timeout = timeout
         self._auth = httpx2.BasicAuth(client_id, client_secret)
-        self._http = http
-        self._leeway = leeway
-
-    @property
-    def issuer(self) -> str:
-        """The issuer whose tokens this verifier accepts."""
-        return self._issuer
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's grant when the issuer says it is active here, else None (401)."""
@@ -380,6 +376,7 @@ async def open_verifier(
     """
     metadata = await discover(settings.issuer, http, deadline=settings.timeout)
     issuer = str(metadata["issuer"])
+    trusted = TrustedIssuer(issuer, resource, http, settings.leeway, settings.timeout)
     if settings.introspect:
         endpoint = metadata.get("introspection_endpoint")
         if not endpoint:
@@ -393,14 +390,7 @@ async def open_verifier(
                 f"and the secret in the {CLIENT_SECRET_ENV} environment variable"
             )
         return IntrospectionVerifier(
-            issuer,
-            resource,
-            str(endpoint),
-            settings.client_id,
-            settings.client_secret,
-            http,
-            leeway=settings.leeway,
-            timeout=settings.timeout,
+            trusted, str(endpoint), settings.client_id, settings.client_secret
         )
     jwks_uri = metadata.get("jwks_uri")
     if not jwks_uri:
@@ -408,8 +398,6 @@ async def open_verifier(
             f"--oauth-issuer {issuer}: its metadata has no jwks_uri to check JWT signatures "
             "with; use --oauth-introspect with this server's client credentials instead"
         )
-    verifier = JwtVerifier(
-        issuer, resource, str(jwks_uri), http, leeway=settings.leeway, timeout=settings.timeout
-    )
+    verifier = JwtVerifier(trusted, str(jwks_uri))
     await verifier.load_keys()
     return verifier

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from schema_types.schema._refs import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+
 __all__ = ["META_KEYWORDS", "VALUE_KEYWORDS", "key_sound", "proves_sound"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
@@ -52,25 +54,12 @@ _COUNTS = frozenset(
     )
 )
 _BOOLEANS = frozenset(("uniqueItems", "deprecated", "readOnly", "writeOnly"))
-_ONE_SCHEMA = frozenset(
-    (
-        "items",
-        "additionalProperties",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    )
-)
-_SCHEMA_MAPS = frozenset(
-    ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-)
-_SCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
+# The sub-schema keywords the reference walk follows, less additionalItems (not a 2020-12
+# keyword, so the meta-schema asks nothing of it), plus contentSchema (a schema, but only an
+# annotation: the walk does not follow it).
+_ONE_SCHEMA = (frozenset(ONE_SCHEMA) - {"additionalItems"}) | {"contentSchema"}
+_SCHEMA_MAPS = frozenset(SCHEMA_MAPS)
+_SCHEMA_LISTS = frozenset(SCHEMA_LISTS)
 _ANY_VALUE = frozenset(("default", "const"))
 # Constrained by the meta-schema, and left to it: rare in tool parameters.
 _LEFT_TO_JSONSCHEMA = frozenset(
@@ -149,29 +138,19 @@ _FOR_ARRAYS = frozenset(
 _FOR_NUMBERS = frozenset(_NUMBERS)
 _FOR_STRINGS = frozenset(("minLength", "maxLength", "pattern"))
 # Proven here for a value only where they do not apply to it; elsewhere jsonschema decides.
-_UNPROVEN = frozenset(
-    (
-        "$ref",
-        "$dynamicRef",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "multipleOf",
-        "format",
-        "$id",
-        "$schema",
-        "$anchor",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "dependencies",
-        "$recursiveRef",
-        "$recursiveAnchor",
-    )
-)
+_UNPROVEN = _LEFT_TO_JSONSCHEMA | {
+    "$ref",
+    "$dynamicRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "multipleOf",
+    "format",
+}
 VALUE_KEYWORDS = (
     _ANNOTATIONS | _FOR_OBJECTS | _FOR_ARRAYS | _FOR_NUMBERS | _FOR_STRINGS | _UNPROVEN
 ) | {"type", "enum", "const"}

@@ -69,6 +69,18 @@ class _FieldValues(dict[str, Any]):
     """Keyword values already renamed to field names (see ``_TypedNode._from_json_keys``)."""
 
 
+def _unconverted_json(data: Any, info: ValidationInfo) -> Mapping[str, Any] | None:
+    """``data`` when it is a JSON object read from JSON whose keys are still keywords, else None.
+
+    Pydantic may run a node's wrap validator twice on one input (a union of models referencing
+    each other); keys already converted (:class:`_FieldValues`) must not be converted again.
+    """
+    json_input = bool(info.context and info.context.get(_FROM_JSON))
+    if json_input and isinstance(data, Mapping) and not isinstance(data, _FieldValues):
+        return data
+    return None
+
+
 class _TypedNode(BaseModel):
     """Keywords every typed node has; subclasses add a ``type`` literal and their own keywords."""
 
@@ -92,10 +104,7 @@ class _TypedNode(BaseModel):
     def _from_json_keys(
         cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
     ) -> Self:
-        json_input = bool(info.context and info.context.get(_FROM_JSON))
-        # Pydantic may run this wrapper twice on one input (a union of models referencing each
-        # other); keys already converted must not be converted again.
-        if not (json_input and isinstance(data, Mapping)) or isinstance(data, _FieldValues):
+        if _unconverted_json(data, info) is None:
             return handler(data)
         by_alias = {f.alias or name: name for name, f in cls.model_fields.items()}
         by_alias.pop("extras")  # "extras" in a schema is just another unknown keyword
@@ -212,10 +221,8 @@ class RawSchema(BaseModel):
     def _wrap_json(
         cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
     ) -> Self:
-        json_input = bool(info.context and info.context.get(_FROM_JSON))
-        if json_input and isinstance(data, Mapping) and not isinstance(data, _FieldValues):
-            data = _FieldValues(data=dict(data))
-        return handler(data)
+        found = _unconverted_json(data, info)
+        return handler(data if found is None else _FieldValues(data=dict(found)))
 
     @model_serializer
     def _dump(self) -> dict[str, Any]:
