@@ -3,7 +3,7 @@ history with a matrix run of test cases and one test run by hand that a follow-u
 1024×700 and 1400×900, listed whole and filtered by a word said only in the follow-up.
 
 The test run and the matrix run are real runs in the studio (the local scripted models of
-``app/screenshots.py``), recorded in the studio's history as they always are.
+``app/screenshot_kit.py``), recorded in the studio's history as they always are.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.screenshots import Camera
+    from app.screenshot_kit import Camera
     from app.window.main_window import MainWindow
 
 __all__ = ["FOLLOW_UP", "history_views"]
@@ -24,7 +24,7 @@ async def history_views(window: MainWindow, camera: Camera) -> None:
     """A test run by hand with a follow-up, 3 cases × 2 models run in a matrix tab, then History
     at both sizes: every run, and the runs that said "Tokyo"."""
     from app.history.view import HistoryView
-    from app.screenshots import (
+    from app.screenshot_kit import (
         RICHEST_TOOL,
         run_test_dialog,
         run_tests_panel_cases,
