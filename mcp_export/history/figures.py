@@ -26,10 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from mcp_export.history.schema import StoredMessage
+from typing import Any, Protocol
 
 __all__ = [
     "ANSWER_TIME",
@@ -115,7 +112,26 @@ def format_duration(ms: float | None) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
-def answers(messages: Sequence[StoredMessage]) -> dict[int, Figures]:
+class _Message(Protocol):
+    """What the figures read of a stored message (``history.schema.StoredMessage``)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def tool_calls(self) -> Any: ...
+    @property
+    def tokens_in(self) -> int | None: ...
+    @property
+    def tokens_out(self) -> int | None: ...
+    @property
+    def answer_ms(self) -> float | None: ...
+
+
+def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
     """The figures of each answer of a conversation, by the id of the message that ended it.
 
     Args:
@@ -136,7 +152,7 @@ def answers(messages: Sequence[StoredMessage]) -> dict[int, Figures]:
     return found
 
 
-def _ends_an_answer(message: StoredMessage) -> bool:
+def _ends_an_answer(message: _Message) -> bool:
     """Whether ``message`` ended its answer: the model's answer, or the failure of the turn.
 
     The same rule as the ``answer_ended`` triggers of :func:`triggers`.
