@@ -48,7 +48,7 @@ def test_a_huge_prompt_is_analysed_while_the_window_keeps_turning(qtbot: QtBot) 
 
     assert pane.error_count() == 2 * PAIRS
     assert pane.preview.text() == PROMPT  # unpaired tags render as written
-    assert len(gaps) >= 3
+    assert gaps  # the timer ticked while the engine worked (how often depends on the machine)
     assert max(gaps) < GAP_LIMIT, f"the GUI thread stood still {max(gaps) * 1000:.0f} ms"
 
 
