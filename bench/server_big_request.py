@@ -24,13 +24,18 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.fakes._script import text  # noqa: E402
-from tests.fakes.mcp_clients import book_tool, write_agent  # noqa: E402
+from tests.fakes.mcp_clients import (  # noqa: E402
+    book_tool,
+    initialize_request,
+    read_answers,
+    write_agent,
+)
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
 PARAMETERS = {
@@ -45,21 +50,7 @@ CASES: dict[str, dict[str, Any]] = {
     "20 MB string": {"destination": "x" * 20_000_000},
     "300 000 strings": {"destination": "Oslo", "stops": ["CPH"] * 300_000},
 }
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
-
-
-def _read(stdout: IO[bytes], arrived: dict[Any, float]) -> None:
-    for line in stdout:
-        arrived[json.loads(line).get("id")] = time.monotonic()
+INIT = initialize_request("bench")
 
 
 def _wait(arrived: dict[Any, float], key: Any) -> float:
@@ -84,7 +75,7 @@ def _round(
     )
     assert process.stdin is not None and process.stdout is not None
     arrived: dict[Any, float] = {}
-    threading.Thread(target=_read, args=(process.stdout, arrived), daemon=True).start()
+    threading.Thread(target=read_answers, args=(process.stdout, arrived), daemon=True).start()
     try:
         process.stdin.write(json.dumps(INIT).encode() + b"\n")
         process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')

@@ -7,15 +7,19 @@
   by a function of the request, and every request is kept for assertions.
 - ``ProgressLog``: a ``progress_callback`` that keeps what it received.
 - ``serve_command``: the argv that launches ``python -m mcp_export serve`` in a subprocess.
+- ``initialize_request`` / ``read_answers``: the raw JSON-RPC ``initialize`` a client writes to a
+  served process's stdin, and a reader that notes when each answer arrives on its stdout.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import mcp_types as types
 import yaml
@@ -27,6 +31,8 @@ __all__ = [
     "ProgressLog",
     "ScriptedSampling",
     "book_tool",
+    "initialize_request",
+    "read_answers",
     "sampled_text",
     "sampled_tool_use",
     "serve_command",
@@ -223,3 +229,23 @@ def serve_params(*args: str, env: Mapping[str, str] | None = None) -> StdioServe
     return StdioServerParameters(
         command=command[0], args=command[1:], cwd=str(REPO), env=dict(env) if env else None
     )
+
+
+def initialize_request(client_name: str) -> dict[str, Any]:
+    """The raw JSON-RPC ``initialize`` (id 1, protocol 2025-11-25) from a client named so."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "1"},
+        },
+    }
+
+
+def read_answers(stdout: IO[bytes], arrived: dict[Any, float]) -> None:
+    """Note in ``arrived`` the monotonic time each answer (by id) is read from ``stdout``."""
+    for line in stdout:
+        arrived[json.loads(line).get("id")] = time.monotonic()
