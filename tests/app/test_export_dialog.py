@@ -450,17 +450,6 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     assert SECRET not in _shown(dialog)
 
 
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """A machine without a keyring backend: keyring's own ``fail`` backend, as it picks there."""
-    from keyring.backends import fail
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-
-
 def _visible_text(widget: QWidget) -> str:
     return "\n".join(label.text() for label in widget.findChildren(QLabel) if label.isVisible())
 
