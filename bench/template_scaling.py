@@ -22,26 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from _proc import wall  # noqa: E402
+
 METAAGENT = Path(sys.executable).with_name("metaagent")
 TRAVEL = REPO / "resources" / "examples" / "travel-desk.agent.yaml"
 PATTERNS = 50_000
-
-
-def _wall(command: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{command} failed: {done.stderr.strip()[:500]}")
-    return elapsed
 
 
 def _write(path: Path, tool: dict[str, Any]) -> Path:
@@ -115,11 +108,11 @@ def main() -> int:
         sizes["validate patterns"] = patterns.stat().st_size
         commands["validate patterns"] = [*cli, "validate", str(patterns)]
         for command in commands.values():  # warm the file cache and the .pyc files
-            _wall(command)
+            wall(command, 600)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, command in commands.items():
-                times[name].append(_wall(command))
+                times[name].append(wall(command, 600))
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"spawn → exit, {args.rounds} rounds interleaved; N = section-tag pairs")
     print(f"{'':22}{'file':>9}{'median':>10}{'min':>9}{'max':>9}{'per pair':>10}")
