@@ -20,44 +20,27 @@ doubling of N.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from _proc import wall  # noqa: E402
+
+from tests.fakes.hostile_agent import plan_tool, write_json_agent  # noqa: E402
 
 METAAGENT = Path(sys.executable).with_name("metaagent")
 TRAVEL = REPO / "resources" / "examples" / "travel-desk.agent.yaml"
 PATTERNS = 50_000
 
 
-def _write(path: Path, tool: dict[str, Any]) -> Path:
-    data = {
-        "metadata": {"name": "Hostile", "version": "1.0.0", "tools": [tool]},
-        "settings": {"model": "openai:gpt-4.1-mini"},
-    }
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
 def _sections(folder: Path, pairs: int) -> Path:
-    tool = {
-        "name": "plan",
-        "description": "Plans a trip.",
-        "parameters": {
-            "type": "object",
-            "properties": {"destination": {"type": "string"}, "x": {}, "y": {}},
-            "required": ["destination"],
-        },
-        "prompt": "{?x}" * pairs + "{/y}" * pairs + "\nTo {destination}.",
-    }
-    return _write(folder / f"sections-{pairs}.agent.json", tool)
+    prompt = "{?x}" * pairs + "{/y}" * pairs + "\nTo {destination}."
+    return write_json_agent(folder / f"sections-{pairs}.agent.json", plan_tool(prompt))
 
 
 def _patterns(folder: Path) -> Path:
@@ -78,7 +61,7 @@ def _patterns(folder: Path) -> Path:
             }
         ],
     }
-    return _write(folder / "patterns.agent.json", tool)
+    return write_json_agent(folder / "patterns.agent.json", tool)
 
 
 def main() -> int:
