@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,9 @@ import pytest
 from tests.fakes._script import text
 from tests.fakes.mcp_clients import (
     book_tool,
-    initialize_request,
-    read_answers,
     serve_command,
+    start_raw_session,
+    tool_call_request,
     write_agent,
 )
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -35,7 +34,6 @@ PARAMETERS = {
     },
     "required": ["destination"],
 }
-INIT = initialize_request("big")
 
 
 def _wait_for(arrived: dict[Any, float], key: Any, seconds: float) -> float:
@@ -69,19 +67,10 @@ def test_a_ping_right_after_a_big_call_is_answered_at_once(
             env=env,
         )
         assert process.stdin is not None and process.stdout is not None
-        arrived: dict[Any, float] = {}
-        threading.Thread(target=read_answers, args=(process.stdout, arrived), daemon=True).start()
         try:
-            process.stdin.write(json.dumps(INIT).encode() + b"\n")
-            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-            process.stdin.flush()
+            arrived = start_raw_session(process, "big")
             _wait_for(arrived, 1, 60)
-            call = {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "book_flight", "arguments": arguments},
-            }
+            call = tool_call_request(2, "book_flight", arguments)
             process.stdin.write(json.dumps(call).encode() + b"\n")
             process.stdin.flush()
             written = time.monotonic()
