@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.fakes.processes import stop_process
+
 __all__ = ["balancer"]
 
 _CONFIG = """\
@@ -89,9 +91,4 @@ def balancer(upstreams: list[str]) -> Iterator[tuple[str, int]]:
                 time.sleep(0.05)
             yield f"http://127.0.0.1:{port}", process.pid
         finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+            stop_process(process)

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from tests.fakes.processes import stop_process
+
 __all__ = ["http_process"]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,9 +61,4 @@ def http_process(
             sys.stderr.writelines(tail)
             raise
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process)

@@ -8,10 +8,10 @@ comparison was, which a ratio of two medians alone does not.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["RatioSpread", "paired_ratios"]
+__all__ = ["RatioSpread", "alternated", "paired_ratios"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +46,17 @@ def paired_ratios(ours: Sequence[float], baseline: Sequence[float]) -> RatioSpre
     else:
         low, _, high = statistics.quantiles(ratios, n=4, method="inclusive")
     return RatioSpread(statistics.median(ratios), low, high, ratios[0], ratios[-1])
+
+
+async def alternated(
+    rep: int, baseline: Callable[[], Awaitable[float]], ours: Callable[[], Awaitable[float]]
+) -> tuple[float, float]:
+    """One pair of samples, ``(baseline, ours)``, taken back to back: the baseline first on even
+    repetitions, ours first on odd ones, so neither always runs on the other's heels."""
+    if rep % 2 == 0:
+        base = await baseline()
+        mine = await ours()
+    else:
+        mine = await ours()
+        base = await baseline()
+    return base, mine

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ __all__ = [
     "raise_file_limit",
     "sampled",
     "thread_seconds",
+    "wall",
 ]
 
 PERF_RATE = 999
@@ -110,3 +112,13 @@ async def sampled(pid: int, prefix: Path, rate: int = 500) -> AsyncIterator[None
         for recorder in recorders:
             recorder.send_signal(signal.SIGINT)
             await recorder.wait()
+
+
+def wall(command: list[str], timeout: float) -> float:
+    """The wall time of running ``command`` to its end; a failed run raises with its stderr."""
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{command} failed: {done.stderr.strip()[:500]}")
+    return elapsed

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
+from _paired import alternated  # noqa: E402
 from _proc import children, cpu_seconds  # noqa: E402
 from server_call_overhead import write_agent  # noqa: E402
 
@@ -103,12 +105,9 @@ async def _measure(
         for store in ("sqlite", "postgresql"):
             base, ours = served[f"baseline/{store}"], served[f"this/{store}"]
             for rep in range(reps):
-                if rep % 2 == 0:
-                    base_s = await _block(base, turns)
-                    ours_s = await _block(ours, turns)
-                else:
-                    ours_s = await _block(ours, turns)
-                    base_s = await _block(base, turns)
+                base_s, ours_s = await alternated(
+                    rep, partial(_block, base, turns), partial(_block, ours, turns)
+                )
                 ratios.setdefault(store, []).append(ours_s / base_s)
         return served, ratios
 

@@ -21,16 +21,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.fakes._script import text  # noqa: E402
-from tests.fakes.mcp_clients import book_tool, write_agent  # noqa: E402
+from tests.fakes.mcp_clients import (  # noqa: E402
+    book_tool,
+    start_raw_session,
+    tool_call_request,
+    write_agent,
+)
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
 PARAMETERS = {
@@ -45,21 +49,6 @@ CASES: dict[str, dict[str, Any]] = {
     "20 MB string": {"destination": "x" * 20_000_000},
     "300 000 strings": {"destination": "Oslo", "stops": ["CPH"] * 300_000},
 }
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
-
-
-def _read(stdout: IO[bytes], arrived: dict[Any, float]) -> None:
-    for line in stdout:
-        arrived[json.loads(line).get("id")] = time.monotonic()
 
 
 def _wait(arrived: dict[Any, float], key: Any) -> float:
@@ -83,19 +72,10 @@ def _round(
         env=env,
     )
     assert process.stdin is not None and process.stdout is not None
-    arrived: dict[Any, float] = {}
-    threading.Thread(target=_read, args=(process.stdout, arrived), daemon=True).start()
     try:
-        process.stdin.write(json.dumps(INIT).encode() + b"\n")
-        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        process.stdin.flush()
+        arrived = start_raw_session(process, "bench")
         _wait(arrived, 1)
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "book_flight", "arguments": arguments},
-        }
+        call = tool_call_request(2, "book_flight", arguments)
         process.stdin.write(json.dumps(call).encode() + b"\n")
         process.stdin.flush()
         called = time.monotonic()

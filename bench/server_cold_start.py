@@ -41,19 +41,12 @@ from _paired import paired_ratios  # noqa: E402
 from _proc import cpu_seconds  # noqa: E402
 from _small_tools import write_small_agent  # noqa: E402
 
+from tests.fakes.mcp_clients import initialize_request  # noqa: E402
+
 GOAL = 1.2
 
 _MESSAGES = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "cold-start-bench", "version": "1"},
-        },
-    },
+    initialize_request("cold-start-bench"),
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]

@@ -31,6 +31,7 @@ import statistics
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
+from _paired import alternated  # noqa: E402
 from _proc import children, cpu_seconds, raise_file_limit  # noqa: E402
 from server_call_overhead import serve_params, write_agent  # noqa: E402
 
@@ -100,12 +102,9 @@ async def _measure(
         sqlite, postgres = served["sqlite"], served["postgresql"]
         for size in sizes:
             for rep in range(reps):
-                if rep % 2 == 0:
-                    base = await block(sqlite, size)
-                    shared = await block(postgres, size)
-                else:
-                    shared = await block(postgres, size)
-                    base = await block(sqlite, size)
+                base, shared = await alternated(
+                    rep, partial(block, sqlite, size), partial(block, postgres, size)
+                )
                 ratios.setdefault(size, []).append(shared / base)
         return sqlite, postgres, ratios
 

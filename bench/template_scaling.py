@@ -20,51 +20,27 @@ doubling of N.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from _proc import wall  # noqa: E402
+
+from tests.fakes.hostile_agent import plan_tool, write_json_agent  # noqa: E402
+
 METAAGENT = Path(sys.executable).with_name("metaagent")
 TRAVEL = REPO / "resources" / "examples" / "travel-desk.agent.yaml"
 PATTERNS = 50_000
 
 
-def _wall(command: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{command} failed: {done.stderr.strip()[:500]}")
-    return elapsed
-
-
-def _write(path: Path, tool: dict[str, Any]) -> Path:
-    data = {
-        "metadata": {"name": "Hostile", "version": "1.0.0", "tools": [tool]},
-        "settings": {"model": "openai:gpt-4.1-mini"},
-    }
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
 def _sections(folder: Path, pairs: int) -> Path:
-    tool = {
-        "name": "plan",
-        "description": "Plans a trip.",
-        "parameters": {
-            "type": "object",
-            "properties": {"destination": {"type": "string"}, "x": {}, "y": {}},
-            "required": ["destination"],
-        },
-        "prompt": "{?x}" * pairs + "{/y}" * pairs + "\nTo {destination}.",
-    }
-    return _write(folder / f"sections-{pairs}.agent.json", tool)
+    prompt = "{?x}" * pairs + "{/y}" * pairs + "\nTo {destination}."
+    return write_json_agent(folder / f"sections-{pairs}.agent.json", plan_tool(prompt))
 
 
 def _patterns(folder: Path) -> Path:
@@ -85,7 +61,7 @@ def _patterns(folder: Path) -> Path:
             }
         ],
     }
-    return _write(folder / "patterns.agent.json", tool)
+    return write_json_agent(folder / "patterns.agent.json", tool)
 
 
 def main() -> int:
@@ -115,11 +91,11 @@ def main() -> int:
         sizes["validate patterns"] = patterns.stat().st_size
         commands["validate patterns"] = [*cli, "validate", str(patterns)]
         for command in commands.values():  # warm the file cache and the .pyc files
-            _wall(command)
+            wall(command, 600)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, command in commands.items():
-                times[name].append(_wall(command))
+                times[name].append(wall(command, 600))
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"spawn → exit, {args.rounds} rounds interleaved; N = section-tag pairs")
     print(f"{'':22}{'file':>9}{'median':>10}{'min':>9}{'max':>9}{'per pair':>10}")

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from _many_tools import write_agent  # noqa: E402
+from _proc import wall  # noqa: E402
 from _small_tools import write_small_agent  # noqa: E402
 
 from schema_types.limits import MAX_FILE_BYTES  # noqa: E402
@@ -39,15 +38,6 @@ from schema_types.limits import MAX_FILE_BYTES  # noqa: E402
 GOAL_TOOLS = 500
 GOAL_SECONDS = 0.5
 METAAGENT = Path(sys.executable).with_name("metaagent")
-
-
-def _wall(command: list[str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{command} failed: {done.stderr.strip()}")
-    return elapsed
 
 
 def main() -> int:
@@ -74,11 +64,11 @@ def main() -> int:
         commands = {name: [*validate, str(path)] for name, path in files.items()}
         commands["python -c pass"] = [sys.executable, "-c", "pass"]
         for command in commands.values():  # warm the file cache and the .pyc files
-            _wall(command)
+            wall(command, 300)
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, command in commands.items():
-                times[name].append(_wall(command))
+                times[name].append(wall(command, 300))
         sizes = {name: path.stat().st_size for name, path in files.items()}
     print(f"metaagent validate, spawn → exit ({args.rounds} rounds, interleaved)")
     print(f"{'':16}{'file':>10}{'median':>10}{'min':>10}{'max':>10}{'per tool':>11}")

@@ -117,6 +117,18 @@ def _fresh_reporter() -> Iterator[None]:
 
 
 @pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """A machine without a keyring backend: keyring's own ``fail`` backend, as it picks there."""
+    import keyring
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
 def example_path(tmp_path: Path) -> Path:
     """A private copy of the travel-desk example (tests edit and save it)."""
     source = EXAMPLES / "travel-desk.agent.yaml"

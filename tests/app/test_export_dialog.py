@@ -386,6 +386,25 @@ def test_verify_shows_the_prompts_of_an_agent_that_serves_its_tools_as_prompts(
     assert "book_flight(destination)" in shown
 
 
+def _installed_without_key(
+    qtbot: QtBot, home: Path, agent_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[AgentDocument, ExportDialog, Path]:
+    """The dialog of an agent whose key is not set, installed for Claude Desktop and shown, its
+    verify failed; with the agent's document and the client's config file."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    document = AgentDocument.load(agent_path)
+    dialog = ExportDialog(agent_path, document=document)
+    qtbot.addWidget(dialog)
+    _answer(dialog, monkeypatch, yes=True)
+    dialog.set_client("claude-desktop")
+    config = home / "claude_desktop_config.json"
+    dialog.config_edit.setText(str(config))
+    dialog.install_entry()
+    dialog.show()
+    assert not _verify(dialog, qtbot).ok
+    return document, dialog, config
+
+
 @pytest.fixture
 def home_keyring(home: Path) -> Iterator[HomeKeyring]:
     """The keyring of this HOME, for the studio here and the servers it launches alike."""
@@ -406,17 +425,7 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     model: FakeOpenAIServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    document = AgentDocument.load(agent_path)
-    dialog = ExportDialog(agent_path, document=document)
-    qtbot.addWidget(dialog)
-    _answer(dialog, monkeypatch, yes=True)
-    dialog.set_client("claude-desktop")
-    config = home / "claude_desktop_config.json"
-    dialog.config_edit.setText(str(config))
-    dialog.install_entry()
-    dialog.show()
-    assert not _verify(dialog, qtbot).ok
+    _document, dialog, config = _installed_without_key(qtbot, home, agent_path, monkeypatch)
     offer = dialog.keyring_offer
     assert offer is not None and dialog.keyring_field is not None
     assert dialog.fix_box.isVisible() and not offer.save_button.isEnabled()
@@ -441,17 +450,6 @@ def test_the_key_stored_in_the_keyring_from_the_dialog_makes_the_install_work(
     assert SECRET not in _shown(dialog)
 
 
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """A machine without a keyring backend: keyring's own ``fail`` backend, as it picks there."""
-    from keyring.backends import fail
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-
-
 def _visible_text(widget: QWidget) -> str:
     return "\n".join(label.text() for label in widget.findChildren(QLabel) if label.isVisible())
 
@@ -465,17 +463,7 @@ def test_a_key_the_keyring_refuses_is_explained_in_the_dialog_with_a_way_for_cla
     model: FakeOpenAIServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    document = AgentDocument.load(agent_path)
-    dialog = ExportDialog(agent_path, document=document)
-    qtbot.addWidget(dialog)
-    _answer(dialog, monkeypatch, yes=True)
-    dialog.set_client("claude-desktop")
-    config = home / "claude_desktop_config.json"
-    dialog.config_edit.setText(str(config))
-    dialog.install_entry()
-    dialog.show()
-    assert not _verify(dialog, qtbot).ok
+    document, dialog, config = _installed_without_key(qtbot, home, agent_path, monkeypatch)
     assert dialog.keyring_field is not None
 
     qtbot.keyClicks(dialog.keyring_field.edit, SECRET)

@@ -3,10 +3,8 @@ the key field, whole, and said once (the status bar cuts so long a line at the w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
 import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -17,17 +15,6 @@ from app.pages.model_page import ModelPage
 from tests.app._tool_widgets import show_active
 
 SECRET = "sk-test-0123456789abcdefghijklmnop"
-
-
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """A machine without a keyring backend: keyring's own ``fail`` backend, as it picks there."""
-    from keyring.backends import fail
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
 
 
 @pytest.mark.usefixtures("no_keyring")

@@ -7,15 +7,22 @@
   by a function of the request, and every request is kept for assertions.
 - ``ProgressLog``: a ``progress_callback`` that keeps what it received.
 - ``serve_command``: the argv that launches ``python -m mcp_export serve`` in a subprocess.
+- ``initialize_request`` / ``read_answers`` / ``start_raw_session`` / ``tool_call_request``: the
+  raw JSON-RPC a client writes to a served process's stdin, and a reader that notes when each
+  answer arrives on its stdout.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import mcp_types as types
 import yaml
@@ -27,11 +34,15 @@ __all__ = [
     "ProgressLog",
     "ScriptedSampling",
     "book_tool",
+    "initialize_request",
+    "read_answers",
     "sampled_text",
     "sampled_tool_use",
     "serve_command",
     "serve_params",
+    "start_raw_session",
     "time_server",
+    "tool_call_request",
     "write_agent",
 ]
 
@@ -223,3 +234,45 @@ def serve_params(*args: str, env: Mapping[str, str] | None = None) -> StdioServe
     return StdioServerParameters(
         command=command[0], args=command[1:], cwd=str(REPO), env=dict(env) if env else None
     )
+
+
+def initialize_request(client_name: str) -> dict[str, Any]:
+    """The raw JSON-RPC ``initialize`` (id 1, protocol 2025-11-25) from a client named so."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "1"},
+        },
+    }
+
+
+def read_answers(stdout: IO[bytes], arrived: dict[Any, float]) -> None:
+    """Note in ``arrived`` the monotonic time each answer (by id) is read from ``stdout``."""
+    for line in stdout:
+        arrived[json.loads(line).get("id")] = time.monotonic()
+
+
+def start_raw_session(process: subprocess.Popen[bytes], client_name: str) -> dict[Any, float]:
+    """Start reading ``process``'s answers in a thread, then write ``initialize`` (id 1) and
+    ``notifications/initialized`` to its stdin; the answers' arrival times (by id), filling."""
+    assert process.stdin is not None and process.stdout is not None
+    arrived: dict[Any, float] = {}
+    threading.Thread(target=read_answers, args=(process.stdout, arrived), daemon=True).start()
+    process.stdin.write(json.dumps(initialize_request(client_name)).encode() + b"\n")
+    process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    process.stdin.flush()
+    return arrived
+
+
+def tool_call_request(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The raw JSON-RPC ``tools/call`` of tool ``name`` with ``arguments``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }

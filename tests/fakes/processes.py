@@ -12,11 +12,12 @@ only what a test marked is its own::
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARK", "alive", "marked", "new_mark", "with_mark"]
+__all__ = ["MARK", "alive", "marked", "new_mark", "stop_process", "with_mark"]
 
 MARK = "TOOLBOX_TEST_MARK"
 
@@ -55,3 +56,13 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def stop_process(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+    """End ``process``: terminate it, and kill it when it has not exited 10 s later."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)

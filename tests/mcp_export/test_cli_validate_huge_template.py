@@ -7,33 +7,17 @@ timeout bounds the run; pairing the tags used to take minutes).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tests.fakes.cli import metaagent
+from tests.fakes.hostile_agent import plan_tool, write_json_agent
 
 TAGS = 50_000
 
 
 def _agent(tmp_path: Path) -> Path:
     prompt = "Plan a trip.\n" + "{?x}" * TAGS + "{/y}" * TAGS + "\nTo {destination}."
-    tool = {
-        "name": "plan",
-        "description": "Plans a trip.",
-        "parameters": {
-            "type": "object",
-            "properties": {"destination": {"type": "string"}, "x": {}, "y": {}},
-            "required": ["destination"],
-        },
-        "prompt": prompt,
-    }
-    data = {
-        "metadata": {"name": "Hostile", "version": "1.0.0", "tools": [tool]},
-        "settings": {"model": "openai:gpt-4.1-mini"},
-    }
-    path = tmp_path / "hostile.agent.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+    return write_json_agent(tmp_path / "hostile.agent.json", plan_tool(prompt))
 
 
 def test_validate_reports_each_distinct_problem_once_with_its_place_and_count(

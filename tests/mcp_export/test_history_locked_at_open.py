@@ -39,6 +39,13 @@ def _new_history(path: Path) -> None:
     HistoryStore(path).close()  # created and migrated, as a studio leaves it
 
 
+def _end_calls(store: HistoryStore, calls: list[tuple[str, int, int]], answer: str) -> None:
+    """Each recorded call answered with ``answer``: its pending message and its run complete."""
+    for _thread, run, pending in calls:
+        store.update_message(pending, content=answer, status="complete")
+        store.finish_run(run, answer=answer)
+
+
 def test_a_store_opened_while_the_file_is_locked_records_every_write_once_it_is_released(
     tmp_path: Path,
 ) -> None:
@@ -47,14 +54,10 @@ def test_a_store_opened_while_the_file_is_locked_records_every_write_once_it_is_
     with locked(path):
         store = HistoryStore(path, write_behind=True)
         calls = [record_call(store, i) for i in range(20)]
-        for _thread, run, pending in calls[:10]:
-            store.update_message(pending, content="done", status="complete")
-            store.finish_run(run, answer="done")
+        _end_calls(store, calls[:10], "done")
     # Released: the writer reserves real ids for the ones it handed out meanwhile.
     store.flush()
-    for _thread, run, pending in calls[10:]:
-        store.update_message(pending, content="later", status="complete")
-        store.finish_run(run, answer="later")
+    _end_calls(store, calls[10:], "later")
     runs = store.runs(limit=100)
     store.close()
     assert len(runs) == 20 and {r.status for r in runs} == {"complete"}
@@ -79,9 +82,7 @@ def test_a_store_that_closes_before_the_lock_is_released_leaves_its_writes_to_th
     with locked(path):
         store = HistoryStore(path, write_behind=True)
         calls = [record_call(store, i) for i in range(10)]
-        for _thread, run, pending in calls:
-            store.update_message(pending, content="done", status="complete")
-            store.finish_run(run, answer="done")
+        _end_calls(store, calls, "done")
         store.close()
     with HistoryStore(path) as reopened:
         assert reopened.replayed.applied == 60
@@ -105,9 +106,7 @@ def test_updates_made_after_the_ids_are_settled_name_the_real_rows_in_the_log(
         calls = [record_call(store, i) for i in range(5)]
     store.flush()  # settled and applied: the log is empty again
     with locked(path):
-        for _thread, run, pending in calls:  # the calls end while the file is locked again
-            store.update_message(pending, content="done", status="complete")
-            store.finish_run(run, answer="done")
+        _end_calls(store, calls, "done")  # the calls end while the file is locked again
         store.close()
     with HistoryStore(path) as reopened:
         runs = reopened.runs(limit=100)

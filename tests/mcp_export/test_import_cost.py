@@ -6,23 +6,20 @@ import subprocess
 import sys
 
 
-def test_the_cli_and_the_agent_file_load_neither_the_mcp_sdk_nor_a_provider_sdk() -> None:
-    code = (
-        "import sys, mcp_export.cli, schema_types.files.agent_file;"
-        "print(sorted(m for m in ('mcp', 'openai', 'anthropic', 'aiohttp', 'PySide6', 'ruamel')"
-        " if m in sys.modules))"
-    )
+def _loaded(imports: str, modules: tuple[str, ...]) -> str:
+    """Which of ``modules`` a fresh interpreter has loaded after ``import IMPORTS``, as printed."""
+    code = f"import sys, {imports}; print(sorted(m for m in {modules!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return out.stdout.strip()
+
+
+def test_the_cli_and_the_agent_file_load_neither_the_mcp_sdk_nor_a_provider_sdk() -> None:
+    modules = ("mcp", "openai", "anthropic", "aiohttp", "PySide6", "ruamel")
+    assert _loaded("mcp_export.cli, schema_types.files.agent_file", modules) == "[]"
 
 
 def test_serve_over_stdio_loads_no_oauth_token_library() -> None:
     # PyJWT (and the parts of cryptography it loads) checks OAuth access tokens over HTTP; a
     # stdio cold start never does.
-    code = (
-        "import sys, mcp_export.cli._serve;"
-        "print(sorted(m for m in ('jwt', 'cryptography.hazmat.primitives.asymmetric.rsa')"
-        " if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    modules = ("jwt", "cryptography.hazmat.primitives.asymmetric.rsa")
+    assert _loaded("mcp_export.cli._serve", modules) == "[]"

@@ -36,6 +36,7 @@ from tests.fakes.oauth_server import (
 )
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.ports import refused_origin
+from tests.fakes.raised import innermost
 
 pytestmark = pytest.mark.anyio
 
@@ -241,16 +242,6 @@ def _only_oauth_error(group: BaseExceptionGroup[BaseException]) -> OAuthError:
     return error
 
 
-def _mcp_error(raised: BaseException) -> MCPError:
-    """The one MCPError inside ``raised`` (through any exception groups)."""
-    while isinstance(raised, BaseExceptionGroup):
-        matched, _ = raised.split(MCPError)
-        assert matched is not None, raised
-        (raised,) = matched.exceptions
-    assert isinstance(raised, MCPError), raised
-    return raised
-
-
 @MODES
 async def test_a_client_without_a_token_is_told_where_to_get_one(
     tmp_path: Path, issuer: AuthorizationServer, mode: str
@@ -263,7 +254,7 @@ async def test_a_client_without_a_token_is_told_where_to_get_one(
                 await client.list_tools()
         refused = await _ping(url, None)
     metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
-    assert _mcp_error(raised.value).error.message == (
+    assert innermost(raised.value, MCPError).error.message == (
         f"Unauthorized: this server needs an OAuth access token issued by {issuer.issuer} for "
         f"{url}, sent as Authorization: Bearer <token>; how to get one: {metadata_url}"
     )
@@ -285,7 +276,7 @@ async def test_a_client_whose_token_is_refused_is_told_why(
                 await client.list_tools()
         refused = await _ping(url, f"Bearer {theirs}")
     reason = "it was issued for another resource (its audience is not this server)"
-    assert _mcp_error(raised.value).error.message == (
+    assert innermost(raised.value, MCPError).error.message == (
         f"Unauthorized: the access token was refused: {reason}; get a new one from "
         f"{issuer.issuer} for {url}"
     )

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 from urllib.parse import parse_qsl
 
 import anyio
@@ -48,11 +47,11 @@ from tests.fakes.oauth_server import (
     Client as Credentials,
 )
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.raised import innermost
 
 pytestmark = pytest.mark.anyio
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
-E = TypeVar("E", bound=BaseException)
 UNGRANTABLE = "mcp:admin"
 """A scope the authorization server does not know: it leaves it out of the tokens it issues."""
 
@@ -152,16 +151,6 @@ def _settings(
     )
 
 
-def _innermost(raised: BaseException, kind: type[E]) -> E:
-    """The one ``kind`` exception inside ``raised`` (through any exception groups)."""
-    while isinstance(raised, BaseExceptionGroup):
-        matched, _ = raised.split(kind)
-        assert matched is not None, raised
-        (raised,) = matched.exceptions
-    assert isinstance(raised, kind), raised
-    return raised
-
-
 @MODES
 async def test_a_client_with_only_the_url_and_its_credentials_finds_its_way_to_the_tools(
     tmp_path: Path, issuer: AuthorizationServer, mode: str
@@ -248,7 +237,7 @@ async def test_a_scope_the_issuer_never_grants_fails_the_client_after_one_step_u
         async with httpx2.AsyncClient(timeout=10) as http:
             metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
             still_serving = await http.get(metadata_url)
-    error = _innermost(raised.value, MCPError)
+    error = innermost(raised.value, MCPError)
     tokens = wire.to(f"{issuer.issuer}/token")
     forbidden = [hop for hop in wire.to(url) if hop.status == 403]
     assert 1 <= len(tokens) <= 2
@@ -271,7 +260,7 @@ async def test_a_client_not_allowed_the_scope_hears_the_issuers_refusal(
         with anyio.fail_after(30), pytest.raises(BaseException) as raised:
             async with _client(url, "auto", OTHER_ONLY_CLIENT, issuer, wire) as client:
                 await client.list_tools()
-    error = _innermost(raised.value, OAuthTokenError)
+    error = innermost(raised.value, OAuthTokenError)
     assert "Token exchange failed (400)" in str(error)
     assert "invalid_scope" in str(error)
     assert OTHER_ONLY_CLIENT.secret not in str(error)

@@ -28,6 +28,7 @@ from tests.fakes._script import text
 from tests.fakes.mcp_clients import (
     ScriptedSampling,
     book_tool,
+    initialize_request,
     serve_command,
     serve_params,
     write_agent,
@@ -85,16 +86,7 @@ async def test_the_command_samples_the_clients_model_over_stdio(tmp_path: Path, 
 
 # --- malformed input -------------------------------------------------------------------------
 
-_INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw-bytes", "version": "1"},
-    },
-}
+_INIT = initialize_request("raw-bytes")
 _GARBAGE: list[tuple[bytes, Any]] = [
     # (line, expected reply: (code, id) or None for no reply)
     (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list"', (types.PARSE_ERROR, None)),

@@ -10,15 +10,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
 from tests.fakes._script import text
-from tests.fakes.mcp_clients import book_tool, serve_command, write_agent
+from tests.fakes.mcp_clients import (
+    book_tool,
+    serve_command,
+    start_raw_session,
+    tool_call_request,
+    write_agent,
+)
 from tests.fakes.openai_server import FakeOpenAIServer
 
 PARAMETERS = {
@@ -29,21 +34,6 @@ PARAMETERS = {
     },
     "required": ["destination"],
 }
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "big", "version": "1"},
-    },
-}
-
-
-def _answers(stdout: IO[bytes], arrived: dict[Any, float]) -> None:
-    for line in stdout:
-        arrived[json.loads(line).get("id")] = time.monotonic()
 
 
 def _wait_for(arrived: dict[Any, float], key: Any, seconds: float) -> float:
@@ -77,19 +67,10 @@ def test_a_ping_right_after_a_big_call_is_answered_at_once(
             env=env,
         )
         assert process.stdin is not None and process.stdout is not None
-        arrived: dict[Any, float] = {}
-        threading.Thread(target=_answers, args=(process.stdout, arrived), daemon=True).start()
         try:
-            process.stdin.write(json.dumps(INIT).encode() + b"\n")
-            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-            process.stdin.flush()
+            arrived = start_raw_session(process, "big")
             _wait_for(arrived, 1, 60)
-            call = {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "book_flight", "arguments": arguments},
-            }
+            call = tool_call_request(2, "book_flight", arguments)
             process.stdin.write(json.dumps(call).encode() + b"\n")
             process.stdin.flush()
             written = time.monotonic()

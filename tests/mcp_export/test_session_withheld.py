@@ -7,7 +7,6 @@ a served call show it).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -16,7 +15,15 @@ import pytest
 from mcp_export.session.events import FinalAnswer, Notice, SessionEvent, ToolsHidden
 from tests.fakes._script import text
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.mcp_export.test_session_tools import Runtime, events_of, make_agent, time_server
+from tests.mcp_export.test_session_tools import (
+    Runtime,
+    events_of,
+    make_agent,
+    runtimes,
+    time_server,
+)
+
+__all__ = ["runtimes"]  # the fixture this file uses
 
 pytestmark = pytest.mark.anyio
 
@@ -24,15 +31,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(autouse=True)
 def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEST_KEY", "sk-test")
-
-
-@pytest.fixture
-async def runtimes() -> AsyncIterator[list[Runtime]]:
-    made: list[Runtime] = []
-    yield made
-    with anyio.fail_after(20):
-        for runtime in made:
-            await runtime.aclose()
 
 
 async def run(

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from tests.fakes.processes import stop_process
+
 __all__ = [
     "CACHE",
     "LLAMA_CPP_VERSION",
@@ -241,12 +243,7 @@ class LlamaServer:
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+            stop_process(process)
         if self._log is not None:
             self._log.close()
             self._log = None

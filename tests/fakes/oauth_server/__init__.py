@@ -21,6 +21,8 @@ from typing import NamedTuple
 
 import httpx2
 
+from tests.fakes.processes import stop_process
+
 __all__ = [
     "JWT_CLIENT",
     "OPAQUE_CLIENT",
@@ -117,12 +119,7 @@ class AuthorizationServer:
         """Stop the server (terminate, then kill after 10 s)."""
         if self._process is None:
             return
-        self._process.terminate()
-        try:
-            self._process.wait(10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(10)
+        stop_process(self._process)
         if self._process.stdout is not None:
             self._process.stdout.close()
 
