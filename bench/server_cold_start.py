@@ -157,10 +157,11 @@ def main() -> int:
         print(f"{shape:>6}{count:>7}  {spread}")
     print("CPU time by the tools/list answer (medians), and its paired ratios:")
     for shape, count in sizes:
-        ours, bare = cpus[shape, count, "ours"], cpus[shape, count, "bare"]
+        ours_cpu, bare_cpu = cpus[shape, count, "ours"], cpus[shape, count, "bare"]
         print(
-            f"{shape:>6}{count:>7}  ours {statistics.median(ours) * 1000:.0f} ms, "
-            f"bare {statistics.median(bare) * 1000:.0f} ms: {paired_ratios(ours, bare)}"
+            f"{shape:>6}{count:>7}  ours {statistics.median(ours_cpu) * 1000:.0f} ms, "
+            f"bare {statistics.median(bare_cpu) * 1000:.0f} ms: "
+            f"{paired_ratios(ours_cpu, bare_cpu)}"
         )
     verdict = "met" if not missed else f"MISSED at {', '.join(missed)} tools"
     print(f"goal: ours ≤ {GOAL} × bare at every size ({verdict})")
