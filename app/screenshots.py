@@ -448,7 +448,7 @@ async def verify_call_view(window: MainWindow, camera: Camera) -> None:
 
 
 async def new_user_views(window: MainWindow, camera: Camera) -> None:
-    """What a new user meets (issue 33): the window at the size a first start gives on this
+    """What a new user meets: the window at the size a first start gives on this
     screen, Add MCP server with its permission choice and where its command is found, a chat
     whose run got none of a server's tools (the trace says why), and the Export dialog at the
     size it opens with a key the keyring refused (no keyring backend) for Claude Desktop."""

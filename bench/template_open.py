@@ -1,4 +1,5 @@
-"""Opening a tool whose prompt is issue 31's hostile template in the studio's tool editor.
+"""Opening a tool whose prompt is a hostile template (every section tag unpaired) in the
+studio's tool editor.
 
 Run: ``.venv/bin/python bench/template_open.py [--pairs 10000 20000 50000] [--runs 3]``. Prints
 a table; exits 0. Not a test: the figures depend on the machine.

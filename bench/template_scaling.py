@@ -4,7 +4,7 @@ Run: ``.venv/bin/python bench/template_scaling.py [--rounds 5] [--tags 10000 200
 Prints a table; exits 0 (1 when growth is not linear). Not a test: the figures depend on the
 machine.
 
-The prompt of issue 31: ``{?x}`` N times then ``{/y}`` N times (8 bytes a pair, 80 to 400 KB):
+The hostile prompt: ``{?x}`` N times then ``{/y}`` N times (8 bytes a pair, 80 to 400 KB):
 2N section tags of which none pairs, two distinct problems repeated N times each. Each sample
 spawns the ``metaagent`` console script and times it from spawn to exit: ``validate`` on the file,
 ``render`` of the tool with one argument. Beside them the agent whose test case expects a

@@ -1,6 +1,6 @@
 """A prompt of 460 KB in the template pane: diagnostics and preview come from a worker thread.
 
-The prompt is issue 31's: ``{?nights}`` 20 000 times then ``{/destination}`` 20 000 times, every
+The prompt is a hostile one: ``{?nights}`` 20 000 times then ``{/destination}`` 20 000 times, every
 tag unpaired. Opening it shows the text at once; the engine's diagnostics and preview are worked
 out while the GUI thread keeps turning (a timer ticks throughout), and the latest edit is the one
 shown. Showing the result (Qt laying out the preview's one long line) is GUI work, not counted.
