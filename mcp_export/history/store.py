@@ -281,10 +281,6 @@ class HistoryStore(StoreReads, StoreWrites):
         finally:
             PROCESS_CLAIMS.drop(self._claims_key, thread_id)
 
-    def link_case_run(self, case_run_id: int, thread_id: str) -> None:
-        """Name the conversation (the served call's thread) that ran case run ``case_run_id``."""
-        self._update("case_runs", case_run_id, {"thread_id": thread_id})
-
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread and its messages (its runs stay, detached)."""
         self.flush()

@@ -221,8 +221,10 @@ class StoreWrites(ABC):
         tokens_out: int | None,
         turns: int | None,
         verdict: dict[str, Any] | None,
+        thread_id: str | None = None,
     ) -> int:
-        """Record one run of a test case on one model; returns the row id."""
+        """Record one run of a test case on one model (``thread_id``: the conversation of the
+        served call that ran it); returns the row id."""
         return self._insert(
             "case_runs",
             matrix_id=matrix_id,
@@ -241,5 +243,6 @@ class StoreWrites(ABC):
             tokens_out=tokens_out,
             turns=turns,
             verdict=verdict,
+            thread_id=thread_id,
             created_at=time.time(),
         )

@@ -29,7 +29,7 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
     """Write every result of ``matrix`` to ``history``."""
     for result in matrix.results:
         outcome, verdict = result.outcome, result.verdict
-        row = history.add_case_run(
+        history.add_case_run(
             matrix_id=matrix.id,
             agent_path=agent_key(matrix.agent_path),
             agent_name=matrix.agent_name,
@@ -46,9 +46,8 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             tokens_out=outcome.output_tokens,
             turns=outcome.turns,
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
+            thread_id=outcome.thread_id,
         )
-        if outcome.thread_id is not None:
-            history.link_case_run(row, outcome.thread_id)
     history.flush()
 
 

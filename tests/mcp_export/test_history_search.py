@@ -106,7 +106,7 @@ def test_a_case_run_carries_its_case_model_and_matrix_and_can_be_listed_apart(
         _served(store, "By hand", "An interactive answer.")
         for model in ("openai:gpt-4o-mini", "ollama:llama3"):
             thread = _served(store, "Tokyo", "Evening.", caller="metaagent test")
-            row = store.add_case_run(
+            store.add_case_run(
                 matrix_id="m1",
                 agent_path=agent_key(AGENT),
                 agent_name="Travel",
@@ -123,8 +123,8 @@ def test_a_case_run_carries_its_case_model_and_matrix_and_can_be_listed_apart(
                 tokens_out=1,
                 turns=1,
                 verdict=None,
+                thread_id=thread,
             )
-            store.link_case_run(row, thread)
         rows = store.conversations(ALL).rows
         assert [r.case for r in rows] == [
             CaseMark("evening-in-tokyo", "ollama:llama3", "m1"),
@@ -166,7 +166,10 @@ def test_a_version_4_sqlite_database_gains_the_case_threads_in_place(tmp_path: P
         (old,) = store.case_runs()
         assert old.thread_id is None
         thread = _served(store, "Tokyo", "Evening.")
-        store.link_case_run(old.id, thread)
+        store.flush()
+        with sqlite3.connect(path) as raw_link:  # the old row named by its conversation
+            raw_link.execute("UPDATE case_runs SET thread_id = ? WHERE id = ?", (thread, old.id))
+        raw_link.close()
         (row,) = store.conversations(ALL).rows
         assert row.case == CaseMark("c", "x:y", "m")
     raw = sqlite3.connect(path)
@@ -192,7 +195,8 @@ def test_a_version_4_postgresql_database_gains_the_case_threads_in_place(
         )
     with open_store(postgres_url) as store:
         (old,) = store.case_runs()
-        store.link_case_run(old.id, thread)
+        with psycopg.connect(postgres_url) as raw_link:  # the old row named by its conversation
+            raw_link.execute("UPDATE case_runs SET thread_id = %s WHERE id = %s", (thread, old.id))
         (row,) = store.conversations(ALL).rows
         assert row.case == CaseMark("c", "x:y", "m")
     with psycopg.connect(postgres_url) as raw:
