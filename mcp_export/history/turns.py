@@ -32,7 +32,7 @@ __all__ = ["PG_CLAIM", "PG_RELEASE", "PROCESS_CLAIMS", "ProcessClaims", "claim_r
 _TURNS = 0x7475726E  # the advisory locks' first key ("turn"); the second is the id's hash
 
 PG_CLAIM = f"SELECT pg_try_advisory_lock({_TURNS}, hashtext(?))"
-"""Claim a conversation (its id) on PostgreSQL; true when this session holds it now."""
+"""Claim a conversation (its id) on PostgreSQL; true when this database connection holds it now."""
 PG_RELEASE = f"SELECT pg_advisory_unlock({_TURNS}, hashtext(?))"
 """Let a conversation's claim go on PostgreSQL."""
 
