@@ -53,6 +53,9 @@ class ToolDefinition(FileModel):
 
     ``parameters`` is the plain JSON Schema object exactly as authored (served as ``inputSchema``);
     the typed nodes of ``schema_types.schema.nodes`` are a view over it for the editor.
+    ``output_schema`` (``outputSchema`` in the file), when set, is the JSON Schema of the data
+    the tool answers with (served as the tool's ``outputSchema``, its answer as
+    ``structuredContent``); None: the tool answers text.
     """
 
     name: str
@@ -62,6 +65,7 @@ class ToolDefinition(FileModel):
     prompt: str = ""
     annotations: dict[str, Any] | None = None
     conversation: bool = False
+    output_schema: dict[str, Any] | None = None
     tests: list[TestCase] = Field(default_factory=lambda: list[TestCase]())
 
     @field_validator("name")

@@ -17,6 +17,16 @@ Written under each tool of the agent file::
           judge: The answer recommends exactly one flight.   # a judge model decides
           isError: false                 # true: the call must fail (e.g. bad arguments)
 
+A **caller case** starts from a request in words instead of arguments: a caller model (the
+client's model) gets ``ask`` with the tool list a client would see, and the case checks what it
+calls before the answer expectations apply to that call::
+
+      - name: family trip, words only
+        ask: Book me, my wife and our 7-year-old from London to Lisbon on 1 June.
+        expect:
+          picks: book_flight             # default: the case's own tool; none: must not call it
+          arguments: {destination: LIS}  # a subset of the arguments the caller filled
+
 Keys are camelCase like the rest of the file. A case with no expectation passes when the call
 succeeds.
 """
@@ -63,6 +73,12 @@ class Expectations(FileModel):
     max_duration_ms: float | None = Field(default=None, gt=0)
     judge: str | None = None
     is_error: bool | None = None
+    picks: str | None = None
+    """A caller case's tool the caller model must call (``none``: it must call none of ours);
+    None: the case's own tool."""
+    arguments: dict[str, Any] | None = None
+    """A caller case's subset of the arguments the caller model must fill (nested objects as
+    subsets, as ``tool_calls`` compares them)."""
 
     @field_validator("matches")
     @classmethod
@@ -100,6 +116,8 @@ class TestCase(FileModel):
     Attributes:
         name: unique among the tool's cases.
         arguments: the call's arguments, exactly as an MCP client would send them.
+        ask: a caller case's request in words (its arguments then come from the caller model);
+            None: an ordinary case.
         expect: what a good answer looks like.
     """
 
@@ -107,4 +125,5 @@ class TestCase(FileModel):
 
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
+    ask: str | None = None
     expect: Expectations = Field(default_factory=Expectations)
