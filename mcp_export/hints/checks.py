@@ -140,7 +140,7 @@ def _schema_hints(schema: Mapping[str, Any], path: str, depth: int) -> list[Hint
     names = [name for name in properties if isinstance(name, str)]
     for group in name_collisions(names):
         listed = ", ".join(repr(name) for name in group)
-        where = f"parameters.{path}" if path else "parameters"
+        where = f"parameters.{path.rstrip('.')}" if path else "parameters"
         hints.append(
             Hint(
                 "name-collision",

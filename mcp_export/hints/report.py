@@ -3,7 +3,8 @@
 The token counts are made over the server's own ``tools/list`` entries
 (:meth:`ServedTool.listing <mcp_export.server.tools.ServedTool.listing>`, built by
 :func:`~mcp_export.server.tools.build_catalogue` as ``metaagent serve`` builds them, with the
-same ``--prefix`` naming), serialized as compact JSON the way the wire carries them. The whole
+same ``--prefix`` naming), shaped by the SDK's own result serializer for protocol
+:data:`WIRE_VERSION` and written as compact JSON, as the wire carries them. The whole
 list's count is of the ``tools`` array as one text (tokens merge across the entries' joins, so it
 is not quite the sum). A client re-encodes the list for its model (its own tool format, often
 without ``outputSchema``), and other models' tokenizers count differently: the counts say what
@@ -25,7 +26,18 @@ from mcp_export.hints.tokens import TOKENIZER, count_tokens
 from mcp_export.server.tools import ServedAgent, ServedTool, build_catalogue
 from schema_types.agent import Agent, ToolDefinition
 
-__all__ = ["HintsReport", "TokenCost", "ToolReport", "agent_report", "build_report"]
+__all__ = [
+    "WIRE_VERSION",
+    "HintsReport",
+    "TokenCost",
+    "ToolReport",
+    "agent_report",
+    "build_report",
+]
+
+WIRE_VERSION = "2025-11-25"
+"""The protocol version whose ``tools/list`` shape is counted (the newest one negotiated by
+``initialize``, which today's clients speak)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +137,23 @@ def _tool_json(tool: ToolReport) -> dict[str, Any]:
     }
 
 
+def _wire_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` as the SDK puts them on the wire for :data:`WIRE_VERSION`: checked against
+    the protocol's ``ListToolsResult`` and dumped in its field order (the order changes the
+    count: tokens merge across neighbouring keys).
+
+    Raises:
+        pydantic.ValidationError: an entry does not fit the protocol's ``Tool``.
+    """
+    # Loaded here: the protocol's types take half a second to import, which neither the CLI's
+    # other commands nor the studio's start should pay.
+    from mcp_types.methods import serialize_server_result
+
+    dumped = serialize_server_result("tools/list", WIRE_VERSION, {"tools": entries})
+    tools: list[dict[str, Any]] = dumped["tools"]
+    return tools
+
+
 def _wire(value: Any) -> str:
     """``value`` as the wire carries it: compact JSON, non-ASCII text as it is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -152,22 +181,19 @@ def build_report(
     entries: list[dict[str, Any]] = []
     costs: dict[int, TokenCost] = {}
     if count and problem is None:
-        schema_counts: dict[int, int] = {}  # listings share their output schemas
-        for listed in served.values():
-            entry = listed.listing(None)
-            entries.append(entry)
-            output = entry.get("outputSchema")
-            if output is None:
-                output_tokens = 0
-            elif id(output) in schema_counts:
-                output_tokens = schema_counts[id(output)]
-            else:
-                output_tokens = schema_counts[id(output)] = count_tokens(_wire(output))
-            costs[id(listed.definition)] = TokenCost(
+        listed = list(served.values())
+        try:
+            entries = _wire_entries([one.listing(None) for one in listed])
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            problem = f"the tool list does not pass the MCP schema of tools/list: {exc}"
+        for one, entry in zip(listed, entries, strict=True):
+            costs[id(one.definition)] = TokenCost(
                 entry=count_tokens(_wire(entry)),
-                description=count_tokens(listed.definition.description),
+                description=count_tokens(entry.get("description") or ""),
                 input_schema=count_tokens(_wire(entry["inputSchema"])),
-                output_schema=output_tokens,
+                output_schema=count_tokens(_wire(entry["outputSchema"]))
+                if "outputSchema" in entry
+                else 0,
             )
 
     definitions = [(owner, tool) for owner in agents for tool in owner.agent.tools]
