@@ -186,14 +186,16 @@ def build_report(
             entries = _wire_entries([one.listing(None) for one in listed])
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             problem = f"the tool list does not pass the MCP schema of tools/list: {exc}"
+        outputs: dict[str, int] = {}  # most tools share one output schema: counted once
         for one, entry in zip(listed, entries, strict=True):
+            output = _wire(entry["outputSchema"]) if "outputSchema" in entry else ""
+            if output not in outputs:
+                outputs[output] = count_tokens(output)
             costs[id(one.definition)] = TokenCost(
                 entry=count_tokens(_wire(entry)),
                 description=count_tokens(entry.get("description") or ""),
                 input_schema=count_tokens(_wire(entry["inputSchema"])),
-                output_schema=count_tokens(_wire(entry["outputSchema"]))
-                if "outputSchema" in entry
-                else 0,
+                output_schema=outputs[output],
             )
 
     definitions = [(owner, tool) for owner in agents for tool in owner.agent.tools]

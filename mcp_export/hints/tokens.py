@@ -12,7 +12,7 @@ import: ``metaagent serve`` never counts and never pays for it.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 import threading
@@ -93,10 +93,12 @@ def _load() -> tiktoken.Encoding:
             f"the bundled tokenizer vocabulary {_VOCABULARY} is damaged (its SHA-256 is not "
             "tiktoken's); reinstall meta-agent-studio"
         )
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in raw.splitlines() if line)
-    }
+    # Each line is "<token in base64> <rank>": split at every blank, tokens and ranks alternate.
+    # map over C functions reads the 200 000 lines about twice as fast as a comprehension.
+    fields = raw.split()
+    if len(fields) % 2:
+        raise TokenizerError(f"the bundled tokenizer vocabulary {_VOCABULARY} is malformed")
+    ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
     return tiktoken.Encoding(
         TOKENIZER, pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL_TOKENS
     )
