@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from mcp_export.errors import ConfigurationError
 from mcp_export.hints.checks import Hint, name_collisions, says_when_to_use, tool_hints
 from mcp_export.hints.tokens import TOKENIZER, count_tokens
@@ -154,6 +156,24 @@ def _wire_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return tools
 
 
+def _refused(exc: ValidationError, listed: Sequence[ServedTool]) -> str:
+    """What the protocol's schema refuses first, named by tool: ``tool 'x': inputSchema.type:
+    Input should be 'object'``."""
+    prefix = "the tool list does not pass the MCP schema of tools/list"
+    errors = exc.errors()
+    if not errors:
+        return f"{prefix}: {exc}"
+    first = errors[0]
+    loc = list(first["loc"])
+    where = ""
+    if len(loc) >= 2 and loc[0] == "tools" and isinstance(loc[1], int) and loc[1] < len(listed):
+        where = f"tool {listed[loc[1]].name!r}: "
+        loc = loc[2:]
+    path = ".".join(str(part) for part in loc)
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{prefix}: {where}{path}: {first['msg']}{more}"
+
+
 def _wire(value: Any) -> str:
     """``value`` as the wire carries it: compact JSON, non-ASCII text as it is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -184,8 +204,9 @@ def build_report(
         listed = list(served.values())
         try:
             entries = _wire_entries([one.listing(None) for one in listed])
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            problem = f"the tool list does not pass the MCP schema of tools/list: {exc}"
+        except ValidationError as exc:
+            problem = _refused(exc, listed)
+            listed = []
         outputs: dict[str, int] = {}  # most tools share one output schema: counted once
         for one, entry in zip(listed, entries, strict=True):
             output = _wire(entry["outputSchema"]) if "outputSchema" in entry else ""

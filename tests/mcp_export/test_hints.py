@@ -304,3 +304,16 @@ def test_the_counted_protocol_version_is_the_newest_an_initialize_negotiates() -
     from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
     assert WIRE_VERSION == LATEST_HANDSHAKE_VERSION
+
+
+def test_a_listing_the_protocol_refuses_is_named_and_the_hints_still_shown() -> None:
+    # The studio reports on agents being edited: a root that is not an object is possible there.
+    tool = book_tool("listing", parameters={"type": "array", "items": {"type": "string"}})
+    agent = Agent.model_validate({"metadata": {"name": "Desk", "tools": [book_tool(), tool]}})
+    report = agent_report(agent)
+
+    assert report.problem is not None
+    assert report.problem.startswith("the tool list does not pass the MCP schema of tools/list")
+    assert report.problem.endswith(": tool 'listing': inputSchema.type: Input should be 'object'")
+    assert report.list_tokens is None and all(t.tokens is None for t in report.tools)
+    assert codes(list(report.tools[1].hints)) == ["description-short", "description-no-when"]
