@@ -15,7 +15,13 @@ import json
 import sys
 from pathlib import Path
 
-from mcp_export.hints import TOKENIZER_NOTE, HintsReport, ToolReport, build_report
+from mcp_export.hints import (
+    TOKENIZER_NOTE,
+    HintsReport,
+    TokenizerError,
+    ToolReport,
+    build_report,
+)
 from mcp_export.server.tools import ServedAgent
 from schema_types.errors import AgentFileError
 from schema_types.files.agent_file import load_agent
@@ -76,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
                 sys.stderr.write(f"error: {problem}\n")
     if failed:
         return 1
-    report = build_report(agents, prefix=args.prefix)
+    try:
+        report = build_report(agents, prefix=args.prefix)
+    except TokenizerError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
     tools = list(report.tools)
     if args.tool:
         unknown = sorted(set(args.tool) - {tool.name for tool in tools})

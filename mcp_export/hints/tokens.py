@@ -17,6 +17,7 @@ import gzip
 import hashlib
 import threading
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING
 
 from mcp_export.errors import ExportError
@@ -24,7 +25,14 @@ from mcp_export.errors import ExportError
 if TYPE_CHECKING:
     import tiktoken
 
-__all__ = ["TOKENIZER", "TOKENIZER_NOTE", "TokenizerError", "count_tokens", "encoding"]
+__all__ = [
+    "TOKENIZER",
+    "TOKENIZER_NOTE",
+    "TokenizerError",
+    "count_tokens",
+    "encoding",
+    "read_encoding",
+]
 
 TOKENIZER = "o200k_base"
 """The encoding counts are made with (tiktoken's name for it)."""
@@ -68,7 +76,7 @@ def encoding() -> tiktoken.Encoding:
     global _encoding
     with _lock:
         if _encoding is None:
-            _encoding = _load()
+            _encoding = read_encoding(resources.files(__package__).joinpath("data", _VOCABULARY))
         return _encoding
 
 
@@ -77,27 +85,28 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
-def _load() -> tiktoken.Encoding:
+def read_encoding(source: Traversable) -> tiktoken.Encoding:
+    """The ``o200k_base`` encoding from ``source``: its ranks in tiktoken's format, gzipped.
+
+    Raises:
+        TokenizerError: ``source`` cannot be read or is not o200k_base's vocabulary.
+    """
     import tiktoken  # only here: its import and the vocabulary cost nothing until a count
 
-    source = resources.files(__package__).joinpath("data", _VOCABULARY)
     try:
         raw = gzip.decompress(source.read_bytes())
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise TokenizerError(
-            f"the bundled tokenizer vocabulary {_VOCABULARY} cannot be read ({exc}); "
-            "reinstall meta-agent-studio"
+            f"the tokenizer vocabulary {source} cannot be read ({exc}); reinstall meta-agent-studio"
         ) from exc
     if hashlib.sha256(raw).hexdigest() != _SHA256:
         raise TokenizerError(
-            f"the bundled tokenizer vocabulary {_VOCABULARY} is damaged (its SHA-256 is not "
-            "tiktoken's); reinstall meta-agent-studio"
+            f"the tokenizer vocabulary {source} is damaged (its SHA-256 is not the one "
+            "tiktoken expects for o200k_base); reinstall meta-agent-studio"
         )
     # Each line is "<token in base64> <rank>": split at every blank, tokens and ranks alternate.
     # map over C functions reads the 200 000 lines about twice as fast as a comprehension.
     fields = raw.split()
-    if len(fields) % 2:
-        raise TokenizerError(f"the bundled tokenizer vocabulary {_VOCABULARY} is malformed")
     ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
     return tiktoken.Encoding(
         TOKENIZER, pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL_TOKENS

@@ -3,15 +3,18 @@ the tokenizer's known counts, and counts made over what a real ``metaagent serve
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mcp_export.hints import Hint, agent_report, build_report, count_tokens, tool_hints
 from mcp_export.hints.report import WIRE_VERSION
-from mcp_export.hints.tokens import encoding
+from mcp_export.hints.tokens import TokenizerError, encoding, read_encoding
 from mcp_export.server.tools import ServedAgent
 from schema_types.agent import Agent
 from tests.fakes.mcp_clients import REPO, book_tool, initialize_request, serve_command, write_agent
@@ -317,3 +320,15 @@ def test_a_listing_the_protocol_refuses_is_named_and_the_hints_still_shown() -> 
     assert report.problem.endswith(": tool 'listing': inputSchema.type: Input should be 'object'")
     assert report.list_tokens is None and all(t.tokens is None for t in report.tools)
     assert codes(list(report.tools[1].hints)) == ["description-short", "description-no-when"]
+
+
+def test_a_damaged_vocabulary_is_a_clear_error_not_a_download(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.tiktoken.gz"
+    cut.write_bytes(gzip.compress(b"aGVsbG8= 0\n" * 1000)[:-9])
+    other = tmp_path / "other.tiktoken.gz"
+    other.write_bytes(gzip.compress(b"aGVsbG8= 0\n"))
+
+    with pytest.raises(TokenizerError, match=r"cut\.tiktoken\.gz cannot be read .*reinstall"):
+        read_encoding(cut)
+    with pytest.raises(TokenizerError, match=r"other\.tiktoken\.gz is damaged .*o200k_base"):
+        read_encoding(other)
