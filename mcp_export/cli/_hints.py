@@ -140,6 +140,8 @@ def _text(report: HintsReport, tools: list[ToolReport]) -> str:
     summary = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}, {count} hint"
     summary += "" if count == 1 else "s"
     if report.list_tokens is not None:
-        summary += f"; the tool list costs {report.list_tokens} tokens in all ({TOKENIZER_NOTE})"
+        summary += f"; the tool list costs {report.list_tokens} tokens in all"
     lines.append(summary)
+    if report.list_tokens is not None:
+        lines.append(f"{TOKENIZER_NOTE[0].upper()}{TOKENIZER_NOTE[1:]}.")
     return "\n".join(lines) + "\n"
