@@ -45,10 +45,12 @@ _MAX_DEPTH = 32  # deeper schemas are not walked further (a hint names none ther
 _WHEN_RE = re.compile(
     r"\b(?:"
     r"use (?:this|it|me)?\s*(?:tool\s+|function\s+)?(?:when|whenever|if|for|to)\b"
-    r"|use when|call (?:this|it)\b|(?:do not|don't|never) (?:use|call)|not for\b"
+    r"|use when|call (?:this|it)\b|call (?:when|whenever|if)\b"
+    r"|(?:do not|don't|never) (?:use|call)|not for\b"
     r"|when(?:ever)? (?:the )?(?:user|you|someone|asked|a user|they)\b"
     r"|if (?:the )?(?:user|you)\b|(?:questions|requests|queries|asks?) (?:about|for|on)\b"
-    r"|(?:useful|intended|meant|designed|best) (?:for|when|to)\b|only (?:when|for|if)\b"
+    r"|(?:useful|intended|meant|designed|best|ideal|helpful|suited) (?:for|when|to)\b"
+    r"|only (?:when|for|if)\b"
     r")",
     re.IGNORECASE,
 )

@@ -60,6 +60,8 @@ def test_a_description_that_never_says_when_to_use_the_tool_is_a_hint() -> None:
         "Books a flight for one traveller. Do not use it for trains, buses or hotel rooms.",
         "Books a flight for one traveller when the user has chosen a flight and a date.",
         "Answers questions about the flights the traveller booked earlier, with the times.",
+        "Books a flight for one traveller and answers its reference. Call when dates are known.",
+        "Books a flight for one traveller and answers its reference; ideal for business trips.",
     ):
         assert tool_hints(when, schema(), "") == [], when
 
