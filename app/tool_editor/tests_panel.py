@@ -131,6 +131,7 @@ class TestsPanel(QWidget):
     def _build(self) -> None:
         # The arguments form's modules load with the first Tests tab shown, not with the editor.
         from app.tool_editor.case_editor import CaseEditor
+        from app.tool_editor.hints_view import ToolHintsView
 
         self._built = True
         self.model = CaseTableModel(self)
@@ -187,6 +188,8 @@ class TestsPanel(QWidget):
         layout.addLayout(self._build_buttons())
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.results_note)
+        self.hints = ToolHintsView(self.ref)
+        layout.addWidget(self.hints)
         outer = self.layout()
         assert outer is not None
         outer.addWidget(body)

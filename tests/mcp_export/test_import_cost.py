@@ -23,3 +23,14 @@ def test_serve_over_stdio_loads_no_oauth_token_library() -> None:
     # stdio cold start never does.
     modules = ("jwt", "cryptography.hazmat.primitives.asymmetric.rsa")
     assert _loaded("mcp_export.cli._serve", modules) == "[]"
+
+
+def test_the_hints_load_neither_the_tokenizer_nor_the_protocol_types_before_they_count() -> None:
+    # Loading the vocabulary costs a few tenths of a second and the protocol's types half a
+    # second: the studio counts only once a Tests tab is shown, the CLI only for `hints`.
+    modules = ("tiktoken", "mcp_types.methods")
+    assert _loaded("mcp_export.cli._hints, mcp_export.hints", modules) == "[]"
+
+
+def test_serve_loads_no_tokenizer() -> None:
+    assert _loaded("mcp_export.cli._serve, mcp_export.server.agent_server", ("tiktoken",)) == "[]"
