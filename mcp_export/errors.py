@@ -12,7 +12,8 @@
     │   ├── ProviderServerError         5xx after bounded retries
     │   ├── ProviderTimeout             the request took too long
     │   ├── ProviderProtocolError       malformed or cut-off response/stream
-    │   └── EmptyAnswer                 the model answered nothing (no text, no tool call)
+    │   ├── EmptyAnswer                 the model answered nothing (no text, no tool call)
+    │   └── ToolChoiceIgnored           a forced tool choice was answered without a tool call
     ├── ToolServerError                 an MCP tool server could not start or died
     ├── SessionError                    the chat loop ended without an answer
     │   ├── TurnLimitExceeded           maxChatTurns reached
@@ -68,6 +69,11 @@ class ProviderProtocolError(ProviderError):
 
 class EmptyAnswer(ProviderError):
     """The model ended its answer without a word and without a tool call."""
+
+
+class ToolChoiceIgnored(ProviderError):
+    """A request that forced a tool call (``settings.toolChoice``: ``required`` or a tool's
+    name) got an answer without one: the model server did not honour the forced choice."""
 
 
 class ToolServerError(ExportError):

@@ -16,6 +16,8 @@ Written under each tool of the agent file::
           maxDurationMs: 20000
           judge: The answer recommends exactly one flight.   # a judge model decides
           isError: false                 # true: the call must fail (e.g. bad arguments)
+          truncated: false               # the default: an answer cut off at the token limit
+                                         # (maxOutputTokens) fails; true: it must be; null: either
 
 A **caller case** starts from a request in words instead of arguments: a caller model (the
 client's model) gets ``ask`` with the tool list a client would see, and the case checks what it
@@ -73,6 +75,9 @@ class Expectations(FileModel):
     max_duration_ms: float | None = Field(default=None, gt=0)
     judge: str | None = None
     is_error: bool | None = None
+    truncated: bool | None = False
+    """Whether the answer must be cut off at the token limit (stop reason ``max_tokens``):
+    false by default, so a half answer never passes a case; null: either."""
     picks: str | None = None
     """A caller case's tool the caller model must call (``none``: it must call none of ours);
     None: the case's own tool."""

@@ -3,7 +3,9 @@
 Fills the tool's prompt template exactly as the served MCP server would and runs one headless chat
 session: the answer streams to stdout, the inner tool calls and any error go to stderr. Exit code
 0 on an answer, 1 when the session fails (the message and what to do are on stderr), 2 for a bad
-command line, agent file or arguments.
+command line, agent file or arguments, 3 for an answer cut off at the token limit (it is printed,
+and a note on stderr says it is incomplete: a script that checks for 0 does not take half an
+answer for a whole one, and one that accepts it can tell it from a failure).
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ if TYPE_CHECKING:
     from mcp_export.session.events import SessionEvent
     from schema_types.agent import Agent
 
-__all__ = ["call_tool", "register", "run"]
+__all__ = ["TRUNCATED_EXIT", "call_tool", "register", "run"]
+
+TRUNCATED_EXIT = 3
+"""The exit code of a call whose answer was cut off at the token limit."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,7 +113,8 @@ async def call_tool(
     printer: EventPrinter | None = None,
 ) -> int:
     """Run one call of ``tool_name`` on ``runtime``, printing its events; the exit code (0 on an
-    answer, 1 when the session fails). The runtime stays open."""
+    answer, 1 when the session fails, 3 for an answer cut off at the token limit). The runtime
+    stays open."""
     printer = printer or EventPrinter()
     history = runtime.history
     thread_id: str | None = None
@@ -151,7 +157,9 @@ async def call_tool(
             _finish_run(history, run_id, outcome, (time.perf_counter() - started) * 1000)
         except ExportError as exc:
             error("history", f"{exc}; the run stays recorded as pending")
-    return 0 if isinstance(outcome, FinalAnswer) else 1
+    if isinstance(outcome, FinalAnswer):
+        return TRUNCATED_EXIT if outcome.truncated else 0
+    return 1
 
 
 def _finish_run(
@@ -162,10 +170,16 @@ def _finish_run(
             run_id,
             answer=outcome.text,
             duration_ms=outcome.duration_ms,
-            tokens_in=outcome.usage.input_tokens,
-            tokens_out=outcome.usage.output_tokens,
+            tokens_in=outcome.usage.exact_input,
+            tokens_out=outcome.usage.exact_output,
+            tool_calls=len(outcome.tool_calls),
+        )
+    elif isinstance(outcome, SessionFailed):
+        history.finish_run(
+            run_id,
+            error=outcome.message,
+            duration_ms=duration_ms,
             tool_calls=len(outcome.tool_calls),
         )
     else:
-        message = outcome.message if isinstance(outcome, SessionFailed) else "no answer"
-        history.finish_run(run_id, error=message, duration_ms=duration_ms)
+        history.finish_run(run_id, error="no answer", duration_ms=duration_ms)

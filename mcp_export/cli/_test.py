@@ -271,8 +271,11 @@ def _change(changes: dict[Cell, Change] | None, key: Cell) -> Change | None:
 
 
 def _tokens(results: list[CaseResult]) -> str:
+    """The tokens a cell's runs spent: ``≥ N`` when a model request did not report its count
+    (never an undercount shown as exact); "" when a run's count is unknown altogether."""
     counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in results]
     if any(i is None or o is None for i, o in counts):
         return ""
     spent = sum(i or 0 for i, _ in counts) + sum(o or 0 for _, o in counts)
-    return f"  {spent} tokens"
+    at_least = "≥ " if any(r.outcome.tokens_partial for r in results) else ""
+    return f"  {at_least}{spent} tokens"

@@ -10,7 +10,7 @@ Providers never run tools themselves; the session loop does.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -72,23 +72,55 @@ class ToolSchema:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one model request; None when the provider did not say (absent is not 0)."""
+    """Token counts of one model request, or a run's totals; None when unknown (absent is not 0).
+
+    A total over requests of which some did not report a count (a streamed answer without a
+    usage chunk) is the sum of the counts that are known with ``input_partial`` /
+    ``output_partial`` set: a lower bound, shown as ``≥ N``, never an exact figure. A total of
+    requests that all left a count out is None.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    input_partial: bool = False
+    output_partial: bool = False
 
-    def plus(self, other: Usage) -> Usage:
-        """The sum of two counts: what either knows, None where neither does."""
-        return Usage(
-            _known_sum(self.input_tokens, other.input_tokens),
-            _known_sum(self.output_tokens, other.output_tokens),
+    @classmethod
+    def total(cls, requests: Iterable[Usage]) -> Usage:
+        """The totals of a run's model requests (no requests: None, nothing known)."""
+        inputs: list[int | None] = []
+        outputs: list[int | None] = []
+        partial_in = partial_out = False
+        for usage in requests:
+            inputs.append(usage.input_tokens)
+            outputs.append(usage.output_tokens)
+            partial_in = partial_in or usage.input_partial
+            partial_out = partial_out or usage.output_partial
+        total_in, unknown_in = _total(inputs)
+        total_out, unknown_out = _total(outputs)
+        return cls(
+            total_in,
+            total_out,
+            total_in is not None and (partial_in or unknown_in),
+            total_out is not None and (partial_out or unknown_out),
         )
 
+    @property
+    def exact_input(self) -> int | None:
+        """``input_tokens`` when it is an exact figure; None when unknown or a lower bound
+        (where a figure is read as exact: a history column, a schema's count)."""
+        return None if self.input_partial else self.input_tokens
 
-def _known_sum(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    return a if b is None else a + b
+    @property
+    def exact_output(self) -> int | None:
+        """``output_tokens`` when it is an exact figure (see ``exact_input``)."""
+        return None if self.output_partial else self.output_tokens
+
+
+def _total(counts: list[int | None]) -> tuple[int | None, bool]:
+    """The sum of the known counts (None when none is known) and whether any is unknown."""
+    known = [count for count in counts if count is not None]
+    return (sum(known) if known else None), len(known) != len(counts)
 
 
 @dataclass(frozen=True)

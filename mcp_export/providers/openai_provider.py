@@ -26,7 +26,9 @@ Requests: no value in ``messages`` is null (an assistant message that only calls
 ``content: ""``). ``max_tokens`` is sent as ``max_tokens`` to any base URL (what Ollama, vLLM and
 older servers understand) and as ``max_completion_tokens`` to OpenAI itself (its reasoning models
 refuse ``max_tokens``). ``tool_choice`` is sent only with tools, ``auto`` unless set; a tool name
-becomes a function choice.
+becomes a function choice, except to a server that takes the choice only as a string (llama.cpp's
+``llama-server``, known by its model list, asked before the first request that names a tool):
+there it goes as ``"required"`` with only the named tool offered, and a notice says so.
 """
 
 from __future__ import annotations
@@ -65,9 +67,10 @@ from mcp_export.providers._openai_http import (
     server_kind,
 )
 from mcp_export.providers._openai_messages import (
+    STRING_CHOICE_SERVERS,
+    named_choice,
     to_openai_messages,
-    to_openai_tools,
-    to_tool_choice,
+    tools_and_choice,
 )
 from mcp_export.providers._retry import Failure, open_with_retries, status_failure
 from mcp_export.providers._wire import AnswerTooLarge
@@ -156,6 +159,9 @@ class OpenAIProvider(HTTPEndpoint):
         async with self.request_slot():  # held from sending to the end of the answer
             http = self._http_now()
             tool_names = frozenset(tool.name for tool in request.tools)
+            notice = await self._choice_notice(http, request)
+            if notice is not None:
+                yield notice
             refused = False  # the endpoint said it refuses streamed tool use
             came_back_empty = False
             if self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS):
@@ -187,6 +193,23 @@ class OpenAIProvider(HTTPEndpoint):
                 yield self._whole_tool_turns_notice()
             for event in events:
                 yield event
+
+    async def _choice_notice(
+        self, http: ChatCompletionsHTTP, request: ModelRequest
+    ) -> ProviderNotice | None:
+        """Before a request that forces a named tool to a local server: learn what kind of
+        server it is (its model list, once per endpoint), and for one that takes the choice
+        only as a string, the notice of how it is sent instead."""
+        name = named_choice(request.parameters.get("tool_choice"))
+        if not request.tools or name is None or hosted_name(self.base_url) is not None:
+            return None
+        await http.learn_kind()
+        if server_kind(self.base_url) not in STRING_CHOICE_SERVERS:
+            return None
+        return ProviderNotice(
+            f"{self._named()} takes tool_choice only as a string: the forced choice of {name} "
+            f'goes as "required" with only {name} offered'
+        )
 
     def _whole_tool_turns_notice(self) -> ProviderNotice:
         return ProviderNotice(
@@ -359,9 +382,14 @@ class OpenAIProvider(HTTPEndpoint):
         }
         if stream:
             arguments["stream_options"] = {"include_usage": True}
-        if request.tools:
-            arguments["tools"] = to_openai_tools(request.tools)
         parameters = request.parameters
+        if request.tools:
+            # Said even when it is the API's default: llama-cpp-python ignores the tools of a
+            # streamed request without a choice, where "auto" gets a refusal that is handled.
+            string_only = server_kind(self.base_url) in STRING_CHOICE_SERVERS
+            arguments["tools"], arguments["tool_choice"] = tools_and_choice(
+                request.tools, parameters.get("tool_choice"), string_only=string_only
+            )
         for key in _PASSED_AS_IS:
             if key in parameters:
                 arguments[key] = parameters[key]
@@ -372,11 +400,6 @@ class OpenAIProvider(HTTPEndpoint):
             arguments["stop"] = list(parameters["stop"])
         if "response_format" in parameters:
             arguments["response_format"] = parameters["response_format"]
-        if request.tools:
-            # Said even when it is the API's default: llama-cpp-python ignores the tools of a
-            # streamed request without a choice, where "auto" gets a refusal that is handled.
-            choice = parameters.get("tool_choice")
-            arguments["tool_choice"] = to_tool_choice("auto" if choice is None else choice)
         return arguments
 
     async def aclose(self) -> None:

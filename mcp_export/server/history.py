@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import ChatMessage
     from mcp_export.server.tools import ServedTool
-    from mcp_export.session.events import FinalAnswer
+    from mcp_export.session.events import FinalAnswer, SessionFailed
 
 __all__ = ["CallRecord", "HistoryAccess", "NoConversation", "call_title", "caller_name"]
 
@@ -107,14 +107,18 @@ class CallRecord:
         self._finish(
             answer=answer.text,
             duration_ms=answer.duration_ms,
-            tokens_in=answer.usage.input_tokens,
-            tokens_out=answer.usage.output_tokens,
+            tokens_in=answer.usage.exact_input,
+            tokens_out=answer.usage.exact_output,
             tool_calls=len(answer.tool_calls),
         )
 
-    def failed(self, reason: str) -> None:
-        """The call ended without an answer."""
-        self._finish(error=reason)
+    def failed(self, failure: SessionFailed | str) -> None:
+        """The call ended without an answer; a run's failure keeps the count of the tool calls
+        it made (its messages hold them). Its figures stay NULL: they are an answer's."""
+        if isinstance(failure, str):
+            self._finish(error=failure)
+        else:
+            self._finish(error=failure.message, tool_calls=len(failure.tool_calls))
 
     def cancelled(self) -> None:
         """The client cancelled the call (or the connection went away); its time is the time

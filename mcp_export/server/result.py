@@ -5,6 +5,14 @@
 - A refused or failed call: an ``isError`` result whose text says what went wrong and what to do;
   never a protocol error (those are kept for an unknown tool) and never an empty success.
 
+- Either way, ``_meta`` holds the run's trace under :data:`RUN_META` (``run_trace``): the inner
+  tool calls, the model requests (``turns``), the token totals with whether each is a lower
+  bound (``inputTokensPartial``: a request did not report its count), and for an answer its
+  ``stopReason`` and ``truncated``. A failed call keeps the trace of what ran before it failed.
+- An answer cut off at the token limit gets a second text block saying so
+  (:data:`TRUNCATED_NOTE`; the trace lists it in ``notes``), so a client that reads only the
+  text still learns the answer is incomplete.
+
 Every text a result or a progress message carries passes ``redact`` here: whatever a caller
 receives was redacted, whichever step made it.
 """
@@ -16,6 +24,7 @@ from typing import Any
 
 import mcp_types as types
 
+from mcp_export.providers.base import Usage
 from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
     FinalAnswer,
@@ -29,13 +38,25 @@ from mcp_export.session.events import (
 )
 
 __all__ = [
+    "RUN_META",
+    "TRUNCATED_NOTE",
     "answer_result",
     "error_result",
     "failure_result",
     "progress_message",
+    "run_trace",
     "structured_answer",
     "token_counts",
+    "with_trace",
 ]
+
+RUN_META = "io.metaagent/run"
+"""The ``_meta`` key of a served call's result that holds its run's trace (``run_trace``)."""
+
+TRUNCATED_NOTE = (
+    "Note: this answer was cut off at the model's token limit (stop reason: max_tokens); it "
+    "is incomplete."
+)
 
 
 def error_result(text: str) -> types.CallToolResult:
@@ -79,14 +100,16 @@ def structured_answer(
 ) -> dict[str, Any]:
     """The ``structuredContent`` of a successful call (``unavailableServers`` only when some
     of the agent's tool servers could not be used). A token count no model request reported is
-    None (``null`` on the wire), never 0."""
+    None (``null`` on the wire), never 0; so is a total that would leave out a request's
+    unknown count."""
     calls = answer.tool_calls if tool_calls is None else tool_calls
     data: dict[str, Any] = {
         "answer": answer.text,
         "toolCalls": [_call_data(c) for c in calls],
+        # Exact totals only: a lower bound is null here (the trace in _meta has it, marked).
         "usage": {
-            "inputTokens": answer.usage.input_tokens,
-            "outputTokens": answer.usage.output_tokens,
+            "inputTokens": answer.usage.exact_input,
+            "outputTokens": answer.usage.exact_output,
         },
         "durationMs": round(duration_ms, 3),
         "turns": answer.turns,
@@ -96,6 +119,42 @@ def structured_answer(
     if unavailable:
         data["unavailableServers"] = dict(unavailable)
     return data
+
+
+def _usage_data(usage: Usage) -> dict[str, Any]:
+    return {
+        "inputTokens": usage.input_tokens,
+        "inputTokensPartial": usage.input_partial,
+        "outputTokens": usage.output_tokens,
+        "outputTokensPartial": usage.output_partial,
+    }
+
+
+def run_trace(outcome: FinalAnswer | SessionFailed) -> dict[str, Any]:
+    """The trace of a call's run (redacted), for ``_meta`` under :data:`RUN_META`."""
+    data: dict[str, Any] = {
+        "toolCalls": [_call_data(c) for c in outcome.tool_calls],
+        "turns": outcome.turns,
+        "usage": _usage_data(outcome.usage),
+    }
+    if isinstance(outcome, FinalAnswer):
+        data["stopReason"] = outcome.stop_reason
+        data["truncated"] = outcome.truncated
+        if outcome.truncated:
+            data["notes"] = [TRUNCATED_NOTE]
+    cleaned: dict[str, Any] = redact_json(data)
+    return cleaned
+
+
+def with_trace(
+    result: types.CallToolResult, outcome: FinalAnswer | SessionFailed
+) -> types.CallToolResult:
+    """``result`` with the run's trace in its ``_meta`` and, for an answer cut off at the token
+    limit, the note that says so after the answer."""
+    result.meta = {**(result.meta or {}), RUN_META: run_trace(outcome)}
+    if isinstance(outcome, FinalAnswer) and outcome.truncated:
+        result.content.append(types.TextContent(type="text", text=TRUNCATED_NOTE))
+    return result
 
 
 def answer_result(structured: dict[str, Any]) -> types.CallToolResult:

@@ -22,6 +22,7 @@ from mcp_export.server.result import (
     failure_result,
     progress_message,
     structured_answer,
+    with_trace,
 )
 from mcp_export.server.sampling import SessionSampler
 from mcp_export.server.tools import ServedTool
@@ -156,13 +157,14 @@ def finish(
     """The call's result (recorded in history): the answer, or the failure with what to do.
 
     A recorded call's result carries its history thread in ``_meta`` (:data:`THREAD_META`), so
-    the studio can open the transcript of a test case's call.
+    the studio can open the transcript of a test case's call; every result carries its run's
+    trace there (``server.result.RUN_META``), a failure's too.
 
     ``unavailable`` names the agent's tool servers that could not be used, with why: the answer's
     ``unavailableServers``, and a line of a failure's text.
     """
     if isinstance(outcome, SessionFailed):
-        record.failed(outcome.message)
+        record.failed(outcome)
         result = failure_result(tool.name, outcome, unavailable=unavailable)
     else:
         elapsed = outcome.duration_ms if duration_ms is None else duration_ms
@@ -172,6 +174,7 @@ def finish(
         )
         record.succeeded(outcome, thread_id)
         result = answer_result(structured)
+    result = with_trace(result, outcome)
     if thread_id is not None:
-        result.meta = {THREAD_META: thread_id}
+        result.meta = {**(result.meta or {}), THREAD_META: thread_id}
     return result

@@ -86,7 +86,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
             "type": "object",
             "description": (
                 "Tokens over all model requests of the call; null where the model server did "
-                "not report a count (not zero)."
+                "not report a count (not zero), and where a request left its count out (the "
+                "sum of the others, a lower bound, is in _meta io.metaagent/run)."
             ),
             "properties": {"inputTokens": _COUNT_OR_NULL, "outputTokens": _COUNT_OR_NULL},
             "required": ["inputTokens", "outputTokens"],

@@ -46,6 +46,7 @@ from mcp_export.errors import (
     ProviderProtocolError,
     SessionError,
     SessionTimeout,
+    ToolChoiceIgnored,
 )
 from mcp_export.providers.base import (
     ChatMessage,
@@ -186,8 +187,14 @@ class _RunState:
     started: float
     steps: StepReporter
     turns: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usages: list[Usage] = field(default_factory=lambda: list[Usage]())
     calls: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
+    stop_reason: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        """The run's token totals so far (``Usage.total``: an unknown count is never a 0)."""
+        return Usage.total(self.usages)
 
 
 class ChatSession:
@@ -347,6 +354,10 @@ class ChatSession:
                     SessionTimeout(f"no answer within the {self.timeout:g} s time limit")
                 )
         if failure is not None:
+            # A failed run keeps its trace: what ran before it failed is part of the outcome.
+            failure = replace(
+                failure, tool_calls=tuple(state.calls), turns=state.turns, usage=state.usage
+            )
             self._recorder.failed(failure.message)
             repair_tool_results(self.messages, failure.message)
             emit(failure)
@@ -358,6 +369,7 @@ class ChatSession:
                     (time.perf_counter() - state.started) * 1000,
                     state.turns,
                     tuple(state.calls),
+                    state.stop_reason,
                 )
             )
         emit(None)
@@ -380,7 +392,7 @@ class ChatSession:
             request = ModelRequest(self.model, tuple(self.messages), tools, asked)
             completion = await self._model_turn(request, emit)
             message, usage = completion.message, completion.usage
-            state.usage = state.usage.plus(usage)
+            state.usages.append(usage)
             empty = not message.tool_calls and not message.content.strip()
             if not empty:  # an empty one's pending row becomes the run's error row (``failed``)
                 self.messages.append(message)
@@ -388,7 +400,13 @@ class ChatSession:
             emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
             if empty:
                 raise _empty_answer(completion.stop_reason)
+            forced = _forced_choice(asked) if tools else None  # no tools: nothing to force
+            if forced is not None and not message.tool_calls:
+                raise _choice_ignored(forced, f"{self.provider.name}:{self.model}", message)
             if not message.tool_calls:
+                state.stop_reason = completion.stop_reason
+                if completion.stop_reason == "max_tokens":
+                    emit(Notice(_truncated_notice(asked)))
                 return message.content
             if turn == self.max_turns:
                 break  # the model wants more, but it would not be asked again: do not run them
@@ -519,6 +537,37 @@ def _unforced(parameters: dict[str, Any]) -> dict[str, Any]:
     if choice is None or choice in ("auto", "none"):
         return parameters
     return {**parameters, "tool_choice": "auto"}
+
+
+def _forced_choice(parameters: Mapping[str, Any]) -> str | None:
+    """The tool choice of a request that must call a tool (``required``, a tool's name)."""
+    choice = parameters.get("tool_choice")
+    return choice if isinstance(choice, str) and choice not in ("auto", "none") else None
+
+
+def _choice_ignored(choice: str, model: str, message: ChatMessage) -> ToolChoiceIgnored:
+    """The error of a forced request answered with text: the answer is not returned as a
+    success, for the choice was the agent's way of saying an answer needs the tool."""
+    forced = "a tool call" if choice == "required" else f"a call of {choice}"
+    text = " ".join(message.content.split())
+    quoted = repr(text if len(text) <= 120 else text[:119] + "…")
+    return ToolChoiceIgnored(
+        f"settings.toolChoice is {choice!r}, which forces {forced}, but {model} answered with "
+        f"text and no tool call ({quoted}): the model server did not honour the forced choice"
+    )
+
+
+def _truncated_notice(parameters: Mapping[str, Any]) -> str:
+    limit = parameters.get("max_tokens")
+    where = (
+        f"settings.maxOutputTokens = {limit}"
+        if limit is not None
+        else "the model server's own limit; settings.maxOutputTokens sets one"
+    )
+    return (
+        f"the answer was cut off at the token limit ({where}): it is incomplete "
+        "(stop reason: max_tokens)"
+    )
 
 
 def _empty_answer(stop_reason: str | None) -> EmptyAnswer:

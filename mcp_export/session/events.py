@@ -150,8 +150,11 @@ class Step:
 class FinalAnswer:
     """The model answered without asking for more tools: the end of a successful run.
 
-    ``usage`` and ``turns`` are totals over the run (a count no turn reported is None);
-    ``tool_calls`` the trace in the order the model asked for them.
+    ``usage`` and ``turns`` are totals over the run (see ``Usage.total``: a count no turn
+    reported is None, one some turns left out a lower bound marked partial); ``tool_calls`` the
+    trace in the order the model asked for them. ``stop_reason`` is why the last model request
+    ended (``end_turn``, ``max_tokens``…; None when the provider did not say): ``max_tokens``
+    means the answer was cut off at the token limit (``truncated``).
     """
 
     text: str
@@ -159,6 +162,12 @@ class FinalAnswer:
     duration_ms: float
     turns: int
     tool_calls: tuple[ToolCallRecord, ...] = field(default=())
+    stop_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the answer was cut off at the token limit (it is incomplete)."""
+        return self.stop_reason == "max_tokens"
 
 
 @dataclass(frozen=True)
@@ -170,11 +179,17 @@ class SessionFailed:
             ``SessionTimeout``, a ``ProviderError``…).
         kind: a short machine-readable category (see ``FailureKind``).
         hint: what the person can do about it, one sentence.
+        tool_calls: the inner tool calls that ran before the run failed (its trace).
+        turns: the model requests it made.
+        usage: their token totals (as ``FinalAnswer.usage``).
     """
 
     error: ExportError
     kind: FailureKind
     hint: str
+    tool_calls: tuple[ToolCallRecord, ...] = field(default=())
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def message(self) -> str:

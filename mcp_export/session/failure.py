@@ -20,6 +20,7 @@ from mcp_export.errors import (
     ProviderTimeout,
     ProviderUnreachable,
     SessionTimeout,
+    ToolChoiceIgnored,
     ToolServerError,
     TurnLimitExceeded,
 )
@@ -76,6 +77,12 @@ _TABLE: tuple[tuple[type[ExportError], FailureKind, str], ...] = (
         EmptyAnswer,
         "provider",
         "try again, or make the prompt ask for a written answer",
+    ),
+    (
+        ToolChoiceIgnored,
+        "provider",
+        "set settings.toolChoice to auto, or use a model server that honours a forced tool "
+        "choice (llama.cpp's llama-server needs --jinja and a model whose template has tools)",
     ),
     (ProviderError, "provider", "check the model settings and the provider's status"),
     (

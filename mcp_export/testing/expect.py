@@ -1,8 +1,9 @@
 """Checking the outcome of one test-case call against the case's expectations.
 
-The outcome is read from the ``CallToolResult`` an MCP client receives (text, ``isError`` and
-``structuredContent``: inner tool calls, usage, turns, duration), so a case checks what a client
-would get. Every failed expectation is named by its key in the agent file (``contains[1]``,
+The outcome is read from the ``CallToolResult`` an MCP client receives (text, ``isError``, and
+the run's trace in ``_meta``: inner tool calls, usage, turns, stop reason — a failed call's
+too; ``structuredContent`` where there is no trace), so a case checks what a client would get.
+Every failed expectation is named by its key in the agent file (``contains[1]``,
 ``toolCalls[0]``) with what was found instead.
 """
 
@@ -19,6 +20,7 @@ import regex
 from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
+from mcp_export.server.result import RUN_META
 from mcp_export.server.steps import THREAD_META
 from mcp_export.testing.bounded import CheckTimeout, Deadline, answer_validator, search
 from schema_types.cases import CalledTool, Expectations
@@ -59,6 +61,10 @@ class CallOutcome:
         input_tokens: tokens sent, None when the model server did not say.
         output_tokens: tokens received, None when the model server did not say.
         thread_id: the call's history thread (its transcript), None when it was not recorded.
+        tokens_partial: a token count is a lower bound (a model request did not report its
+            count).
+        stop_reason: why the answer's model request ended (``max_tokens``: cut off at the
+            token limit); None when the result does not say.
     """
 
     text: str
@@ -69,6 +75,13 @@ class CallOutcome:
     input_tokens: int | None = None
     output_tokens: int | None = None
     thread_id: str | None = None
+    tokens_partial: bool = False
+    stop_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the answer was cut off at the token limit."""
+        return self.stop_reason == "max_tokens"
 
 
 def _count(value: Any) -> int | None:
@@ -77,11 +90,19 @@ def _count(value: Any) -> int | None:
 
 def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
     """The outcome of a ``tools/call`` result received after ``duration_ms``."""
-    text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-    structured = result.structured_content or {}
+    meta = result.meta if isinstance(result.meta, Mapping) else {}
+    trace = meta.get(RUN_META)
+    trace = trace if isinstance(trace, Mapping) else None
+    notes = trace.get("notes") if trace is not None else None
+    notes = notes if isinstance(notes, list) else []
+    text = "".join(
+        b.text for b in result.content if isinstance(b, types.TextContent) and b.text not in notes
+    )
+    structured = trace if trace is not None else result.structured_content or {}
     calls = structured.get("toolCalls")
     usage = structured.get("usage")
     usage = usage if isinstance(usage, Mapping) else {}
+    stop = structured.get("stopReason")
     return CallOutcome(
         text=text,
         is_error=bool(result.is_error),
@@ -93,6 +114,9 @@ def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
         input_tokens=_count(usage.get("inputTokens")),
         output_tokens=_count(usage.get("outputTokens")),
         thread_id=_thread(result.meta),
+        tokens_partial=usage.get("inputTokensPartial") is True
+        or usage.get("outputTokensPartial") is True,
+        stop_reason=stop if isinstance(stop, str) else None,
     )
 
 
@@ -206,6 +230,16 @@ def check(
         failures.append(
             Failure(
                 "maxTurns", f"{outcome.turns} model requests, at most {expect.max_turns} expected"
+            )
+        )
+    if expect.truncated is not None and outcome.truncated != expect.truncated:
+        failures.append(
+            Failure(
+                "truncated",
+                "the answer was cut off at the token limit (stop reason max_tokens): it is "
+                "incomplete; raise settings.maxOutputTokens, or set truncated: null to allow it"
+                if outcome.truncated
+                else "the answer was expected to be cut off at the token limit, and was not",
             )
         )
     limit = expect.max_duration_ms

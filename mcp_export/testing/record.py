@@ -42,8 +42,9 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             answer=outcome.text,
             is_error=outcome.is_error,
             duration_ms=round(outcome.duration_ms, 3),
-            tokens_in=outcome.input_tokens,
-            tokens_out=outcome.output_tokens,
+            # A lower bound is not a count: NULL (unknown), never an undercount.
+            tokens_in=None if outcome.tokens_partial else outcome.input_tokens,
+            tokens_out=None if outcome.tokens_partial else outcome.output_tokens,
             turns=outcome.turns,
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
             thread_id=outcome.thread_id,

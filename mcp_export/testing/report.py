@@ -59,8 +59,12 @@ def _run_json(result: CaseResult) -> dict[str, Any]:
         "durationMs": round(outcome.duration_ms, 3),
         "inputTokens": outcome.input_tokens,
         "outputTokens": outcome.output_tokens,
+        # True: the counts are lower bounds (a model request did not report its count).
+        "tokensPartial": outcome.tokens_partial,
         "turns": outcome.turns,
         "toolCalls": [call.get("name") for call in outcome.tool_calls],
+        "stopReason": outcome.stop_reason,
+        "truncated": outcome.truncated,
     }
     if result.verdict is not None:
         data["judge"] = {"pass": result.verdict.passed, "reason": result.verdict.reason}

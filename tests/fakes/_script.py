@@ -7,6 +7,7 @@ Build replies with the small constructors below rather than with ``Reply(...)`` 
     text("Hello", chunks=3, usage=(12, 3))
     text_without_usage("Hello")            # OpenAI stream without a usage chunk (llama.cpp)
     tool_calls([("call_1", "time__get_current_time", {"timezone": "UTC"})])
+    tool_calls([...], otherwise=text("Noon."))   # the call only when the request forces one
     status(429, retry_after=0)
     status(401, echo_credentials=True)     # the refusal repeats the key it was sent
     page(200, "<html>…</html>")            # any status with any body, as it is
@@ -46,6 +47,7 @@ __all__ = [
     "status",
     "text",
     "text_without_usage",
+    "tool_call_without_usage",
     "tool_calls",
     "tool_round_then_text",
 ]
@@ -99,6 +101,8 @@ class Reply:
         content_type: for ``page`` and ``events``: the ``content-type`` header.
         headers: for ``page``: more response headers (``location`` of a redirect…).
         raw_events: for ``events``: the stream's bytes, one HTTP chunk each.
+        otherwise: for ``tool_calls``: what the model says instead when the request does not
+            force a tool call (as the server reads its ``tool_choice``); None: the calls anyway.
     """
 
     kind: ReplyKind
@@ -121,6 +125,7 @@ class Reply:
     content_type: str = ""
     headers: tuple[tuple[str, str], ...] = ()
     raw_events: tuple[bytes, ...] = ()
+    otherwise: Reply | None = None
 
     def delayed(self, seconds: float) -> Reply:
         """The same reply, sent after waiting ``seconds`` more."""
@@ -198,6 +203,23 @@ def text_without_usage(content: str, *, chunks: int = 1, model: str = "fake-mode
     return events(*pieces)
 
 
+def tool_call_without_usage(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:
+    """A Chat Completions stream of one tool call with no usage chunk (as ``text_without_usage``
+    streams text): a model request whose token counts are unknown."""
+    call = {"index": 0, "id": call_id, "type": "function"}
+    call["function"] = {"name": name, "arguments": json.dumps(arguments)}
+    head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0}
+    pieces = [
+        {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        for delta, finish in (
+            ({"role": "assistant", "content": ""}, None),
+            ({"tool_calls": [call]}, None),
+            ({}, "tool_calls"),
+        )
+    ]
+    return events(*(f"data: {json.dumps(p)}\n\n".encode() for p in pieces), b"data: [DONE]\n\n")
+
+
 def tool_calls(
     calls: Iterable[ToolCall | tuple[str, str, dict[str, Any] | str]],
     *,
@@ -206,8 +228,14 @@ def tool_calls(
     interleave: bool = False,
     usage: tuple[int, int] | None = None,
     chunk_delay: float = 0.0,
+    otherwise: Reply | None = None,
 ) -> Reply:
-    """An answer that calls tools: ``(id, name, arguments)`` triples or ``ToolCall`` objects."""
+    """An answer that calls tools: ``(id, name, arguments)`` triples or ``ToolCall`` objects.
+
+    ``otherwise``: the answer of a model that calls the tools only when the request forces a
+    call (``tool_choice`` ``required`` or a named tool, as the server reads it), this reply when
+    it does not (a small model that would rather write text).
+    """
     parsed = tuple(c if isinstance(c, ToolCall) else ToolCall(*c) for c in calls)
     return Reply(
         "tool_calls",
@@ -218,6 +246,7 @@ def tool_calls(
         interleave=interleave,
         usage=usage,
         chunk_delay=chunk_delay,
+        otherwise=otherwise,
     )
 
 

@@ -29,6 +29,17 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
 - ``interrupt_streams``: a stream that starts ends every stream still in progress with
   ``data: [DONE]`` and no ``finish_reason`` (that server serves one request at a time).
 
+``string_tool_choice``: ``tool_choice`` is read as llama.cpp's ``llama-server`` (0.6.0-dev) reads
+it, a string only (``json_value(body, "tool_choice", std::string("auto"))`` in
+``tools/server/server-common.cpp``, then ``common_chat_tool_choice_parse_oaicompat`` in
+``common/chat.cpp``): ``auto``, ``none``, ``required``; any other string is a 400 ``Invalid
+tool_choice: …``; a value of another type (an object naming a function) is "Wrong type supplied
+for parameter 'tool_choice'", said only in the server's log (``log``), and read as ``auto``.
+``like_llama_server()`` turns it on with the ``owned_by: llamacpp`` its model list says. Which
+``tool_choice`` a request ends up with decides a ``tool_calls(..., otherwise=…)`` reply: the
+calls when it forces one (``required``, or a function object where objects are read), else the
+``otherwise`` reply.
+
 Azure OpenAI: ``key_header="api-key"`` takes the key in that header instead of ``Authorization``;
 ``like_azure(api_version="…")`` also answers the model path only with ``?api-version=…`` (without
 it: 404, as Azure answers).
@@ -101,6 +112,7 @@ class FakeOpenAIServer(FakeModelServer):
         interrupt_streams: bool = False,
         hold_until_in_flight: int | None = None,
         hold_seconds: float = 10.0,
+        string_tool_choice: bool = False,
     ) -> None:
         self.key_header = key_header.lower()
         self.owned_by = owned_by
@@ -111,6 +123,9 @@ class FakeOpenAIServer(FakeModelServer):
         self.interrupt_streams = interrupt_streams
         self.hold_until_in_flight = hold_until_in_flight
         self.hold_seconds = hold_seconds
+        self.string_tool_choice = string_tool_choice
+        self.log: list[str] = []
+        """What the server's own log says (warnings it gives nowhere else)."""
         super().__init__(script, responder=responder, models=models, api_key=api_key)
 
     @classmethod
@@ -137,6 +152,13 @@ class FakeOpenAIServer(FakeModelServer):
             "refuse_streamed_tool_choice": True,
             "interrupt_streams": True,
         }
+        return cls(script, **(quirks | options))
+
+    @classmethod
+    def like_llama_server(cls, script: Iterable[Reply] = (), **options: Any) -> FakeOpenAIServer:
+        """A fake of llama.cpp's ``llama-server`` (0.6.0-dev): its model list's ``owned_by``
+        and its string-only ``tool_choice`` (``options`` may change them)."""
+        quirks: dict[str, Any] = {"owned_by": "llamacpp", "string_tool_choice": True}
         return cls(script, **(quirks | options))
 
     @property
@@ -170,7 +192,25 @@ class FakeOpenAIServer(FakeModelServer):
     def next_reply(self, body: RequestBody) -> Reply:
         """What the server's own checks refuse, else the next scripted reply."""
         refusal = self._refusal(body)
-        return refusal if refusal is not None else super().next_reply(body)
+        if refusal is not None:
+            return refusal
+        reply = super().next_reply(body)
+        if reply.otherwise is not None and not self._forces_call(body):
+            return reply.otherwise
+        return reply
+
+    def _tool_choice(self, body: RequestBody) -> object:
+        """The request's ``tool_choice`` as the server reads it."""
+        choice = body.get("tool_choice")
+        if self.string_tool_choice and choice is not None and not isinstance(choice, str):
+            return "auto"
+        return "auto" if choice is None else choice
+
+    def _forces_call(self, body: RequestBody) -> bool:
+        choice = self._tool_choice(body)
+        return bool(body.get("tools")) and (
+            choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
+        )
 
     def _refusal(self, body: RequestBody) -> Reply | None:
         messages = body.get("messages") or []
@@ -179,6 +219,14 @@ class FakeOpenAIServer(FakeModelServer):
             for m in messages
         ):
             return status(500, message="an assistant message's content is null")
+        choice = body.get("tool_choice")
+        if self.string_tool_choice and choice is not None and not isinstance(choice, str):
+            self.log.append(
+                "Wrong type supplied for parameter 'tool_choice', using default value: "
+                "[json.exception.type_error.302] type must be string, but is object"
+            )
+        elif self.string_tool_choice and choice not in (None, "auto", "none", "required"):
+            return status(400, message=f"Invalid tool_choice: {choice}")
         if (
             self.refuse_streamed_tool_choice
             and body.get("stream") is True
