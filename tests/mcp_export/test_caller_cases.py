@@ -167,6 +167,22 @@ async def test_a_caller_model_that_fails_is_a_failed_step_not_a_crash(tmp_path: 
     assert result.failures[0].expectation == "caller"
 
 
+async def test_a_caller_model_that_cannot_be_set_up_fails_at_the_caller_step(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(responder=caller(GOOD)) as model:
+        path = _agent(tmp_path, model.base_url, {})
+        matrix = await _run(path, callers=CallerOptions(models=("nosuch:model",)))
+
+    (result,) = matrix.results
+    assert isinstance(result, CallerResult)
+    assert (result.passed, result.step, result.model) == (False, "caller", "nosuch:model")
+    assert str(result.failures[0]).startswith(
+        "caller: the caller model nosuch:model cannot be used: "
+    )
+    assert caller_rates(matrix.results, ["nosuch:model"])[0].caller_failed == 1
+
+
 async def test_tools_of_another_agent_file_are_offered_as_they_serve_them(tmp_path: Path) -> None:
     other = write_agent(
         tmp_path / "crm.agent.yaml",
