@@ -181,9 +181,8 @@ def plan_matrix(
 ) -> MatrixResult:
     """The empty result of a run of ``cases`` on ``models`` (default: the agent's own model)
     and of its caller cases for ``caller_models`` (default: ``settings.callers.models``, else
-    the first of ``models``), for
-    :func:`run_matrix` to fill; a caller that keeps it has the results so far when the run is
-    cancelled."""
+    the first of ``models``), for :func:`run_matrix` to fill; a caller that keeps it has the
+    results so far when the run is cancelled."""
     chosen = list(dict.fromkeys(models)) or [agent.settings.model or ""]
     callers = [(t.name, c.name) for t, c in cases if c.ask is not None]
     return MatrixResult(
