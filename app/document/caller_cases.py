@@ -22,7 +22,7 @@ __all__ = ["NONE", "ask_case_name", "is_caller_case", "new_caller_case"]
 NONE = "none"
 """``picks: none``: the caller must call none of the agent's tools."""
 
-_NAME_WORDS = 6
+_NAME_WORDS = 8
 _NAME_LIMIT = 40
 
 
@@ -62,12 +62,18 @@ def new_caller_case(
 
 
 def ask_case_name(document: AgentDocument, tool_name: str, ask: str) -> str:
-    """A free name from the request's first words (``Book me, my wife and…``), else
+    """A free name from the request's first words, whole words up to 40 characters (``Book me,
+    my wife and our 7-year-old to…``), else
     ``Caller case N``."""
     words = ask.split()
-    summary = " ".join(words[:_NAME_WORDS])
-    if len(words) > _NAME_WORDS or len(summary) > _NAME_LIMIT:
-        summary = summary[: _NAME_LIMIT - 1].rstrip(" ,.;:") + "…"
+    kept: list[str] = []
+    for word in words[:_NAME_WORDS]:
+        if kept and len(" ".join([*kept, word])) > _NAME_LIMIT:
+            break
+        kept.append(word)
+    summary = " ".join(kept)[:_NAME_LIMIT]
+    if summary and (len(kept) < len(words) or len(kept[0]) > _NAME_LIMIT):
+        summary = summary.rstrip(" ,.;:") + "…"
     if not summary:
         tool = document.agent.metadata.tool(tool_name)
         summary = f"Caller case {len(tool.tests) + 1 if tool is not None else 1}"
