@@ -30,6 +30,7 @@ __all__ = [
     "AgentMetadata",
     "AgentMode",
     "AgentSettings",
+    "CallerSettings",
     "McpServerConfig",
     "McpToolSetting",
     "ToolDefinition",
@@ -144,6 +145,8 @@ class AgentSettings(FileModel):
     timeout_seconds: float = Field(default=120.0, gt=0)
     tool_permission: ToolPermission = "tool"
     tools_as_prompts: bool = False
+    callers: CallerSettings = Field(default_factory=lambda: CallerSettings())
+    """How caller cases (cases with ``ask``) set up the caller model: :class:`CallerSettings`."""
 
     @property
     def provider_id(self) -> str | None:
@@ -206,6 +209,41 @@ class McpServerConfig(FileModel):
         """Whether ``tool_name`` is offered to the model at all."""
         own = self.tools.get(tool_name)
         return True if own is None else own.include
+
+
+class CallerSettings(FileModel):
+    """``settings.callers``: what a caller model sees in the agent's caller cases.
+
+    A caller case (a test case with ``ask``) gives its request to a caller model with our tool
+    list plus decoys, the other tools a real client would offer beside ours::
+
+        settings:
+          callers:
+            systemPrompt: You are a helpful assistant.   # default: a short neutral prompt
+            decoys: [calendar, mail]      # bundled common tool sets; default all; [] none
+            decoyAgents: [../crm.agent.yaml]             # tools of other agent files
+            decoyServers:                                # real MCP servers, listed live
+              time: {command: mcp-server-time}
+
+    Attributes:
+        system_prompt: the caller model's system prompt (a client's own, to reproduce it);
+            None: a short neutral assistant prompt.
+        decoys: names of the bundled common tool sets offered as decoys (``calendar``,
+            ``mail``, ``web``, ``files``); None: all of them.
+        decoy_agents: agent files (relative to this one) whose tools are offered as decoys.
+        decoy_servers: MCP servers whose tools, as they list them, are offered as decoys (never
+            called).
+    """
+
+    system_prompt: str | None = None
+    decoys: list[str] | None = None
+    decoy_agents: list[str] = Field(default_factory=lambda: list[str]())
+    decoy_servers: dict[str, McpServerConfig] = Field(
+        default_factory=lambda: dict[str, McpServerConfig]()
+    )
+
+
+AgentSettings.model_rebuild()
 
 
 _TYPED_SETTINGS = frozenset({"stream", "maxConcurrentRequests"})

@@ -27,6 +27,11 @@ calls before the answer expectations apply to that call::
           picks: book_flight             # default: the case's own tool; none: must not call it
           arguments: {destination: LIS}  # a subset of the arguments the caller filled
 
+A caller case's ``arguments`` come from the caller model, so it may not also give its own;
+``picks`` and ``arguments`` under ``expect`` belong to caller cases only. How the caller is set up
+(its system prompt, the decoy tools offered beside ours) is ``settings.callers`` in the agent
+file (:class:`schema_types.agent.CallerSettings`).
+
 Keys are camelCase like the rest of the file. A case with no expectation passes when the call
 succeeds.
 """
@@ -36,7 +41,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from schema_types.file_model import FileModel
 from schema_types.json_text import format_path, path_sort_key
@@ -127,3 +132,37 @@ class TestCase(FileModel):
     arguments: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
     ask: str | None = None
     expect: Expectations = Field(default_factory=Expectations)
+
+    @field_validator("ask")
+    @classmethod
+    def _check_ask(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("ask is empty: write the request in words a person would type")
+        return value
+
+    @model_validator(mode="after")
+    def _caller_keys(self) -> TestCase:
+        if self.ask is not None and self.arguments:
+            raise ValueError(
+                f"case {self.name!r} has both ask and arguments: a caller case's arguments come "
+                "from the caller model; move the arguments you expect under expect.arguments "
+                "(a subset), or remove ask to call with these arguments"
+            )
+        if self.ask is None:
+            used = [
+                k
+                for k, v in (("picks", self.expect.picks), ("arguments", self.expect.arguments))
+                if v is not None
+            ]
+            if used:
+                keys = " and ".join(f"expect.{k}" for k in used)
+                raise ValueError(
+                    f"case {self.name!r} has {keys}, which only a caller case checks: add ask "
+                    "(the request in words), or remove them"
+                )
+        return self
+
+    @property
+    def is_caller_case(self) -> bool:
+        """Whether the case starts from a request in words (``ask``)."""
+        return self.ask is not None

@@ -24,7 +24,7 @@ from mcp_export.history.sql import Connection
 
 __all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
 
-PG_SCHEMA_VERSION = 5
+PG_SCHEMA_VERSION = 6
 """The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
 when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
@@ -119,7 +119,8 @@ CREATE TABLE case_runs (
     turns        bigint,
     verdict      text,
     created_at   double precision NOT NULL,{_WRITER},
-    thread_id    text
+    thread_id    text,
+    caller       text
 );
 CREATE INDEX case_runs_by_agent ON case_runs (agent_path, created_at);
 CREATE INDEX case_runs_by_matrix ON case_runs (matrix_id);
@@ -322,9 +323,13 @@ CREATE INDEX IF NOT EXISTS case_runs_by_thread ON case_runs (thread_id);
 """Version 5: the served call (its thread) that ran each test case (``history/schema.py``),
 and the full-text index of the messages."""
 
+_CALLER_RUNS = "ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS caller text;"
+"""Version 6: a caller case's step and transcript (``history/schema.py``)."""
+
 _MIGRATIONS = {
     4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS,
     5: _CASE_THREADS + _MESSAGES_TEXT,
+    6: _CALLER_RUNS,
 }
 """The script that brings a database from the version before to each version."""
 

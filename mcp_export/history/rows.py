@@ -49,7 +49,7 @@ ROW_ID_TABLES = ("messages", "runs", "case_runs")
 _JSON_COLUMNS = {
     "messages": frozenset({"tool_calls"}),
     "runs": frozenset({"arguments"}),
-    "case_runs": frozenset({"failures", "verdict"}),
+    "case_runs": frozenset({"failures", "verdict", "caller"}),
 }
 _KEY_COLUMNS = frozenset(
     [

@@ -4,8 +4,9 @@ Four tables: ``threads`` (one conversation: a chat tab, a tool test, a served or
 ``messages`` (its messages, with ``pending``/``complete``/``error`` status and token counts),
 ``runs`` (one tool call of the agent: arguments, filled prompt, answer or error, duration, tokens,
 caller) and ``case_runs`` (one run of a test case on one model, grouped by ``matrix_id``: passed,
-the failed expectations, answer, duration, tokens, the judge's verdict, and ``thread_id``, the
-conversation of the served call that ran it). A token count is NULL
+the failed expectations, answer, duration, tokens, the judge's verdict, ``thread_id``, the
+conversation of the served call that ran it, and for a caller case ``caller``: the step that
+failed and the caller model's transcript, as JSON). A token count is NULL
 where the model server did not report it (absent is not 0). ``turn_claims`` holds the turns of
 conversations under way (``history/turns.py``).
 ``PRAGMA user_version`` holds the schema version. Triggers keep, whoever writes from whichever
@@ -55,7 +56,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -224,6 +225,13 @@ INSERT INTO messages_text (messages_text) VALUES ('rebuild');
 """
 
 
+# Version 6: a caller case's run (``testing/callers``): the step that failed, what the caller
+# model was offered and what it called, and the tool's description then (JSON).
+_CALLER_RUNS = """
+ALTER TABLE case_runs ADD COLUMN caller TEXT;
+"""
+
+
 def _script(script: str) -> Callable[[sqlite3.Connection], None]:
     def run(conn: sqlite3.Connection) -> None:
         for statement in _statements(script):
@@ -238,6 +246,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _summaries,
     4: _script(_TURN_CLAIMS),
     5: _script(_CASE_THREADS),
+    6: _script(_CALLER_RUNS),
 }
 
 
@@ -375,6 +384,8 @@ class CaseRunRecord:
     verdict: dict[str, Any] | None
     created_at: datetime
     thread_id: str | None = None
+    caller: dict[str, Any] | None = None
+    """A caller case's step and caller transcript (``testing/callers``); None: an ordinary case."""
 
 
 @dataclass(frozen=True)
@@ -449,4 +460,5 @@ def case_run_record(row: dict[str, Any]) -> CaseRunRecord:
         is_error=bool(row["is_error"]),
         verdict=json.loads(row["verdict"]) if row["verdict"] else None,
         created_at=_time(row["created_at"]),
+        caller=json.loads(row["caller"]) if row.get("caller") else None,
     )

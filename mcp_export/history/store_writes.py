@@ -222,9 +222,11 @@ class StoreWrites(ABC):
         turns: int | None,
         verdict: dict[str, Any] | None,
         thread_id: str | None = None,
+        caller: dict[str, Any] | None = None,
     ) -> int:
         """Record one run of a test case on one model (``thread_id``: the conversation of the
-        served call that ran it); returns the row id."""
+        served call that ran it; ``caller``: a caller case's step and caller transcript);
+        returns the row id."""
         return self._insert(
             "case_runs",
             matrix_id=matrix_id,
@@ -244,5 +246,6 @@ class StoreWrites(ABC):
             turns=turns,
             verdict=verdict,
             thread_id=thread_id,
+            caller=caller,
             created_at=time.time(),
         )

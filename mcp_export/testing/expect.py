@@ -24,7 +24,7 @@ from mcp_export.testing.bounded import CheckTimeout, Deadline, answer_validator,
 from schema_types.cases import CalledTool, Expectations
 from schema_types.limits import MAX_NESTING, nesting_depth
 
-__all__ = ["CallOutcome", "Failure", "check", "outcome_of"]
+__all__ = ["CallOutcome", "Failure", "check", "is_subset", "outcome_of", "quoted"]
 
 _QUOTE_LIMIT = 80
 
@@ -101,17 +101,18 @@ def _thread(meta: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _quote(text: str) -> str:
+def quoted(text: str) -> str:
+    """``text`` on one line, cut to a readable length, in JSON quotes (for failure messages)."""
     flat = " ".join(text.split())
     cut = flat if len(flat) <= _QUOTE_LIMIT else flat[: _QUOTE_LIMIT - 1] + "…"
     return json.dumps(cut, ensure_ascii=False)
 
 
-def _subset(expected: Any, actual: Any) -> bool:
+def is_subset(expected: Any, actual: Any) -> bool:
     """Whether ``actual`` holds ``expected``: every key of an object (recursively), else equal."""
     if isinstance(expected, Mapping):
         return isinstance(actual, Mapping) and all(
-            key in actual and _subset(value, actual[key]) for key, value in expected.items()
+            key in actual and is_subset(value, actual[key]) for key, value in expected.items()
         )
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected is actual  # true is not 1
@@ -122,7 +123,7 @@ def _called(wanted: str | CalledTool, calls: Sequence[Mapping[str, Any]]) -> boo
     name, arguments = (wanted, None) if isinstance(wanted, str) else (wanted.name, wanted.arguments)
     for call in calls:
         if call.get("name") == name and (
-            arguments is None or _subset(arguments, call.get("arguments"))
+            arguments is None or is_subset(arguments, call.get("arguments"))
         ):
             return True
     return False
@@ -153,25 +154,25 @@ def check(
         if wants_error:
             failures.append(
                 Failure(
-                    "isError", f"expected an error result, got the answer {_quote(outcome.text)}"
+                    "isError", f"expected an error result, got the answer {quoted(outcome.text)}"
                 )
             )
         else:
-            failures.append(Failure("isError", f"the call failed: {_quote(outcome.text)}"))
+            failures.append(Failure("isError", f"the call failed: {quoted(outcome.text)}"))
             return failures  # the answer checks would only repeat that there is no answer
     text = outcome.text
     for index, needle in enumerate(expect.contains):
         if needle not in text:
             failures.append(
                 Failure(
-                    f"contains[{index}]", f"{_quote(needle)} is not in the answer {_quote(text)}"
+                    f"contains[{index}]", f"{quoted(needle)} is not in the answer {quoted(text)}"
                 )
             )
     for index, needle in enumerate(expect.not_contains):
         if needle in text:
             failures.append(
                 Failure(
-                    f"notContains[{index}]", f"{_quote(needle)} is in the answer {_quote(text)}"
+                    f"notContains[{index}]", f"{quoted(needle)} is in the answer {quoted(text)}"
                 )
             )
     deadline = deadline or Deadline()
@@ -232,7 +233,7 @@ def _match_failures(pattern: str, text: str, deadline: Deadline) -> list[Failure
         ]
     except regex.error as exc:
         return [Failure("matches", f"/{pattern}/ is not a regular expression: {exc}")]
-    return [Failure("matches", f"/{pattern}/ finds nothing in the answer {_quote(text)}")]
+    return [Failure("matches", f"/{pattern}/ finds nothing in the answer {quoted(text)}")]
 
 
 _TOO_DEEP_ANSWER = (

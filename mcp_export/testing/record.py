@@ -1,7 +1,8 @@
 """Keeping each matrix run in the history database and comparing it with the one before.
 
 Every result becomes a ``case_runs`` row of the run's ``matrix_id``, linked to the conversation
-of the served call that ran it (History marks that conversation as the case's run). A cell
+of the served call that ran it (History marks that conversation as the case's run); a caller
+case's row also holds its step and the caller transcript (``callers.history``). A cell
 (tool, case, model) is compared with the same cell in the most recent run of the agent before it
 that has it: ``regressed`` (passed then, fails now), ``fixed`` (the reverse), ``new`` (never run
 before) or ``same``. A cell passes when every repeat of it passed.
@@ -14,6 +15,8 @@ from typing import Literal
 
 from mcp_export.history.schema import CaseRunRecord, agent_key
 from mcp_export.history.store import HistoryStore
+from mcp_export.testing.callers.history import caller_record
+from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["Cell", "Change", "cell_status", "compare", "record_matrix"]
@@ -47,6 +50,7 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             turns=outcome.turns,
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
             thread_id=outcome.thread_id,
+            caller=caller_record(result) if isinstance(result, CallerResult) else None,
         )
     history.flush()
 

@@ -6,15 +6,18 @@ call runs (argument validation, template, session, result) and checks what a cli
 Calls run ``concurrency`` at a time over all models together; ``repeat`` runs each case that many
 times per model (a pass rate). A case's ``judge`` criterion is put to the judge model after its
 other expectations are checked.
+
+A caller case (one with ``ask``) runs once per *caller model* instead (``testing.callers``): its
+columns are the caller models, and the call a caller picks is served by the first model (the
+agent's own unless ``models`` says otherwise).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +32,16 @@ from mcp_export.providers.base import Provider
 from mcp_export.providers.factory import provider_for_agent
 from mcp_export.server.agent_server import AgentServer
 from mcp_export.server.tools import ServedAgent
-from mcp_export.testing.expect import CallOutcome, Failure, check, outcome_of
-from mcp_export.testing.judge import Verdict, judge_answer
+from mcp_export.testing.callers.offer import OfferedTool, listed_tools
+from mcp_export.testing.callers.runner import (
+    CallerOptions,
+    CallerSetup,
+    prepare_callers,
+    run_caller_case,
+    served_name,
+)
+from mcp_export.testing.case import CaseResult, named, run_case
+from mcp_export.testing.expect import CallOutcome, Failure
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
 
@@ -58,31 +69,6 @@ class NoCases(ExportError):
     """The selection names no test case; the message lists what there is."""
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """One run of one case on one model.
-
-    Attributes:
-        tool: the tool's name.
-        case: the case's name.
-        model: the model (``provider:model``).
-        attempt: 1 … repeat.
-        passed: every expectation held (and the judge, if any, said pass).
-        failures: the expectations that did not hold, judge included.
-        outcome: what the client received.
-        verdict: the judge's verdict, when the case has a judge and the call got that far.
-    """
-
-    tool: str
-    case: str
-    model: str
-    attempt: int
-    passed: bool
-    failures: tuple[Failure, ...]
-    outcome: CallOutcome
-    verdict: Verdict | None = None
-
-
 @dataclass
 class MatrixResult:
     """A run of cases × models.
@@ -94,7 +80,10 @@ class MatrixResult:
         models: the models, in the order given.
         cases: ``(tool, case)`` in the order run.
         repeat: runs per case and model.
-        results: every run, in the order they finished.
+        caller_models: the caller models of the caller cases, in the order given.
+        caller_cases: the ``(tool, case)`` of ``cases`` that are caller cases.
+        results: every run, in the order they finished (a caller case's are
+            ``CallerResult``, whose ``model`` is the caller model).
         started_at: when the run began (seconds since the epoch).
         duration_ms: the whole run's wall time.
     """
@@ -106,6 +95,8 @@ class MatrixResult:
     cases: list[tuple[str, str]]
     repeat: int
     results: list[CaseResult] = field(default_factory=lambda: list[CaseResult]())
+    caller_models: list[str] = field(default_factory=lambda: list[str]())
+    caller_cases: list[tuple[str, str]] = field(default_factory=lambda: list[tuple[str, str]]())
     started_at: float = 0.0
     duration_ms: float = 0.0
 
@@ -124,6 +115,15 @@ class MatrixResult:
             self._by_cell.setdefault((result.tool, result.case, result.model), []).append(result)
         self._indexed = len(self.results)
         return sorted(self._by_cell.get((tool, case, model), ()), key=lambda r: r.attempt)
+
+    def columns(self, tool: str, case: str) -> list[str]:
+        """The models a case runs on: the caller models for a caller case, else ``models``."""
+        return self.caller_models if (tool, case) in self.caller_cases else self.models
+
+    @property
+    def planned(self) -> int:
+        """How many runs the matrix holds when complete."""
+        return sum(len(self.columns(t, c)) for t, c in self.cases) * self.repeat
 
     @property
     def passed(self) -> bool:
@@ -176,17 +176,23 @@ def plan_matrix(
     *,
     models: Sequence[str] = (),
     repeat: int = 1,
+    caller_models: Sequence[str] = (),
 ) -> MatrixResult:
-    """The empty result of a run of ``cases`` on ``models`` (default: the agent's own model),
-    for :func:`run_matrix` to fill; a caller that keeps it has the results so far when the run is
+    """The empty result of a run of ``cases`` on ``models`` (default: the agent's own model)
+    and of its caller cases for ``caller_models`` (default: the first of ``models``), for
+    :func:`run_matrix` to fill; a caller that keeps it has the results so far when the run is
     cancelled."""
+    chosen = list(dict.fromkeys(models)) or [agent.settings.model or ""]
+    callers = [(t.name, c.name) for t, c in cases if c.ask is not None]
     return MatrixResult(
         id=uuid.uuid4().hex,
         agent_name=agent.metadata.name,
         agent_path=str(path),
-        models=list(models) or [agent.settings.model or ""],
+        models=chosen,
         cases=[(t.name, c.name) for t, c in cases],
         repeat=max(1, repeat),
+        caller_models=(list(dict.fromkeys(caller_models)) or chosen[:1]) if callers else [],
+        caller_cases=callers,
         started_at=time.time(),
     )
 
@@ -203,6 +209,7 @@ async def run_matrix(
     history: HistoryStore | None = None,
     on_result: OnResult | None = None,
     matrix: MatrixResult | None = None,
+    callers: CallerOptions | None = None,
 ) -> MatrixResult:
     """Run ``cases`` on each of ``models`` (default: the agent's own model), ``repeat`` times.
 
@@ -216,16 +223,27 @@ async def run_matrix(
         judge_model: the model that judges ``judge`` criteria; default each run's own model.
         history: where served calls are recorded (None: nowhere).
         on_result: called with each result as it comes (in the event loop's thread).
-        matrix: the result to fill (from :func:`plan_matrix` with the same cases, models and
-            repeat); default a new one.
+        matrix: the result to fill (from :func:`plan_matrix` with the same cases, models,
+            repeat and caller models); default a new one.
+        callers: the caller models and the caller setup of the caller cases (decoys, system
+            prompt, prefix), added to the agent file's ``settings.callers``.
 
     Returns:
         Every result, in the order they finished. A case that cannot be run or checked is a
         failed result of its own; the other cases go on.
+
+    Raises:
+        DecoyError: a decoy of the caller cases cannot be listed (before any case runs).
     """
+    callers = callers or CallerOptions()
     if matrix is None:
-        matrix = plan_matrix(agent, path, cases, models=models, repeat=repeat)
+        matrix = plan_matrix(
+            agent, path, cases, models=models, repeat=repeat, caller_models=callers.models
+        )
     chosen = matrix.models
+    setup = CallerSetup(prefix=callers.prefix)
+    if matrix.caller_cases:
+        setup = await prepare_callers(agent, path, callers)
     limiter = anyio.Semaphore(max(1, concurrency))
     began = time.perf_counter()
     async with AsyncExitStack() as stack:
@@ -234,12 +252,16 @@ async def run_matrix(
         for model in chosen:
             served = ServedAgent(with_model(agent, model), path)
             server = await stack.enter_async_context(
-                AgentServer([served], sampling=False, history=history or False)
+                AgentServer([served], prefix=setup.prefix, sampling=False, history=history or False)
             )
             info = types.Implementation(name=CLIENT_NAME, version="1")
             clients[model] = await stack.enter_async_context(
                 Client(server.server, client_info=info)
             )
+        offered: list[OfferedTool] = []
+        callers_by_model: dict[str, tuple[Provider, str]] = {}
+        if matrix.caller_cases:
+            offered = setup.offer(await listed_tools(clients[chosen[0]]))
 
         async def judge_for(model: str) -> tuple[Provider, str]:
             name = judge_model or model
@@ -249,17 +271,44 @@ async def run_matrix(
                 judges[name] = (provider, model_name)
             return judges[name]
 
+        def caller_for(model: str) -> tuple[Provider, str]:
+            if model not in callers_by_model:
+                provider, model_name = provider_for_agent(with_model(agent, model))
+                stack.push_async_callback(provider.aclose)
+                callers_by_model[model] = (provider, model_name)
+            return callers_by_model[model]
+
+        async def run_one(
+            model: str, tool: ToolDefinition, case: TestCase, attempt: int
+        ) -> CaseResult:
+            if case.ask is None:
+                name = served_name(agent, tool, prefix=setup.prefix)
+                return await run_case(
+                    clients[model], agent, model, tool, case, attempt, judge_for, served_name=name
+                )
+            return await run_caller_case(
+                clients[chosen[0]],
+                agent,
+                served_model=chosen[0],
+                caller_model=model,
+                caller=caller_for(model),
+                tool=tool,
+                case=case,
+                attempt=attempt,
+                offered=offered,
+                setup=setup,
+                judge_for=judge_for,
+            )
+
         async def one(model: str, tool: ToolDefinition, case: TestCase, attempt: int) -> None:
             async with limiter:
                 started = time.perf_counter()
                 try:
-                    result = await _run_case(
-                        clients[model], agent, model, tool, case, attempt, judge_for
-                    )
+                    result = await run_one(model, tool, case, attempt)
                 except Exception as exc:  # this case's failure, not the whole run's
                     logger.exception("test case %s/%s failed unexpectedly", tool.name, case.name)
                     outcome = CallOutcome("", True, (time.perf_counter() - started) * 1000)
-                    failure = Failure("case", f"the case could not be run: {_named(exc)}")
+                    failure = Failure("case", f"the case could not be run: {named(exc)}")
                     result = CaseResult(
                         tool.name, case.name, model, attempt, False, (failure,), outcome
                     )
@@ -270,78 +319,7 @@ async def run_matrix(
         async with anyio.create_task_group() as group:
             for attempt in range(1, matrix.repeat + 1):
                 for tool, case in cases:
-                    for model in chosen:
+                    for model in matrix.columns(tool.name, case.name):
                         group.start_soon(one, model, tool, case, attempt)
     matrix.duration_ms = (time.perf_counter() - began) * 1000
     return matrix
-
-
-JudgeFor = Callable[[str], Awaitable[tuple[Provider, str]]]
-
-
-async def _run_case(
-    client: Client,
-    agent: Agent,
-    model: str,
-    tool: ToolDefinition,
-    case: TestCase,
-    attempt: int,
-    judge_for: JudgeFor,
-) -> CaseResult:
-    unsendable = _unsendable(case.arguments)
-    if unsendable is not None:
-        failure = Failure("arguments", unsendable)
-        outcome = CallOutcome(unsendable, True, 0.0)
-        return CaseResult(tool.name, case.name, model, attempt, False, (failure,), outcome)
-    began = time.perf_counter()
-    try:
-        result = await client.call_tool(tool.name, dict(case.arguments))
-        outcome = outcome_of(result, (time.perf_counter() - began) * 1000)
-    except Exception as exc:  # a protocol error is a failed call, not a crashed test run
-        outcome = CallOutcome(
-            str(exc) or type(exc).__name__, True, (time.perf_counter() - began) * 1000
-        )
-    # Off the event loop's thread (in the studio, the GUI's): a check may take its whole deadline.
-    failures = await anyio.to_thread.run_sync(check, case.expect, outcome, abandon_on_cancel=True)
-    verdict: Verdict | None = None
-    criterion = case.expect.judge
-    if criterion and not outcome.is_error:
-        try:
-            provider, model_name = await judge_for(model)
-        except ExportError as exc:
-            verdict = Verdict(False, f"the judge model cannot be used: {exc}")
-        else:
-            verdict = await judge_answer(
-                agent,
-                provider,
-                model_name,
-                criterion=criterion,
-                tool_name=tool.name,
-                arguments=case.arguments,
-                answer=outcome.text,
-            )
-        if not verdict.passed:
-            failures.append(Failure("judge", verdict.reason or "the judge said the answer fails"))
-    return CaseResult(
-        tool.name, case.name, model, attempt, not failures, tuple(failures), outcome, verdict
-    )
-
-
-def _unsendable(arguments: object) -> str | None:
-    """Why ``arguments`` cannot go to a model as UTF-8 (a lone surrogate), or None."""
-    try:
-        json.dumps(arguments, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        found = exc.object[exc.start : exc.end].encode("utf-8", "backslashreplace").decode()
-        return (
-            f"the arguments hold {found}, half of a UTF-16 surrogate pair, which no request can "
-            "carry: write the whole character in the agent file (an emoji is two \\u escapes "
-            "in a row)"
-        )
-    except (TypeError, ValueError):
-        return None  # not JSON (a YAML date): the call itself says what is wrong
-    return None
-
-
-def _named(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

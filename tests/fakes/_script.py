@@ -16,7 +16,17 @@ Build replies with the small constructors below rather than with ``Reply(...)`` 
 
 A responder (``Callable[[RequestBody], Reply]``) answers when the script queue is empty. It gets
 the request's JSON body as a ``RequestBody``: a plain ``dict`` with a few API-neutral helpers
-(``last_user_text``, ``tool_results``, ``rounds_since_user``) so one responder serves both fakes.
+(``last_user_text``, ``tool_results``, ``rounds_since_user``, ``offered``) so one responder
+serves both fakes.
+
+A caller model (a client's model choosing among offered tools) is ``caller(...)``: it picks a
+tool by the request and the offered list (by default the tool whose name and description share
+the most words with the request), fills its arguments, and answers requests that offer no
+tools with another responder (the served call's model)::
+
+    caller({"book_flight": {"destination": "LIS"}}, answer=lambda body: text("Booked AF123."))
+    caller(pick=lambda ask, offered: "send_email")          # a wrong tool on demand
+    caller({"book_flight": '{"destination": '})             # arguments that are not JSON
 Responders run on the server's handler threads, possibly several at once: keep them pure.
 """
 
@@ -24,16 +34,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 __all__ = [
+    "OfferedFunction",
     "Reply",
     "RequestBody",
     "Responder",
     "ToolCall",
     "ToolResult",
+    "best_match",
+    "caller",
     "count_user_turns",
     "cut_off",
     "delay",
@@ -329,6 +343,17 @@ class RequestBody(dict[str, Any]):
     """Every tool result in the conversation, oldest first."""
     rounds_since_user: int = 0
     """How many assistant messages follow the last user text message (0 = a fresh question)."""
+    offered: Sequence[OfferedFunction] = ()
+    """The tools the request offers the model, in order."""
+
+
+@dataclass(frozen=True)
+class OfferedFunction:
+    """A tool a request offers (API-neutral)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
 
 
 Responder = Callable[[RequestBody], Reply]
@@ -356,5 +381,83 @@ def tool_round_then_text(
         if answer is not None:
             return text(answer)
         return text("done: " + " | ".join(r.content for r in body.tool_results))
+
+    return respond
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "for",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "me",
+        "my",
+        "i",
+        "you",
+        "your",
+        "is",
+        "are",
+        "be",
+        "with",
+        "from",
+        "by",
+    ]
+)
+
+
+def _words(value: str) -> set[str]:
+    return {w for w in _WORD.findall(value.lower().replace("_", " ")) if w not in _STOP}
+
+
+def best_match(ask: str, offered: Sequence[OfferedFunction]) -> str | None:
+    """The offered tool whose name and description share the most words with ``ask`` (the
+    first of equals), or None when none shares a word."""
+    wanted = _words(ask)
+    best, score = None, 0
+    for tool in offered:
+        found = len(wanted & _words(f"{tool.name} {tool.description}"))
+        if found > score:
+            best, score = tool.name, found
+    return best
+
+
+Pick = Callable[[str, Sequence[OfferedFunction]], "str | None"]
+
+
+def caller(
+    arguments: Mapping[str, dict[str, Any] | str] | None = None,
+    *,
+    pick: Pick = best_match,
+    answer: Responder | None = None,
+    declines: str = "I cannot help with that.",
+) -> Responder:
+    """A caller model: on a request that offers tools, call the one ``pick`` chooses.
+
+    Args:
+        arguments: the arguments to call each tool with, by name (a string is sent as it is:
+            JSON that does not parse, say); a tool not listed is called with ``{}``.
+        pick: chooses the tool from the request's text and the offered list; None: answer in
+            words (``declines``) and call nothing.
+        answer: answers requests that offer no tools (the served call's model); default echo.
+        declines: the text of a reply that calls nothing.
+    """
+    chosen = dict(arguments or {})
+
+    def respond(body: RequestBody) -> Reply:
+        if not body.offered or body.rounds_since_user > 0:
+            return (answer or echo)(body)
+        name = pick(body.last_user_text, body.offered)
+        if name is None:
+            return text(declines)
+        return tool_calls([("call_1", name, chosen.get(name, {}))])
 
     return respond

@@ -46,6 +46,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from tests.fakes._script import (
+    OfferedFunction,
     Reply,
     RequestBody,
     Responder,
@@ -134,6 +135,15 @@ class FakeAnthropicServer(FakeModelServer):
                 1 for m in messages[last_user:] if m.get("role") == "assistant"
             )
         body.tool_results = tuple(results)
+        body.offered = tuple(
+            OfferedFunction(
+                str(t.get("name")),
+                str(t.get("description") or ""),
+                dict(t.get("input_schema") or {}),
+            )
+            for t in parsed.get("tools") or []
+            if isinstance(t, dict)
+        )
         return body
 
     def check_auth(self, headers: Mapping[str, str]) -> str | None:

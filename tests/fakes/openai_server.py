@@ -54,6 +54,7 @@ from dataclasses import replace
 from typing import Any
 
 from tests.fakes._script import (
+    OfferedFunction,
     Reply,
     RequestBody,
     Responder,
@@ -165,6 +166,13 @@ class FakeOpenAIServer(FakeModelServer):
             rounds = sum(1 for m in messages[last_user:] if m.get("role") == "assistant")
         body.tool_results = tuple(results)
         body.rounds_since_user = rounds
+        body.offered = tuple(
+            OfferedFunction(
+                str(f.get("name")), str(f.get("description") or ""), dict(f.get("parameters") or {})
+            )
+            for t in parsed.get("tools") or []
+            if isinstance(t, dict) and isinstance(f := t.get("function"), dict)
+        )
         return body
 
     def next_reply(self, body: RequestBody) -> Reply:

@@ -197,7 +197,7 @@ def test_a_version_2_database_keeps_its_rows_and_gains_the_indexes_and_summaries
     with HistoryStore(path) as store:
         raw = sqlite3.connect(path)
         try:
-            assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+            assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
             tables = _names(raw, "table")
             counts = [
                 raw.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
@@ -390,12 +390,12 @@ def test_the_queries_read_their_index_in_order_and_never_sort_the_agents_rows(
         assert "TEMP B-TREE" not in plan, plan
 
 
-def test_the_default_store_path_gets_the_version_5_schema(metaagent_home: Path) -> None:
+def test_the_default_store_path_gets_the_current_schema(metaagent_home: Path) -> None:
     with HistoryStore() as store:
         _many(store, 1)
     raw = sqlite3.connect(metaagent_home / "history.sqlite3")
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert "threads_by_key" in _names(raw, "index")
         assert "case_runs_by_thread" in _names(raw, "index")
         assert "turn_claims" in _names(raw, "table")

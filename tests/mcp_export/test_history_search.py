@@ -174,7 +174,7 @@ def test_a_version_4_sqlite_database_gains_the_case_threads_in_place(tmp_path: P
         assert row.case == CaseMark("c", "x:y", "m")
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 5
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 6
     finally:
         raw.close()
 
@@ -187,6 +187,7 @@ def test_a_version_4_postgresql_database_gains_the_case_threads_in_place(
     with psycopg.connect(postgres_url) as raw:  # the schema as version 4 left it
         raw.execute("DROP INDEX case_runs_by_thread")
         raw.execute("ALTER TABLE case_runs DROP COLUMN thread_id")
+        raw.execute("ALTER TABLE case_runs DROP COLUMN caller")
         raw.execute("UPDATE history_schema SET version = 4")
         raw.execute(
             "INSERT INTO case_runs (matrix_id, agent_name, tool_name, case_name, model, "
@@ -200,5 +201,5 @@ def test_a_version_4_postgresql_database_gains_the_case_threads_in_place(
         (row,) = store.conversations(ALL).rows
         assert row.case == CaseMark("c", "x:y", "m")
     with psycopg.connect(postgres_url) as raw:
-        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(5,)]
-    assert PG_SCHEMA_VERSION == 5
+        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(6,)]
+    assert PG_SCHEMA_VERSION == 6

@@ -1,0 +1,60 @@
+"""A caller case's run in History: its step, the caller transcript and the description offered.
+
+:func:`caller_record` is the JSON kept in a ``case_runs`` row's ``caller`` column;
+:func:`earlier_caller_runs` reads back, per caller cell of a matrix, the rows of its last
+recorded run before it (to compare pick rates across a description edit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_export.history.schema import agent_key
+from mcp_export.history.store import HistoryStore
+from mcp_export.testing.callers.rates import PickChange, pick_rate_changes
+from mcp_export.testing.callers.runner import CallerResult
+from mcp_export.testing.run import MatrixResult
+
+__all__ = ["caller_record", "description_changes", "earlier_caller_runs"]
+
+
+def caller_record(result: CallerResult) -> dict[str, Any]:
+    """The ``caller`` JSON of one caller case run."""
+    pick = result.pick
+    return {
+        "step": result.step,
+        "servedModel": result.served_model,
+        "wanted": pick.wanted if pick is not None else None,
+        "picked": list(pick.picked) if pick is not None else [],
+        "pickedRight": bool(pick is not None and pick.picked_right),
+        "argumentsValid": pick.arguments_valid if pick is not None else None,
+        "argumentsExpected": pick.arguments_expected if pick is not None else None,
+        "description": result.description,
+        "transcript": result.turn.transcript() if result.turn is not None else None,
+    }
+
+
+def earlier_caller_runs(
+    matrix: MatrixResult, history: HistoryStore
+) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The caller rows of each caller cell's last recorded run before ``matrix``."""
+    cells = {
+        (tool, case, model) for tool, case in matrix.caller_cases for model in matrix.caller_models
+    }
+    chosen: dict[tuple[str, str, str], str] = {}
+    rows: list[tuple[str, str, str, dict[str, Any]]] = []
+    for row in history.case_runs(agent_path=agent_key(matrix.agent_path)):
+        if row.matrix_id == matrix.id or row.created_at.timestamp() >= matrix.started_at:
+            continue
+        key = (row.tool_name, row.case_name, row.model)
+        if key not in cells or row.caller is None:
+            continue
+        if chosen.setdefault(key, row.matrix_id) == row.matrix_id:  # newest first
+            rows.append((*key, row.caller))
+    return rows
+
+
+def description_changes(matrix: MatrixResult, history: HistoryStore) -> list[PickChange]:
+    """The caller cells of ``matrix`` whose tool description changed since their last recorded
+    run, with the pick rate then and now."""
+    return pick_rate_changes(matrix.results, earlier_caller_runs(matrix, history))
