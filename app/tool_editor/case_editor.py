@@ -192,11 +192,6 @@ class CaseEditor(QWidget):
         ask = case.ask or ""
         if before is None or (before.ask != case.ask and self.ask.edit.toPlainText() != ask):
             self.ask.show_ask(ask)
-            if caller and not ask.strip():
-                self.ask.problem.setText(
-                    "A caller case needs a request: type it as a person would ask a client."
-                )
-                self.ask.problem.show()
 
     def set_parameters(self) -> None:
         """The tool's parameters changed: build the arguments form anew."""

@@ -25,8 +25,10 @@ from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QMenu,
     QPushButton,
@@ -217,7 +219,7 @@ class TestsPanel(QWidget):
         menu = QMenu(self.new_button)
         menu.addAction("With the sample values", lambda: self.add_case(from_samples=True))
         menu.addAction("With empty arguments", lambda: self.add_case(from_samples=False))
-        menu.addAction("A caller case: a request in words", self.add_caller_case)
+        menu.addAction("A caller case: a request in words", lambda: self.add_caller_case())
         self.new_button.setMenu(menu)
         self.new_caller_button = QPushButton(icon("add"), "New caller case")
         self.new_caller_button.setObjectName("newCallerCase")
@@ -225,7 +227,7 @@ class TestsPanel(QWidget):
             "A case that starts from a request in words: a caller model picks the tool and "
             "fills its arguments"
         )
-        self.new_caller_button.clicked.connect(self.add_caller_case)
+        self.new_caller_button.clicked.connect(lambda: self.add_caller_case())
         self.duplicate_button = QPushButton(icon("duplicate"), "D&uplicate")
         self.duplicate_button.setObjectName("duplicateCase")
         self.duplicate_button.setToolTip("A copy of the selected case")
@@ -369,18 +371,43 @@ class TestsPanel(QWidget):
             self.editor.name_edit.selectAll()
         return added
 
-    def add_caller_case(self) -> str | None:
-        """Add a caller case with an empty request, select it and focus the request; returns
-        its name (None when the tool is gone)."""
+    def add_caller_case(self, ask: str | None = None) -> str | None:
+        """Add a caller case for the request ``ask``, select it and focus its request; returns
+        its name (None when the tool is gone). Without ``ask``, a dialog (a ``QInputDialog``
+        child, window-modal) asks for the request first, and the case is added once it is
+        given."""
         tool = self.ref.tool()
         if tool is None:
             return None
-        name = ask_case_name(self.document, tool.name, "")
+        if ask is None:
+            self._ask_for_request(tool.name)
+            return None
+        name = ask_case_name(self.document, tool.name, ask)
         self._wanted = name
-        added = add_test_case(self.document, tool.name, new_caller_case(name, ""))
+        added = add_test_case(self.document, tool.name, new_caller_case(name, ask.strip()))
         if added is not None and self._built:
             self.editor.ask.edit.setFocus(Qt.FocusReason.OtherFocusReason)
         return added
+
+    def _ask_for_request(self, tool_name: str) -> None:
+        dialog = QInputDialog(self)
+        dialog.setObjectName("callerCaseRequest")
+        dialog.setWindowTitle(f"New caller case · {tool_name}")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        dialog.setLabelText(
+            "The request, as a person would type it to a client. A caller model reads it with "
+            f"the tool list a client sees; the case checks that it calls {tool_name}, then the "
+            "answer."
+        )
+        dialog.setOkButtonText("Add case")
+        buttons = dialog.findChild(QDialogButtonBox)
+        if buttons is not None:
+            ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+            ok.setEnabled(False)
+            dialog.textValueChanged.connect(lambda text: ok.setEnabled(bool(text.strip())))
+        dialog.textValueSelected.connect(lambda text: self.add_caller_case(text))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
 
     def duplicate_case(self) -> str | None:
         """Add a copy of the selected case after the others and select it; returns its name."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QInputDialog, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -71,23 +71,31 @@ def test_new_caller_case_asks_for_a_request_and_typing_it_is_one_undo_step(
     steps = document.undo_stack.count()
 
     click(qtbot, panel.new_caller_button)
+    ask = panel.findChild(QInputDialog)
+    assert isinstance(ask, QInputDialog) and ask.isVisible()
+    assert "calls book_flight" in ask.labelText()
+    (add,) = [b for b in ask.findChildren(QPushButton) if b.text() == "Add case"]
+    assert not add.isEnabled()  # a blank request cannot be added
+    (box,) = ask.findChildren(QPlainTextEdit)
+    qtbot.keyClicks(box, "   ")
+    assert not add.isEnabled()
+    qtbot.keyClicks(box, "Fly me to Oslo")
+    assert add.isEnabled()
+    qtbot.mouseClick(add, Qt.MouseButton.LeftButton)
 
     case = cases_of(document)[1]
-    assert (case.name, case.ask, case.arguments) == ("Caller case 2", "", {})
-    assert panel.selected_case() == "Caller case 2"
+    assert (case.name, case.ask, case.arguments) == ("Fly me to Oslo", "Fly me to Oslo", {})
+    assert panel.selected_case() == "Fly me to Oslo"
     assert editor.ask.isVisible() and not editor.arguments.isVisible()
-    assert editor.ask.edit.hasFocus()
-    assert editor.ask.problem.isVisible()
-    assert editor.ask.problem.text().startswith("A caller case needs a request")
+    assert editor.ask.edit.hasFocus() and not editor.ask.problem.isVisible()
     assert editor.caller.picks.isVisible()
     assert editor.caller.picks.currentText() == "book_flight (this tool)"
     assert document.undo_stack.count() == steps + 1
 
-    type_into(qtbot, editor.ask.edit, "Fly me to Oslo tomorrow")
+    type_into(qtbot, editor.ask.edit, " tomorrow")
     assert cases_of(document)[1].ask == "Fly me to Oslo tomorrow"
-    assert not editor.ask.problem.isVisible()
     assert document.undo_stack.count() == steps + 2  # the typing merged into one step
-    row = panel.model.row_of("Caller case 2")
+    row = panel.model.row_of("Fly me to Oslo")
     assert row is not None
     assert panel.model.index(row, 1).data() == "“Fly me to Oslo tomorrow” → picks book_flight"
 
@@ -95,12 +103,14 @@ def test_new_caller_case_asks_for_a_request_and_typing_it_is_one_undo_step(
     editor.ask.edit.setFocus(Qt.FocusReason.MouseFocusReason)
     qtbot.keyClick(editor.ask.edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(editor.ask.edit, Qt.Key.Key_Delete)
+    assert editor.ask.problem.isVisible()
     assert editor.ask.problem.text().startswith("Not saved: a caller case needs a request")
     assert cases_of(document)[1].ask == "Fly me to Oslo tomorrow"
 
     document.undo_stack.undo()
-    assert cases_of(document)[1].ask == ""
-    assert editor.ask.edit.toPlainText() == ""
+    assert cases_of(document)[1].ask == "Fly me to Oslo"
+    assert editor.ask.edit.toPlainText() == "Fly me to Oslo"
+    assert not editor.ask.problem.isVisible()
     document.undo_stack.undo()
     assert [c.name for c in cases_of(document)] == ["oslo"]
     assert editor.arguments.isVisible() and not editor.ask.isVisible()
