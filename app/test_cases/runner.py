@@ -63,6 +63,7 @@ NO_CASES_MESSAGE = (
 _RUNTIME = (
     "mcp_export.testing.run",
     "mcp_export.testing.record",
+    "mcp_export.testing.callers",
     "mcp_export.server.call",
     "mcp_export.server.round_trip",
     "schema_types.arguments",
@@ -81,9 +82,12 @@ class RunRequest:
         agent: the agent as it is in the editor (unsaved edits included).
         path: its file, or a stand-in for an unsaved agent (:func:`run_path`).
         cases: the cases, in the agent's order.
-        models: ``provider:model`` names, at least one.
+        models: ``provider:model`` names, at least one: they serve the calls.
         repeat: runs per case and model.
         concurrency: calls in flight at once over all models.
+        caller_models: the caller models of the caller cases among ``cases`` (each gets their
+            requests; the calls they make are served by the first of ``models``); empty: the
+            first of ``models``.
     """
 
     agent: Agent
@@ -92,11 +96,22 @@ class RunRequest:
     models: list[str]
     repeat: int = 1
     concurrency: int = 4
+    caller_models: list[str] = field(default_factory=lambda: list[str]())
+
+    @property
+    def callers(self) -> list[str]:
+        """The caller models the caller cases run on (none without caller cases)."""
+        if not any(case.ask is not None for _tool, case in self.cases):
+            return []
+        return list(dict.fromkeys(self.caller_models)) or self.models[:1]
 
     @property
     def calls(self) -> int:
-        """How many calls the run makes."""
-        return len(self.cases) * len(self.models) * max(1, self.repeat)
+        """How many runs the run makes (a caller case's: one per caller model)."""
+        callers = sum(case.ask is not None for _tool, case in self.cases)
+        ordinary = len(self.cases) - callers
+        per = ordinary * len(self.models) + callers * len(self.callers)
+        return per * max(1, self.repeat)
 
 
 RunState = Literal["done", "stopped", "failed"]
@@ -240,6 +255,7 @@ class MatrixRunner(QObject):
             await asyncio.wait_for(asyncio.to_thread(_import_runtime), PRELOAD_LIMIT_S)
             if fresh:
                 settle_after_import()
+            from mcp_export.testing.callers import CallerOptions
             from mcp_export.testing.run import run_matrix
 
             matrix = await run_matrix(
@@ -251,6 +267,7 @@ class MatrixRunner(QObject):
                 concurrency=request.concurrency,
                 history=self.history,
                 on_result=on_result,
+                callers=CallerOptions(models=tuple(request.callers)),
             )
         except asyncio.CancelledError:
             if run_id != self._run_id or not self._stopping:
