@@ -89,13 +89,26 @@ def caller_html(result: CallerResult, *, dark: bool = False) -> str:
     return "".join(parts)
 
 
+def _compact(value: Any) -> str:
+    return redact(json.dumps(value, ensure_ascii=False, default=str))
+
+
 def _tool_html(tool: Mapping[str, Any]) -> str:
+    """One offered tool: its name, title and source, its description, then its input schema
+    and annotations as compact JSON (the list stays one screen per few tools)."""
     name = html.escape(str(tool.get("name", "?")))
     source = tool.get("source")
     title = f" — {html.escape(str(tool['title']))}" if tool.get("title") else ""
     origin = f" <i>({html.escape(str(source))})</i>" if source else ""
-    shown = {k: v for k, v in tool.items() if k not in ("name", "title", "source")}
-    return f"<p>• <b>{name}</b>{title}{origin}</p>" + _pre(_json(shown))
+    lines = [f"<p>• <b>{name}</b>{title}{origin}<br>"]
+    lines.append(html.escape(redact(str(tool.get("description", "")))) or "<i>(no description)</i>")
+    lines.append("</p>")
+    rest = {k: v for k, v in tool.items() if k not in ("name", "title", "source", "description")}
+    for key, value in rest.items():
+        lines.append(
+            f"<p><code>{html.escape(key)}</code>: <code>{html.escape(_compact(value))}</code></p>"
+        )
+    return "".join(lines)
 
 
 def caller_transcript_html(transcript: Mapping[str, Any]) -> str:

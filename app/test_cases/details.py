@@ -88,7 +88,7 @@ def details_html(
     if caller is not None:
         parts.append(caller_html(caller, dark=dark))
         if caller.pick is None or not caller.pick.serve:
-            return "".join(parts)  # not served: no answer of ours to show
+            return "".join([*parts, _failures_html(result)])  # not served: no answer of ours
         parts.append("<p><b>Our served call</b></p>")
     facts = [format_ms(outcome.duration_ms)]
     if outcome.turns is not None:
@@ -96,14 +96,7 @@ def details_html(
     facts.append(f"{len(outcome.tool_calls)} inner tool call{'s' * (len(outcome.tool_calls) != 1)}")
     facts.append(_tokens(result))
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")
-    if result.failures:
-        parts.append("<p><b>Failed expectations</b></p><ul>")
-        for failure in result.failures:
-            parts.append(
-                f"<li><b>{html.escape(failure.expectation)}</b>: "
-                f"{html.escape(redact(failure.message))}</li>"
-            )
-        parts.append("</ul>")
+    parts.append(_failures_html(result))
     if result.verdict is not None:
         judged = "pass" if result.verdict.passed else "fail"
         judged_colour = passing if result.verdict.passed else failing
@@ -120,6 +113,17 @@ def details_html(
     if arguments is not None:
         parts.append("<p><b>Arguments of the case</b></p>" + _pre(_json(dict(arguments))))
     return "".join(parts)
+
+
+def _failures_html(result: CaseResult) -> str:
+    if not result.failures:
+        return ""
+    items = "".join(
+        f"<li><b>{html.escape(failure.expectation)}</b>: "
+        f"{html.escape(redact(failure.message))}</li>"
+        for failure in result.failures
+    )
+    return f"<p><b>Failed expectations</b></p><ul>{items}</ul>"
 
 
 def _call_html(call: Mapping[str, Any], failing: str) -> str:

@@ -177,6 +177,13 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
     assert "Not served: the caller's reply failed at other tool." in transcript
     dialog.close()
 
+    # Invalid arguments are named with the schema's own messages.
+    tab.select_cells([("book_flight", "vague", STRICT)])
+    details = tab.details.browser.toPlainText()
+    assert "failed at invalid arguments" in details
+    assert "arguments: book_flight was called with invalid arguments:" in details
+    assert "destination" in details.split("was called with invalid arguments:", 1)[1]
+
     # A served caller run: the caller's side, then our served call from the history.
     tab.select_cells([("book_flight", "answer", STRICT)])
     assert "Our served call" in tab.details.browser.toPlainText()
