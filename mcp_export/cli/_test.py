@@ -8,6 +8,10 @@ XML, ``--json`` the whole result (each written even when the other cannot be). E
 when every case passes, 1 when one fails, 2 for a bad command line or agent file, no case to run,
 or a report that cannot be written; Ctrl+C stops the run at once and reports what finished before
 it, with exit code 130.
+
+Caller cases (``ask``) run once per ``--caller-model`` (default: the first model), with decoys
+from ``settings.callers`` plus ``--decoy-agent``, ``--decoy-server`` and ``--decoys``; each cell
+says the step that failed, and the caller models' rates follow the cells (``callers_report``).
 """
 
 from __future__ import annotations
@@ -24,10 +28,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from mcp_export.cli._callers import (
+    add_caller_options,
+    caller_options,
+    print_callers,
+    step_label,
+)
 from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.errors import ExportError, HistoryError
 from mcp_export.history.store import HistoryStore
 from mcp_export.redact import redact
+from mcp_export.testing.callers.history import description_changes
+from mcp_export.testing.callers.offer import DecoyError
+from mcp_export.testing.callers.rates import PickChange
+from mcp_export.testing.callers.runner import CallerOptions, CallerResult
 from mcp_export.testing.junit import xml_safe
 from mcp_export.testing.record import Cell, Change, cell_status, compare, record_matrix
 from mcp_export.testing.report import write_json, write_junit
@@ -92,6 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--no-history", action="store_true", help="do not record the run in the history database"
     )
+    add_caller_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -107,42 +122,59 @@ def run(args: argparse.Namespace) -> int:
         error("test", str(exc))
         return 2
     models = list(dict.fromkeys(args.model)) or [agent.settings.model or ""]
+    callers = caller_options(args)
+    if callers is None:
+        return 2
     history: HistoryStore | None = None
     if not args.no_history:
         try:
             history = HistoryStore()
         except HistoryError as exc:
             error("history", f"{exc}; going on without recording")
-    matrix = plan_matrix(agent, path.resolve(), cases, models=models, repeat=args.repeat)
+    matrix = plan_matrix(
+        agent,
+        path.resolve(),
+        cases,
+        models=models,
+        repeat=args.repeat,
+        caller_models=callers.models,
+    )
     began = time.perf_counter()
     interrupted = False
     try:
-        asyncio.run(_run(agent, path.resolve(), cases, matrix, args, history))
+        asyncio.run(_run(agent, path.resolve(), cases, matrix, args, history, callers))
     except KeyboardInterrupt:
         # Ctrl+C cancels the calls in flight; what finished before it is reported as usual.
         interrupted = True
         matrix.duration_ms = (time.perf_counter() - began) * 1000
+    except DecoyError as exc:
+        error("test", str(exc))
+        if history is not None:
+            history.close()
+        return 2
     except ExportError as exc:
         error("test", str(exc))
         if history is not None:
             history.close()
         return 1
     changes: dict[Cell, Change] | None = None
+    moved: list[PickChange] | None = None
     if history is not None:
         try:
             record_matrix(matrix, history)
             changes = compare(matrix, history)
+            moved = description_changes(matrix, history)
         except HistoryError as exc:
             error("history", f"{exc}; the run is not recorded")
         finally:
             history.close()
-    _print_report(matrix, changes)
+    _print_report(matrix, changes, moved)
     if interrupted:
-        planned = len(matrix.cases) * len(matrix.models) * matrix.repeat
+        planned = matrix.planned
         error("test", f"interrupted: {len(matrix.results)} of {planned} calls had finished")
     written = [
         _write_report(write_junit, matrix, args.junit),
-        _write_report(lambda m, p: write_json(m, p, changes), matrix, args.json),
+        _write_report(lambda m, p: write_json(m, p, changes, moved), matrix, args.json),
     ]
     if interrupted:
         return 130
@@ -172,8 +204,9 @@ async def _run(
     matrix: MatrixResult,
     args: argparse.Namespace,
     history: HistoryStore | None,
+    callers: CallerOptions,
 ) -> MatrixResult:
-    total = len(cases) * len(matrix.models) * matrix.repeat
+    total = matrix.planned
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -200,17 +233,20 @@ async def _run(
             history=history,
             on_result=advance,
             matrix=matrix,
+            callers=callers,
         )
 
 
-def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> None:
+def _print_report(
+    matrix: MatrixResult, changes: dict[Cell, Change] | None, moved: list[PickChange] | None
+) -> None:
     console = Console(highlight=False, soft_wrap=True)
     passed = cell_status(matrix)
     # Cells that ran (an interrupted run has not run them all).
     order = [
         (tool, case, model)
         for tool, case in matrix.cases
-        for model in matrix.models
+        for model in matrix.columns(tool, case)
         if (tool, case, model) in passed
     ]
     cells = sorted(order, key=lambda key: _rank(passed[key], _change(changes, key)))
@@ -219,6 +255,13 @@ def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> N
         f"{_shown(matrix.agent_name)}: {len(matrix.cases)} case{'s' * (len(matrix.cases) != 1)}"
         f" × {len(matrix.models)} model{'s' * (len(matrix.models) != 1)}"
         + (f" × {matrix.repeat} repeats" if matrix.repeat > 1 else "")
+        + (
+            f" ({len(matrix.caller_cases)} caller case{'s' * (len(matrix.caller_cases) != 1)}"
+            f" × {len(matrix.caller_models)} caller model"
+            f"{'s' * (len(matrix.caller_models) != 1)})"
+            if matrix.caller_cases
+            else ""
+        )
     )
     for key in cells:
         tool, case, model = key
@@ -231,15 +274,18 @@ def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> N
         rate = f"{sum(r.passed for r in results)}/{len(results)}"
         slowest = _duration(max(r.outcome.duration_ms for r in results))
         tokens = _tokens(results)
+        caller = (tool, case) in matrix.caller_cases
         line = (
-            f"[{style}]{label:<9}[/] {_shown(tool)} / {_shown(case)}  [dim]{_shown(model)}"
+            f"[{style}]{label:<9}[/] {_shown(tool)} / {_shown(case)}  [dim]"
+            f"{'caller ' if caller else ''}{_shown(model)}"
             f"  {rate}  {slowest}{tokens}[/]"
         )
         console.print(line)
         seen: set[str] = set()
         for result in results:
+            step = step_label(result) if isinstance(result, CallerResult) else ""
             for failure in result.failures:
-                text = redact(str(failure))
+                text = redact(f"{step}{failure}")
                 if text not in seen:
                     seen.add(text)
                     console.print(f"    {_shown(text)}")
@@ -249,6 +295,7 @@ def _print_report(matrix: MatrixResult, changes: dict[Cell, Change] | None) -> N
     if regressed:
         summary += f" ({regressed} regressed)"
     console.print(f"{summary}; {runs} call{'s' * (runs != 1)} in {_duration(matrix.duration_ms)}")
+    print_callers(console, matrix, moved)
 
 
 def _shown(text: str) -> str:

@@ -3,8 +3,14 @@
 One ``<testsuite>`` per model, one ``<testcase>`` per case run (``classname`` is ``agent.tool``;
 with repeats the name ends ``[2/3]``), a ``<failure>`` whose message is the first failed
 expectation and whose text lists them all with the answer; a call that failed where an answer
-was expected is an ``<error>``; the answer is the case's ``<system-out>``. Each suite's counts
-are made before it is written, so the cost grows with the number of results, not its square.
+was expected is an ``<error>``; the answer is the case's ``<system-out>``.
+
+Caller cases have a suite per caller model (``MODEL (caller)``) whose ``<properties>`` are the
+caller model's rates (``pickedRight`` = ``3/4``…); a failed run's ``type`` is the step that
+failed (``wrong tool``, ``invalid arguments``…) and its text shows what the caller called.
+
+Each suite's counts are made before it is written, so the cost grows with the number of
+results, not its square.
 
 XML 1.0 cannot carry every character an answer or a name may hold: control characters other
 than tab, newline and carriage return (an ANSI colour code's ESC, NUL), half of a surrogate pair,
@@ -14,12 +20,15 @@ the report stays readable by every JUnit reader and says what was there.
 
 from __future__ import annotations
 
+import json
 import re
 from io import TextIOBase
 from pathlib import Path
 from xml.sax.saxutils import XMLGenerator
 from xml.sax.xmlreader import AttributesImpl
 
+from mcp_export.testing.callers.rates import CallerRates, rates_of
+from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["write_junit", "xml_safe"]
@@ -56,9 +65,11 @@ def write_junit(matrix: MatrixResult, path: Path) -> None:
 def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
     agent = _SLUG.sub("_", matrix.agent_name).strip("_") or "agent"
     order = {key: index for index, key in enumerate(matrix.cases)}
-    by_model: dict[str, list[CaseResult]] = {model: [] for model in matrix.models}
+    ordinary = [(t, c) for t, c in matrix.cases if (t, c) not in matrix.caller_cases]
+    by_model: dict[str, list[CaseResult]] = {model: [] for model in matrix.models if ordinary}
+    by_model |= {_suite(model, True): [] for model in matrix.caller_models}
     for result in matrix.results:
-        by_model.setdefault(result.model, []).append(result)
+        by_model.setdefault(_suite(result.model, _is_caller(result)), []).append(result)
     suites: list[tuple[str, list[CaseResult], dict[str, str]]] = []
     for model, runs in by_model.items():
         runs.sort(key=lambda r: (order.get((r.tool, r.case), 0), r.attempt))
@@ -74,6 +85,8 @@ def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
     for model, runs, counts in suites:
         stream.write("\n  ")
         xml.startElement("testsuite", _attrs(name=model, **counts))
+        if runs and _is_caller(runs[0]):
+            _write_rates(xml, stream, rates_of(runs[0].model, runs))
         for result in runs:
             stream.write("\n    ")
             _write_case(xml, stream, result, f"{agent}.{result.tool}", matrix.repeat)
@@ -100,8 +113,11 @@ def _write_case(
         first = result.failures[0]
         kind = "error" if _is_error(result) else "failure"
         lines = [str(f) for f in result.failures]
+        step = result.step if isinstance(result, CallerResult) else None
+        if isinstance(result, CallerResult) and step is not None:
+            lines = [f"step failed: {step}", *lines, "", *_caller_lines(result)]
         stream.write("\n      ")
-        xml.startElement(kind, _attrs(message=str(first), type=first.expectation))
+        xml.startElement(kind, _attrs(message=str(first), type=step or first.expectation))
         xml.characters(xml_safe("\n".join([*lines, "", "answer:", result.outcome.text])))
         xml.endElement(kind)
     stream.write("\n      ")
@@ -110,6 +126,53 @@ def _write_case(
     xml.endElement("system-out")
     stream.write("\n    ")
     xml.endElement("testcase")
+
+
+def _is_caller(result: CaseResult) -> bool:
+    return isinstance(result, CallerResult)
+
+
+def _suite(model: str, caller: bool) -> str:
+    return f"{model} (caller)" if caller else model
+
+
+def _caller_lines(result: CallerResult) -> list[str]:
+    """What the caller was offered and what it called, for a failure's text."""
+    turn = result.turn
+    if turn is None:
+        return []
+    offered = ", ".join(tool.name for tool in turn.tools)
+    calls = [
+        f"{c.name} {json.dumps(c.arguments, ensure_ascii=False, default=str)}" for c in turn.calls
+    ]
+    return [
+        f"caller {turn.model} was asked: {turn.ask}",
+        f"offered: {offered}",
+        f"it called: {'; '.join(calls) or 'nothing'}",
+        f"it said: {turn.text}" if turn.text else "it said nothing",
+    ]
+
+
+def _write_rates(xml: XMLGenerator, stream: TextIOBase, rates: CallerRates) -> None:
+    n = rates.runs
+    values = {
+        "pickedRight": f"{rates.picked}/{n}",
+        "wrongTool": f"{rates.wrong_tool}/{n}",
+        "wrongTools": ", ".join(f"{k} ×{v}" for k, v in rates.wrong_tools.items()),
+        "noCall": f"{rates.no_call}/{n}",
+        "callerFailed": f"{rates.caller_failed}/{n}",
+        "argumentsValid": f"{rates.arguments_valid}/{n}",
+        "argumentsExpected": f"{rates.arguments_expected}/{n}",
+        "answerPassed": f"{rates.answer_passed}/{n}",
+    }
+    stream.write("\n    ")
+    xml.startElement("properties", _attrs())
+    for name, value in values.items():
+        stream.write("\n      ")
+        xml.startElement("property", _attrs(name=name, value=value))
+        xml.endElement("property")
+    stream.write("\n    ")
+    xml.endElement("properties")
 
 
 def _is_error(result: CaseResult) -> bool:

@@ -11,6 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mcp_export.testing.callers.history import caller_record
+from mcp_export.testing.callers.rates import PickChange, caller_rates
+from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.junit import write_junit
 from mcp_export.testing.record import Cell, Change
 from mcp_export.testing.run import CaseResult, MatrixResult
@@ -18,11 +21,18 @@ from mcp_export.testing.run import CaseResult, MatrixResult
 __all__ = ["matrix_json", "write_json", "write_junit"]
 
 
-def matrix_json(matrix: MatrixResult, changes: dict[Cell, Change] | None = None) -> dict[str, Any]:
-    """The JSON form of ``matrix``: one entry per cell with its runs and its change."""
+def matrix_json(
+    matrix: MatrixResult,
+    changes: dict[Cell, Change] | None = None,
+    pick_changes: list[PickChange] | None = None,
+) -> dict[str, Any]:
+    """The JSON form of ``matrix``: one entry per cell with its runs and its change; a caller
+    case's cells are its caller models' (``"caller": true``, each run with its ``step`` and
+    caller transcript), and ``callerRates`` sums them per caller model."""
     cells: list[dict[str, Any]] = []
     for tool, case in matrix.cases:
-        for model in matrix.models:
+        is_caller = (tool, case) in matrix.caller_cases
+        for model in matrix.columns(tool, case):
             runs = matrix.cell(tool, case, model)
             passes = sum(r.passed for r in runs)
             entry: dict[str, Any] = {
@@ -33,6 +43,8 @@ def matrix_json(matrix: MatrixResult, changes: dict[Cell, Change] | None = None)
                 "passRate": passes / len(runs) if runs else None,
                 "runs": [_run_json(r) for r in runs],
             }
+            if is_caller:
+                entry["caller"] = True
             if changes is not None:
                 entry["change"] = changes.get((tool, case, model))
             cells.append(entry)
@@ -45,6 +57,9 @@ def matrix_json(matrix: MatrixResult, changes: dict[Cell, Change] | None = None)
         "durationMs": round(matrix.duration_ms, 3),
         "passed": matrix.passed,
         "cells": cells,
+        "callerModels": matrix.caller_models,
+        "callerRates": [r.as_json() for r in caller_rates(matrix.results, matrix.caller_models)],
+        "pickChanges": None if pick_changes is None else [c.as_json() for c in pick_changes],
     }
 
 
@@ -64,11 +79,20 @@ def _run_json(result: CaseResult) -> dict[str, Any]:
     }
     if result.verdict is not None:
         data["judge"] = {"pass": result.verdict.passed, "reason": result.verdict.reason}
+    if isinstance(result, CallerResult):
+        data["step"] = result.step
+        data["caller"] = caller_record(result)
     return data
 
 
-def write_json(matrix: MatrixResult, path: Path, changes: dict[Cell, Change] | None = None) -> None:
+def write_json(
+    matrix: MatrixResult,
+    path: Path,
+    changes: dict[Cell, Change] | None = None,
+    pick_changes: list[PickChange] | None = None,
+) -> None:
     """Write the JSON form of ``matrix`` to ``path``."""
-    text = json.dumps(matrix_json(matrix, changes), ensure_ascii=False, indent=2)
+    data = matrix_json(matrix, changes, pick_changes)
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
     # A lone surrogate can only be in a string, where its backslash escape is JSON's own.
     path.write_bytes((text + "\n").encode("utf-8", "backslashreplace"))
