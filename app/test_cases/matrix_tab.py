@@ -411,13 +411,21 @@ class MatrixTab(QWidget):
         cases = chosen_cases(self.document.agent, self.selection)
         self.caller_row.setVisible(any(case.ask is not None for _tool, case in cases))
 
-    def _show_rates(self) -> None:
-        """Each caller model's rates over its caller cases, one line each."""
+    def _show_rates(self, end: RunEnd | None = None) -> None:
+        """Each caller model's rates over its caller cases, one line each; once the run is
+        recorded, the pick rate before and after of each case whose tool's description changed
+        since its last run."""
         lines = [
             f"{model} (caller): {rates}"
             for model in self.model.caller_models
             if (rates := self.model.caller_rates(model))
         ]
+        for change in end.pick_changes if end is not None else []:
+            (was, of), (now, runs) = change.before, change.after
+            lines.append(
+                f"{change.tool}'s description changed since the last run: {change.case} on "
+                f"{change.model} picked it {was}/{of} then, {now}/{runs} now"
+            )
         self.rates.setText("\n".join(lines))
         self.rates.setVisible(bool(lines))
 
@@ -441,6 +449,8 @@ class MatrixTab(QWidget):
             self.model.set_changes(end.changes)
             self.table.scrollToTop()
         self._show_end(end)
+        if self.model.caller_models:
+            self._show_rates(end)
         self._show_problems(end.results)
         self._on_selection_changed()
         self.finished.emit(end)

@@ -32,6 +32,7 @@ from app.test_cases.matrix_model import Cell, Change
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
+    from mcp_export.testing.callers.rates import PickChange
     from mcp_export.testing.run import CaseResult, MatrixResult
     from schema_types.agent import Agent, ToolDefinition
     from schema_types.cases import TestCase
@@ -127,6 +128,8 @@ class RunEnd:
         results: every result that arrived.
         matrix: the whole run when it is ``done``.
         changes: each cell compared with its last earlier run, when the run was recorded.
+        pick_changes: the caller cells whose tool's description changed since their last
+            recorded run, with the pick rate then and now (when the run was recorded).
         message: what the person should know (why it failed, why it is not recorded), or "".
     """
 
@@ -135,6 +138,7 @@ class RunEnd:
     matrix: MatrixResult | None = None
     changes: dict[Cell, Change] | None = None
     message: str = ""
+    pick_changes: list[PickChange] = field(default_factory=lambda: list["PickChange"]())
 
 
 def chosen_cases(
@@ -163,11 +167,15 @@ def _import_runtime() -> None:
         importlib.import_module(name)
 
 
-def _record(matrix: MatrixResult, history: HistoryStore) -> dict[Cell, Change]:
+def _record(
+    matrix: MatrixResult, history: HistoryStore
+) -> tuple[dict[Cell, Change], list[PickChange]]:
+    from mcp_export.testing.callers.history import description_changes
     from mcp_export.testing.record import compare, record_matrix
 
     record_matrix(matrix, history)
-    return compare(matrix, history)
+    picks = description_changes(matrix, history) if matrix.caller_cases else []
+    return compare(matrix, history), picks
 
 
 class MatrixRunner(QObject):
@@ -288,7 +296,7 @@ class MatrixRunner(QObject):
             )
             return
         try:
-            changes = await asyncio.wait_for(
+            changes, picks = await asyncio.wait_for(
                 asyncio.to_thread(_record, matrix, self.history), RECORD_LIMIT_S
             )
         except asyncio.CancelledError:
@@ -308,7 +316,7 @@ class MatrixRunner(QObject):
             note = f"The run is not recorded: {exc or 'the history store did not answer in time'}"
             self._end(run_id, RunEnd("done", results, matrix, message=note))
             return
-        self._end(run_id, RunEnd("done", results, matrix, changes))
+        self._end(run_id, RunEnd("done", results, matrix, changes, pick_changes=picks))
 
     def _on_result(self, result: CaseResult) -> None:
         self._results.append(result)

@@ -197,3 +197,54 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
     QApplication.processEvents()
     assert set(STEP_WORDS) == set(STEPS)  # every step the runtime names has words here
     window.close()
+
+
+def test_a_description_edit_shows_the_pick_rate_before_and_after_on_the_next_run(
+    qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    from app.tool_editor.editor import ToolEditor
+    from tests.app.test_tests_panel import type_into
+
+    def picky(body: RequestBody) -> Reply:
+        """A caller that calls book_flight only when its description speaks of trips."""
+        if not body.offered or body.rounds_since_user > 0:
+            return text(f"Booked: {body.last_user_text}")
+        ours = next(tool for tool in body.offered if tool.name == "book_flight")
+        if "trip" in ours.description:
+            return tool_calls([("call_1", "book_flight", {"destination": "Lisbon"})])
+        return text("I cannot help with that.")
+
+    case = {"name": "trip", "ask": "Plan my trip to Lisbon"}
+    with FakeOpenAIServer(responder=picky) as server:
+        path = write_agent(
+            tmp_path / "desk.agent.yaml",
+            base_url=server.base_url,
+            tools=[book_tool(tests=[case])],
+            settings={"callers": {"decoys": []}},
+        )
+        window = studio_window(qtbot)
+        document = window.open_file(path)
+        assert document is not None
+        tab = window.open_matrix_tab(document, None, [SERVED])
+        assert isinstance(tab, MatrixTab)
+        qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
+        assert str(tab.model.index_of(("book_flight", "trip", SERVED)).data()).startswith(
+            "✘ 0/1 · no call"
+        )
+        assert "description changed" not in tab.rates.text()
+
+        editor = window.open_tool_tab(document, document.agent.tools[0])
+        assert isinstance(editor, ToolEditor)
+        type_into(qtbot, editor.fields.description_edit, " Use it for any trip.")
+        assert "trip" in document.agent.tools[0].description
+        window.tabs.setCurrentWidget(tab)
+        tab.last_end = None
+        qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
+
+    assert str(tab.model.index_of(("book_flight", "trip", SERVED)).data()).startswith("✔ 1/1")
+    assert tab.rates.text().splitlines()[-1] == (
+        f"book_flight's description changed since the last run: trip on {SERVED} picked it "
+        "0/1 then, 1/1 now"
+    )
+    window.close()
