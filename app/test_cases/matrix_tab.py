@@ -109,6 +109,9 @@ class MatrixTab(QWidget):
         super().__init__(parent)
         self.tasks = PageTasks(self)
         self._memory = MatrixModelMemory(settings) if settings is not None else None
+        self._caller_memory = (
+            MatrixModelMemory(settings, key="callerModels") if settings is not None else None
+        )
         self._preferred = (
             [(e.kind, e.base_url) for e in settings.endpoints()] if settings is not None else []
         )
@@ -145,7 +148,14 @@ class MatrixTab(QWidget):
         self.picker.changed.connect(self._remember_models)
         self.picker.list_requested.connect(self.list_models)
         self.caller_picker.set_offers(offers)
-        self.caller_picker.set_checked([own] if own else [])
+        callers = self._caller_memory.recall(document) if self._caller_memory else None
+        if callers is not None and callers.checked:
+            for name in callers.listed:
+                self.caller_picker.add_model(name, checked=False)
+            self.caller_picker.set_checked(callers.checked)
+        else:
+            self.caller_picker.set_checked([own] if own else [])
+        self.caller_picker.changed.connect(self._remember_caller_models)
         self.caller_picker.list_requested.connect(self.list_models)
         self._show_caller_row()
 
@@ -343,6 +353,12 @@ class MatrixTab(QWidget):
         if self._memory is not None:
             picked = PickedModels(self.picker.all_models(), self.picker.models())
             self._memory.remember(self.document, picked)
+
+    def _remember_caller_models(self) -> None:
+        if self._caller_memory is not None:
+            picker = self.caller_picker
+            picked = PickedModels(picker.all_models(), picker.models())
+            self._caller_memory.remember(self.document, picked)
 
     def stop(self) -> None:
         """Cancel the run; the status line says when it has stopped."""

@@ -196,6 +196,15 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
     dialogs[0].close()
     QApplication.processEvents()
     assert set(STEP_WORDS) == set(STEPS)  # every step the runtime names has words here
+
+    # The caller models picked come back in the agent's next matrix tab.
+    window.remove_run_tab(tab)
+    again = window.open_matrix_tab(document, [("book_flight", "weather")], [SERVED])
+    assert isinstance(again, MatrixTab) and again is not tab
+    assert again.caller_picker.models() == [STRICT, LAZY]
+    assert again.caller_picker.all_models() == [SERVED, STRICT, LAZY]
+    again.stop()
+    qtbot.waitUntil(lambda: not again.busy, timeout=RUN_MS)
     window.close()
 
 
