@@ -4,10 +4,10 @@
 passed), the caller model and the model that served its call, the tools it called with the
 arguments it filled, and whether those were valid and as the case expects. The transcript of a
 caller run is two (:func:`caller_transcript_html`, :func:`caller_transcript_for`): first the
-caller's request (its system prompt, the request, the whole tool list it was offered: ours and
-the decoys, each as ``tools/list`` gives it) and its reply; then our served call, from the
-history, when the caller's call got that far. Everything shown passes the runtime's one
-``redact``.
+caller's request (its system prompt and the request), its reply, and the whole tool list the
+request offered (ours and the decoys, each as ``tools/list`` gives it); then our served call,
+from the history, when the caller's call got that far. Everything shown passes the runtime's
+one ``redact``.
 """
 
 from __future__ import annotations
@@ -124,11 +124,8 @@ def caller_transcript_html(transcript: Mapping[str, Any]) -> str:
         f"<h3>1 · The caller model {model}</h3>",
         "<p><b>System prompt</b></p>" + _pre(redact(str(request.get("system", "")))),
         "<p><b>The request (user)</b></p>" + _pre(redact(str(request.get("user", "")))),
-        f"<p><b>The tool list it was offered</b> ({len(tools)} tools, ours first, then the "
-        "decoys)</p>",
+        "<p><b>Its reply</b></p>",
     ]
-    parts += [_tool_html(tool) for tool in tools if isinstance(tool, Mapping)]
-    parts.append("<p><b>Its reply</b></p>")
     if reply.get("error"):
         parts.append(_pre("The request failed: " + redact(str(reply["error"]))))
     if reply.get("text"):
@@ -140,6 +137,12 @@ def caller_transcript_html(transcript: Mapping[str, Any]) -> str:
             parts.append(_pre(_json({k: v for k, v in call.items() if k != "name"})))
     if not reply.get("text") and not calls and not reply.get("error"):
         parts.append("<p><i>(an empty reply)</i></p>")
+    # The list comes after the reply, as long as it is: the request carried all of it.
+    parts.append(
+        f"<p><b>The tool list it was offered with the request</b> ({len(tools)} tools, ours "
+        "first, then the decoys)</p>"
+    )
+    parts += [_tool_html(tool) for tool in tools if isinstance(tool, Mapping)]
     return "".join(parts)
 
 

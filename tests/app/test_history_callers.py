@@ -92,7 +92,10 @@ def test_a_caller_case_run_shows_its_caller_model_and_step_and_opens_both_transc
     caller, served = shown.split("2 · Our served call", 1)
     assert f"1 · The caller model {STRICT}" in caller
     assert "Fly me to Paris" in caller
-    assert "The tool list it was offered (2 tools, ours first, then the decoys)" in caller
+    assert (
+        "The tool list it was offered with the request (2 tools, ours first, then the decoys)"
+        in caller
+    )
     assert "• book_flight" in caller and "• book_hotel" in caller
     assert "→ book_flight" in caller and '"destination": "Paris"' in caller
     assert "Book a flight to Paris" in served  # the filled prompt of our served call

@@ -169,7 +169,9 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
     transcript = dialog.browser.toPlainText()
     assert "1 · The caller model openai:strict-caller" in transcript
     assert "I need a room for tonight" in transcript
-    offered = transcript.split("The tool list it was offered (", 1)[1].split(" tools", 1)[0]
+    offered = transcript.split("The tool list it was offered with the request (", 1)[1].split(
+        " tools", 1
+    )[0]
     assert int(offered) > 2  # ours and the calendar decoys
     assert transcript.index("• book_flight") < transcript.index("• book_hotel")
     assert "Books a hotel room in a city." in transcript
