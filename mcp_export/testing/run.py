@@ -36,6 +36,7 @@ from mcp_export.testing.callers.offer import OfferedTool, listed_tools
 from mcp_export.testing.callers.runner import (
     CallerOptions,
     CallerSetup,
+    caller_unavailable,
     prepare_callers,
     run_caller_case,
     served_name,
@@ -286,12 +287,18 @@ async def run_matrix(
                 return await run_case(
                     clients[model], agent, model, tool, case, attempt, judge_for, served_name=name
                 )
+            try:
+                caller = caller_for(model)
+            except ExportError as exc:
+                return caller_unavailable(
+                    tool, case, model, attempt, str(exc), served_model=chosen[0]
+                )
             return await run_caller_case(
                 clients[chosen[0]],
                 agent,
                 served_model=chosen[0],
                 caller_model=model,
-                caller=caller_for(model),
+                caller=caller,
                 tool=tool,
                 case=case,
                 attempt=attempt,

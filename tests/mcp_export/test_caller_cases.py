@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from mcp_export.testing.callers import CallerOptions, CallerResult, caller_rates
+from mcp_export.testing.callers import (
+    DEFAULT_CALLER_PROMPT,
+    CallerOptions,
+    CallerResult,
+    caller_rates,
+)
 from mcp_export.testing.callers.offer import COMMON_SETS, DecoyError, common_decoys
 from mcp_export.testing.run import MatrixResult, run_matrix, select_cases
 from schema_types.errors import SchemaError
@@ -68,8 +73,7 @@ async def test_a_caller_that_picks_our_tool_gets_its_call_served_and_the_answer_
     assert result.served_model == "openai:fake-model" == result.model
     # The caller got the request in words after a neutral system prompt, and our tool exactly
     # as served, then the bundled decoys.
-    assert [m["role"] for m in asked["messages"]] == ["system", "user"]
-    assert asked["messages"][1]["content"] == ASK
+    assert [m["content"] for m in asked["messages"]] == [DEFAULT_CALLER_PROMPT, ASK]
     offered = [t["function"]["name"] for t in asked["tools"]]
     assert offered[0] == "book_flight"
     assert offered[1:] == [t.name for t in common_decoys()]
@@ -165,6 +169,22 @@ async def test_a_caller_model_that_fails_is_a_failed_step_not_a_crash(tmp_path: 
     assert isinstance(result, CallerResult)
     assert (result.passed, result.step) == (False, "caller")
     assert result.failures[0].expectation == "caller"
+
+
+async def test_a_caller_model_that_cannot_be_set_up_fails_at_the_caller_step(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(responder=caller(GOOD)) as model:
+        path = _agent(tmp_path, model.base_url, {})
+        matrix = await _run(path, callers=CallerOptions(models=("nosuch:model",)))
+
+    (result,) = matrix.results
+    assert isinstance(result, CallerResult)
+    assert (result.passed, result.step, result.model) == (False, "caller", "nosuch:model")
+    assert str(result.failures[0]).startswith(
+        "caller: the caller model nosuch:model cannot be used: "
+    )
+    assert caller_rates(matrix.results, ["nosuch:model"])[0].caller_failed == 1
 
 
 async def test_tools_of_another_agent_file_are_offered_as_they_serve_them(tmp_path: Path) -> None:
@@ -286,6 +306,22 @@ def test_a_case_with_ask_and_arguments_is_refused_where_it_is(tmp_path: Path) ->
     said = str(raised.value)
     assert "metadata.tools[0].tests[0]" in said
     assert "case 'both' has both ask and arguments" in said
+
+
+def test_caller_expectations_without_ask_and_an_empty_ask_are_refused(tmp_path: Path) -> None:
+    stray = book_tool(tests=[{"name": "stray", "arguments": {"destination": "LIS"}}])
+    stray["tests"][0]["expect"] = {"picks": "book_flight"}
+    blank = book_tool(tests=[{"name": "blank", "ask": "  "}])
+    for name, tool in (("stray", stray), ("blank", blank)):
+        path = write_agent(tmp_path / f"{name}.agent.yaml", tools=[tool])
+        with pytest.raises(SchemaError) as raised:
+            load_agent(path)
+        said = str(raised.value)
+        assert "metadata.tools[0].tests[0]" in said
+        if name == "stray":
+            assert "case 'stray' has expect.picks, which only a caller case checks" in said
+        else:
+            assert "ask is empty: write the request in words" in said
 
 
 def test_an_unknown_bundled_decoy_set_is_refused_listing_the_sets() -> None:

@@ -115,8 +115,8 @@ def test_a_caller_case_reports_what_the_real_model_picked_and_filled(
         step=run["step"] or "passed",
         picked=",".join(caller["picked"]) or "nothing",
         arguments=json.dumps(calls[0]["arguments"]) if calls else "-",
-        said=(caller["transcript"]["reply"]["text"] or "")[:80],
-        answer=(run["answer"] or "")[:80],
+        said=" ".join((caller["transcript"]["reply"]["text"] or "").split())[:80],
+        answer=" ".join((run["answer"] or "").split())[:80],
         seconds=round(seconds, 1),
         **llama.since(mark),
     )

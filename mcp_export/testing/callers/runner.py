@@ -28,7 +28,7 @@ from mcp_export.testing.callers.offer import (
 )
 from mcp_export.testing.callers.steps import PickCheck, Step, check_pick
 from mcp_export.testing.case import CaseResult, JudgeFor, run_case
-from mcp_export.testing.expect import CallOutcome
+from mcp_export.testing.expect import CallOutcome, Failure
 from schema_types.agent import Agent, McpServerConfig, ToolDefinition
 from schema_types.cases import TestCase
 
@@ -36,6 +36,7 @@ __all__ = [
     "CallerOptions",
     "CallerResult",
     "CallerSetup",
+    "caller_unavailable",
     "prepare_callers",
     "run_caller_case",
     "served_name",
@@ -233,6 +234,32 @@ async def run_caller_case(
         turn=turn,
         served_model=served_model,
         description=description,
+    )
+
+
+def caller_unavailable(
+    tool: ToolDefinition,
+    case: TestCase,
+    caller_model: str,
+    attempt: int,
+    reason: str,
+    *,
+    served_model: str = "",
+) -> CallerResult:
+    """The result of a caller case whose caller model cannot be used at all (an unknown
+    provider, a key that is not set): failed at step ``caller`` with ``reason``."""
+    failure = Failure("caller", f"the caller model {caller_model} cannot be used: {reason}")
+    return CallerResult(
+        tool.name,
+        case.name,
+        caller_model,
+        attempt,
+        False,
+        (failure,),
+        CallOutcome(failure.message, True, 0.0),
+        step="caller",
+        served_model=served_model,
+        description=tool.description,
     )
 
 
