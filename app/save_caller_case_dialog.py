@@ -12,7 +12,6 @@ status bar with the name the case got.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
@@ -30,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document.agent_document import AgentDocument
-from app.document.caller_cases import NONE, ask_case_name, new_caller_case
+from app.document.caller_cases import NONE, ask_case_name, likely_tool, new_caller_case
 from app.document.test_cases import add_test_case, unique_case_name
 from app.errors import reporter
 from app.tool_editor.case_caller import ASK_INTRO, arguments_notes, parse_object, picks_text
@@ -81,7 +80,8 @@ class SaveCallerCaseDialog(QDialog):
     Args:
         document: the open agent the case goes into.
         requests: what the person typed in the chat, oldest first (the last is offered).
-        tool_name: the tool to keep it under first (the chat's tool; None: the agent's first).
+        tool_name: the tool to keep it under first (the chat's tool; None: the tool whose words
+            the newest request shares most, else the agent's first).
         contains: the pre-filled "Answer must contain" (what the person selected).
         parent: the parent widget.
 
@@ -120,7 +120,8 @@ class SaveCallerCaseDialog(QDialog):
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         lines = self.fontMetrics().lineSpacing()
 
-        intro = QLabel(html.escape(ASK_INTRO))
+        intro = QLabel(ASK_INTRO)
+        intro.setTextFormat(Qt.TextFormat.PlainText)
         intro.setWordWrap(True)
         self.request_choice = QComboBox()
         self.request_choice.setObjectName("callerRequestChoice")
@@ -134,6 +135,8 @@ class SaveCallerCaseDialog(QDialog):
         self.tool_choice = QComboBox()
         self.tool_choice.setObjectName("callerTool")
         self.tool_choice.addItems(tools)
+        if tool_name is None and self._requests:
+            tool_name = likely_tool(document.agent.tools, self._requests[0])
         if tool_name in tools:
             self.tool_choice.setCurrentText(tool_name)
         self.picks = QComboBox()

@@ -10,20 +10,23 @@ subset), before the answer's expectations. The Tests panel's *New caller case* a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.document.agent_document import AgentDocument
 from app.document.test_cases import unique_case_name
+from schema_types.agent import ToolDefinition
 from schema_types.cases import TestCase
 
-__all__ = ["NONE", "ask_case_name", "is_caller_case", "new_caller_case"]
+__all__ = ["NONE", "ask_case_name", "is_caller_case", "likely_tool", "new_caller_case"]
 
 NONE = "none"
 """``picks: none``: the caller must call none of the agent's tools."""
 
 _NAME_WORDS = 8
 _NAME_LIMIT = 40
+_WORD = re.compile(r"[^\W_]{3,}")  # words of three letters or more: "the", "me" say nothing
 
 
 def is_caller_case(case: TestCase) -> bool:
@@ -59,6 +62,22 @@ def new_caller_case(
     if expect:
         data["expect"] = expect
     return TestCase.model_validate(data)
+
+
+def _words(text: str) -> set[str]:
+    return {word.casefold() for word in _WORD.findall(text.replace("_", " "))}
+
+
+def likely_tool(tools: Sequence[ToolDefinition], ask: str) -> str | None:
+    """The tool whose name, title and description share the most words with the request (the
+    first of equals; None when none shares one): where a case for it most likely belongs."""
+    wanted = _words(ask)
+    best, score = None, 0
+    for tool in tools:
+        found = len(wanted & _words(f"{tool.name} {tool.title or ''} {tool.description}"))
+        if found > score:
+            best, score = tool.name, found
+    return best
 
 
 def ask_case_name(document: AgentDocument, tool_name: str, ask: str) -> str:

@@ -202,3 +202,16 @@ def test_a_tool_tests_filled_prompt_is_no_request_and_a_blank_request_cannot_be_
         qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
     (case,) = document.agent.tools[1].tests
     assert case.to_data() == {"name": "A room in Oslo", "ask": "A room in Oslo"}
+
+
+def test_from_a_plain_chat_the_case_goes_to_the_tool_the_request_speaks_of(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    document = agent(tmp_path, "http://127.0.0.1:9")
+    dialog = SaveCallerCaseDialog(document, ["I need a hotel room in Oslo, please"])
+    qtbot.addWidget(dialog)
+    assert dialog.tool_name == "book_hotel"  # "hotel" and "room" are in its description
+    assert dialog.picks.currentText() == "book_hotel (this tool)"
+    words = SaveCallerCaseDialog(document, ["Hello there"])
+    qtbot.addWidget(words)
+    assert words.tool_name == "book_flight"  # no word in common: the agent's first tool
