@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialogButtonBox, QLabel
 from pytestqt.qtbot import QtBot
 
 from app.chat import ChatTab
@@ -210,6 +210,10 @@ def test_from_a_plain_chat_the_case_goes_to_the_tool_the_request_speaks_of(
     document = agent(tmp_path, "http://127.0.0.1:9")
     dialog = SaveCallerCaseDialog(document, ["I need a hotel room in Oslo, please"])
     qtbot.addWidget(dialog)
+    intro = [
+        label.text() for label in dialog.findChildren(QLabel) if "caller model" in label.text()
+    ]
+    assert intro and intro[0].startswith("A caller model (the client's model:")
     assert dialog.tool_name == "book_hotel"  # "hotel" and "room" are in its description
     assert dialog.picks.currentText() == "book_hotel (this tool)"
     words = SaveCallerCaseDialog(document, ["Hello there"])
