@@ -219,6 +219,7 @@ class CallerSettings(FileModel):
 
         settings:
           callers:
+            models: [openai:gpt-4.1-mini, ollama:qwen3]  # default: the agent's own model
             systemPrompt: You are a helpful assistant.   # default: a short neutral prompt
             decoys: [calendar, mail]      # bundled common tool sets; default all; [] none
             decoyAgents: [../crm.agent.yaml]             # tools of other agent files
@@ -226,6 +227,8 @@ class CallerSettings(FileModel):
               time: {command: mcp-server-time}
 
     Attributes:
+        models: the caller models (``provider:model`` of the agent's providers) a run uses
+            when it names none; empty: the model that serves the calls.
         system_prompt: the caller model's system prompt (a client's own, to reproduce it);
             None: a short neutral assistant prompt.
         decoys: names of the bundled common tool sets offered as decoys (``calendar``,
@@ -235,6 +238,7 @@ class CallerSettings(FileModel):
             called).
     """
 
+    models: list[str] = Field(default_factory=lambda: list[str]())
     system_prompt: str | None = None
     decoys: list[str] | None = None
     decoy_agents: list[str] = Field(default_factory=lambda: list[str]())

@@ -1,6 +1,7 @@
 """``metaagent test``'s caller options and the caller part of its report.
 
-Options: ``--caller-model M`` (repeatable; default the first model), ``--caller-prompt TEXT``
+Options: ``--caller-model M`` (repeatable; default ``settings.callers.models``, else the first
+model), ``--caller-prompt TEXT``
 (the caller's system prompt), ``--decoys SETS`` (bundled sets, comma-separated, or ``none``),
 ``--decoy-agent FILE`` and ``--decoy-server 'COMMAND ARGS'`` (repeatable), ``--prefix`` (offer
 our tools as ``--prefix`` serves them). The report ends with each caller model's rates and,
@@ -37,7 +38,7 @@ def add_caller_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="the client's model that picks the tool (provider:model); repeat for several "
-        "(default: the first --model)",
+        "(default: settings.callers.models, else the first --model)",
     )
     group.add_argument(
         "--caller-prompt",

@@ -9,7 +9,8 @@ when every case passes, 1 when one fails, 2 for a bad command line or agent file
 or a report that cannot be written; Ctrl+C stops the run at once and reports what finished before
 it, with exit code 130.
 
-Caller cases (``ask``) run once per ``--caller-model`` (default: the first model), with decoys
+Caller cases (``ask``) run once per ``--caller-model`` (default: ``settings.callers.models``,
+else the first model), with decoys
 from ``settings.callers`` plus ``--decoy-agent``, ``--decoy-server`` and ``--decoys``; each cell
 says the step that failed, and the caller models' rates follow the cells (``callers_report``).
 """

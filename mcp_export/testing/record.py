@@ -29,9 +29,15 @@ _ORDER: dict[Change, int] = {"regressed": 0, "fixed": 1, "new": 2, "same": 3}
 
 
 def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
-    """Write every result of ``matrix`` to ``history``."""
+    """Write every result of ``matrix`` to ``history`` (the callers' offered tool list once, in
+    the first caller row)."""
+    listed = False
     for result in matrix.results:
         outcome, verdict = result.outcome, result.verdict
+        caller: dict[str, object] | None = None
+        if isinstance(result, CallerResult):
+            caller = caller_record(result, with_tools=not listed)
+            listed = listed or result.turn is not None
         history.add_case_run(
             matrix_id=matrix.id,
             agent_path=agent_key(matrix.agent_path),
@@ -50,7 +56,7 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             turns=outcome.turns,
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
             thread_id=outcome.thread_id,
-            caller=caller_record(result) if isinstance(result, CallerResult) else None,
+            caller=caller,
         )
     history.flush()
 

@@ -28,7 +28,8 @@ def matrix_json(
 ) -> dict[str, Any]:
     """The JSON form of ``matrix``: one entry per cell with its runs and its change; a caller
     case's cells are its caller models' (``"caller": true``, each run with its ``step`` and
-    caller transcript), and ``callerRates`` sums them per caller model."""
+    caller transcript), ``callerTools`` is the tool list the callers were offered (once) and
+    ``callerRates`` sums the runs per caller model."""
     cells: list[dict[str, Any]] = []
     for tool, case in matrix.cases:
         is_caller = (tool, case) in matrix.caller_cases
@@ -58,9 +59,18 @@ def matrix_json(
         "passed": matrix.passed,
         "cells": cells,
         "callerModels": matrix.caller_models,
+        "callerTools": _offered(matrix),
         "callerRates": [r.as_json() for r in caller_rates(matrix.results, matrix.caller_models)],
         "pickChanges": None if pick_changes is None else [c.as_json() for c in pick_changes],
     }
+
+
+def _offered(matrix: MatrixResult) -> list[dict[str, Any]] | None:
+    """The tool list every caller of ``matrix`` was offered (once; each run lists the names)."""
+    for result in matrix.results:
+        if isinstance(result, CallerResult) and result.turn is not None:
+            return [tool.listing() for tool in result.turn.tools]
+    return None
 
 
 def _run_json(result: CaseResult) -> dict[str, Any]:
@@ -81,7 +91,7 @@ def _run_json(result: CaseResult) -> dict[str, Any]:
         data["judge"] = {"pass": result.verdict.passed, "reason": result.verdict.reason}
     if isinstance(result, CallerResult):
         data["step"] = result.step
-        data["caller"] = caller_record(result)
+        data["caller"] = caller_record(result, with_tools=False)
     return data
 
 

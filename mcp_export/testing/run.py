@@ -180,9 +180,9 @@ def plan_matrix(
     caller_models: Sequence[str] = (),
 ) -> MatrixResult:
     """The empty result of a run of ``cases`` on ``models`` (default: the agent's own model)
-    and of its caller cases for ``caller_models`` (default: the first of ``models``), for
-    :func:`run_matrix` to fill; a caller that keeps it has the results so far when the run is
-    cancelled."""
+    and of its caller cases for ``caller_models`` (default: ``settings.callers.models``, else
+    the first of ``models``), for :func:`run_matrix` to fill; a caller that keeps it has the
+    results so far when the run is cancelled."""
     chosen = list(dict.fromkeys(models)) or [agent.settings.model or ""]
     callers = [(t.name, c.name) for t, c in cases if c.ask is not None]
     return MatrixResult(
@@ -192,10 +192,15 @@ def plan_matrix(
         models=chosen,
         cases=[(t.name, c.name) for t, c in cases],
         repeat=max(1, repeat),
-        caller_models=(list(dict.fromkeys(caller_models)) or chosen[:1]) if callers else [],
+        caller_models=_caller_models(agent, caller_models, chosen) if callers else [],
         caller_cases=callers,
         started_at=time.time(),
     )
+
+
+def _caller_models(agent: Agent, given: Sequence[str], models: list[str]) -> list[str]:
+    named = list(given) or agent.settings.callers.models
+    return list(dict.fromkeys(named)) or models[:1]
 
 
 async def run_matrix(

@@ -297,6 +297,18 @@ async def test_the_caller_system_prompt_comes_from_the_run_else_the_agent_file(
     assert prompts == ["You are Claude.", "You are Cursor's agent."]
 
 
+async def test_the_caller_models_come_from_the_run_else_the_agent_file(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=caller(GOOD)) as model:
+        path = _agent(tmp_path, model.base_url, {}, callers={"models": ["openai:a", "openai:b"]})
+        from_file = await _run(path)
+        from_run = await _run(path, callers=CallerOptions(models=("openai:c",)))
+        asked = [b["model"] for b in model.bodies if b.get("tools")]
+
+    assert from_file.caller_models == ["openai:a", "openai:b"]
+    assert from_run.caller_models == ["openai:c"]
+    assert sorted(asked) == ["a", "b", "c"]
+
+
 def test_a_case_with_ask_and_arguments_is_refused_where_it_is(tmp_path: Path) -> None:
     tool = book_tool(tests=[{"name": "both", "ask": ASK, "arguments": {"destination": "LIS"}}])
     path = write_agent(tmp_path / "desk.agent.yaml", tools=[tool])

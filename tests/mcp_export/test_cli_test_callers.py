@@ -17,6 +17,7 @@ import junitparser
 import yaml
 
 from mcp_export.history.store import HistoryStore
+from mcp_export.testing.callers.history import offered_tools
 from tests.fakes._script import caller, text
 from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import book_tool, write_agent
@@ -105,8 +106,10 @@ def test_caller_models_get_a_step_per_cell_rates_junit_json_and_history(tmp_path
     run = data["cells"][1]["runs"][0]
     assert run["step"] == "wrong tool"
     assert run["caller"]["picked"] == ["send_email"]
-    tools = run["caller"]["transcript"]["request"]["tools"]
-    assert [(t["name"], t["source"]) for t in tools] == [
+    names = ["book_flight", "send_email", "search_email"]
+    assert run["caller"]["transcript"]["request"]["toolNames"] == names
+    assert "tools" not in run["caller"]["transcript"]["request"]  # once, in callerTools
+    assert [(t["name"], t["source"]) for t in data["callerTools"]] == [
         ("book_flight", "ours"),
         ("send_email", "common:mail"),
         ("search_email", "common:mail"),
@@ -116,7 +119,11 @@ def test_caller_models_get_a_step_per_cell_rates_junit_json_and_history(tmp_path
 
     with _history() as store:
         rows = store.case_runs()
+        offered = offered_tools(store, rows[0].matrix_id)
     assert len(rows) == 4
+    assert offered == data["callerTools"]
+    kept = [row for row in rows if row.caller and "tools" in row.caller["transcript"]["request"]]
+    assert len(kept) == 1  # the whole list once per run; every row names what was offered
     steps = sorted((row.model, row.caller["step"] if row.caller else "?") for row in rows)
     assert steps == [
         ("openai:fake-model", None),

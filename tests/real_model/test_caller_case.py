@@ -107,7 +107,7 @@ def test_a_caller_case_reports_what_the_real_model_picked_and_filled(
     (run,) = cell["runs"]
     caller: dict[str, Any] = run["caller"]
     assert run["step"] in (None, *STEPS)
-    offered = [tool["name"] for tool in caller["transcript"]["request"]["tools"]]
+    offered = caller["transcript"]["request"]["toolNames"]
     assert offered[0] == "time_in" and "send_email" in offered
     calls = caller["transcript"]["reply"]["toolCalls"]
     figures.add(

@@ -62,15 +62,23 @@ class CallerTurn:
     usage: Usage = field(default_factory=Usage)
     duration_ms: float = 0.0
 
-    def transcript(self) -> dict[str, Any]:
-        """The request (system prompt, user message, whole tool list) and the reply, as JSON."""
+    def transcript(self, *, with_tools: bool = True) -> dict[str, Any]:
+        """The request (system prompt, user message, the offered tools' names and, with
+        ``with_tools``, the whole tool list as listed) and the reply, as JSON.
+
+        Every caller of one run is offered the same list: the reports and History keep it once
+        per run and each transcript without it (``toolNames`` still says what was offered).
+        """
+        request: dict[str, Any] = {
+            "system": self.system_prompt,
+            "user": self.ask,
+            "toolNames": [tool.name for tool in self.tools],
+        }
+        if with_tools:
+            request["tools"] = [tool.listing() for tool in self.tools]
         return {
             "model": self.model,
-            "request": {
-                "system": self.system_prompt,
-                "user": self.ask,
-                "tools": [tool.listing() for tool in self.tools],
-            },
+            "request": request,
             "reply": {
                 "text": self.text,
                 "toolCalls": [_call_json(call) for call in self.calls],

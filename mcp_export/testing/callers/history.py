@@ -1,6 +1,8 @@
 """A caller case's run in History: its step, the caller transcript and the description offered.
 
-:func:`caller_record` is the JSON kept in a ``case_runs`` row's ``caller`` column;
+:func:`caller_record` is the JSON kept in a ``case_runs`` row's ``caller`` column; the whole
+offered tool list (the same for every caller of a run) is kept once, in the run's first caller
+row, and :func:`offered_tools` reads it back;
 :func:`earlier_caller_runs` reads back, per caller cell of a matrix, the rows of its last
 recorded run before it (to compare pick rates across a description edit).
 """
@@ -15,11 +17,12 @@ from mcp_export.testing.callers.rates import PickChange, pick_rate_changes
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import MatrixResult
 
-__all__ = ["caller_record", "description_changes", "earlier_caller_runs"]
+__all__ = ["caller_record", "description_changes", "earlier_caller_runs", "offered_tools"]
 
 
-def caller_record(result: CallerResult) -> dict[str, Any]:
-    """The ``caller`` JSON of one caller case run."""
+def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str, Any]:
+    """The ``caller`` JSON of one caller case run (``with_tools``: its transcript holds the
+    whole offered tool list, else only the names; see :func:`offered_tools`)."""
     pick = result.pick
     return {
         "step": result.step,
@@ -30,8 +33,21 @@ def caller_record(result: CallerResult) -> dict[str, Any]:
         "argumentsValid": pick.arguments_valid if pick is not None else None,
         "argumentsExpected": pick.arguments_expected if pick is not None else None,
         "description": result.description,
-        "transcript": result.turn.transcript() if result.turn is not None else None,
+        "transcript": (
+            result.turn.transcript(with_tools=with_tools) if result.turn is not None else None
+        ),
     }
+
+
+def offered_tools(history: HistoryStore, matrix_id: str) -> list[dict[str, Any]] | None:
+    """The whole tool list the callers of matrix run ``matrix_id`` were offered (kept once, in
+    its first caller row), or None when the run has no caller rows."""
+    for row in reversed(history.case_runs(matrix_id=matrix_id)):  # oldest first
+        transcript = (row.caller or {}).get("transcript") or {}
+        tools = transcript.get("request", {}).get("tools")
+        if isinstance(tools, list):
+            return tools
+    return None
 
 
 def earlier_caller_runs(
