@@ -2,19 +2,19 @@
 
 A toolbar picks the models (:class:`~app.test_cases.models_picker.ModelPicker`: the ones picked
 last time for this agent file, kept in ``studio.ini``; "List models" offers what the endpoints
-list, :mod:`app.test_cases.model_offers`), the repeats and
-the calls at once, and has Run again and Stop; a status line counts the calls ("37 of 300 ·
-2 failed"). The table (:class:`~app.test_cases.matrix_model.MatrixTableModel`) has a row per case
-and a column per model; once a run is recorded and compared with the one before, regressions are
-marked and come first. When the cases include caller cases (a request in words), a second row
-picks the caller models: their columns follow the served models', each caller cell shows the
-step that failed and the funnel of its runs, and a line under the status gives each caller
-model's rates (:mod:`app.test_cases.caller_cells`); a caller cell's transcript is the caller's
-request with the whole tool list and its reply, then our served call
-(:mod:`app.test_cases.caller_details`). Selecting one cell shows its details and a button for
-its transcript;
-selecting two shows their answers side by side (:mod:`app.test_cases.details`). The run itself
-is :class:`~app.test_cases.runner.MatrixRunner`'s, on the studio's event loop; the tab holds no
+list, :mod:`app.test_cases.model_offers`), the repeats and the calls at once, and has Run again
+and Stop; a status line counts the calls ("37 of 300 · 2 failed"). The table
+(:class:`~app.test_cases.matrix_model.MatrixTableModel`) has a row per case and a column per
+model; once a run is recorded and compared with the one before, regressions are marked and come
+first. When the cases include caller cases (a request in words), a second row picks the caller
+models (those picked last time for the agent file, else its ``settings.callers.models``, else its
+own model): their columns follow the served models', each caller cell shows the step that failed
+and the funnel of its runs, and a line under the status gives each caller model's rates
+(:mod:`app.test_cases.caller_cells`); a caller cell's transcript is the caller's request with the
+whole tool list and its reply, then our served call (:mod:`app.test_cases.caller_details`).
+Selecting one cell shows its details and a button for its transcript; selecting two shows their
+answers side by side (:mod:`app.test_cases.details`). The run itself is
+:class:`~app.test_cases.runner.MatrixRunner`'s, on the studio's event loop; the tab holds no
 results of its own beyond what the model shows.
 """
 
@@ -153,8 +153,8 @@ class MatrixTab(QWidget):
             for name in callers.listed:
                 self.caller_picker.add_model(name, checked=False)
             self.caller_picker.set_checked(callers.checked)
-        else:
-            self.caller_picker.set_checked([own] if own else [])
+        else:  # the agent file's caller models, else its own model
+            self.caller_picker.set_checked(agent.settings.callers.models or ([own] if own else []))
         self.caller_picker.changed.connect(self._remember_caller_models)
         self.caller_picker.list_requested.connect(self.list_models)
         self._show_caller_row()

@@ -88,7 +88,7 @@ class RunRequest:
         concurrency: calls in flight at once over all models.
         caller_models: the caller models of the caller cases among ``cases`` (each gets their
             requests; the calls they make are served by the first of ``models``); empty: the
-            first of ``models``.
+            agent file's ``settings.callers.models``, else the first of ``models``.
     """
 
     agent: Agent
@@ -104,7 +104,8 @@ class RunRequest:
         """The caller models the caller cases run on (none without caller cases)."""
         if not any(case.ask is not None for _tool, case in self.cases):
             return []
-        return list(dict.fromkeys(self.caller_models)) or self.models[:1]
+        named = self.caller_models or self.agent.settings.callers.models
+        return list(dict.fromkeys(named)) or self.models[:1]
 
     @property
     def calls(self) -> int:

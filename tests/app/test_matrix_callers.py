@@ -259,3 +259,27 @@ def test_a_description_edit_shows_the_pick_rate_before_and_after_on_the_next_run
         "0/1 then, 1/1 now"
     )
     window.close()
+
+
+def test_the_agent_files_caller_models_are_the_ones_picked_at_first(
+    qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(responder=respond) as server:
+        path = write_agent(
+            tmp_path / "desk.agent.yaml",
+            base_url=server.base_url,
+            tools=[book_tool(tests=[CASES[1]])],
+            settings={"callers": {"decoys": [], "models": [STRICT, LAZY]}},
+        )
+        window = studio_window(qtbot)
+        document = window.open_file(path)
+        assert document is not None
+        tab = window.open_matrix_tab(document, None, [SERVED])
+        assert isinstance(tab, MatrixTab)
+        assert tab.caller_picker.models() == [STRICT, LAZY]
+        qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
+    assert tab.model.caller_models == [STRICT, LAZY]
+    assert str(tab.model.index_of(("book_flight", "lisbon", LAZY)).data()).startswith(
+        "✘ 0/1 · no call"
+    )
+    window.close()
