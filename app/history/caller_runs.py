@@ -11,7 +11,7 @@ the request with the whole tool list and the caller's reply, before our served c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.test_cases.caller_cells import STEP_WORDS
 from app.test_cases.caller_details import caller_transcript_html
@@ -41,9 +41,22 @@ def caller_facts(mark: CaseMark) -> str:
     return f"caller case {mark.case_name} · caller model {mark.model}{served} · {step}"
 
 
+def _offered(store: HistoryStore, matrix_id: str) -> list[Any] | None:
+    """The tool list the callers of a matrix run were offered: ``record_matrix`` keeps it once,
+    in the run's first caller row (``testing.callers.history.offered_tools`` reads it the same
+    way; importing that module takes seconds, too long for the window's thread)."""
+    for row in reversed(store.case_runs(matrix_id=matrix_id)):  # oldest first
+        transcript = (row.caller or {}).get("transcript")
+        request = transcript.get("request") if isinstance(transcript, dict) else None
+        tools = request.get("tools") if isinstance(request, dict) else None
+        if isinstance(tools, list):
+            return tools
+    return None
+
+
 def caller_part(store: HistoryStore, thread_id: str) -> str:
-    """The caller's side of the run whose served call is ``thread_id`` ("" when the history
-    has none: a run recorded before caller transcripts were kept).
+    """The caller's side of the run whose served call is ``thread_id``, with the tool list its
+    matrix run offered ("" when the history has none).
 
     Raises:
         HistoryError: the store cannot be read.
@@ -53,4 +66,9 @@ def caller_part(store: HistoryStore, thread_id: str) -> str:
     transcript = caller.get("transcript") if caller else None
     if not isinstance(transcript, dict):
         return ""
+    request = transcript.get("request")
+    if isinstance(request, dict) and not isinstance(request.get("tools"), list):
+        tools = _offered(store, rows[0].matrix_id)
+        if tools is not None:
+            transcript = {**transcript, "request": {**request, "tools": tools}}
     return caller_transcript_html(transcript) + "<h3>2 · Our served call</h3>"

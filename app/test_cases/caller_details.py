@@ -143,6 +143,11 @@ def caller_transcript_html(transcript: Mapping[str, Any]) -> str:
         "first, then the decoys)</p>"
     )
     parts += [_tool_html(tool) for tool in tools if isinstance(tool, Mapping)]
+    names = request.get("toolNames")
+    if not tools and isinstance(names, list) and names:
+        # Only the names were kept with this run: the whole list is not at hand.
+        parts[-1] = f"<p><b>The tools offered with the request</b> ({len(names)}, by name)</p>"
+        parts.append(_pre(", ".join(str(name) for name in names)))
     return "".join(parts)
 
 

@@ -100,3 +100,13 @@ def test_a_caller_case_run_shows_its_caller_model_and_step_and_opens_both_transc
     assert "→ book_flight" in caller and '"destination": "Paris"' in caller
     assert "Book a flight to Paris" in served  # the filled prompt of our served call
     assert "Booked: Book a flight to Paris" in served
+
+
+def test_every_caller_run_of_a_matrix_run_shows_the_tool_list_kept_once_for_it(
+    view: HistoryView,
+) -> None:
+    for label in (f"lisbon · caller {STRICT} · passed", f"paris · caller {STRICT} · answer"):
+        view.open_entry(_cells(view, CASE).index(label))
+        caller = view.transcript.toPlainText().split("2 · Our served call", 1)[0]
+        assert "The tool list it was offered with the request (2 tools" in caller, label
+        assert "• book_flight" in caller and "Books a hotel room in a city." in caller, label
