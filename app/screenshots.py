@@ -6,10 +6,10 @@ richest example agent, with its own data directory so no recent files or recover
 person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
 starts it in the dark theme, as View ▸ Theme ▸ Dark leaves it (a dark palette where the platform
 has no dark theme, as under Xvfb); ``--only`` takes the named groups of views (studio, editor,
-window, runs, endpoint, matrix, tests, verify, newuser, history) instead of all. Getting started,
-which a first start shows, is taken in the window group, from the Help menu. It stops with a
-non-zero status when a view cannot be reached, so a broken view never leaves a stale picture
-behind unnoticed.
+window, runs, endpoint, matrix, tests, callers, verify, newuser, history) instead of all.
+Getting started, which a first start shows, is taken in the window group, from the Help menu.
+It stops with a non-zero status when a view cannot be reached, so a broken view never leaves a
+stale picture behind unnoticed.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from app.screenshot_kit import (
     settle,
     wait_until,
 )
+from app.screenshots_callers import caller_views
 from app.screenshots_history import history_views
 
 if TYPE_CHECKING:
@@ -527,6 +528,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "endpoint": lambda window, camera, _agent: endpoint_views(window, camera),
     "matrix": lambda window, camera, _agent: matrix_views(window, camera),
     "tests": lambda window, camera, _agent: tests_panel_view(window, camera),
+    "callers": lambda window, camera, _agent: caller_views(window, camera),
     "verify": lambda window, camera, _agent: verify_call_view(window, camera),
     "newuser": lambda window, camera, _agent: new_user_views(window, camera),
     "history": lambda window, camera, _agent: history_views(window, camera),

@@ -13,7 +13,9 @@ continue it. A tool test (``tool_name`` given) also offers the
 "Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
 served server's own code; once that call has ended, "Save as test case…" (a button and the
 tab's and the answer's context menus) keeps its arguments as a test case of the tool, with what
-the person selected in the answer as the text a good answer must contain.
+the person selected in the answer as the text a good answer must contain. In any chat, once the
+person has typed a request, "Save as caller case…" (a button in a plain chat; the tab's and the
+answer's context menus) keeps that request as a caller case (:mod:`app.save_caller_case_dialog`).
 
 "Protocol log" (a toggle in the header and in the tab's context menu) shows the runner's
 protocol log below the transcript, in a splitter: every raw message to and from the model
@@ -50,6 +52,7 @@ from app.chat.transcript import AssistantBlock, NoteLine, NoticeBlock, Transcrip
 from app.document.agent_document import AgentDocument
 from app.pages.page_tasks import PageTasks
 from app.protocol_log_view import ProtocolLogView
+from app.save_caller_case_dialog import SaveCallerCaseDialog, open_save_caller_case_dialog
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 
 if TYPE_CHECKING:
@@ -135,6 +138,8 @@ class ChatTab(QWidget):
         self._noted: set[str] = set()
         self._stopping = False
         self._receiving = False
+        self.requests: list[str] = []
+        """What the person typed, oldest first (a tool test's filled prompt is not typed)."""
 
         self.stats = StatsStrip()
         self.caller_toggle = QPushButton("Caller's view")
@@ -160,6 +165,20 @@ class ChatTab(QWidget):
         if tool_name is not None:
             self._answer_actions.append(self.save_case_action)
             self.addAction(self.save_case_action)
+        self.save_caller_action = QAction("Save as caller case…", self)
+        self.save_caller_action.setToolTip(
+            "Keep a request you typed here as a caller case: a caller model gets it with the "
+            "tool list a client sees, and the case checks the tool it calls and the answer"
+        )
+        self.save_caller_action.triggered.connect(self.save_as_caller_case)
+        self.save_caller_button = QPushButton(self.save_caller_action.text())
+        self.save_caller_button.setObjectName("saveCallerCaseButton")
+        self.save_caller_button.setToolTip(self.save_caller_action.toolTip())
+        self.save_caller_button.clicked.connect(self.save_caller_action.trigger)
+        # A tool test's header row is full: there, the context menus offer it.
+        self.save_caller_button.setVisible(tool_name is None)
+        self._answer_actions.append(self.save_caller_action)
+        self.addAction(self.save_caller_action)
         self.protocol_log_action = QAction("Protocol log", self)
         self.protocol_log_action.setCheckable(True)
         self.protocol_log_action.setToolTip(
@@ -188,6 +207,7 @@ class ChatTab(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.stats, 1)
         top.addWidget(self.save_case_button)
+        top.addWidget(self.save_caller_button)
         top.addWidget(self.protocol_log_toggle)
         top.addWidget(self.caller_toggle)
 
@@ -270,6 +290,8 @@ class ChatTab(QWidget):
             self._set_busy(False)
             return False
         self._task = task
+        if not first_test:
+            self.requests.append(text)
         self.transcript.add(UserBlock(text, heading=heading))
         self.input.clear()
         self.stats.start_turn()
@@ -305,6 +327,19 @@ class ChatTab(QWidget):
             answer=answer,
             contains=self.transcript.selected_answer_text(),
             failed=bool(result.get("isError")),
+            parent=self,
+        )
+
+    def save_as_caller_case(self) -> SaveCallerCaseDialog | None:
+        """Open the dialog that keeps a request typed here as a caller case (None: not now, or
+        nothing to keep, which is reported)."""
+        if self._busy or not self.requests:
+            return None
+        return open_save_caller_case_dialog(
+            self.document,
+            self.requests,
+            tool_name=self.tool_name,
+            contains=self.transcript.selected_answer_text(),
             parent=self,
         )
 
@@ -398,6 +433,9 @@ class ChatTab(QWidget):
         enabled = self._can_save_test_case()
         self.save_case_action.setEnabled(enabled)
         self.save_case_button.setEnabled(enabled)
+        typed = bool(self.requests) and not self._busy
+        self.save_caller_action.setEnabled(typed)
+        self.save_caller_button.setEnabled(typed)
 
     def _set_status(self, text: str, color: str | None) -> None:
         self.status.setText(text)

@@ -37,6 +37,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
+from app.history.caller_runs import caller_label
 from mcp_export.history.conversations import ConversationFilter, ConversationOrder, Position
 from mcp_export.history.figures import (
     CONVERSATION_TIME,
@@ -156,7 +157,10 @@ class HistoryEntry:
 
     @property
     def case_label(self) -> str:
-        """``case · model`` for a test case's run, else ""."""
+        """``case · model`` for a test case's run (``case · caller model · step`` for a caller
+        case's), else ""."""
+        if self.case is not None and self.case.caller:
+            return caller_label(self.case)
         return f"{self.case.case_name} · {self.case.model}" if self.case is not None else ""
 
     @property

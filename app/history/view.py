@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
+from app.history.caller_runs import caller_facts, caller_part
 from app.history.model import (
     ALL,
     CASE,
@@ -393,12 +394,15 @@ class HistoryView(QWidget):
         if entry is None:
             self.transcript.clear()
             return
+        caller = ""
         try:
             messages = self.store.messages(entry.thread_id) if entry.thread_id else []
+            if entry.case is not None and entry.case.caller and entry.thread_id:
+                caller = caller_part(self.store, entry.thread_id)  # the caller's side first
         except HistoryError as exc:
             reporter().error(f"Could not read the conversation: {exc}")
             messages = []
-        self.transcript.setHtml(transcript_html(entry, messages))
+        self.transcript.setHtml(caller + transcript_html(entry, messages))
 
     def _update_state(self) -> None:
         if self.model.rowCount() > 0:
@@ -455,7 +459,9 @@ def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
     """
     parts = [f"<h3>{html.escape(entry.title or entry.tool or 'Conversation')}</h3>"]
     facts = [entry.kind, entry.status, local_time(entry.started)]
-    if entry.case is not None:
+    if entry.case is not None and entry.case.caller:
+        facts.append(caller_facts(entry.case))
+    elif entry.case is not None:
         facts.append(f"test case {entry.case.case_name} on {entry.case.model}")
     if entry.caller:
         facts.append(f"called by {entry.caller}")

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.test_cases.caller_cells import caller_result
+from app.test_cases.caller_details import caller_html
 from app.test_cases.diff import Piece, changed_words, diff_answers, diff_html
 from app.test_cases.matrix_model import Cell, CellSummary, format_ms, shown_result
 from app.tool_editor.highlighter import is_dark
@@ -77,24 +79,24 @@ def details_title(
 def details_html(
     result: CaseResult, arguments: Mapping[str, Any] | None, *, dark: bool = False
 ) -> str:
-    """One run of a cell as rich text (pure: tested without widgets)."""
+    """One run of a cell as rich text (pure: tested without widgets); a caller case's run
+    starts with what the caller did (:func:`~app.test_cases.caller_details.caller_html`)."""
     passing, failing = _COLOURS[dark]
     outcome = result.outcome
     parts: list[str] = []
+    caller = caller_result(result)
+    if caller is not None:
+        parts.append(caller_html(caller, dark=dark))
+        if caller.pick is None or not caller.pick.serve:
+            return "".join([*parts, _failures_html(result)])  # not served: no answer of ours
+        parts.append("<p><b>Our served call</b></p>")
     facts = [format_ms(outcome.duration_ms)]
     if outcome.turns is not None:
         facts.append(f"{outcome.turns} model request{'s' * (outcome.turns != 1)}")
     facts.append(f"{len(outcome.tool_calls)} inner tool call{'s' * (len(outcome.tool_calls) != 1)}")
     facts.append(_tokens(result))
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")
-    if result.failures:
-        parts.append("<p><b>Failed expectations</b></p><ul>")
-        for failure in result.failures:
-            parts.append(
-                f"<li><b>{html.escape(failure.expectation)}</b>: "
-                f"{html.escape(redact(failure.message))}</li>"
-            )
-        parts.append("</ul>")
+    parts.append(_failures_html(result))
     if result.verdict is not None:
         judged = "pass" if result.verdict.passed else "fail"
         judged_colour = passing if result.verdict.passed else failing
@@ -113,6 +115,17 @@ def details_html(
     return "".join(parts)
 
 
+def _failures_html(result: CaseResult) -> str:
+    if not result.failures:
+        return ""
+    items = "".join(
+        f"<li><b>{html.escape(failure.expectation)}</b>: "
+        f"{html.escape(redact(failure.message))}</li>"
+        for failure in result.failures
+    )
+    return f"<p><b>Failed expectations</b></p><ul>{items}</ul>"
+
+
 def _call_html(call: Mapping[str, Any], failing: str) -> str:
     name = html.escape(str(call.get("name", "?")))
     took = call.get("durationMs")
@@ -125,7 +138,8 @@ class CellDetails(QWidget):
     """The details of one cell's run.
 
     Signals:
-        transcript_requested(str): the person asked for the transcript of this history thread.
+        transcript_requested(str): the person asked for the transcript of this history thread
+        ("" for a caller run that was not served: its caller transcript only).
     """
 
     transcript_requested = Signal(str)
@@ -197,6 +211,12 @@ class CellDetails(QWidget):
         self.title.setText(details_title(self._cell, result, self._summary, dark=dark))
         self.browser.setHtml(details_html(result, self._arguments, dark=dark))
         has_thread = result.outcome.thread_id is not None
+        if caller_result(result) is not None:  # the caller's transcript is in the result
+            self.transcript_button.setEnabled(True)
+            self.transcript_button.setToolTip(
+                "The caller's request with the whole tool list and its reply, then our served call"
+            )
+            return
         self.transcript_button.setEnabled(has_thread and self._history_on)
         if not self._history_on:
             tip = "History is off, so the call has no transcript"
@@ -208,8 +228,10 @@ class CellDetails(QWidget):
 
     def _on_transcript_clicked(self) -> None:
         result = self.shown()
-        if result is not None and result.outcome.thread_id is not None:
-            self.transcript_requested.emit(result.outcome.thread_id)
+        if result is not None and (
+            result.outcome.thread_id is not None or caller_result(result) is not None
+        ):
+            self.transcript_requested.emit(result.outcome.thread_id or "")
 
 
 class AnswerDiff(QWidget):

@@ -2,13 +2,19 @@
 
 A toolbar picks the models (:class:`~app.test_cases.models_picker.ModelPicker`: the ones picked
 last time for this agent file, kept in ``studio.ini``; "List models" offers what the endpoints
-list, :mod:`app.test_cases.model_offers`), the repeats and
-the calls at once, and has Run again and Stop; a status line counts the calls ("37 of 300 ·
-2 failed"). The table (:class:`~app.test_cases.matrix_model.MatrixTableModel`) has a row per case
-and a column per model; once a run is recorded and compared with the one before, regressions are
-marked and come first. Selecting one cell shows its details and a button for its transcript;
-selecting two shows their answers side by side (:mod:`app.test_cases.details`). The run itself
-is :class:`~app.test_cases.runner.MatrixRunner`'s, on the studio's event loop; the tab holds no
+list, :mod:`app.test_cases.model_offers`), the repeats and the calls at once, and has Run again
+and Stop; a status line counts the calls ("37 of 300 · 2 failed"). The table
+(:class:`~app.test_cases.matrix_model.MatrixTableModel`) has a row per case and a column per
+model; once a run is recorded and compared with the one before, regressions are marked and come
+first. When the cases include caller cases (a request in words), a second row picks the caller
+models (those picked last time for the agent file, else its ``settings.callers.models``, else its
+own model): their columns follow the served models', each caller cell shows the step that failed
+and the funnel of its runs, and a line under the status gives each caller model's rates
+(:mod:`app.test_cases.caller_cells`); a caller cell's transcript is the caller's request with the
+whole tool list and its reply, then our served call (:mod:`app.test_cases.caller_details`).
+Selecting one cell shows its details and a button for its transcript; selecting two shows their
+answers side by side (:mod:`app.test_cases.details`). The run itself is
+:class:`~app.test_cases.runner.MatrixRunner`'s, on the studio's event loop; the tab holds no
 results of its own beyond what the model shows.
 """
 
@@ -39,6 +45,8 @@ from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.page_tasks import PageTasks
 from app.settings_store import SettingsStore
+from app.test_cases.caller_cells import caller_result
+from app.test_cases.caller_details import caller_transcript_for
 from app.test_cases.details import AnswerDiff, CellDetails
 from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, shown_result
 from app.test_cases.model_offers import endpoints_to_ask, list_offers
@@ -51,6 +59,7 @@ from mcp_export.redact import redact
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
+    from mcp_export.testing.callers.runner import CallerResult
     from mcp_export.testing.run import CaseResult
 
 __all__ = ["MatrixTab"]
@@ -100,6 +109,9 @@ class MatrixTab(QWidget):
         super().__init__(parent)
         self.tasks = PageTasks(self)
         self._memory = MatrixModelMemory(settings) if settings is not None else None
+        self._caller_memory = (
+            MatrixModelMemory(settings, key="callerModels") if settings is not None else None
+        )
         self._preferred = (
             [(e.kind, e.base_url) for e in settings.endpoints()] if settings is not None else []
         )
@@ -135,6 +147,17 @@ class MatrixTab(QWidget):
             self.picker.set_checked([own] if own else [])
         self.picker.changed.connect(self._remember_models)
         self.picker.list_requested.connect(self.list_models)
+        self.caller_picker.set_offers(offers)
+        callers = self._caller_memory.recall(document) if self._caller_memory else None
+        if callers is not None and callers.checked:
+            for name in callers.listed:
+                self.caller_picker.add_model(name, checked=False)
+            self.caller_picker.set_checked(callers.checked)
+        else:  # the agent file's caller models, else its own model
+            self.caller_picker.set_checked(agent.settings.callers.models or ([own] if own else []))
+        self.caller_picker.changed.connect(self._remember_caller_models)
+        self.caller_picker.list_requested.connect(self.list_models)
+        self._show_caller_row()
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -174,6 +197,24 @@ class MatrixTab(QWidget):
         toolbar.addWidget(self.picker, 1)
         toolbar.addLayout(spins)
         toolbar.addLayout(buttons)
+        self.caller_picker = ModelPicker()
+        self.caller_picker.setObjectName("callerModels")
+        self.caller_picker.list.setAccessibleName("Caller models")
+        self.caller_label = QLabel("Caller\nmodels")
+        self.caller_label.setToolTip(
+            "The client's models: each gets every caller case's request with the tool list a "
+            "client sees, and the call it makes is served by the first model above"
+        )
+        self.caller_row = QWidget()
+        caller_layout = QHBoxLayout(self.caller_row)
+        caller_layout.setContentsMargins(0, 0, 0, 0)
+        caller_layout.addWidget(self.caller_label, 0, Qt.AlignmentFlag.AlignTop)
+        caller_layout.addWidget(self.caller_picker, 1)
+        self.rates = QLabel()
+        self.rates.setObjectName("callerRates")
+        self.rates.setWordWrap(True)
+        self.rates.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.rates.setVisible(False)
 
         self.status = QLabel("Ready")
         self.status.setObjectName("matrixStatus")
@@ -218,7 +259,9 @@ class MatrixTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(toolbar)
+        layout.addWidget(self.caller_row)
         layout.addWidget(self.status)
+        layout.addWidget(self.rates)
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
 
@@ -247,12 +290,30 @@ class MatrixTab(QWidget):
         if not models:
             self._say("Check at least one model to run on.", _ERROR)
             return False
+        callers = [(t.name, c.name) for t, c in cases if c.ask is not None]
+        caller_models = self.caller_picker.models() if callers else []
+        if callers and not caller_models:
+            self._say("Check at least one caller model for the caller cases.", _ERROR)
+            return False
         path = run_path(self.document.path, agent.metadata.name, self.document.base_dir)
         request = RunRequest(
-            agent, path, cases, models, self.repeat.value(), self.concurrency.value()
+            agent,
+            path,
+            cases,
+            models,
+            self.repeat.value(),
+            self.concurrency.value(),
+            caller_models=caller_models,
         )
-        self._arguments = {(t.name, c.name): c.arguments for t, c in cases}
-        self.model.reset([(t.name, c.name) for t, c in cases], models, request.repeat)
+        self._arguments = {(t.name, c.name): c.arguments for t, c in cases if c.ask is None}
+        self.model.reset(
+            [(t.name, c.name) for t, c in cases],
+            models,
+            request.repeat,
+            caller_models=request.callers,
+            caller_cases=callers,
+        )
+        self.rates.setVisible(False)
         self.table.resizeColumnToContents(CASE_COLUMN)
         self._total, self._done, self._failed = request.calls, 0, 0
         self._began = time.perf_counter()
@@ -276,6 +337,7 @@ class MatrixTab(QWidget):
         finally:
             self.picker.list_button.setEnabled(True)
         self.picker.add_offers(offers.models)
+        self.caller_picker.add_offers(offers.models)
         count = len(offers.models)
         lines = [
             f"{count} model{'s' if count != 1 else ''} listed by " + ", ".join(offers.asked)
@@ -291,6 +353,12 @@ class MatrixTab(QWidget):
         if self._memory is not None:
             picked = PickedModels(self.picker.all_models(), self.picker.models())
             self._memory.remember(self.document, picked)
+
+    def _remember_caller_models(self) -> None:
+        if self._caller_memory is not None:
+            picker = self.caller_picker
+            picked = PickedModels(picker.all_models(), picker.models())
+            self._caller_memory.remember(self.document, picked)
 
     def stop(self) -> None:
         """Cancel the run; the status line says when it has stopped."""
@@ -327,6 +395,9 @@ class MatrixTab(QWidget):
         if result is None or len(cells) != 1 or self.history is None:
             return None
         tool, case, model = cells[0]
+        caller = caller_result(result)
+        if caller is not None:
+            return self._open_caller_transcript(cells[0], caller)
         try:
             rich_text = transcript_for(self.history, cells[0], result)
         except HistoryError as exc:
@@ -337,10 +408,49 @@ class MatrixTab(QWidget):
         dialog.show()
         return dialog
 
+    def _open_caller_transcript(self, cell: Cell, result: CallerResult) -> TranscriptDialog | None:
+        from mcp_export.errors import HistoryError
+
+        tool, case, model = cell
+        try:
+            rich_text = caller_transcript_for(self.history, cell, result)
+        except HistoryError as exc:
+            reporter().error(f"Could not read the transcript: {exc}")
+            return None
+        title = f"Transcripts · {tool} / {case} · caller {model} · attempt {result.attempt}"
+        dialog = TranscriptDialog(title, rich_text, self)
+        dialog.show()
+        return dialog
+
+    def _show_caller_row(self) -> None:
+        """The caller models' row, when the cases to run include caller cases."""
+        cases = chosen_cases(self.document.agent, self.selection)
+        self.caller_row.setVisible(any(case.ask is not None for _tool, case in cases))
+
+    def _show_rates(self, end: RunEnd | None = None) -> None:
+        """Each caller model's rates over its caller cases, one line each; once the run is
+        recorded, the pick rate before and after of each case whose tool's description changed
+        since its last run."""
+        lines = [
+            f"{model} (caller): {rates}"
+            for model in self.model.caller_models
+            if (rates := self.model.caller_rates(model))
+        ]
+        for change in end.pick_changes if end is not None else []:
+            (was, of), (now, runs) = change.before, change.after
+            lines.append(
+                f"{change.tool}'s description changed since the last run: {change.case} on "
+                f"{change.model} picked it {was}/{of} then, {now}/{runs} now"
+            )
+        self.rates.setText("\n".join(lines))
+        self.rates.setVisible(bool(lines))
+
     # -- reactions --------------------------------------------------------------------------
 
     def _on_results(self, batch: list[CaseResult]) -> None:
         self.model.add_results(batch)
+        if self.model.caller_models:
+            self._show_rates()
         self._done += len(batch)
         self._failed += sum(not result.passed for result in batch)
         self._show_progress()
@@ -355,6 +465,8 @@ class MatrixTab(QWidget):
             self.model.set_changes(end.changes)
             self.table.scrollToTop()
         self._show_end(end)
+        if self.model.caller_models:
+            self._show_rates(end)
         self._show_problems(end.results)
         self._on_selection_changed()
         self.finished.emit(end)

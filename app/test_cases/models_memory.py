@@ -1,4 +1,5 @@
-"""The models picked for an agent's matrix runs, kept per agent file in ``studio.ini``.
+"""The models picked for an agent's matrix runs, kept per agent file in ``studio.ini`` (the
+served models under one key, the caller models of caller cases under another).
 
 The picker's whole list and which of it is checked come back when the agent's matrix tab is
 opened again (the agent file keys them, as :class:`~app.test_run.memory.ToolMemory` keys the
@@ -31,14 +32,17 @@ class MatrixModelMemory:
 
     Args:
         settings: the studio's settings; the entries go into its ``studio.ini``.
+        key: which picker's models (``models``: the served ones; ``callerModels``: the caller
+            models).
     """
 
-    def __init__(self, settings: SettingsStore) -> None:
+    def __init__(self, settings: SettingsStore, key: str = _KEY) -> None:
         self._memory = ToolMemory(settings, "studio.ini", "matrixModels")
+        self._key = key
 
     def recall(self, document: AgentDocument) -> PickedModels | None:
         """The models kept for the agent, or None (also when the entry cannot be read)."""
-        value = self._memory.recall_json(document, _KEY)
+        value = self._memory.recall_json(document, self._key)
         if not isinstance(value, dict):
             return None
         listed, checked = value.get("listed"), value.get("checked")
@@ -50,4 +54,4 @@ class MatrixModelMemory:
     def remember(self, document: AgentDocument, picked: PickedModels) -> None:
         """Keep ``picked`` for the agent, replacing what was kept."""
         value = {"listed": picked.listed, "checked": picked.checked}
-        self._memory.remember_json(document, _KEY, value)
+        self._memory.remember_json(document, self._key, value)

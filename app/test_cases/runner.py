@@ -32,6 +32,7 @@ from app.test_cases.matrix_model import Cell, Change
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
+    from mcp_export.testing.callers.rates import PickChange
     from mcp_export.testing.run import CaseResult, MatrixResult
     from schema_types.agent import Agent, ToolDefinition
     from schema_types.cases import TestCase
@@ -63,6 +64,7 @@ NO_CASES_MESSAGE = (
 _RUNTIME = (
     "mcp_export.testing.run",
     "mcp_export.testing.record",
+    "mcp_export.testing.callers",
     "mcp_export.server.call",
     "mcp_export.server.round_trip",
     "schema_types.arguments",
@@ -81,9 +83,12 @@ class RunRequest:
         agent: the agent as it is in the editor (unsaved edits included).
         path: its file, or a stand-in for an unsaved agent (:func:`run_path`).
         cases: the cases, in the agent's order.
-        models: ``provider:model`` names, at least one.
+        models: ``provider:model`` names, at least one: they serve the calls.
         repeat: runs per case and model.
         concurrency: calls in flight at once over all models.
+        caller_models: the caller models of the caller cases among ``cases`` (each gets their
+            requests; the calls they make are served by the first of ``models``); empty: the
+            agent file's ``settings.callers.models``, else the first of ``models``.
     """
 
     agent: Agent
@@ -92,11 +97,23 @@ class RunRequest:
     models: list[str]
     repeat: int = 1
     concurrency: int = 4
+    caller_models: list[str] = field(default_factory=lambda: list[str]())
+
+    @property
+    def callers(self) -> list[str]:
+        """The caller models the caller cases run on (none without caller cases)."""
+        if not any(case.ask is not None for _tool, case in self.cases):
+            return []
+        named = self.caller_models or self.agent.settings.callers.models
+        return list(dict.fromkeys(named)) or self.models[:1]
 
     @property
     def calls(self) -> int:
-        """How many calls the run makes."""
-        return len(self.cases) * len(self.models) * max(1, self.repeat)
+        """How many runs the run makes (a caller case's: one per caller model)."""
+        callers = sum(case.ask is not None for _tool, case in self.cases)
+        ordinary = len(self.cases) - callers
+        per = ordinary * len(self.models) + callers * len(self.callers)
+        return per * max(1, self.repeat)
 
 
 RunState = Literal["done", "stopped", "failed"]
@@ -112,6 +129,8 @@ class RunEnd:
         results: every result that arrived.
         matrix: the whole run when it is ``done``.
         changes: each cell compared with its last earlier run, when the run was recorded.
+        pick_changes: the caller cells whose tool's description changed since their last
+            recorded run, with the pick rate then and now (when the run was recorded).
         message: what the person should know (why it failed, why it is not recorded), or "".
     """
 
@@ -120,6 +139,7 @@ class RunEnd:
     matrix: MatrixResult | None = None
     changes: dict[Cell, Change] | None = None
     message: str = ""
+    pick_changes: list[PickChange] = field(default_factory=lambda: list["PickChange"]())
 
 
 def chosen_cases(
@@ -148,11 +168,15 @@ def _import_runtime() -> None:
         importlib.import_module(name)
 
 
-def _record(matrix: MatrixResult, history: HistoryStore) -> dict[Cell, Change]:
+def _record(
+    matrix: MatrixResult, history: HistoryStore
+) -> tuple[dict[Cell, Change], list[PickChange]]:
+    from mcp_export.testing.callers.history import description_changes
     from mcp_export.testing.record import compare, record_matrix
 
     record_matrix(matrix, history)
-    return compare(matrix, history)
+    picks = description_changes(matrix, history) if matrix.caller_cases else []
+    return compare(matrix, history), picks
 
 
 class MatrixRunner(QObject):
@@ -240,6 +264,7 @@ class MatrixRunner(QObject):
             await asyncio.wait_for(asyncio.to_thread(_import_runtime), PRELOAD_LIMIT_S)
             if fresh:
                 settle_after_import()
+            from mcp_export.testing.callers import CallerOptions
             from mcp_export.testing.run import run_matrix
 
             matrix = await run_matrix(
@@ -251,6 +276,7 @@ class MatrixRunner(QObject):
                 concurrency=request.concurrency,
                 history=self.history,
                 on_result=on_result,
+                callers=CallerOptions(models=tuple(request.callers)),
             )
         except asyncio.CancelledError:
             if run_id != self._run_id or not self._stopping:
@@ -271,7 +297,7 @@ class MatrixRunner(QObject):
             )
             return
         try:
-            changes = await asyncio.wait_for(
+            changes, picks = await asyncio.wait_for(
                 asyncio.to_thread(_record, matrix, self.history), RECORD_LIMIT_S
             )
         except asyncio.CancelledError:
@@ -291,7 +317,7 @@ class MatrixRunner(QObject):
             note = f"The run is not recorded: {exc or 'the history store did not answer in time'}"
             self._end(run_id, RunEnd("done", results, matrix, message=note))
             return
-        self._end(run_id, RunEnd("done", results, matrix, changes))
+        self._end(run_id, RunEnd("done", results, matrix, changes, pick_changes=picks))
 
     def _on_result(self, result: CaseResult) -> None:
         self._results.append(result)

@@ -1,5 +1,10 @@
 """The editor of one test case in the Tests panel: its name, arguments and expectations.
 
+A caller case (one with a request in words, ``ask``) shows its request where an ordinary case
+shows its arguments (:class:`~app.tool_editor.case_caller.AskPane`), and the caller's two
+expectations, the tool it must call and the arguments it must fill, at the top of the others
+(:class:`~app.tool_editor.case_caller.CallerRows`).
+
 :class:`CaseEditor` shows the case of its tool named :meth:`CaseEditor.case_name` and writes every
 change through :func:`~app.document.test_cases.replace_test_case`, one undo step per edit: typing
 in one field merges into one step (a merge id per case and field) until the focus leaves the
@@ -24,6 +29,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,8 +39,9 @@ from app.document.test_cases import case_path, replace_test_case
 from app.document.tool_ref import ToolRef
 from app.layouts import scroll_area
 from app.tool_editor.case_arguments import CaseArguments
+from app.tool_editor.case_caller import AskPane, CallerRows
 from app.tool_editor.case_expectations import ExpectationsForm, ExpectField, problem_line
-from app.tool_editor.case_values import with_arguments, with_expectation, with_name
+from app.tool_editor.case_values import with_arguments, with_ask, with_expectation, with_name
 from app.tool_editor.sample_panel import heading
 from schema_types.cases import TestCase
 
@@ -52,6 +59,8 @@ class CaseEditor(QWidget):
         name_edit: the case's name (applied on Enter or when the focus leaves).
         name_problem: why the typed name is not applied.
         arguments: the case's arguments (form or JSON).
+        ask: a caller case's request in words (shown instead of :attr:`arguments`).
+        caller: a caller case's expectations of the caller (shown for caller cases only).
         expectations: the expectation inputs.
         fields: the expectation inputs, by ``Expectations`` field name (``expectations.fields``).
     """
@@ -75,7 +84,10 @@ class CaseEditor(QWidget):
         self.name_edit.setToolTip("Unique among this tool's cases. Press Enter to rename.")
         tool = ref.tool()
         self.arguments = CaseArguments(tool.parameters if tool is not None else {})
+        self.ask = AskPane()
         self.expectations = ExpectationsForm()
+        self.caller = CallerRows(self.expectations)
+        self.caller.add_to(self.expectations)
         self.fields = self.expectations.fields
         self.name_problem = problem_line(self)
 
@@ -95,7 +107,10 @@ class CaseEditor(QWidget):
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.setObjectName("caseEditorSplit")
         self.split.setChildrenCollapsible(False)
-        self.split.addWidget(self.arguments)
+        self.input = QStackedWidget()
+        self.input.addWidget(self.arguments)
+        self.input.addWidget(self.ask)
+        self.split.addWidget(self.input)
         self.split.addWidget(right)
         self.split.setStretchFactor(0, 1)
         self.split.setStretchFactor(1, 1)
@@ -108,11 +123,10 @@ class CaseEditor(QWidget):
         self.name_edit.textEdited.connect(self._on_name_edited)
         self.name_edit.editingFinished.connect(self._on_name_committed)
         self.arguments.edited.connect(self._on_arguments_edited)
+        self.ask.edited.connect(self._on_ask_edited)
         self.expectations.edited.connect(self._on_field_edited)
         self.arguments.form_replaced.connect(self._on_form_replaced)
         self._watch_focus(self)
-
-    # -- building --------------------------------------------------------------------------
 
     # -- the case --------------------------------------------------------------------------
 
@@ -145,6 +159,7 @@ class CaseEditor(QWidget):
             return
         self._showing = True
         try:
+            self._show_kind(case, before)
             if before is None or (
                 before.name != case.name and self.name_edit.text().strip() != case.name
             ):
@@ -164,6 +179,19 @@ class CaseEditor(QWidget):
                     field.problem.hide()
         finally:
             self._showing = False
+
+    def _show_kind(self, case: TestCase, before: TestCase | None) -> None:
+        """An ordinary case's arguments, or a caller case's request and caller rows."""
+        caller = case.ask is not None
+        self.input.setCurrentWidget(self.ask if caller else self.arguments)
+        self.caller.set_visible(caller)
+        tool = self.ref.tool()
+        if caller and tool is not None:
+            tools = {t.name: t.parameters for t in self.document.agent.tools}
+            self.caller.set_tools(tool.name, tools)
+        ask = case.ask or ""
+        if before is None or (before.ask != case.ask and self.ask.edit.toPlainText() != ask):
+            self.ask.show_ask(ask)
 
     def set_parameters(self) -> None:
         """The tool's parameters changed: build the arguments form anew."""
@@ -198,7 +226,22 @@ class CaseEditor(QWidget):
             field.problem.show()
             return
         field.problem.hide()
-        self._write(changed, "" if field.name == "is_error" else f"expect.{field.name}")
+        # A choice (a check box, a picked tool) is a step of its own; typing merges.
+        single = field.name in ("is_error", "picks")
+        self._write(changed, "" if single else f"expect.{field.name}")
+
+    def _on_ask_edited(self, text: str) -> None:
+        case = self.case()
+        if self._showing or case is None or case.ask is None or case.ask == text:
+            return
+        try:
+            changed = with_ask(case, text)
+        except ValueError as exc:
+            self.ask.problem.setText(f"Not saved: {exc}")
+            self.ask.problem.show()
+            return
+        self.ask.problem.hide()
+        self._write(changed, "ask")
 
     def _on_arguments_edited(self, arguments: dict[str, Any]) -> None:
         case = self.case()

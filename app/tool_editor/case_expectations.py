@@ -133,6 +133,7 @@ class ExpectationsForm(QWidget):
 
     Attributes:
         fields: the inputs, by ``Expectations`` field name (``max_turns``).
+        form: their rows.
     """
 
     edited = Signal(object)
@@ -179,7 +180,7 @@ class ExpectationsForm(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        form = QFormLayout()
+        form = self.form = QFormLayout()
         outer.addLayout(form)
         outer.addStretch(1)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)

@@ -31,6 +31,7 @@ __all__ = [
     "EXPECT_COLUMN",
     "CaseTableModel",
     "LastResult",
+    "case_summary",
     "expectations_summary",
     "latest_results",
     "when_text",
@@ -121,6 +122,10 @@ def expectations_summary(expect: Expectations, *, whole: bool = False) -> str:
     succeeds" when it sets none. A long pattern shows its start (``whole``: all of it, as the
     cell's tool tip does)."""
     parts: list[str] = []
+    if expect.picks is not None:
+        parts.append(f"picks {expect.picks}")
+    if expect.arguments:
+        parts.append("fills " + ", ".join(expect.arguments))
     if expect.contains:
         first = _quoted(expect.contains[0])
         more = f" +{len(expect.contains) - 1}" if len(expect.contains) > 1 else ""
@@ -147,6 +152,19 @@ def expectations_summary(expect: Expectations, *, whole: bool = False) -> str:
     if expect.is_error:
         parts.append("call fails")
     return " · ".join(parts) or "call succeeds"
+
+
+def case_summary(case: TestCase, tool_name: str, *, whole: bool = False) -> str:
+    """What the Expects column says of ``case``: :func:`expectations_summary`, after the request
+    of a caller case and the tool its caller must pick (``“Book me a…” → picks book_flight ·
+    fills destination``)."""
+    summary = expectations_summary(case.expect, whole=whole)
+    if case.ask is None:
+        return summary
+    request = f"“{' '.join(case.ask.split())}”" if whole else _quoted(case.ask, 32)
+    if case.expect.picks is None:
+        summary = f"picks {tool_name} · {summary}"
+    return f"{request} → {summary.removesuffix(' · call succeeds')}"
 
 
 def _result_text(result: LastResult, now: datetime | None) -> str:
@@ -180,24 +198,29 @@ class CaseTableModel(QAbstractTableModel):
         self._results: dict[tuple[str, str], LastResult] = {}
         self._models: list[str] = []
         self._palette = QPalette()
+        self._tool_name = ""
         self.now: datetime | None = None
         """The time "ago" is counted from (None: the clock)."""
 
     # -- what it shows ---------------------------------------------------------------------
 
-    def set_cases(self, cases: Sequence[TestCase]) -> None:
-        """Show these cases (the tool's ``tests`` now)."""
+    def set_cases(self, cases: Sequence[TestCase], tool_name: str = "") -> None:
+        """Show these cases (the tool ``tool_name``'s ``tests`` now)."""
         cases = list(cases)
-        if len(cases) == len(self._cases):
+        if tool_name != self._tool_name:
+            self.beginResetModel()
+            self._cases, self._tool_name = cases, tool_name
+            self.endResetModel()
+        elif len(cases) == len(self._cases):
             changed = [i for i, (a, b) in enumerate(zip(cases, self._cases, strict=True)) if a != b]
             self._cases = cases
             if changed:
                 last = self.columnCount() - 1
                 self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], last))
-            return
-        self.beginResetModel()
-        self._cases = cases
-        self.endResetModel()
+        else:
+            self.beginResetModel()
+            self._cases = cases
+            self.endResetModel()
 
     def set_results(self, results: dict[tuple[str, str], LastResult]) -> None:
         """Show these last results (from :func:`latest_results`)."""
@@ -262,9 +285,9 @@ class CaseTableModel(QAbstractTableModel):
             )
         if column == EXPECT_COLUMN:
             if role == Qt.ItemDataRole.DisplayRole:
-                return expectations_summary(case.expect)
+                return case_summary(case, self._tool_name)
             if role == Qt.ItemDataRole.ToolTipRole:
-                return expectations_summary(case.expect, whole=True)
+                return case_summary(case, self._tool_name, whole=True)
             return None
         if not self._models:
             if role == Qt.ItemDataRole.DisplayRole:

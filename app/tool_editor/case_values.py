@@ -11,11 +11,11 @@ Pure functions, no widgets. The text forms:
 - ``jsonSchema``: JSON text (empty: no schema).
 
 A text that cannot be read raises :class:`ValueError` with what to fix, and the case is not
-changed. :func:`with_expectation`, :func:`with_arguments` and :func:`with_name` build the changed
-case the way the agent document builds an edit: a copy whose changed field is a validated
-assignment (so the model's own rules, such as a valid pattern, refuse a bad value), everything
-else, unknown keys included, kept; a value set empty is taken out of the file rather than written
-as ``null`` or ``[]``.
+changed. :func:`with_expectation`, :func:`with_arguments`, :func:`with_ask` and :func:`with_name`
+build the changed case the way the agent document builds an edit: a copy whose changed field is
+a validated assignment (so the model's own rules, such as a valid pattern, refuse a bad value),
+everything else, unknown keys included, kept; a value set empty is taken out of the file rather
+than written as ``null`` or ``[]``.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "schema_text",
     "tool_calls_text",
     "with_arguments",
+    "with_ask",
     "with_expectation",
     "with_name",
 ]
@@ -191,6 +192,17 @@ def with_expectation(case: TestCase, name: str, value: Any) -> TestCase:
 def with_arguments(case: TestCase, arguments: Mapping[str, Any]) -> TestCase:
     """``case`` with these arguments."""
     return _with(case, "arguments", dict(arguments))
+
+
+def with_ask(case: TestCase, ask: str) -> TestCase:
+    """``case`` (a caller case) with this request in words.
+
+    Raises:
+        ValueError: the request is blank: a caller model would get nothing to act on.
+    """
+    if not ask.strip():
+        raise ValueError("a caller case needs a request in words, as a person would type it")
+    return _with(case, "ask", ask)
 
 
 def with_name(case: TestCase, name: str) -> TestCase:

@@ -5,7 +5,8 @@ follows in a table (:class:`~app.tool_editor.case_table.CaseTableModel`: name, w
 the last result on each model that ran it, read from the history's ``case_runs`` of the agent
 file each time the tab is shown), and edits the selected one below it
 (:class:`~app.tool_editor.case_editor.CaseEditor`). New case (from the template pane's sample
-values, or with empty arguments), Duplicate and Delete go through
+values, or with empty arguments), New caller case (a request in words,
+:mod:`app.document.caller_cases`), Duplicate and Delete go through
 :mod:`app.document.test_cases`, one undo step each; an undo or redo anywhere updates the table
 and the editor. Run case and Run all ask for a run of the chosen cases
 (:attr:`TestsPanel.run_requested`; the main window opens the results matrix). A tool without
@@ -24,8 +25,10 @@ from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QMenu,
     QPushButton,
@@ -38,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.document.agent_document import FieldPath
+from app.document.caller_cases import ask_case_name, new_caller_case
 from app.document.test_cases import add_test_case, new_case, remove_test_case, unique_case_name
 from app.document.tool_ref import ToolRef
 from app.icons import icon
@@ -63,6 +67,10 @@ EMPTY_TEXT = (
     "on one or more models, or with <code>metaagent test</code>.</p>"
     "<p>Make one with <b>New case</b> (it starts from the sample values under the template), "
     "or run the tool with <b>Test tool…</b> and choose <b>Save as test case…</b>.</p>"
+    "<p>A <b>caller case</b> starts from a request in words instead: a caller model (the "
+    "client's) reads it with the tool list a client sees, and the case checks that it calls "
+    "this tool with the right arguments, then the answer. Make one with <b>New caller "
+    "case</b>, or with <b>Save as caller case…</b> in a chat where you typed a request.</p>"
 )
 
 _RESULT_LIMIT = 5000
@@ -82,7 +90,8 @@ class TestsPanel(QWidget):
         model: the table's cases and results.
         table: the cases.
         editor: the selected case.
-        new_button, duplicate_button, delete_button, run_button, run_all_button: the actions.
+        new_button, new_caller_button, duplicate_button, delete_button, run_button,
+            run_all_button: the actions.
         empty_label: what a test case is, shown while the tool has none.
         results_note: why last results cannot be shown (hidden when they can).
     """
@@ -213,7 +222,15 @@ class TestsPanel(QWidget):
         menu = QMenu(self.new_button)
         menu.addAction("With the sample values", lambda: self.add_case(from_samples=True))
         menu.addAction("With empty arguments", lambda: self.add_case(from_samples=False))
+        menu.addAction("A caller case: a request in words", lambda: self.add_caller_case())
         self.new_button.setMenu(menu)
+        self.new_caller_button = QPushButton(icon("add"), "New caller case")
+        self.new_caller_button.setObjectName("newCallerCase")
+        self.new_caller_button.setToolTip(
+            "A case that starts from a request in words: a caller model picks the tool and "
+            "fills its arguments"
+        )
+        self.new_caller_button.clicked.connect(lambda: self.add_caller_case())
         self.duplicate_button = QPushButton(icon("duplicate"), "D&uplicate")
         self.duplicate_button.setObjectName("duplicateCase")
         self.duplicate_button.setToolTip("A copy of the selected case")
@@ -237,7 +254,12 @@ class TestsPanel(QWidget):
         self.run_all_button.clicked.connect(self.run_all)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
-        for button in (self.new_button, self.duplicate_button, self.delete_button):
+        for button in (
+            self.new_button,
+            self.new_caller_button,
+            self.duplicate_button,
+            self.delete_button,
+        ):
             row.addWidget(button)
         row.addStretch(1)
         row.addWidget(self.run_button)
@@ -281,7 +303,7 @@ class TestsPanel(QWidget):
         was, row = self.editor.case_name(), self._current_row()
         self._syncing = True
         try:
-            self.model.set_cases(cases)
+            self.model.set_cases(cases, tool.name if tool is not None else "")
         finally:
             self._syncing = False
         wanted, self._wanted = self._wanted, None
@@ -309,6 +331,7 @@ class TestsPanel(QWidget):
         self.run_all_button.setEnabled(count > 0)
         self.run_all_button.setText(f"Run &all ({count})" if count else "Run &all")
         self.new_action.setEnabled(tool is not None)
+        self.new_caller_button.setEnabled(tool is not None)
 
     def _on_selection_changed(self) -> None:
         if self._syncing:
@@ -350,6 +373,44 @@ class TestsPanel(QWidget):
             self.editor.name_edit.setFocus(Qt.FocusReason.OtherFocusReason)
             self.editor.name_edit.selectAll()
         return added
+
+    def add_caller_case(self, ask: str | None = None) -> str | None:
+        """Add a caller case for the request ``ask``, select it and focus its request; returns
+        its name (None when the tool is gone). Without ``ask``, a dialog (a ``QInputDialog``
+        child, window-modal) asks for the request first, and the case is added once it is
+        given."""
+        tool = self.ref.tool()
+        if tool is None:
+            return None
+        if ask is None:
+            self._ask_for_request(tool.name)
+            return None
+        name = ask_case_name(self.document, tool.name, ask)
+        self._wanted = name
+        added = add_test_case(self.document, tool.name, new_caller_case(name, ask.strip()))
+        if added is not None and self._built:
+            self.editor.ask.edit.setFocus(Qt.FocusReason.OtherFocusReason)
+        return added
+
+    def _ask_for_request(self, tool_name: str) -> None:
+        dialog = QInputDialog(self)
+        dialog.setObjectName("callerCaseRequest")
+        dialog.setWindowTitle(f"New caller case · {tool_name}")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        dialog.setLabelText(
+            "The request, as a person would type it to a client. A caller model reads it with "
+            f"the tool list a client sees; the case checks that it calls {tool_name}, then the "
+            "answer."
+        )
+        dialog.setOkButtonText("Add case")
+        buttons = dialog.findChild(QDialogButtonBox)
+        if buttons is not None:
+            ok = buttons.button(QDialogButtonBox.StandardButton.Ok)
+            ok.setEnabled(False)
+            dialog.textValueChanged.connect(lambda text: ok.setEnabled(bool(text.strip())))
+        dialog.textValueSelected.connect(lambda text: self.add_caller_case(text))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
 
     def duplicate_case(self) -> str | None:
         """Add a copy of the selected case after the others and select it; returns its name."""

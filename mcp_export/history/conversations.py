@@ -26,12 +26,14 @@ thread by thread (one seek of ``messages_by_thread_time`` each), which makes a s
 length slower (History scans fewer threads at a time with a text).
 
 A conversation that is a test case's served call (``case_runs.thread_id``) carries its case,
-model and matrix run (:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter
+model and matrix run, and for a caller case the step and the served model from its ``caller``
+column (:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter
 lists only those, or only the others.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -112,7 +114,7 @@ _SELECT = ", ".join(
     + [
         f"(SELECT c.{c} FROM case_runs AS c WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1) "
         f"AS case_{c}"
-        for c in ("case_name", "model", "matrix_id")
+        for c in ("case_name", "model", "matrix_id", "caller")
     ]
 )
 _FEW = 2000
@@ -285,12 +287,33 @@ def _conversation(row: dict[str, Any]) -> ConversationRecord:
     thread = thread_record(row)
     case = None
     if row["case_case_name"] is not None:
-        case = CaseMark(row["case_case_name"], row["case_model"], row["case_matrix_id"])
+        caller = _caller_mark(row["case_caller"])
+        case = CaseMark(
+            row["case_case_name"],
+            row["case_model"],
+            row["case_matrix_id"],
+            caller is not None,
+            caller.get("step") if caller else None,
+            caller.get("servedModel") if caller else None,
+        )
     if row["run_id"] is None:
         return ConversationRecord(thread, None, case)
     run = {name[4:]: value for name, value in row.items() if name.startswith("run_")}
     run |= {"agent_path": row["agent_path"], "agent_name": row["agent_name"]}
     return ConversationRecord(thread, run_record(run), case)
+
+
+def _caller_mark(text: str | None) -> dict[str, Any] | None:
+    """A caller case run's step and served model from its ``caller`` JSON (None: not one)."""
+    if not text:
+        return None
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {key: found[key] for key in ("step", "servedModel") if isinstance(found.get(key), str)}
 
 
 def conversation_tools(conn: Connection, query: ConversationFilter) -> list[str]:

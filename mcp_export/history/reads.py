@@ -104,10 +104,14 @@ def case_runs(
     *,
     agent_path: str | None = None,
     matrix_id: str | None = None,
+    thread_id: str | None = None,
     limit: int = 20000,
 ) -> list[CaseRunRecord]:
-    """Runs of test cases, newest first, optionally one agent's or one matrix run's."""
-    filters, values = _filters(("agent_path", agent_path), ("matrix_id", matrix_id))
+    """Runs of test cases, newest first, optionally one agent's, one matrix run's or the one
+    whose served call is a thread."""
+    filters, values = _filters(
+        ("agent_path", agent_path), ("matrix_id", matrix_id), ("thread_id", thread_id)
+    )
     rows = conn.execute(
         f"SELECT * FROM case_runs {filters} ORDER BY id DESC LIMIT ?", (*values, limit)
     )

@@ -400,11 +400,16 @@ class ConversationRecord:
 
 @dataclass(frozen=True)
 class CaseMark:
-    """The test case whose run a conversation is: its name, the model, the matrix run."""
+    """The test case whose run a conversation is: its name, the model, the matrix run; for a
+    caller case's run, ``caller`` is set, ``model`` is the caller model, ``served_model`` the
+    model that served its call and ``step`` the step it failed at (None: it passed)."""
 
     case_name: str
     model: str
     matrix_id: str
+    caller: bool = False
+    step: str | None = None
+    served_model: str | None = None
 
 
 def _time(value: float) -> datetime:

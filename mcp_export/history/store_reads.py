@@ -131,12 +131,20 @@ class StoreReads(ABC):
         *,
         agent_path: str | None = None,
         matrix_id: str | None = None,
+        thread_id: str | None = None,
         limit: int = 20000,
     ) -> list[CaseRunRecord]:
-        """Runs of test cases, newest first, optionally one agent's or one matrix run's."""
+        """Runs of test cases, newest first, optionally one agent's, one matrix run's or the one
+        whose served call is the thread ``thread_id``."""
         self.flush()
         with self._db.connection("read") as conn:
-            return reads.case_runs(conn, agent_path=agent_path, matrix_id=matrix_id, limit=limit)
+            return reads.case_runs(
+                conn,
+                agent_path=agent_path,
+                matrix_id=matrix_id,
+                thread_id=thread_id,
+                limit=limit,
+            )
 
     def latest_thread(
         self, *, agent_path: str | None = None, kind: ThreadKind | None = None
