@@ -81,11 +81,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="seconds the call may take, spawn to result (default 120)",
     )
+    parser.add_argument(
+        "--lint",
+        action="store_true",
+        help=(
+            "check the tools against each client's rules instead of launching (names, schema "
+            "keywords, tool counts, description lengths; every rule with its source); exit 1 "
+            "when a client refuses something"
+        ),
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --lint: exit 1 when a client renames, cuts or drops anything too",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``verify`` with parsed arguments; returns the exit code."""
+    if args.lint:
+        from mcp_export.cli._lint import run_lint
+
+        return run_lint(args)
+    if args.strict:
+        sys.stderr.write("metaagent verify: --strict goes with --lint\n")
+        return 2
     if args.timeout <= 0 or args.call_timeout <= 0:
         sys.stderr.write("metaagent verify: --timeout and --call-timeout must be more than 0\n")
         return 2
