@@ -16,9 +16,9 @@ from pathlib import Path
 
 from mcp_export.cli._verify import _can_show
 from mcp_export.clients.entry import server_name
-from mcp_export.clients.lint import LINT_CLIENTS, LintClient, lint_tools, served_tools
-from mcp_export.clients.lint.report import lint_exit_code, render_lint
 from mcp_export.errors import ConfigurationError
+from mcp_export.lint import LINT_CLIENTS, LintClient, lint_tools, served_tools
+from mcp_export.lint.report import lint_exit_code, render_lint
 from schema_types.errors import AgentFileError
 from schema_types.files.agent_file import load_agent
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mcp_export.clients.lint.model import Finding, LintTool
+from mcp_export.lint.model import Finding, LintTool
 from schema_types.json_text import format_path
 
 __all__ = ["GEMINI_SCHEMA_SOURCE", "gemini_schema_findings"]

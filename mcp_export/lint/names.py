@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from mcp_export.clients.lint.model import Finding, LintClient, LintTool
+from mcp_export.lint.model import Finding, LintClient, LintTool
 
 __all__ = ["CLIENT_RULES", "ListRule"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcp_export.clients.lint.model import LINT_CLIENT_LABELS, Finding, LintClient
+from mcp_export.lint.model import LINT_CLIENT_LABELS, Finding, LintClient
 
 __all__ = ["lint_exit_code", "render_lint"]
 

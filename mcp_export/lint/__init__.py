@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mcp_export.clients.lint.gemini_schema import gemini_schema_findings
-from mcp_export.clients.lint.model import (
+from mcp_export.lint.gemini_schema import gemini_schema_findings
+from mcp_export.lint.model import (
     LINT_CLIENT_LABELS,
     LINT_CLIENTS,
     Finding,
@@ -26,7 +26,7 @@ from mcp_export.clients.lint.model import (
     LintTool,
     Severity,
 )
-from mcp_export.clients.lint.names import CLIENT_RULES
+from mcp_export.lint.names import CLIENT_RULES
 from mcp_export.server.tools import ServedAgent, build_catalogue
 from schema_types.agent import Agent
 
