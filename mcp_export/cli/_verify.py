@@ -8,6 +8,9 @@ values) and shows the answer or the error as the client would.
 
 Prints one screen of ✔/✘ lines (green/red on a terminal; ``NO_COLOR`` turns colour off), redacted,
 and exits 0 when everything a client needs works, 1 otherwise, 2 for usage errors.
+
+``--lint`` launches nothing: it checks the tools against each client's rules
+(``mcp_export.lint``, run by ``mcp_export.cli._lint``).
 """
 
 from __future__ import annotations
