@@ -115,7 +115,7 @@ def _generated() -> dict[str, Any]:
     }
     properties["tools"] = _MISPLACED_TOOLS
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_ID,
         **{key: value for key, value in schema.items() if key != "title"},
         "title": "Meta Agent Studio agent file (*.agent.yaml)",
@@ -123,7 +123,10 @@ def _generated() -> dict[str, Any]:
 
 
 def agent_json_schema() -> dict[str, Any]:
-    """The agent file's JSON Schema (draft 2020-12), generated from the models (a fresh copy)."""
+    """The agent file's JSON Schema, generated from the models (a fresh copy).
+
+    Declared draft-07, the draft every YAML language server reads; it uses nothing newer
+    (``$defs`` is only where the ``$ref`` pointers lead)."""
     return copy.deepcopy(_generated())
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft7Validator
 
 from schema_types.agent_schema import (
     agent_json_schema,
@@ -26,7 +26,7 @@ from schema_types.files.agent_yaml import YamlSyntaxError, parse_yaml_data
 from tests.schema_types.test_malformed_files import CASES
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "resources" / "examples").glob("*.agent.yaml"))
-VALIDATOR = Draft202012Validator(agent_json_schema())
+VALIDATOR = Draft7Validator(agent_json_schema())
 
 # Malformed files the loader refuses and the schema lets through, and why only the loader can say.
 LOADER_ONLY = {
@@ -69,8 +69,8 @@ def test_the_shipped_schema_is_the_generated_one():
     assert shipped_schema_text() == schema_text()
 
 
-def test_the_schema_is_a_valid_draft_2020_12_schema():
-    Draft202012Validator.check_schema(agent_json_schema())
+def test_the_schema_is_a_valid_draft_07_schema():
+    Draft7Validator.check_schema(agent_json_schema())
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -154,5 +154,5 @@ def test_quoted_numbers_load_but_the_schema_asks_for_a_number(tmp_path: Path):
 
 def test_the_schema_is_json_a_yaml_language_server_reads():
     data = json.loads(shipped_schema_text())
-    assert data["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert data["$schema"] == "http://json-schema.org/draft-07/schema#"
     assert "metadata" in data["properties"] and "systemPrompt" in data["properties"]
