@@ -72,7 +72,7 @@ class ToolDefinition(FileModel):
     @field_validator("name")
     @classmethod
     def _check_name(cls, value: str) -> str:
-        if not TOOL_NAME_PATTERN.match(value):
+        if not TOOL_NAME_PATTERN.fullmatch(value):
             raise ValueError(
                 f"tool name {value!r} is not valid for MCP: use 1 to 128 letters, digits, "
                 "'_', '-' or '.'"

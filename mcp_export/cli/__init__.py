@@ -39,6 +39,7 @@ COMMANDS: tuple[str, ...] = (
     "_serve",
     "_export",
     "_verify",
+    "_schema",
 )
 
 

@@ -8,6 +8,9 @@ values) and shows the answer or the error as the client would.
 
 Prints one screen of ✔/✘ lines (green/red on a terminal; ``NO_COLOR`` turns colour off), redacted,
 and exits 0 when everything a client needs works, 1 otherwise, 2 for usage errors.
+
+``--lint`` launches nothing: it checks the tools against each client's rules
+(``mcp_export.lint``, run by ``mcp_export.cli._lint``).
 """
 
 from __future__ import annotations
@@ -81,11 +84,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="seconds the call may take, spawn to result (default 120)",
     )
+    parser.add_argument(
+        "--lint",
+        action="store_true",
+        help=(
+            "check the tools against each client's rules instead of launching (names, schema "
+            "keywords, tool counts, description lengths; every rule with its source); exit 1 "
+            "when a client refuses something"
+        ),
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --lint: exit 1 when a client renames, cuts or drops anything too",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``verify`` with parsed arguments; returns the exit code."""
+    if args.lint:
+        from mcp_export.cli._lint import run_lint
+
+        return run_lint(args)
+    if args.strict:
+        sys.stderr.write("metaagent verify: --strict goes with --lint\n")
+        return 2
     if args.timeout <= 0 or args.call_timeout <= 0:
         sys.stderr.write("metaagent verify: --timeout and --call-timeout must be more than 0\n")
         return 2
