@@ -66,7 +66,11 @@ def _loads(tmp_path: Path, text: str) -> bool:
 
 
 def test_the_shipped_schema_is_the_generated_one():
-    assert shipped_schema_text() == schema_text()
+    assert shipped_schema_text() == schema_text(), (
+        "schema_types/agent.schema.json is out of date with the models: write it again with "
+        "`python -c 'from schema_types.agent_schema import schema_text; "
+        'open("schema_types/agent.schema.json", "w").write(schema_text())\'`'
+    )
 
 
 def test_the_schema_is_a_valid_draft_07_schema():
