@@ -1,13 +1,31 @@
 """The ``metaagent`` entry point.
 
-``metaagent SUBCOMMAND …`` runs a headless subcommand (no Qt is imported); a bare
-``metaagent [AGENT_FILE …]`` opens the studio.
+``metaagent SUBCOMMAND …`` runs a headless subcommand (no Qt is imported); a bare ``metaagent
+[AGENT_FILE …]`` opens the studio, which needs the ``studio`` extra.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Sequence
+
+STUDIO_MISSING = (
+    "metaagent: the studio is not installed here (it needs the 'studio' extra: PySide6 and "
+    "qasync).\n"
+    "Install it with:  pip install 'meta-agent-studio[studio]'\n"
+    "             or:  uv tool install 'meta-agent-studio[studio]'  /  "
+    "pipx install 'meta-agent-studio[studio]'\n"
+    "Every subcommand works without it: `metaagent --help` lists them (serve, test, export…)."
+)
+"""What a bare ``metaagent`` says when the studio's packages are missing."""
+
+_STUDIO_MODULES = ("PySide6", "qasync")
+
+
+def studio_installed() -> bool:
+    """Whether the studio's packages can be imported (looked up without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in _STUDIO_MODULES)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -20,9 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mcp_export.cli import main as cli_main
 
         return cli_main(args)
+    if not studio_installed():
+        print(STUDIO_MISSING, file=sys.stderr)
+        return 2
     from app.studio import run_studio
 
-    return run_studio(args)
+    result: int = run_studio(args)
+    return result
 
 
 if __name__ == "__main__":
