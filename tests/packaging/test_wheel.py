@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -195,3 +196,11 @@ async def test_a_portable_entry_exported_by_the_installed_tool_serves_a_call(
                 result = await client.call_tool("book_flight", {"destination": "Oslo"})
     answer = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
     assert answer == "Booked by the portable entry."
+
+
+def test_the_wheel_carries_the_studios_icons_and_the_tokenizer_data(installed: Path) -> None:
+    (wheel,) = (installed / "dist").glob("meta_agent_studio-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {"app/resources/icons/app.svg", "app/resources/icons/save.svg"} <= names
+    assert any(name.startswith("mcp_export/hints/data/") for name in names)
