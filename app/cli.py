@@ -1,6 +1,7 @@
 """The ``metaagent`` entry point.
 
-``metaagent SUBCOMMAND …`` runs a headless subcommand (no Qt is imported); a bare ``metaagent
+``metaagent SUBCOMMAND …`` runs a headless subcommand (no Qt is imported); ``metaagent
+install-desktop`` adds the studio's desktop launcher (no Qt either); a bare ``metaagent
 [AGENT_FILE …]`` opens the studio, which needs the ``studio`` extra.
 """
 
@@ -29,8 +30,12 @@ def studio_installed() -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dispatch to the headless CLI or start the studio."""
+    """Dispatch to the headless CLI, the desktop launcher's installer, or the studio."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "install-desktop":
+        from app.desktop_install import main as install_desktop
+
+        return install_desktop(args[1:])
     from mcp_export.cli import COMMANDS
 
     subcommands = {name.lstrip("_") for name in COMMANDS}
