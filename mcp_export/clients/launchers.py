@@ -128,7 +128,8 @@ def portable_note(launch: Launch, agent_path: str | os.PathLike[str]) -> list[st
         notes.append(
             f"{launch.launcher} fetches {PACKAGE} from the package index the first time the "
             "client starts the server (the server alone, no Qt); the machine needs "
-            f"{launch.launcher} on the PATH the client sees"
+            f"{launch.launcher} on the PATH the client sees. To use a wheel you share instead, "
+            "give the command `uvx --from PATH_OR_URL_OF_THE_WHEEL metaagent`"
         )
     if launch.path_style == "as-given" and not Path(os.fspath(agent_path)).is_absolute():
         notes.append(

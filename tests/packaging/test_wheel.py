@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -168,30 +169,42 @@ async def test_the_installed_wheel_serves_a_call_without_qt(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("launcher", ["installed", "uvx"])
 async def test_a_portable_entry_exported_by_the_installed_tool_serves_a_call(
-    installed: Path, tmp_path: Path
+    installed: Path, tmp_path: Path, launcher: str
 ) -> None:
+    """The entry names the agent file as given and starts the server with a given command: the
+    installed tool's ``metaagent``, or ``uvx --from WHEEL metaagent`` (a shared wheel)."""
     metaagent = installed / "bin" / "metaagent"
+    (wheel,) = (installed / "dist").glob("meta_agent_studio-*.whl")
+    uvx = Path(_UV or "uv").with_name("uvx")
+    command = {
+        "installed": shlex.quote(str(metaagent)),
+        "uvx": shlex.join(
+            [str(uvx), "--python", sys.executable, "--from", str(wheel), "metaagent"]
+        ),
+    }[launcher]
+    env = _clean_env(tmp_path) | {"UV_PYTHON_DOWNLOADS": "never"}
     with FakeOpenAIServer([text("Booked by the portable entry.")]) as model:
         write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         export = [str(metaagent), "export", "a.agent.yaml", "--client", "json"]
         with anyio.fail_after(60):
             exported = await anyio.run_process(
-                [*export, "--command", str(metaagent), "--path", "as-given"],
+                [*export, "--command", command, "--path", "as-given"],
                 cwd=tmp_path,
-                env=_clean_env(tmp_path),
+                env=env,
                 check=False,
             )
         assert exported.returncode == 0, exported.stderr.decode()
         entry = json.loads(exported.stdout)
-        assert entry["args"] == ["serve", "a.agent.yaml"]
+        assert entry["args"][-2:] == ["serve", "a.agent.yaml"]
         params = StdioServerParameters(
             command=entry["command"],
             args=[*entry["args"], "--no-history"],
-            env=_clean_env(tmp_path),
+            env=env,
             cwd=str(tmp_path),  # where the client starts it: the path was kept relative
         )
-        with anyio.fail_after(90):
+        with anyio.fail_after(120):
             async with Client(params) as client:
                 result = await client.call_tool("book_flight", {"destination": "Oslo"})
     answer = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
