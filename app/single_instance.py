@@ -18,10 +18,10 @@ Every wait is bounded (:data:`CONNECT_MS`, :data:`ANSWER_MS`); a request larger 
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -48,11 +48,10 @@ MAX_REQUEST_BYTES = 1024 * 1024
 
 
 def instance_name(home: Path) -> str:
-    """The socket's name for this user and this data directory."""
-    try:
-        user = getpass.getuser()
-    except (OSError, KeyError):  # no name for the uid (a container): the home still tells apart
-        user = "user"
+    """The socket's name for this user (the uid; the user name on Windows) and this data
+    directory."""
+    getuid = getattr(os, "getuid", None)
+    user = str(getuid()) if getuid is not None else os.environ.get("USERNAME", "user")
     digest = hashlib.sha256(str(home.resolve()).encode("utf-8")).hexdigest()[:16]
     safe_user = "".join(c if c.isalnum() else "_" for c in user)[:32]
     return f"metaagent-studio-{safe_user}-{digest}"
