@@ -127,16 +127,18 @@ def test_the_installed_wheel_leaves_the_studio_out(installed: Path, tmp_path: Pa
     probe = f"import importlib.util as u; print([n for n in {_QT!r} if u.find_spec(n)])"
     found = _run([str(python), "-c", probe], env=_clean_env(tmp_path), timeout=60)
     assert found.stdout.strip() == "[]"
-    bare = subprocess.run(
-        [str(installed / "bin" / "metaagent")],
-        env=_clean_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert bare.returncode == 2
-    assert "meta-agent-studio[studio]" in bare.stderr and "studio" in bare.stderr
+    for args in ([], ["trip.agent.yaml"]):  # a bare start, and a double-clicked file
+        studio = subprocess.run(
+            [str(installed / "bin" / "metaagent"), *args],
+            env=_clean_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert studio.returncode == 2
+        assert "the studio is not installed here" in studio.stderr
+        assert "pip install 'meta-agent-studio[studio]'" in studio.stderr
 
 
 @pytest.mark.anyio
