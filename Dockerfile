@@ -4,8 +4,8 @@
 #   docker run -p 8000:8000 -e METAAGENT_TOKEN -e OPENAI_API_KEY \
 #       -v "$PWD/my.agent.yaml:/agents/agent.agent.yaml:ro" metaagent-studio:0.1.0
 #
-# The image holds the headless runtime only: the studio's Qt packages are removed after the
-# install (`metaagent serve` never imports them), which keeps the image small.
+# The image holds the headless runtime only: the studio's Qt packages are an extra
+# (`meta-agent-studio[studio]`) it does not install, which keeps the image small.
 
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 \
@@ -16,8 +16,7 @@ COPY schema_types ./schema_types
 COPY mcp_export ./mcp_export
 COPY app ./app
 RUN python -m venv /opt/metaagent \
-    && /opt/metaagent/bin/pip install --no-cache-dir . \
-    && /opt/metaagent/bin/pip uninstall --yes PySide6-Essentials shiboken6 qasync
+    && /opt/metaagent/bin/pip install --no-cache-dir .
 
 FROM python:3.11-slim
 RUN groupadd --system --gid 10001 metaagent \

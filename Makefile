@@ -19,7 +19,7 @@ SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-im
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[studio,dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -35,6 +35,10 @@ test-services: setup
 		echo "Installing PostgreSQL (the tests of the shared store start a throwaway cluster)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@command -v desktop-file-validate >/dev/null || { \
+		echo "Installing desktop-file-utils (the tests of install-desktop validate the launcher)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq desktop-file-utils >/dev/null; }
 	@command -v npm >/dev/null || { \
 		echo "Installing Node.js and npm (the tests' authorization server runs on Node)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

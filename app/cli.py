@@ -1,18 +1,41 @@
 """The ``metaagent`` entry point.
 
-``metaagent SUBCOMMAND …`` runs a headless subcommand (no Qt is imported); a bare
-``metaagent [AGENT_FILE …]`` opens the studio.
+``metaagent SUBCOMMAND …`` runs a headless subcommand (no Qt is imported); ``metaagent
+install-desktop`` adds the studio's desktop launcher (no Qt either); a bare ``metaagent
+[AGENT_FILE …]`` opens the studio, which needs the ``studio`` extra.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Sequence
 
+STUDIO_MISSING = (
+    "metaagent: the studio is not installed here (it needs the 'studio' extra: PySide6 and "
+    "qasync).\n"
+    "Install it with:  pip install 'meta-agent-studio[studio]'\n"
+    "             or:  uv tool install 'meta-agent-studio[studio]'  /  "
+    "pipx install 'meta-agent-studio[studio]'\n"
+    "Every subcommand works without it: `metaagent --help` lists them (serve, test, export…)."
+)
+"""What a bare ``metaagent`` says when the studio's packages are missing."""
+
+_STUDIO_MODULES = ("PySide6", "qasync")
+
+
+def studio_installed() -> bool:
+    """Whether the studio's packages can be imported (looked up without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in _STUDIO_MODULES)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dispatch to the headless CLI or start the studio."""
+    """Dispatch to the headless CLI, the desktop launcher's installer, or the studio."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "install-desktop":
+        from app.desktop_install import main as install_desktop
+
+        return install_desktop(args[1:])
     from mcp_export.cli import COMMANDS
 
     subcommands = {name.lstrip("_") for name in COMMANDS}
@@ -20,9 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mcp_export.cli import main as cli_main
 
         return cli_main(args)
+    if not studio_installed():
+        print(STUDIO_MISSING, file=sys.stderr)
+        return 2
     from app.studio import run_studio
 
-    return run_studio(args)
+    result: int = run_studio(args)
+    return result
 
 
 if __name__ == "__main__":

@@ -139,6 +139,7 @@ class ExportDialog(QDialog):
         choose = QFormLayout()
         choose.addRow("Client:", self.client_combo)
         choose.addRow("Server name:", self.name_edit)
+        self._build_launch(choose)
         self.notes_label = QLabel()
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(Qt.TextFormat.RichText)
@@ -209,6 +210,37 @@ class ExportDialog(QDialog):
         self.call_button.clicked.connect(self.start_call)
         self.call_tool_combo.currentIndexChanged.connect(self._on_call_tool_changed)
         self.tasks.busy_changed.connect(self._on_busy_changed)
+
+    def _build_launch(self, form: QFormLayout) -> None:
+        """What starts the server (this machine's Python or a portable command) and how the
+        entry names the agent file (as the author writes it; absolute by default)."""
+        from mcp_export.clients.launchers import LAUNCHER_LABELS
+
+        self.launcher_combo = QComboBox()
+        for launcher, label in LAUNCHER_LABELS.items():
+            self.launcher_combo.addItem(label, launcher)
+        self.launcher_combo.setToolTip(
+            "This machine's Python works here only; uvx, pipx run or your own command "
+            "(for example metaagent) work on a colleague's machine too"
+        )
+        self.command_edit = QLineEdit()
+        self.command_edit.setPlaceholderText("the command that runs metaagent, e.g. metaagent")
+        self.command_edit.setEnabled(False)
+        self.path_edit = QLineEdit(str(self.agent_path))
+        self.path_edit.setToolTip(
+            "The agent file as the entry names it: kept exactly as written here (a relative "
+            "path is resolved where the client starts the server)"
+        )
+        form.addRow("Starts with:", self.launcher_combo)
+        form.addRow("Command:", self.command_edit)
+        form.addRow("Agent file:", self.path_edit)
+        self.launcher_combo.currentIndexChanged.connect(self._on_launcher_changed)
+        self.command_edit.textChanged.connect(self._on_entry_changed)
+        self.path_edit.textChanged.connect(self._on_entry_changed)
+
+    def _on_launcher_changed(self, *_: Any) -> None:
+        self.command_edit.setEnabled(self.launcher_combo.currentData() == "command")
+        self._on_entry_changed()
 
     def _build_call_row(self) -> QWidget:
         """Try a call: the tool, where its arguments come from, and the button."""
@@ -407,13 +439,16 @@ class ExportDialog(QDialog):
 
     def _on_entry_changed(self, *_: Any) -> None:
         from mcp_export.clients.entry import CLIENTS, build_entry
+        from mcp_export.clients.launchers import Launch
 
         if self.agent is None:
             return
         info = CLIENTS[self.client()]
+        named = self.path_edit.text().strip() or str(self.agent_path)
         try:
+            launch = Launch(self.launcher_combo.currentData(), self.command_edit.text(), "as-given")
             self.entry = build_entry(
-                self.agent_path, self.agent, self.client(), name=self.name_edit.text()
+                named, self.agent, self.client(), name=self.name_edit.text(), launch=launch
             )
         except ValueError as exc:
             self.entry = None

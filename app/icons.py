@@ -1,5 +1,5 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
-"""Icons from ``resources/icons/*.svg``, drawn in the palette's text colour at any size.
+"""Icons from ``app/resources/icons/*.svg`` (package data), in the palette's text colour.
 
 The SVGs use ``currentColor``; each pixmap is rendered for the requested size and device pixel
 ratio (sharp on high-DPI screens) with ``currentColor`` replaced by the current palette's text
@@ -17,7 +17,7 @@ from PySide6.QtSvg import QSvgRenderer
 
 __all__ = ["ICON_DIR", "app_icon", "icon"]
 
-ICON_DIR = Path(__file__).resolve().parent.parent / "resources" / "icons"
+ICON_DIR = Path(__file__).resolve().parent / "resources" / "icons"
 
 
 @cache
@@ -75,7 +75,7 @@ class _PaletteSvgEngine(QIconEngine):
 
 @cache
 def icon(name: str) -> QIcon:
-    """The icon ``resources/icons/<name>.svg`` (palette-coloured, any size)."""
+    """The icon ``app/resources/icons/<name>.svg`` (palette-coloured, any size)."""
     if not (ICON_DIR / f"{name}.svg").exists():
         return QIcon()
     return QIcon(_PaletteSvgEngine(name))

@@ -72,19 +72,29 @@ class SettingsStore:
 
     # -- recent files ------------------------------------------------------------------------
 
-    def recent_files(self) -> list[Path]:
-        """Recently opened agent files, newest first, only those that still exist."""
+    def recent_entries(self) -> list[Path]:
+        """Every remembered agent file, newest first, whether it still exists or not."""
         value = self._settings.value("recent/files", [])
         names: list[object] = [value] if isinstance(value, str) else []
         if isinstance(value, list):
             names = list(value)
-        return [Path(n) for n in names if isinstance(n, str) and Path(n).exists()]
+        return [Path(n) for n in names if isinstance(n, str) and n]
+
+    def recent_files(self) -> list[Path]:
+        """Recently opened agent files, newest first, only those that still exist."""
+        return [path for path in self.recent_entries() if path.exists()]
 
     def add_recent_file(self, path: Path) -> None:
         """Put ``path`` first in the recent files."""
         path = Path(path).resolve()
-        files = [p for p in self.recent_files() if p != path]
+        files = [p for p in self.recent_entries() if p != path]
         self._settings.setValue("recent/files", [str(p) for p in [path, *files][:MAX_RECENT]])
+        self._settings.sync()
+
+    def forget_recent_files(self, paths: list[Path]) -> None:
+        """Remove ``paths`` from the recent files (the others keep their order)."""
+        kept = [p for p in self.recent_entries() if p not in paths]
+        self._settings.setValue("recent/files", [str(p) for p in kept])
         self._settings.sync()
 
     def clear_recent_files(self) -> None:

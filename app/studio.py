@@ -3,6 +3,8 @@
 The QApplication runs under a qasync event loop, so slots can await (model calls, MCP
 connections) without freezing the window. A bare start shows the welcome page; files given on
 the command line open as agents (large ones read on a worker thread, the window already up).
+A start while a studio of the same user and data directory runs hands its files to that one
+and ends (``app.single_instance``).
 Recovery copies left by a crash are offered right after the window is shown; on the first run,
 Getting started is shown once the window has painted. Heavy SDKs (mcp,
 openai, anthropic) are not imported here: pages import them when they need them, after the
@@ -120,6 +122,13 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
     """
     options = _parse(args)
     create_application()
+    from app.settings_store import metaagent_home
+    from app.single_instance import StudioServer, forward_to_running_studio, instance_name
+
+    name = instance_name(metaagent_home())
+    if forward_to_running_studio(name, options.files):
+        sys.stderr.write("metaagent: opened in the studio that is already running\n")
+        return 0
     import qasync
 
     async def main() -> int:
@@ -134,6 +143,9 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
                 closed.set_result(None)
 
         window.closed.connect(on_closed)
+        server = StudioServer(name, lambda files: _open_from_elsewhere(window, files))
+        server.listen()
+        window.closed.connect(server.close)
         _on_stop_signals(window.quit_without_asking)
         window.show()
         QTimer.singleShot(0, window.offer_recovery)
@@ -147,6 +159,16 @@ def run_studio(args: list[str], *, on_shown: Callable[[MainWindow], None] | None
 
     result: int = qasync.run(main())
     return result
+
+
+def _open_from_elsewhere(window: MainWindow, files: list[Path]) -> None:
+    """Open the files a later ``metaagent FILE`` handed over, and bring the window forward."""
+    for path in files:
+        window.open_file_soon(path)
+    if window.isMinimized():
+        window.showNormal()
+    window.raise_()
+    window.activateWindow()
 
 
 def _on_stop_signals(stop: Callable[[], None]) -> None:

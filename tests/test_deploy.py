@@ -37,7 +37,7 @@ KUBERNETES = "1.30.0"
 """The oldest Kubernetes version the manifests are checked against (autoscaling/v2 is GA)."""
 
 QT_PACKAGES = ("PySide6", "shiboken6", "qasync")
-"""What the image uninstalls; ``metaagent serve`` must run without them."""
+"""The studio extra's packages, not in the image: ``metaagent serve`` runs without them."""
 
 
 def _resources() -> dict[str, dict[str, Any]]:

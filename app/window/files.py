@@ -195,20 +195,47 @@ class FileActions:
             outline.select(document, "agent")
 
     def _fill_recent_menu(self) -> None:
+        """Open Recent: the remembered files, newest first; one that no longer exists is shown
+        greyed with "(missing)", and *Remove missing files* forgets those with a message."""
         self.recent_menu.clear()
-        recent = self.settings.recent_files()
+        recent = self.settings.recent_entries()
+        names = [path.name for path in recent]
+        missing = [path for path in recent if not path.exists()]
         for path in recent:
-            action = self.recent_menu.addAction(path.name)
+            # Two files of the same name are told apart by their folder.
+            label = path.name if names.count(path.name) == 1 else f"{path.name} — {path.parent}"
+            if path in missing:
+                action = self.recent_menu.addAction(f"{label} (missing)")
+                action.setEnabled(False)
+                action.setStatusTip(f"{path} no longer exists")
+            else:
+                action = self.recent_menu.addAction(label)
+                action.setStatusTip(str(path))
+                action.triggered.connect(lambda _c=False, p=path: self.open_file_soon(p))
             action.setToolTip(str(path))
-            action.setStatusTip(str(path))
-            action.triggered.connect(lambda _c=False, p=path: self.open_file_soon(p))
         if not recent:
             self.recent_menu.addAction("No recent files").setEnabled(False)
-        else:
-            self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear recent files").triggered.connect(
-                lambda: self.settings.clear_recent_files()
+            return
+        self.recent_menu.addSeparator()
+        if missing:
+            self.recent_menu.addAction(f"Remove missing files ({len(missing)})").triggered.connect(
+                lambda: self.forget_missing_recent_files()
             )
+        self.recent_menu.addAction("Clear recent files").triggered.connect(
+            lambda: self.settings.clear_recent_files()
+        )
+
+    def forget_missing_recent_files(self) -> list[Path]:
+        """Remove the recent files that no longer exist, saying which; returns them."""
+        missing = [path for path in self.settings.recent_entries() if not path.exists()]
+        if missing:
+            self.settings.forget_recent_files(missing)
+            listed = ", ".join(path.name for path in missing)
+            reporter().info(
+                f"Removed {len(missing)} missing file{'s' if len(missing) != 1 else ''} "
+                f"from Open Recent: {listed}"
+            )
+        return missing
 
     # -- save ------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from mcp_export.cli._report import load_agent_or_report
 from mcp_export.clients.claude_code import ClaudeNotFound, install_with_claude
 from mcp_export.clients.entry import CLIENT_IDS, ClientId, build_entry, default_config_path
 from mcp_export.clients.install import InstallError, InstallResult, install
+from mcp_export.clients.launchers import LAUNCHERS, PACKAGE, PATH_STYLES, Launch, LauncherId
 
 __all__ = ["register", "run"]
 
@@ -43,6 +44,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--client", required=True, choices=CLIENT_IDS, help="which client's config format"
     )
     parser.add_argument("--name", help="the server's name in the client (default: from the agent)")
+    parser.add_argument(
+        "--launcher",
+        choices=LAUNCHERS,
+        default=None,
+        help=(
+            "what starts the server: python (default: this machine's interpreter), uvx "
+            f"(`uvx --from {PACKAGE} metaagent serve`), pipx (`pipx run --spec {PACKAGE} …`), "
+            "or command (the --command you give); uvx, pipx and command work on other machines"
+        ),
+    )
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the command that stands for `metaagent` (implies --launcher command)",
+    )
+    parser.add_argument(
+        "--path",
+        dest="path_style",
+        choices=PATH_STYLES,
+        default="absolute",
+        help="name the agent file by its absolute path (default) or exactly as given",
+    )
     parser.add_argument(
         "--install",
         action="store_true",
@@ -81,8 +104,13 @@ def run(args: argparse.Namespace) -> int:
     agent = load_agent_or_report("export", agent_path)
     if agent is None:
         return 1
+    launcher = cast(LauncherId, args.launcher or ("command" if args.command else "python"))
+    if args.command and launcher != "command":
+        _err("metaagent export: --command goes with --launcher command (or no --launcher)")
+        return 2
     try:
-        entry = build_entry(agent_path, agent, client, name=args.name)
+        launch = Launch(launcher, args.command or "", args.path_style)
+        entry = build_entry(agent_path, agent, client, name=args.name, launch=launch)
     except ValueError as exc:
         _err(f"metaagent export: {exc}")
         return 2

@@ -2,9 +2,11 @@
 
 One entry per client format, built from the agent file alone:
 
-- ``command``: the Python interpreter running us, as an absolute path that is *not* resolved
-  through the venv's symlink (the venv's ``python`` must stay, or the venv's packages are lost);
-- ``args``: ``-m mcp_export serve <absolute agent path>``;
+- ``command`` and ``args``: by default the Python interpreter running us, as an absolute path
+  that is *not* resolved through the venv's symlink (the venv's ``python`` must stay, or the
+  venv's packages are lost), with ``-m mcp_export serve <absolute agent path>``; or a portable
+  launcher (``uvx``, ``pipx run``, a given command) and the agent path as given
+  (``clients.launchers``);
 - ``env``: one entry for each environment variable the agent references (``env://NAME`` in its
   providers and in its MCP servers' env/headers), written in the client's own variable syntax so
   the client fills it in at launch. A secret value is never written anywhere.
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from mcp_export.clients.launchers import Launch, interpreter_path, portable_note
 from mcp_export.providers.kinds import PROVIDER_KINDS
 
 if TYPE_CHECKING:  # the CLI registry imports this module: keep pydantic out of its start-up
@@ -39,6 +42,7 @@ __all__ = [
     "ClientId",
     "ClientInfo",
     "ExportEntry",
+    "Launch",
     "build_entry",
     "claude_add_json_args",
     "default_config_path",
@@ -158,6 +162,7 @@ class ExportEntry:
         env_names: the environment variables the agent references, in the order found.
         agent_path: the absolute agent file the server will load.
         notes: what the person still has to do (set a variable, fill in a value…).
+        launch: which command starts the server and how the agent file is named in it.
     """
 
     client: ClientId
@@ -166,6 +171,7 @@ class ExportEntry:
     env_names: tuple[str, ...]
     agent_path: Path
     notes: tuple[str, ...] = field(default=())
+    launch: Launch = field(default=Launch())
 
     @property
     def info(self) -> ClientInfo:
@@ -176,15 +182,6 @@ class ExportEntry:
     def snippet(self) -> str:
         """The text to paste (a JSON document, or the ``claude`` command)."""
         return snippet(self)
-
-
-def interpreter_path() -> Path:
-    """The absolute path of the running interpreter, venv symlink kept.
-
-    ``Path.resolve()`` would follow ``.venv/bin/python`` to the base interpreter, which does not
-    see the venv's packages; ``abspath`` only makes the path absolute and tidy.
-    """
-    return Path(os.path.abspath(sys.executable))
 
 
 def server_name(agent: Agent) -> str:
@@ -247,6 +244,7 @@ def build_entry(
     client: ClientId,
     *,
     name: str | None = None,
+    launch: Launch | None = None,
 ) -> ExportEntry:
     """Build the config entry that launches ``metaagent serve`` for this agent.
 
@@ -255,9 +253,11 @@ def build_entry(
         agent: the loaded agent (for its name and the variables it references).
         client: which client format.
         name: the server's name in the client; default: a slug of the agent's name.
+        launch: the command that starts the server and how the agent file is named; default:
+            this machine's interpreter and the absolute path.
 
     Raises:
-        ValueError: unknown client, or an empty name.
+        ValueError: unknown client, an empty name, or a launcher without its command.
     """
     if client not in CLIENTS:
         raise ValueError(f"unknown client {client!r}: choose one of {', '.join(CLIENT_IDS)}")
@@ -270,8 +270,8 @@ def build_entry(
     entry: dict[str, Any] = {}
     if client in ("vscode", "claude-code"):
         entry["type"] = "stdio"
-    entry["command"] = str(interpreter_path())
-    entry["args"] = ["-m", "mcp_export", "serve", str(path)]
+    launch = Launch() if launch is None else launch
+    entry["command"], entry["args"] = launch.command_line(agent_path)
     if env_names:
         entry["env"] = {env: _env_value(info.env_style, env) for env in env_names}
     return ExportEntry(
@@ -280,7 +280,8 @@ def build_entry(
         entry=entry,
         env_names=env_names,
         agent_path=path,
-        notes=_notes(agent, info, chosen, env_names),
+        notes=(*_notes(agent, info, chosen, env_names), *portable_note(launch, agent_path)),
+        launch=launch,
     )
 
 

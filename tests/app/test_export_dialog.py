@@ -164,6 +164,27 @@ def test_the_server_name_is_editable_and_empty_is_refused(dialog: ExportDialog) 
     assert "must not be empty" in dialog.notes_label.text()
 
 
+def test_a_portable_launcher_and_the_agent_path_as_written(dialog: ExportDialog) -> None:
+    dialog.set_client("cursor")
+    assert not dialog.command_edit.isEnabled()
+    dialog.launcher_combo.setCurrentIndex(dialog.launcher_combo.findData("uvx"))
+    dialog.path_edit.setText("agents/travel.agent.yaml")
+    entry = json.loads(dialog.snippet_text())["mcpServers"]["travel-desk"]
+    assert entry["command"] == "uvx"
+    assert entry["args"] == [
+        "--from", "meta-agent-studio", "metaagent", "serve", "agents/travel.agent.yaml"
+    ]  # fmt: skip
+    assert "uvx fetches meta-agent-studio" in dialog.notes_label.text()
+    dialog.launcher_combo.setCurrentIndex(dialog.launcher_combo.findData("command"))
+    assert dialog.command_edit.isEnabled()
+    assert dialog.snippet_text() == "" and not dialog.install_button.isEnabled()
+    assert "needs the command that runs metaagent" in dialog.notes_label.text()
+    dialog.command_edit.setText("/opt/tools/bin/metaagent")
+    entry = json.loads(dialog.snippet_text())["mcpServers"]["travel-desk"]
+    assert entry["command"] == "/opt/tools/bin/metaagent"
+    assert entry["args"] == ["serve", "agents/travel.agent.yaml"]
+
+
 def test_copy_puts_the_snippet_on_the_clipboard(dialog: ExportDialog, qtbot: QtBot) -> None:
     dialog.set_client("vscode")
     qtbot.mouseClick(dialog.copy_button, Qt.MouseButton.LeftButton)
