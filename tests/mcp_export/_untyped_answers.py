@@ -17,7 +17,7 @@ import anyio
 from mcp import Client
 
 from mcp_export.server.agent_server import AgentServer, load_served_agents
-from tests.fakes._script import RequestBody, Reply, text, tool_calls
+from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 

@@ -80,6 +80,8 @@ async def test_a_typed_tool_as_a_prompt_tells_the_expected_output(
     ):
         got = await client.get_prompt("book_flight", {"destination": "Oslo"})
     system, instruction, prompt = got.messages
+    assert isinstance(system.content, types.TextContent)
+    assert system.content.text == "You book trips."
     assert isinstance(instruction.content, types.TextContent)
     assert instruction.content.text.startswith("Answer with one JSON value only")
     assert json.dumps(FLIGHTS) in instruction.content.text

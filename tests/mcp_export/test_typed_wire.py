@@ -24,7 +24,7 @@ CASES = sorted(p.parent.name for p in FIXTURES.glob("*/structured_answer_streame
 
 def test_every_server_has_a_structured_output_case() -> None:
     servers = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
-    assert CASES == servers
+    assert servers == CASES
 
 
 @pytest.mark.parametrize("server", CASES)
