@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from schema_types.arguments import value_problems
 from schema_types.errors import Problem
 from schema_types.schema.check import ROOT_MESSAGE, check_parameters_schema
 
@@ -45,4 +44,7 @@ def output_problems(schema: Mapping[str, Any], value: Any) -> list[Problem]:
     Raises:
         SchemaDefinitionError: the schema itself cannot be used (loaded agents are checked).
     """
+    # jsonschema only when an answer is checked: loading an agent file checks the schema alone.
+    from schema_types.arguments import value_problems
+
     return value_problems(schema, value, missing="required property is missing")
