@@ -95,10 +95,23 @@ def test_the_inspector_cli_lists_a_typed_tool_strictly_and_calls_it(tmp_path: Pa
 
         # --strict checks a listing (it is refused with any other method).
         listed = inspect("--strict", "--method", "tools/list")
+        script.write_text(
+            f"#!/bin/sh\nexport PYTHONPATH={REPO}\nexec {sys.executable} -m mcp_export serve "
+            f"{REPO / 'resources' / 'examples' / 'fare-finder.agent.yaml'} --no-history\n",
+            encoding="utf-8",
+        )
+        example = inspect("--strict", "--method", "tools/list")
+        script.write_text(
+            f"#!/bin/sh\nexport PYTHONPATH={REPO}\n"
+            f"exec {sys.executable} -m mcp_export serve {agent} --no-history\n",
+            encoding="utf-8",
+        )
         called = inspect(
             "--method", "tools/call", "--tool-name", "book_flight", "--tool-arg", "destination=Oslo"
         )
     (tool,) = listed["tools"]  # type: ignore[misc]
     assert tool["outputSchema"] == FLIGHTS  # type: ignore[index]
+    (fares,) = example["tools"]  # type: ignore[misc]
+    assert fares["outputSchema"]["required"] == ["cheapest", "options", "currency"]  # type: ignore[index]
     assert called["structuredContent"] == GOOD
     assert called.get("isError") in (None, False)
