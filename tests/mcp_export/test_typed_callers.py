@@ -1,6 +1,6 @@
-"""Typed tools as clients meet them: through MCP sampling (an instruction, then the check, in
+"""Typed tools as callers meet them: through MCP sampling (an instruction, then the check, in
 both protocol eras), as a prompt (toolsAsPrompts tells the client's model the expected output),
-and untyped tools answering exactly as before typed results existed."""
+and in the terminal (``metaagent call`` prints the checked object)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from mcp import Client
 
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.prompts import ROLE_META
+from tests.fakes._script import text
+from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import ScriptedSampling, book_tool, sampled_text, write_agent
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.mcp_export.test_typed_calls import FLIGHTS, GOOD, WRONG
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +91,17 @@ async def test_a_typed_tool_as_a_prompt_tells_the_expected_output(
     assert instruction.content.meta == {ROLE_META: "system"}
     assert isinstance(prompt.content, types.TextContent)
     assert prompt.content.text == "Book a flight to Oslo for 1 passenger(s)."
+
+
+def test_metaagent_call_prints_the_checked_object_and_says_the_repair(tmp_path: Path) -> None:
+    with FakeOpenAIServer([text(json.dumps(WRONG)), text(json.dumps(GOOD))]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            tools=[book_tool(outputSchema=FLIGHTS)],
+        )
+        done = metaagent("call", str(path), "book_flight", "--arg", "destination=Oslo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == json.dumps(GOOD) + "\n"
+    assert "metaagent call: the answer does not fit the outputSchema:" in done.stderr
+    assert "cheapest.price: -1 is less than the minimum of 0" in done.stderr
