@@ -158,36 +158,51 @@ def _plain_object(properties: Mapping[str, Any], required: Any) -> Check:
     if not isinstance(properties, dict) or not isinstance(required, list):
         raise _Unsupported
     names = frozenset(required)
-    leaves: list[tuple[str, tuple[type, ...], tuple[float | None, ...] | None]] = []
+    # Plain leaves by their one Python type (a string property: str), bounded numbers apart.
+    single: list[tuple[str, type]] = []
+    several: list[tuple[str, tuple[type, ...]]] = []
+    bounded: list[tuple[str, tuple[type, ...], tuple[float | None, ...]]] = []
     others: list[tuple[str, Check]] = []
     for name, sub in properties.items():
         leaf = _leaf(sub)
         if leaf is None:
             others.append((name, _compile(sub)))
+            continue
+        types, bounds = leaf
+        if any(b is not None for b in bounds):
+            bounded.append((name, types, bounds))
+        elif len(types) == 1:
+            single.append((name, types[0]))
         else:
-            types, bounds = leaf
-            leaves.append((name, types, bounds if any(b is not None for b in bounds) else None))
+            several.append((name, types))
 
     def check(value: Any) -> bool:
         if type(value) is not dict or not names <= value.keys():
             return False
-        for name, types, bounds in leaves:
-            item = value.get(name, _MISSING)
+        get = value.get
+        for name, kind in single:
+            item = get(name, _MISSING)
+            if item is not _MISSING and type(item) is not kind:
+                return False
+        for name, types in several:
+            item = get(name, _MISSING)
+            if item is not _MISSING and type(item) not in types:
+                return False
+        for name, types, (low, high, above, below) in bounded:
+            item = get(name, _MISSING)
             if item is _MISSING:
                 continue
             if type(item) not in types:
                 return False
-            if bounds is not None:
-                low, high, above, below = bounds
-                if (
-                    (low is not None and item < low)
-                    or (high is not None and item > high)
-                    or (above is not None and item <= above)
-                    or (below is not None and item >= below)
-                ):
-                    return False
+            if (
+                (low is not None and item < low)
+                or (high is not None and item > high)
+                or (above is not None and item <= above)
+                or (below is not None and item >= below)
+            ):
+                return False
         for name, sub in others:
-            item = value.get(name, _MISSING)
+            item = get(name, _MISSING)
             if item is not _MISSING and not sub(item):
                 return False
         return True
