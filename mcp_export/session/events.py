@@ -24,11 +24,13 @@ from typing import Any, Literal
 
 from mcp_export.errors import ExportError
 from mcp_export.providers.base import TextDelta, Usage
+from mcp_export.session.output_events import OutputChecked
 
 __all__ = [
     "FailureKind",
     "FinalAnswer",
     "Notice",
+    "OutputChecked",
     "SessionEvent",
     "SessionFailed",
     "SessionStarted",
@@ -163,6 +165,9 @@ class FinalAnswer:
     turns: int
     tool_calls: tuple[ToolCallRecord, ...] = field(default=())
     stop_reason: str | None = None
+    output: OutputChecked | None = None
+    """A typed tool's accepted answer (its object, and whether a repair turn made it), else
+    None."""
 
     @property
     def truncated(self) -> bool:
@@ -206,6 +211,7 @@ SessionEvent = (
     | ToolCallStarted
     | ToolCallFinished
     | TurnFinished
+    | OutputChecked
     | FinalAnswer
     | SessionFailed
 )

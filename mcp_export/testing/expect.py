@@ -22,7 +22,9 @@ from referencing.exceptions import Unresolvable
 
 from mcp_export.server.result import RUN_META
 from mcp_export.server.steps import THREAD_META
+from mcp_export.server.typed_result import TRACE_META
 from mcp_export.testing.bounded import CheckTimeout, Deadline, answer_validator, search
+from mcp_export.testing.fields import typed_failures
 from schema_types.cases import CalledTool, Expectations
 from schema_types.limits import MAX_NESTING, nesting_depth
 
@@ -77,6 +79,8 @@ class CallOutcome:
     thread_id: str | None = None
     tokens_partial: bool = False
     stop_reason: str | None = None
+    value: Any = None
+    """A typed tool's answer (its ``structuredContent``); None for an untyped tool."""
 
     @property
     def truncated(self) -> bool:
@@ -98,6 +102,11 @@ def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
     text = "".join(
         b.text for b in result.content if isinstance(b, types.TextContent) and b.text not in notes
     )
+    typed = meta.get(TRACE_META)
+    value: Any = None
+    if isinstance(typed, Mapping):  # a typed tool: the answer is the object, the trace in _meta
+        value = result.structured_content
+        trace = trace if trace is not None else typed
     structured = trace if trace is not None else result.structured_content or {}
     calls = structured.get("toolCalls")
     usage = structured.get("usage")
@@ -117,6 +126,7 @@ def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
         tokens_partial=usage.get("inputTokensPartial") is True
         or usage.get("outputTokensPartial") is True,
         stop_reason=stop if isinstance(stop, str) else None,
+        value=value,
     )
 
 
@@ -154,7 +164,10 @@ def _called(wanted: str | CalledTool, calls: Sequence[Mapping[str, Any]]) -> boo
 
 
 def check(
-    expect: Expectations, outcome: CallOutcome, deadline: Deadline | None = None
+    expect: Expectations,
+    outcome: CallOutcome,
+    deadline: Deadline | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> list[Failure]:
     """The expectations of a case that ``outcome`` does not meet (``judge`` is not checked here).
 
@@ -167,6 +180,7 @@ def check(
         expect: the case's expectations.
         outcome: what the client received.
         deadline: when the regular expressions must have ended (default: two seconds from now).
+        output_schema: the tool's outputSchema: the answer must fit it (checked unasked).
 
     Returns:
         The failures in the order the expectations are listed in the file format; empty when
@@ -204,6 +218,8 @@ def check(
         failures.extend(_match_failures(expect.matches, text, deadline))
     if expect.json_schema is not None:
         failures.extend(_json_failures(expect.json_schema, text, deadline))
+    if not outcome.is_error:
+        failures.extend(typed_failures(expect, outcome, output_schema, deadline))
     calls = outcome.tool_calls
     made = ", ".join(str(c.get("name")) for c in calls) or "none"
     for index, wanted in enumerate(expect.tool_calls):

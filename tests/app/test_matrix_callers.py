@@ -62,6 +62,7 @@ def respond(body: RequestBody) -> Reply:
     if body.get("model") == "lazy-caller":
         return text("I would rather not.", usage=(50, 4))
     ask = body.last_user_text
+    call: tuple[str, str, dict[str, Any]]
     if "room" in ask:
         call = ("call_1", "book_hotel", {"city": "Lisbon"})
     elif "somewhere" in ask:
@@ -110,24 +111,24 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
         qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
 
-    end = tab.last_end
+    end: Any = tab.last_end  # set by the run the click started
     assert end is not None and end.state == "done", end.message
-    model = tab.model
+    table = tab.model
     headers = [
-        model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
-        for c in range(model.columnCount())
+        table.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+        for c in range(table.columnCount())
     ]
     assert headers == ["Case", SERVED, f"{CALLER_PREFIX}{STRICT}", f"{CALLER_PREFIX}{LAZY}"]
     # 1 ordinary case × 1 model + 6 caller cases × 2 caller models, twice each.
     assert tab.status.text().startswith("26 of 26 ·")
 
     def shown(case: str, column: str) -> str:
-        index = model.index_of(("book_flight", case, column))
+        index = table.index_of(("book_flight", case, column))
         assert index.isValid(), (case, column)
         return str(index.data())
 
     assert shown("plain", SERVED).startswith("✔ 2/2\n")
-    assert not model.index_of(("book_flight", "plain", STRICT)).isValid()
+    assert not table.index_of(("book_flight", "plain", STRICT)).isValid()
     assert shown("lisbon", STRICT) == "✔ 2/2\npicked 2/2 · args 2/2 · answer 2/2"
     assert shown("hotel", STRICT) == (
         "✘ 0/2 · other tool: book_hotel\npicked 0/2 · args 0/2 · answer 0/2"
@@ -141,7 +142,7 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
     assert shown("lisbon", LAZY) == "✘ 0/2 · no call\npicked 0/2 · args 0/2 · answer 0/2"
     assert shown("weather", LAZY).startswith("✔ 2/2")
     # A cell no case runs in cannot be selected.
-    blank = model.index(model.cases().index(("book_flight", "plain")), 2)
+    blank = table.index(table.cases().index(("book_flight", "plain")), 2)
     assert blank.data() is None and not blank.flags() & Qt.ItemFlag.ItemIsSelectable
 
     # Each caller model's rates, over its 12 runs, in words under the status.
@@ -152,7 +153,7 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
         "valid 6/12 · as expected 6/12 · answer passed 4/12"
     )
     assert rates[1].startswith(f"{LAZY} (caller): picked right 2/12 · no call 10 ·")
-    tip = model.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    tip = table.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert f"served by {SERVED}" in tip and "picked right 10/12" in tip
 
     # A failed caller cell's details say what the caller did; its transcript shows both sides.

@@ -99,7 +99,7 @@ def test_gemini_names_each_keyword_its_schema_cannot_carry(keyword: str, schema:
 
 
 def test_a_schema_within_gemini_subset_passes():
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "description": "A booking.",
         "properties": {
@@ -115,7 +115,7 @@ def test_a_schema_within_gemini_subset_passes():
 
 
 def test_the_schema_keyword_is_found_however_deep():
-    deep = {
+    deep: dict[str, Any] = {
         "type": "object",
         "properties": {
             "a": {
