@@ -11,10 +11,11 @@ the request with the whole tool list and the caller's reply, before our served c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.test_cases.caller_cells import STEP_WORDS
 from app.test_cases.caller_details import caller_transcript_html
+from mcp_export.history.caller_rows import caller_transcript
 
 if TYPE_CHECKING:
     from mcp_export.history.schema import CaseMark
@@ -41,19 +42,6 @@ def caller_facts(mark: CaseMark) -> str:
     return f"caller case {mark.case_name} · caller model {mark.model}{served} · {step}"
 
 
-def _offered(store: HistoryStore, matrix_id: str) -> list[Any] | None:
-    """The tool list the callers of a matrix run were offered: ``record_matrix`` keeps it once,
-    in the run's first caller row (``testing.callers.history.offered_tools`` reads it the same
-    way; importing that module takes seconds, too long for the window's thread)."""
-    for row in reversed(store.case_runs(matrix_id=matrix_id)):  # oldest first
-        transcript = (row.caller or {}).get("transcript")
-        request = transcript.get("request") if isinstance(transcript, dict) else None
-        tools = request.get("tools") if isinstance(request, dict) else None
-        if isinstance(tools, list):
-            return tools
-    return None
-
-
 def caller_part(store: HistoryStore, thread_id: str) -> str:
     """The caller's side of the run whose served call is ``thread_id``, with the tool list its
     matrix run offered ("" when the history has none).
@@ -62,13 +50,7 @@ def caller_part(store: HistoryStore, thread_id: str) -> str:
         HistoryError: the store cannot be read.
     """
     rows = store.case_runs(thread_id=thread_id, limit=1)
-    caller = rows[0].caller if rows else None
-    transcript = caller.get("transcript") if caller else None
-    if not isinstance(transcript, dict):
+    transcript = caller_transcript(store, rows[0]) if rows else None
+    if transcript is None:
         return ""
-    request = transcript.get("request")
-    if isinstance(request, dict) and not isinstance(request.get("tools"), list):
-        tools = _offered(store, rows[0].matrix_id)
-        if tools is not None:
-            transcript = {**transcript, "request": {**request, "tools": tools}}
     return caller_transcript_html(transcript) + "<h3>2 · Our served call</h3>"

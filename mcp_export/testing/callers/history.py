@@ -2,7 +2,8 @@
 
 :func:`caller_record` is the JSON kept in a ``case_runs`` row's ``caller`` column; the whole
 offered tool list (the same for every caller of a run) is kept once, in the run's first caller
-row, and :func:`offered_tools` reads it back;
+row, and :func:`offered_tools` (``history.caller_rows``, light enough for the studio's window
+thread) reads it back;
 :func:`earlier_caller_runs` reads back, per caller cell of a matrix, the rows of its last
 recorded run before it (to compare pick rates across a description edit).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_export.history.caller_rows import offered_tools
 from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.testing.callers.rates import PickChange, pick_rate_changes
@@ -37,17 +39,6 @@ def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str,
             result.turn.transcript(with_tools=with_tools) if result.turn is not None else None
         ),
     }
-
-
-def offered_tools(history: HistoryStore, matrix_id: str) -> list[dict[str, Any]] | None:
-    """The whole tool list the callers of matrix run ``matrix_id`` were offered (kept once, in
-    its first caller row), or None when the run has no caller rows."""
-    for row in reversed(history.case_runs(matrix_id=matrix_id)):  # oldest first
-        transcript = (row.caller or {}).get("transcript") or {}
-        tools = transcript.get("request", {}).get("tools")
-        if isinstance(tools, list):
-            return tools
-    return None
 
 
 def earlier_caller_runs(
