@@ -15,11 +15,18 @@ from typing import Any
 from mcp_export.history.caller_rows import offered_tools
 from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
+from mcp_export.server.history import call_title
 from mcp_export.testing.callers.rates import PickChange, pick_rate_changes
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import MatrixResult
 
-__all__ = ["caller_record", "description_changes", "earlier_caller_runs", "offered_tools"]
+__all__ = [
+    "caller_record",
+    "description_changes",
+    "earlier_caller_runs",
+    "offered_tools",
+    "record_caller_turn",
+]
 
 
 def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str, Any]:
@@ -39,6 +46,46 @@ def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str,
             result.turn.transcript(with_tools=with_tools) if result.turn is not None else None
         ),
     }
+
+
+def record_caller_turn(
+    history: HistoryStore, agent_path: str, agent_name: str, result: CallerResult
+) -> str:
+    """Keep the caller model's turn of a run that made no served call (it picked another tool,
+    made no call, its arguments were refused, the caller failed or could not be used) as a
+    conversation of kind ``caller``, so History lists it like a served one; returns its id.
+
+    The conversation holds the request in words and the caller's reply (its text or error, the
+    calls it made, its tokens); its ``case_runs`` row has the whole caller transcript.
+
+    Raises:
+        HistoryError: the store cannot be written.
+    """
+    thread_id = history.create_thread(
+        agent_path=agent_path,
+        agent_name=agent_name,
+        title=call_title(result.tool, result.ask),
+        kind="caller",
+    )
+    history.add_message(thread_id, "user", result.ask)
+    turn = result.turn
+    if turn is None:  # the caller model could not be used: the result says why
+        history.add_message(
+            thread_id, "assistant", result.outcome.text, status="error", is_error=True
+        )
+        return thread_id
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.calls]
+    history.add_message(
+        thread_id,
+        "assistant",
+        turn.error if turn.error is not None else turn.text,
+        status="error" if turn.error is not None else "complete",
+        tool_calls=calls or None,
+        is_error=turn.error is not None,
+        tokens_in=turn.usage.input_tokens,
+        tokens_out=turn.usage.output_tokens,
+    )
+    return thread_id
 
 
 def earlier_caller_runs(

@@ -151,6 +151,7 @@ class CallerResult(CaseResult):
             call was not served.
         description: the case's tool's description as offered (to compare pick rates across
             description edits).
+        ask: the case's request in words.
     """
 
     step: Step | None = None
@@ -158,6 +159,7 @@ class CallerResult(CaseResult):
     turn: CallerTurn | None = None
     served_model: str = ""
     description: str = ""
+    ask: str = ""
 
 
 async def run_caller_case(
@@ -238,6 +240,7 @@ async def run_caller_case(
             turn=turn,
             served_model=served_model,
             description=description,
+            ask=case.ask or "",
         )
     served_case = case.model_copy(update={"arguments": dict(pick.call.arguments), "ask": None})
     served = await run_case(
@@ -257,6 +260,7 @@ async def run_caller_case(
         turn=turn,
         served_model=served_model,
         description=description,
+        ask=case.ask or "",
     )
 
 
@@ -283,6 +287,7 @@ def caller_unavailable(
         step="caller",
         served_model=served_model,
         description=tool.description,
+        ask=case.ask or "",
     )
 
 
