@@ -296,10 +296,11 @@ def _statements(script: str) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class ThreadRecord:
-    """One conversation: a chat, a tool test, a served or CLI call.
+    """One conversation: a chat, a tool test, a served or CLI call, a caller case's turn.
 
-    ``tool_name`` is the tool of its first run (None for a chat); ``status``, ``tokens_in``,
-    ``tokens_out`` and ``duration_ms`` sum up the conversation (``history/figures.py``).
+    ``tool_name`` is the tool of its first run, or the one it was started for (a caller case's
+    turn; None for a chat); ``status``, ``tokens_in``, ``tokens_out`` and ``duration_ms`` sum up
+    the conversation (``history/figures.py``).
     """
 
     id: str

@@ -116,7 +116,9 @@ def test_every_caller_run_of_a_matrix_run_shows_the_tool_list_kept_once_for_it(
 def test_a_caller_run_that_made_no_served_call_opens_the_callers_turn_and_why(
     view: HistoryView,
 ) -> None:
-    view.open_entry(_cells(view, CASE).index(f"hotel · caller {STRICT} · other tool"))
+    row = _cells(view, CASE).index(f"hotel · caller {STRICT} · other tool")
+    assert _cells(view, "Tool")[row] == "book_flight"
+    view.open_entry(row)
     shown = view.transcript.toPlainText()
 
     assert f"caller case hotel · caller model {STRICT} · not served · failed at other tool" in (

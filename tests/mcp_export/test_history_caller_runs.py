@@ -151,6 +151,7 @@ def test_a_caller_run_with_no_served_call_is_listed_as_the_callers_turn(
     )
     assert (row.case.caller, row.case.served, row.thread.kind) == (True, False, "caller")
     assert row.thread.title == "book_flight: Email Ana that I land at 9"
+    assert row.thread.tool_name == "book_flight"  # History's Tool column and filter
     assert said == [
         ("user", "Email Ana that I land at 9", "complete"),
         ("assistant", "I cannot send mail.", "complete"),

@@ -66,6 +66,7 @@ def record_caller_turn(
         agent_name=agent_name,
         title=call_title(result.tool, result.ask),
         kind="caller",
+        tool_name=result.tool,
     )
     history.add_message(thread_id, "user", result.ask)
     turn = result.turn
