@@ -156,3 +156,25 @@ def test_a_caller_run_with_no_served_call_is_listed_as_the_callers_turn(
         ("user", "Email Ana that I land at 9", "complete"),
         ("assistant", "I cannot send mail.", "complete"),
     ]
+
+
+def test_a_caller_model_that_cannot_be_used_is_listed_with_its_error(tmp_path: Path) -> None:
+    cases = [{"name": "mail", "ask": "Email Ana", "expect": {}}]
+    with FakeOpenAIServer(responder=caller()) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, tools=[book_tool(tests=cases)]
+        )
+        agent = load_agent(path)
+        with HistoryStore(tmp_path / "h.sqlite3") as store:
+            options = CallerOptions(models=("nosuch:model",), decoy_sets=())
+            matrix = anyio.run(
+                lambda: run_matrix(agent, path, select_cases(agent), callers=options)
+            )
+            record_matrix(matrix, store)
+            (row,) = store.conversations(ConversationFilter(schema.agent_key(str(path)))).rows
+            said = [(m.role, m.status, m.is_error) for m in store.messages(row.thread.id)]
+
+    assert row.case is not None
+    assert (row.case.model, row.case.step, row.case.served) == ("nosuch:model", "caller", False)
+    assert row.thread.status == "error"
+    assert said == [("user", "complete", False), ("assistant", "error", True)]
