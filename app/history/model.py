@@ -105,6 +105,7 @@ _KIND_LABELS: dict[str, str] = {
     "tool-test": "test",
     "served": "served call",
     "call": "CLI call",
+    "caller": "caller turn",
 }
 CASE_RUN = "case run"
 """The kind of a conversation that is a test case's served call."""

@@ -398,7 +398,9 @@ class HistoryView(QWidget):
         try:
             messages = self.store.messages(entry.thread_id) if entry.thread_id else []
             if entry.case is not None and entry.case.caller and entry.thread_id:
-                caller = caller_part(self.store, entry.thread_id)  # the caller's side first
+                caller = caller_part(self.store, entry.thread_id, entry.case)  # caller's first
+                if not entry.case.served:
+                    messages = []  # the caller's turn: its side above says all of it
         except HistoryError as exc:
             reporter().error(f"Could not read the conversation: {exc}")
             messages = []

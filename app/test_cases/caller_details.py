@@ -151,6 +151,15 @@ def caller_transcript_html(transcript: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def not_served_html(step: str | None) -> str:
+    """Why a caller run's call was not served: the step its reply failed at (None: it did what
+    the case expects, which was no call of ours)."""
+    if step is None:
+        return "<p><i>Not served: the case expects no call of ours, and none was made.</i></p>"
+    words = STEP_WORDS.get(step, step)
+    return f"<p><i>Not served: the caller's reply failed at {html.escape(words)}.</i></p>"
+
+
 def caller_transcript_for(store: HistoryStore | None, cell: Cell, result: CallerResult) -> str:
     """Both transcripts of a caller run: the caller's, then our served call's (from ``store``;
     a line saying why when there is none).
@@ -169,11 +178,8 @@ def caller_transcript_for(store: HistoryStore | None, cell: Cell, result: Caller
     served = result.pick is not None and result.pick.serve
     if served and result.outcome.thread_id is not None and store is not None:
         second += transcript_for(store, cell, result)
-    elif result.step is not None and not served:
-        words = STEP_WORDS.get(result.step, result.step)
-        second += f"<p><i>Not served: the caller's reply failed at {html.escape(words)}.</i></p>"
     elif not served:
-        second += "<p><i>Not served: the case expects no call of ours, and none was made.</i></p>"
+        second += not_served_html(result.step)
     else:
         second += "<p><i>History is off, so the served call has no transcript.</i></p>"
     return first + second

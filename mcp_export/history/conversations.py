@@ -27,8 +27,10 @@ length slower (History scans fewer threads at a time with a text).
 
 A conversation that is a test case's served call (``case_runs.thread_id``) carries its case,
 model and matrix run, and for a caller case the step and the served model from its ``caller``
-column (:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter
-lists only those, or only the others.
+column, and whether it was served at all (a caller case's run that made no served call is a
+conversation of kind ``caller``: the caller model's turn)
+(:class:`~mcp_export.history.schema.CaseMark`); ``case_runs`` in the filter lists only those, or
+only the others.
 """
 
 from __future__ import annotations
@@ -295,6 +297,7 @@ def _conversation(row: dict[str, Any]) -> ConversationRecord:
             caller is not None,
             caller.get("step") if caller else None,
             caller.get("servedModel") if caller else None,
+            row["kind"] != "caller",
         )
     if row["run_id"] is None:
         return ConversationRecord(thread, None, case)

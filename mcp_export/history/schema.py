@@ -52,7 +52,9 @@ __all__ = [
     "thread_record",
 ]
 
-ThreadKind = Literal["chat", "tool-test", "served", "call"]
+ThreadKind = Literal["chat", "tool-test", "served", "call", "caller"]
+"""``caller``: a caller case's run that made no served call: the caller model's turn only
+(``testing/callers``)."""
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
@@ -294,10 +296,11 @@ def _statements(script: str) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class ThreadRecord:
-    """One conversation: a chat, a tool test, a served or CLI call.
+    """One conversation: a chat, a tool test, a served or CLI call, a caller case's turn.
 
-    ``tool_name`` is the tool of its first run (None for a chat); ``status``, ``tokens_in``,
-    ``tokens_out`` and ``duration_ms`` sum up the conversation (``history/figures.py``).
+    ``tool_name`` is the tool of its first run, or the one it was started for (a caller case's
+    turn; None for a chat); ``status``, ``tokens_in``, ``tokens_out`` and ``duration_ms`` sum up
+    the conversation (``history/figures.py``).
     """
 
     id: str
@@ -402,7 +405,8 @@ class ConversationRecord:
 class CaseMark:
     """The test case whose run a conversation is: its name, the model, the matrix run; for a
     caller case's run, ``caller`` is set, ``model`` is the caller model, ``served_model`` the
-    model that served its call and ``step`` the step it failed at (None: it passed)."""
+    model that served its call and ``step`` the step it failed at (None: it passed); ``served``
+    is False when the run never got to a served call (its conversation is the caller's turn)."""
 
     case_name: str
     model: str
@@ -410,6 +414,7 @@ class CaseMark:
     caller: bool = False
     step: str | None = None
     served_model: str | None = None
+    served: bool = True
 
 
 def _time(value: float) -> datetime:

@@ -38,10 +38,18 @@ class StoreWrites(ABC):
         """Set the columns of one row that ``changes`` gives (None leaves a column as it is)."""
 
     def create_thread(
-        self, *, agent_path: str | None, agent_name: str, title: str, kind: ThreadKind
+        self,
+        *,
+        agent_path: str | None,
+        agent_name: str,
+        title: str,
+        kind: ThreadKind,
+        tool_name: str | None = None,
     ) -> str:
-        """Start a thread; returns its id (a uuid4 hex string)."""
+        """Start a thread; returns its id (a uuid4 hex string). ``tool_name``: the tool the
+        thread is about when no run of it will say so (its first run's tool otherwise)."""
         thread_id, now = uuid.uuid4().hex, time.time()
+        named = {"tool_name": tool_name} if tool_name is not None else {}
         self._insert(
             "threads",
             id=thread_id,
@@ -52,6 +60,7 @@ class StoreWrites(ABC):
             kind=kind,
             created_at=now,
             updated_at=now,
+            **named,
         )
         return thread_id
 

@@ -2,7 +2,9 @@
 
 Every result becomes a ``case_runs`` row of the run's ``matrix_id``, linked to the conversation
 of the served call that ran it (History marks that conversation as the case's run); a caller
-case's row also holds its step and the caller transcript (``callers.history``). A cell
+case's row also holds its step and the caller transcript (``callers.history``), and a caller
+case's run that made no served call is linked to a conversation of the caller's turn, so History
+lists every caller run. A cell
 (tool, case, model) is compared with the same cell in the most recent run of the agent before it
 that has it: ``regressed`` (passed then, fails now), ``fixed`` (the reverse), ``new`` (never run
 before) or ``same``. A cell passes when every repeat of it passed.
@@ -15,7 +17,7 @@ from typing import Literal
 
 from mcp_export.history.schema import CaseRunRecord, agent_key
 from mcp_export.history.store import HistoryStore
-from mcp_export.testing.callers.history import caller_record
+from mcp_export.testing.callers.history import caller_record, record_caller_turn
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import CaseResult, MatrixResult
 
@@ -34,10 +36,15 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
     listed = False
     for result in matrix.results:
         outcome, verdict = result.outcome, result.verdict
+        thread_id = outcome.thread_id
         caller: dict[str, object] | None = None
         if isinstance(result, CallerResult):
             caller = caller_record(result, with_tools=not listed)
             listed = listed or result.turn is not None
+            if result.pick is None or not result.pick.serve:  # no served call: its turn
+                thread_id = record_caller_turn(
+                    history, matrix.agent_path, matrix.agent_name, result
+                )
         history.add_case_run(
             matrix_id=matrix.id,
             agent_path=agent_key(matrix.agent_path),
@@ -56,7 +63,7 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             tokens_out=None if outcome.tokens_partial else outcome.output_tokens,
             turns=outcome.turns,
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
-            thread_id=outcome.thread_id,
+            thread_id=thread_id,
             caller=caller,
         )
     history.flush()

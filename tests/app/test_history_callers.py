@@ -78,8 +78,9 @@ def test_a_caller_case_run_shows_its_caller_model_and_step_and_opens_both_transc
     view: HistoryView,
 ) -> None:
     # The runs whose call was served are conversations; the one that picked another tool
-    # made no call of ours, so it has none.
+    # made no call of ours: its conversation is the caller's turn.
     assert sorted(_cells(view, CASE)) == [
+        f"hotel · caller {STRICT} · other tool",
         f"lisbon · caller {STRICT} · passed",
         f"paris · caller {STRICT} · answer",
     ]
@@ -110,3 +111,25 @@ def test_every_caller_run_of_a_matrix_run_shows_the_tool_list_kept_once_for_it(
         caller = view.transcript.toPlainText().split("2 · Our served call", 1)[0]
         assert "The tool list it was offered with the request (2 tools" in caller, label
         assert "• book_flight" in caller and "Books a hotel room in a city." in caller, label
+
+
+def test_a_caller_run_that_made_no_served_call_opens_the_callers_turn_and_why(
+    view: HistoryView,
+) -> None:
+    row = _cells(view, CASE).index(f"hotel · caller {STRICT} · other tool")
+    assert _cells(view, "Tool")[row] == "book_flight"
+    view.open_entry(row)
+    shown = view.transcript.toPlainText()
+
+    assert f"caller case hotel · caller model {STRICT} · not served · failed at other tool" in (
+        shown
+    )
+    caller, served = shown.split("2 · Our served call", 1)
+    assert f"1 · The caller model {STRICT}" in caller
+    assert "I need a room for tonight" in caller
+    assert "→ book_hotel" in caller and '"city": "Lisbon"' in caller
+    assert "The tool list it was offered with the request (2 tools" in caller
+    assert served.strip().startswith("Not served: the caller's reply failed at other tool.")
+    assert "Assistant" not in served and "User" not in served  # its turn is told once, above
+    assert "300 in / 12 out" in served  # the caller's tokens are the conversation's
+    assert not view.rerun_button.isEnabled()  # no run of ours to run again

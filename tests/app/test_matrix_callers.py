@@ -23,6 +23,8 @@ from app.test_cases.caller_cells import STEP_WORDS
 from app.test_cases.matrix_model import CALLER_PREFIX
 from app.test_cases.matrix_tab import MatrixTab
 from app.test_cases.transcript import TranscriptDialog
+from mcp_export.history.conversations import ConversationFilter
+from mcp_export.history.schema import agent_key
 from mcp_export.testing.callers import STEPS
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
@@ -199,6 +201,23 @@ def test_caller_models_are_columns_with_the_failed_step_rates_and_both_transcrip
     dialogs[0].close()
     QApplication.processEvents()
     assert set(STEP_WORDS) == set(STEPS)  # every step the runtime names has words here
+
+    # History lists every caller run: those that made no served call as the caller's turn,
+    # with the caller model and the step.
+    assert tab.history is not None
+    scope = ConversationFilter(agent_key(str(path)), case_runs=True)
+    marks = [r.case for r in tab.history.conversations(scope, limit=200).rows if r.case]
+    callers = [mark for mark in marks if mark.caller and mark.model in (STRICT, LAZY)]
+    assert len(callers) == 24  # the second run: 6 caller cases × 2 caller models × 2 repeats
+    assert {(m.case_name, m.model, m.step) for m in callers if not m.served} == {
+        ("hotel", STRICT, "wrong tool"),
+        ("vague", STRICT, "invalid arguments"),
+        ("oslo", STRICT, "unexpected arguments"),
+        ("weather", STRICT, None),
+        *((case, LAZY, "no call") for case in ("lisbon", "hotel", "vague", "oslo", "answer")),
+        ("weather", LAZY, None),
+    }
+    assert sum(not m.served for m in callers) == 20
 
     # The caller models picked come back in the agent's next matrix tab.
     window.remove_run_tab(tab)

@@ -285,6 +285,75 @@ async def test_prefix_offers_our_tool_as_serve_prefix_lists_it_and_serves_that_n
     assert (result.passed, result.outcome.text) == (True, "Booked AF123 to Lisbon")
 
 
+def _hotel() -> dict[str, Any]:
+    return {
+        "name": "book_hotel",
+        "description": "Books a hotel room.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "nights": {"type": "integer", "minimum": 1}},
+            "required": ["city", "nights"],
+        },
+        "prompt": "Book a hotel in {city} for {nights} night(s).",
+    }
+
+
+def _two_tools(tmp_path: Path, url: str, expect: dict[str, Any], **settings: Any) -> Path:
+    case = {"name": "words", "ask": ASK, "expect": expect}
+    tools = [book_tool(tests=[case]), _hotel()]
+    return write_agent(tmp_path / "desk.agent.yaml", base_url=url, tools=tools, settings=settings)
+
+
+def _hotel_answer(body: RequestBody) -> Any:
+    return text("Served: " + body.last_user_text)
+
+
+@pytest.mark.parametrize("prefix", [False, True])
+async def test_picks_another_of_our_tools_serves_that_tool_and_checks_its_answer(
+    tmp_path: Path, prefix: bool
+) -> None:
+    name = "travel-desk__book_hotel" if prefix else "book_hotel"
+    expect = {
+        "picks": "book_hotel",
+        "arguments": {"city": "Lisbon"},
+        "contains": ["Book a hotel in Lisbon for 3 night(s)."],
+    }
+    picks = caller(
+        {name: {"city": "Lisbon", "nights": 3}},
+        pick=lambda ask, offered: name,
+        answer=_hotel_answer,
+    )
+    with FakeOpenAIServer(responder=picks) as model:
+        path = _two_tools(tmp_path, model.base_url, expect)
+        matrix = await _run(path, callers=CallerOptions(prefix=prefix, decoy_sets=()))
+
+    (result,) = matrix.results
+    assert isinstance(result, CallerResult)
+    assert (result.tool, result.step, result.failures) == ("book_flight", None, ())
+    assert result.passed
+    # book_hotel's own prompt template rendered the caller's arguments: that tool was served.
+    assert "Book a hotel in Lisbon for 3 night(s)." in result.outcome.text
+    assert result.pick is not None and result.pick.arguments_valid is True
+
+
+async def test_picks_another_of_our_tools_validates_its_arguments_by_that_tools_schema(
+    tmp_path: Path,
+) -> None:
+    bad = caller({"book_hotel": {"city": "Lisbon", "nights": 0}}, pick=lambda a, o: "book_hotel")
+    with FakeOpenAIServer(responder=bad) as model:
+        path = _two_tools(tmp_path, model.base_url, {"picks": "book_hotel"})
+        matrix = await _run(path, callers=CallerOptions(decoy_sets=()))
+        requests = len(model.bodies)
+
+    (result,) = matrix.results
+    assert isinstance(result, CallerResult)
+    assert (result.passed, result.step) == (False, "invalid arguments")
+    message = str(result.failures[0])
+    assert message.startswith("arguments: book_hotel was called with invalid arguments: ")
+    assert "nights" in message
+    assert requests == 1  # only the caller: nothing was served
+
+
 async def test_the_caller_system_prompt_comes_from_the_run_else_the_agent_file(
     tmp_path: Path,
 ) -> None:

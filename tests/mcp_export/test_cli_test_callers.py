@@ -16,6 +16,8 @@ from typing import Any
 import junitparser
 import yaml
 
+from mcp_export.history.conversations import ConversationFilter
+from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.testing.callers.history import offered_tools
 from tests.fakes._script import caller, text
@@ -138,6 +140,25 @@ def test_caller_models_get_a_step_per_cell_rates_junit_json_and_history(tmp_path
     assert transcript["reply"]["toolCalls"] == [
         {"name": "book_flight", "arguments": {"destination": "LIS", "passengers": 2}}
     ]
+    # The runs that picked another tool made no served call: History lists each as the caller's
+    # turn, marked with the caller model and the step, and not served.
+    with _history() as store:
+        page = store.conversations(ConversationFilter(agent_key(str(path)), case_runs=True))
+        marks = sorted(
+            (row.case.model, row.case.step, row.case.served, row.thread.kind)
+            for row in page.rows
+            if row.case is not None
+        )
+        (turn, *_) = [r.thread.id for r in page.rows if r.case and r.case.model == "vllm:mail"]
+        said = [(m.role, m.content, m.tool_calls) for m in store.messages(turn)]
+    assert marks == [
+        ("openai:fake-model", None, True, "served"),
+        ("openai:fake-model", None, True, "served"),
+        ("vllm:mail", "wrong tool", False, "caller"),
+        ("vllm:mail", "wrong tool", False, "caller"),
+    ]
+    assert said[0] == ("user", ASK, None)
+    assert said[1][0] == "assistant" and [c["name"] for c in said[1][2] or []] == ["send_email"]
 
 
 def test_a_description_edit_shows_the_pick_rate_before_and_after(tmp_path: Path) -> None:

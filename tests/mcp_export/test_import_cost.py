@@ -34,3 +34,11 @@ def test_the_hints_load_neither_the_tokenizer_nor_the_protocol_types_before_they
 
 def test_serve_loads_no_tokenizer() -> None:
     assert _loaded("mcp_export.cli._serve, mcp_export.server.agent_server", ("tiktoken",)) == "[]"
+
+
+def test_history_reads_caller_runs_without_the_mcp_sdk_or_the_test_runner() -> None:
+    # The studio's History opens a caller case's run on its window's thread: the reading of the
+    # tool list a run offered is shared with the runner's, from a module that loads neither
+    # the MCP SDK (seconds) nor the test runner that pulls it in.
+    modules = ("mcp", "mcp_types", "openai", "mcp_export.testing", "mcp_export.server")
+    assert _loaded("mcp_export.history.caller_rows, app.history.caller_runs", modules) == "[]"

@@ -2,7 +2,8 @@
 
 :func:`caller_record` is the JSON kept in a ``case_runs`` row's ``caller`` column; the whole
 offered tool list (the same for every caller of a run) is kept once, in the run's first caller
-row, and :func:`offered_tools` reads it back;
+row, and :func:`offered_tools` (``history.caller_rows``, light enough for the studio's window
+thread) reads it back;
 :func:`earlier_caller_runs` reads back, per caller cell of a matrix, the rows of its last
 recorded run before it (to compare pick rates across a description edit).
 """
@@ -11,13 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_export.history.caller_rows import offered_tools
 from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
+from mcp_export.server.history import call_title
 from mcp_export.testing.callers.rates import PickChange, pick_rate_changes
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import MatrixResult
 
-__all__ = ["caller_record", "description_changes", "earlier_caller_runs", "offered_tools"]
+__all__ = [
+    "caller_record",
+    "description_changes",
+    "earlier_caller_runs",
+    "offered_tools",
+    "record_caller_turn",
+]
 
 
 def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str, Any]:
@@ -39,15 +48,45 @@ def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str,
     }
 
 
-def offered_tools(history: HistoryStore, matrix_id: str) -> list[dict[str, Any]] | None:
-    """The whole tool list the callers of matrix run ``matrix_id`` were offered (kept once, in
-    its first caller row), or None when the run has no caller rows."""
-    for row in reversed(history.case_runs(matrix_id=matrix_id)):  # oldest first
-        transcript = (row.caller or {}).get("transcript") or {}
-        tools = transcript.get("request", {}).get("tools")
-        if isinstance(tools, list):
-            return tools
-    return None
+def record_caller_turn(
+    history: HistoryStore, agent_path: str, agent_name: str, result: CallerResult
+) -> str:
+    """Keep the caller model's turn of a run that made no served call (it picked another tool,
+    made no call, its arguments were refused, the caller failed or could not be used) as a
+    conversation of kind ``caller``, so History lists it like a served one; returns its id.
+
+    The conversation holds the request in words and the caller's reply (its text or error, the
+    calls it made, its tokens); its ``case_runs`` row has the whole caller transcript.
+
+    Raises:
+        HistoryError: the store cannot be written.
+    """
+    thread_id = history.create_thread(
+        agent_path=agent_path,
+        agent_name=agent_name,
+        title=call_title(result.tool, result.ask),
+        kind="caller",
+        tool_name=result.tool,
+    )
+    history.add_message(thread_id, "user", result.ask)
+    turn = result.turn
+    if turn is None:  # the caller model could not be used: the result says why
+        history.add_message(
+            thread_id, "assistant", result.outcome.text, status="error", is_error=True
+        )
+        return thread_id
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.calls]
+    history.add_message(
+        thread_id,
+        "assistant",
+        turn.error if turn.error is not None else turn.text,
+        status="error" if turn.error is not None else "complete",
+        tool_calls=calls or None,
+        is_error=turn.error is not None,
+        tokens_in=turn.usage.input_tokens,
+        tokens_out=turn.usage.output_tokens,
+    )
+    return thread_id
 
 
 def earlier_caller_runs(

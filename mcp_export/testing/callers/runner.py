@@ -3,9 +3,11 @@
 :func:`prepare_callers` gathers, once per run, what every caller is offered besides our tools
 (the decoys) and its system prompt, from the agent file's ``settings.callers`` and the run's own
 options. :func:`run_caller_case` asks one caller model, judges its reply
-(:func:`~mcp_export.testing.callers.steps.check_pick`) and, when it called our tool with valid
-arguments that hold what the case expects, serves that very call through the ordinary case path
-(:func:`~mcp_export.testing.case.run_case`) so the answer's expectations apply as for any case.
+(:func:`~mcp_export.testing.callers.steps.check_pick`) and, when it called the tool the case
+expects (its own, or another of the agent's named by ``picks``) with arguments that tool's schema
+accepts and that hold what the case expects, serves that very call of that tool through the
+ordinary case path (:func:`~mcp_export.testing.case.run_case`) so the answer's expectations apply
+as for any case.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from mcp_export.testing.callers.offer import (
     merge_offers,
     server_decoys,
 )
-from mcp_export.testing.callers.steps import PickCheck, Step, check_pick
+from mcp_export.testing.callers.steps import NONE, PickCheck, Step, check_pick
 from mcp_export.testing.case import CaseResult, JudgeFor, run_case
 from mcp_export.testing.expect import CallOutcome, Failure
 from schema_types.agent import Agent, McpServerConfig, ToolDefinition
@@ -40,6 +42,7 @@ __all__ = [
     "prepare_callers",
     "run_caller_case",
     "served_name",
+    "wanted_tool",
 ]
 
 
@@ -117,6 +120,25 @@ def served_name(agent: Agent, tool: ToolDefinition, *, prefix: bool) -> str:
     return f"{agent_slug(agent)}{PREFIX_SEPARATOR}{tool.name}" if prefix else tool.name
 
 
+def wanted_tool(
+    agent: Agent, tool: ToolDefinition, case: TestCase, *, prefix: bool
+) -> tuple[str, ToolDefinition | None]:
+    """The tool ``case`` (of ``tool``) expects the caller to call, as offered, and its
+    definition when it is one of the agent's: ``tool`` itself unless ``expect.picks`` names
+    another of the agent's tools (by its name or its served name), a decoy (no definition) or
+    :data:`~mcp_export.testing.callers.steps.NONE`."""
+    picks = case.expect.picks
+    if picks is None:
+        return served_name(agent, tool, prefix=prefix), tool
+    if picks == NONE:
+        return NONE, None
+    for candidate in agent.tools:
+        name = served_name(agent, candidate, prefix=prefix)
+        if picks in (candidate.name, name):
+            return name, candidate
+    return picks, None
+
+
 @dataclass(frozen=True)
 class CallerResult(CaseResult):
     """One run of a caller case for one caller model (``model`` is the caller model).
@@ -129,6 +151,7 @@ class CallerResult(CaseResult):
             call was not served.
         description: the case's tool's description as offered (to compare pick rates across
             description edits).
+        ask: the case's request in words.
     """
 
     step: Step | None = None
@@ -136,6 +159,7 @@ class CallerResult(CaseResult):
     turn: CallerTurn | None = None
     served_model: str = ""
     description: str = ""
+    ask: str = ""
 
 
 async def run_caller_case(
@@ -161,7 +185,8 @@ async def run_caller_case(
         served_model: the model that serves the picked call.
         caller_model: the caller model (``provider:model``), named in the result.
         caller: its provider and model name.
-        tool: the case's tool.
+        tool: the case's tool (the result is named by it; the call served is of the tool the
+            case expects picked, see :func:`wanted_tool`).
         case: the caller case (``ask`` set).
         attempt: 1 … repeat.
         offered: the whole tool list (our served list, then the decoys).
@@ -184,17 +209,17 @@ async def run_caller_case(
         parameters=_caller_parameters(agent),
         timeout=agent.settings.timeout_seconds,
     )
+    wanted, target = wanted_tool(agent, tool, case, prefix=setup.prefix)
     pick = check_pick(
         case.expect,
         turn,
-        own_name=name,
-        own_bare_name=tool.name,
-        parameters=tool.parameters,
-        strip=(CONVERSATION_ID,) if tool.conversation else (),
+        wanted=wanted,
+        parameters=target.parameters if target is not None else None,
+        strip=(CONVERSATION_ID,) if target is not None and target.conversation else (),
     )
     description = own.description if own is not None else tool.description
     usage = turn.usage
-    if not pick.serve or pick.call is None:
+    if not pick.serve or pick.call is None or target is None:
         outcome = CallOutcome(
             text=turn.error or turn.text,
             is_error=turn.error is not None,
@@ -215,10 +240,11 @@ async def run_caller_case(
             turn=turn,
             served_model=served_model,
             description=description,
+            ask=case.ask or "",
         )
     served_case = case.model_copy(update={"arguments": dict(pick.call.arguments), "ask": None})
     served = await run_case(
-        client, agent, served_model, tool, served_case, attempt, judge_for, served_name=name
+        client, agent, served_model, target, served_case, attempt, judge_for, served_name=wanted
     )
     return CallerResult(
         tool.name,
@@ -234,6 +260,7 @@ async def run_caller_case(
         turn=turn,
         served_model=served_model,
         description=description,
+        ask=case.ask or "",
     )
 
 
@@ -260,6 +287,7 @@ def caller_unavailable(
         step="caller",
         served_model=served_model,
         description=tool.description,
+        ask=case.ask or "",
     )
 
 

@@ -85,16 +85,15 @@ class PickCheck:
     @property
     def serve(self) -> bool:
         """Whether the call goes on to step (b): one of ours, with arguments that passed."""
-        return self.step is None and self.call is not None
+        return self.step is None and self.call is not None and self.arguments_valid is True
 
 
 def check_pick(
     expect: Expectations,
     turn: CallerTurn,
     *,
-    own_name: str,
-    own_bare_name: str,
-    parameters: Mapping[str, Any],
+    wanted: str,
+    parameters: Mapping[str, Any] | None,
     strip: Sequence[str] = (),
 ) -> PickCheck:
     """Judge the caller's reply against a caller case's ``picks`` and ``arguments``.
@@ -102,17 +101,15 @@ def check_pick(
     Args:
         expect: the case's expectations.
         turn: what the caller did.
-        own_name: the case's tool as served (with the prefix when served with one).
-        own_bare_name: the case's tool as named in the agent file (``picks`` may use either).
-        parameters: the case's tool's parameters (its served schema's source).
-        strip: argument names the served call takes off before validating
+        wanted: the tool the case expects called, as offered (``picks`` resolved: the case's
+            own tool by default, one of ours by its served name), or :data:`NONE`.
+        parameters: the wanted tool's parameters when it is one of ours (its arguments are
+            validated against them and the call is served); None: a decoy, not ours to serve.
+        strip: argument names the wanted tool's served call takes off before validating
             (``conversationId`` of a conversation tool).
     """
     picked = tuple(call.name for call in turn.calls)
     ours = {tool.name for tool in turn.tools if tool.ours}
-    wanted = expect.picks or own_name
-    if wanted == own_bare_name:
-        wanted = own_name
     if turn.error is not None:
         return PickCheck("caller", (Failure("caller", turn.error),), wanted, picked)
     if wanted == NONE:
@@ -135,7 +132,7 @@ def check_pick(
         )
         return PickCheck("invalid arguments", (failure,), wanted, picked, call, False)
     valid: bool | None = None
-    if wanted == own_name:
+    if parameters is not None:
         arguments = {k: v for k, v in call.arguments.items() if k not in strip}
         try:
             validate_arguments(parameters, arguments)
