@@ -16,7 +16,8 @@
     ├── ToolServerError                 an MCP tool server could not start or died
     ├── SessionError                    the chat loop ended without an answer
     │   ├── TurnLimitExceeded           maxChatTurns reached
-    │   └── SessionTimeout              the wall-clock limit reached
+    │   ├── SessionTimeout              the wall-clock limit reached
+    │   └── OutputInvalid               a typed answer still off its schema after the repair
     └── HistoryError                    the history store cannot be opened or written
 
 Outside errors (SDK, HTTP, OS) are translated where they enter (``raise X(...) from exc``); every
@@ -24,6 +25,12 @@ message says what is wrong and what to do next.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from schema_types.errors import Problem
 
 
 class ExportError(Exception):
@@ -88,3 +95,12 @@ class SessionTimeout(SessionError):
 
 class HistoryError(ExportError):
     """The history store could not be opened or written."""
+
+
+class OutputInvalid(SessionError):
+    """A typed tool's answer still did not fit its output schema after the repair turn;
+    ``problems`` are the schema messages by JSON path."""
+
+    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)

@@ -4,7 +4,8 @@ The pydantic model checks types and values; on top of it this module checks what
 see from one value alone (two tools with one name, reported at the second tool; a ``tools`` list at
 the top level, which nothing reads; the endpoint settings among a provider's string values,
 ``stream`` and ``maxConcurrentRequests``, which ``parse_stream`` and ``parse_max_concurrency``
-read for the runtime too) and runs the parameters-schema check on every tool — or leaves
+read for the runtime too) and runs the parameters-schema check on every tool (and the same check
+on a tool's ``outputSchema``, ``schema_types.output_schema``) — or leaves
 that check for later, on the built agent (:func:`tool_schema_problems`; the studio shows an agent
 before it loads ``jsonschema`` and checks each tool's schema after). Each problem gets the JSON path
 it is about (``metadata.tools[1].name``) and, when the source node tree is known, the line and
@@ -28,6 +29,7 @@ from schema_types.agent import Agent
 from schema_types.errors import Problem
 from schema_types.files.agent_yaml import node_at
 from schema_types.json_text import format_path, json_text
+from schema_types.output_schema import check_output_schema
 from schema_types.schema.check import check_parameters_schema
 
 __all__ = [
@@ -254,14 +256,31 @@ def tool_schema_problems(agent: Agent) -> list[LocatedProblem]:
     The same check :func:`check_agent_data` runs, for an agent built with ``check_schemas=False``
     (no positions: the file's node tree is gone by then).
     """
-    data = {"metadata": {"tools": [{"parameters": tool.parameters} for tool in agent.tools]}}
+    data = {
+        "metadata": {
+            "tools": [
+                {"parameters": tool.parameters, "outputSchema": tool.output_schema}
+                for tool in agent.tools
+            ]
+        }
+    }
     return [LocatedProblem(parts, detail) for parts, detail in _schema_problems(data, set())]
 
 
 def _schema_problems(data: Mapping[str, Any], reported: set[Parts]) -> list[tuple[Parts, str]]:
     problems: list[tuple[Parts, str]] = []
     for index, tool in enumerate(_raw_tools(data)):
-        if not isinstance(tool, Mapping) or not isinstance(tool.get("parameters"), Mapping):
+        if not isinstance(tool, Mapping):
+            continue  # the model's to report
+        output = tool.get("outputSchema")
+        output_prefix: Parts = ("metadata", "tools", index, "outputSchema")
+        if isinstance(output, Mapping) and output_prefix not in reported:
+            # A typed tool's answers are checked against it, and MCP clients check them too.
+            problems += [
+                ((*output_prefix, *parse_path(p.path)), p.message)
+                for p in check_output_schema(output)
+            ]
+        if not isinstance(tool.get("parameters"), Mapping):
             continue  # a missing or non-object ``parameters`` is the model's to report
         prefix: Parts = ("metadata", "tools", index, "parameters")
         if prefix in reported:

@@ -43,6 +43,7 @@ __all__ = [
     "sample_arguments",
     "sample_value",
     "validate_arguments",
+    "value_problems",
 ]
 
 _FORMAT_SAMPLES = {
@@ -111,13 +112,15 @@ def _message(error: ValidationError) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _located(error: ValidationError, prefix: PathParts) -> list[Located]:
+def _located(
+    error: ValidationError, prefix: PathParts, missing_text: str = "required argument is missing"
+) -> list[Located]:
     """One error as (path, message) pairs; ``required``/``additionalProperties`` name each key."""
     parts = prefix + tuple(error.absolute_path)
     instance, schema = error.instance, error.schema
     if error.validator == "required" and isinstance(instance, Mapping):
         missing = [name for name in error.validator_value if name not in instance]
-        return [((*parts, name), "required argument is missing") for name in missing]
+        return [((*parts, name), missing_text) for name in missing]
     if error.validator == "additionalProperties" and isinstance(instance, Mapping):
         known = schema.get("properties") or {}
         patterns = list(schema.get("patternProperties") or {})
@@ -131,7 +134,11 @@ def _located(error: ValidationError, prefix: PathParts) -> list[Located]:
     return [(parts, _message(error))]
 
 
-def located_problems(errors: Iterable[ValidationError], prefix: PathParts = ()) -> list[Located]:
+def located_problems(
+    errors: Iterable[ValidationError],
+    prefix: PathParts = (),
+    missing_text: str = "required argument is missing",
+) -> list[Located]:
     """The best error per location, as (path parts, message) pairs sorted by path.
 
     ``anyOf``/``oneOf`` errors are replaced by their most relevant sub-error first, so a value that
@@ -140,7 +147,7 @@ def located_problems(errors: Iterable[ValidationError], prefix: PathParts = ()) 
     best: dict[PathParts, tuple[ValidationError, str]] = {}
     for error in errors:
         leaf = _best_leaf(error)
-        for parts, message in _located(leaf, prefix):
+        for parts, message in _located(leaf, prefix, missing_text):
             if parts not in best or relevance(leaf) > relevance(best[parts][0]):
                 best[parts] = (leaf, message)
     return sorted(
@@ -337,6 +344,33 @@ def validate_arguments(parameters: Mapping[str, Any], arguments: Any) -> dict[st
         raise ArgumentsError(problems)
     return filled
 
+
+def value_problems(
+    schema: Mapping[str, Any], value: Any, *, missing: str = "required argument is missing"
+) -> list[Problem]:
+    """Every problem of ``value`` against ``schema`` by path, sorted; no defaults applied.
+
+    The validator is :func:`validate_arguments`'s (cached per schema, formats checked, nothing
+    downloaded). ``missing`` is what a missing required property is called.
+
+    Raises:
+        SchemaDefinitionError: the schema cannot be used to validate.
+    """
+    if nesting_depth(value) > MAX_NESTING:
+        return [Problem("", _TOO_DEEP_VALUE)]
+    validator = _validator_for(schema)
+    try:
+        return to_problems(located_problems(validator.iter_errors(value), (), missing))
+    except RecursionError:
+        return [Problem("", _TOO_DEEP_VALUE)]
+    except (re.error, Unresolvable, SchemaError) as exc:
+        detail = f"the schema cannot be used to validate: {exc}"
+        raise SchemaDefinitionError([Problem("", detail)]) from exc
+
+
+_TOO_DEEP_VALUE = (
+    f"the value nests too deeply to validate (objects and arrays at most {MAX_NESTING} levels deep)"
+)
 
 _TOO_DEEP_ARGUMENTS = (
     f"the arguments nest too deeply to validate (objects and arrays at most {MAX_NESTING} "

@@ -27,6 +27,21 @@ calls before the answer expectations apply to that call::
           picks: book_flight             # default: the case's own tool; none: must not call it
           arguments: {destination: LIS}  # a subset of the arguments the caller filled
 
+A **typed tool** (one with an ``outputSchema``) has every answer checked against its schema
+without being told (the failure is named ``outputSchema``), and ``fields`` addresses parts of the
+answer by JSON Pointer (RFC 6901; ``""`` is the whole answer; an untyped tool's answer text is
+read as JSON), each with one or more of ``equals``, ``oneOf``, ``matches`` (a regular expression
+found in a string), ``atLeast`` and ``atMost`` (a number, or an array's or a string's length)::
+
+      - name: cheapest under 300
+        arguments: {destination: OSL}
+        expect:
+          fields:
+            /cheapest/price: {atMost: 300}
+            /cheapest/airline: {oneOf: [SAS, Norwegian]}
+            /flights: {atLeast: 1}         # at least one flight listed
+            /currency: {equals: EUR}
+
 Keys are camelCase like the rest of the file. A case with no expectation passes when the call
 succeeds.
 """
@@ -36,15 +51,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from schema_types.file_model import FileModel
 from schema_types.json_text import format_path, path_sort_key
 from schema_types.limits import MAX_NESTING, TOO_DEEP, nesting_depth
+from schema_types.pointer import PointerError, parse_pointer
 from schema_types.schema._refs import reference_problems
 from schema_types.schema.meta_schema import meta_schema_error
 
-__all__ = ["CalledTool", "Expectations", "TestCase"]
+__all__ = ["CalledTool", "Expectations", "FieldCheck", "TestCase"]
 
 
 class CalledTool(FileModel):
@@ -58,6 +74,35 @@ class CalledTool(FileModel):
 
     name: str = Field(min_length=1)
     arguments: dict[str, Any] | None = None
+
+
+class FieldCheck(FileModel):
+    """What one field of the answer (``fields``, by JSON Pointer) must be; every check set must
+    hold. ``equals`` may be null (the field must be null): whether it is set is what counts."""
+
+    equals: Any = None
+    one_of: list[Any] | None = None
+    matches: str | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+
+    @field_validator("matches")
+    @classmethod
+    def _check_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _something_checked(self) -> FieldCheck:
+        if not ({"equals", "one_of", "matches", "at_least", "at_most"} & self.model_fields_set):
+            raise ValueError(
+                "say what the field must be: equals, oneOf, matches, atLeast or atMost"
+            )
+        return self
 
 
 class Expectations(FileModel):
@@ -79,6 +124,18 @@ class Expectations(FileModel):
     arguments: dict[str, Any] | None = None
     """A caller case's subset of the arguments the caller model must fill (nested objects as
     subsets, as ``tool_calls`` compares them)."""
+    fields: dict[str, FieldCheck] = Field(default_factory=lambda: dict[str, FieldCheck]())
+    """Checks of parts of the answer, by JSON Pointer (module docstring)."""
+
+    @field_validator("fields")
+    @classmethod
+    def _check_pointers(cls, value: dict[str, FieldCheck]) -> dict[str, FieldCheck]:
+        for pointer in value:
+            try:
+                parse_pointer(pointer)
+            except PointerError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("matches")
     @classmethod

@@ -109,6 +109,8 @@ def check_tools(report: VerifyReport, agent: Agent, results: Sequence[ModeResult
         problems = tool_problems(tool, definition)
         extra_note = f" (+ {CONVERSATION_PROPERTY})" if definition.conversation else ""
         ok_text = "inputSchema valid and as authored" + extra_note
+        if definition.output_schema is not None:
+            ok_text += "; outputSchema as authored (a typed tool)"
         report.add(f"tool {tool.name}", not problems, "; ".join(problems) or ok_text)
 
 
@@ -118,11 +120,17 @@ def tool_problems(tool: VerifiedTool, definition: ToolDefinition) -> list[str]:
     The input schema must be valid JSON Schema (the meta-schema its ``$schema`` names, Draft
     2020-12 by default) with an object root and equal to the authored parameters, apart from the
     ``conversation_id`` property the server adds to conversation tools; an output schema, when
-    given, must be valid too.
+    given, must be valid too, and a typed tool's must be its authored ``outputSchema`` (an
+    object schema, as MCP requires: the client checks ``structuredContent`` against it).
     """
     problems = _schema_problems(tool.input_schema, "inputSchema")
     if tool.output_schema is not None:
         problems += _schema_problems(tool.output_schema, "outputSchema")
+    if definition.output_schema is not None:
+        if tool.output_schema != definition.output_schema:
+            problems.append("outputSchema differs from the outputSchema in the agent file")
+        elif tool.output_schema.get("type") != "object":
+            problems.append("outputSchema: MCP requires the root to be type: object")
     if tool.input_schema.get("type") != "object":
         problems.append("inputSchema: the root must be type: object")
     if _as_authored(tool.input_schema, definition.conversation) != definition.parameters:

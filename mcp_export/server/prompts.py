@@ -21,7 +21,10 @@ designed prompt: the client gets it from ``prompts/get`` and runs it on its own 
   Both texts travel unchanged as two ``user`` messages, the system prompt first, marked
   ``_meta["io.metaagent/role"] = "system"`` so a client that knows the mark can put it in its
   system slot, and one that does not still hands the model both texts in order. An agent
-  without a system prompt gives one message, as its calls send none.
+  without a system prompt gives one message, as its calls send none. A typed tool (one with an
+  ``outputSchema``) adds, after the system prompt and marked the same way, the instruction a
+  sampled call's model gets (``providers.structured``): answer with JSON valid against the
+  schema, the schema itself included.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from mcp_export.providers.structured import plan_output
 from mcp_export.server.call import invalid_arguments_text, unusable_schema_text
 from mcp_export.server.fill import fill_prompt
 from mcp_export.server.tools import CONVERSATION_ID, ServedTool
@@ -148,6 +152,15 @@ async def get_prompt(tool: ServedTool, given: Mapping[str, str] | None) -> types
             types.PromptMessage(
                 role="user",
                 content=types.TextContent(text=system, _meta={ROLE_META: "system"}),
+            )
+        )
+    if definition.output_schema is not None:
+        # The client's model is told the expected output as a sampled call's model is.
+        instruction = plan_output("sampling", definition.output_schema, tool.name).instruction()
+        messages.append(
+            types.PromptMessage(
+                role="user",
+                content=types.TextContent(text=instruction, _meta={ROLE_META: "system"}),
             )
         )
     messages.append(types.PromptMessage(role="user", content=types.TextContent(text=filled)))

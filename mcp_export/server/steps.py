@@ -25,9 +25,11 @@ from mcp_export.server.result import (
 )
 from mcp_export.server.sampling import SessionSampler
 from mcp_export.server.tools import ServedTool
+from mcp_export.server.typed_result import typed_answer_result
 from mcp_export.session.chat import ChatSession
 from mcp_export.session.events import FinalAnswer, Notice, SessionFailed, TurnFinished
 from mcp_export.session.failure import failure_for
+from mcp_export.session.typed import OutputSpec
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -97,6 +99,7 @@ def new_session(
         thread_kind="served",
         prior_messages=request.prior,
         agent_path=str(request.tool.owner.path),
+        output=OutputSpec.of(request.tool.definition),
     )
 
 
@@ -171,7 +174,10 @@ def finish(
             outcome, duration_ms=elapsed, conversation_id=conversation, unavailable=unavailable
         )
         record.succeeded(outcome, thread_id)
-        result = answer_result(structured)
+        if outcome.output is not None:
+            result = typed_answer_result(outcome.output, structured)
+        else:
+            result = answer_result(structured)
     if thread_id is not None:
-        result.meta = {THREAD_META: thread_id}
+        result.meta = {**(result.meta or {}), THREAD_META: thread_id}
     return result

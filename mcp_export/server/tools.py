@@ -10,9 +10,11 @@ loaded agent models (no JSON-Schema compilation, no tool server started). What i
   ``travel-desk__book_flight``), mirroring the ``server__tool`` names the agents' own tools get.
 - **inputSchema** is the tool's ``parameters`` exactly as authored. A ``conversation: true`` tool
   gets one more optional property, ``conversation_id`` (a string).
-- **outputSchema** describes the ``structuredContent`` of every successful call
-  (``OUTPUT_SCHEMA``; conversation tools add ``conversationId``). A token count the model server
-  did not report is ``null``: absent is not zero.
+- **outputSchema** is a typed tool's own (its ``outputSchema`` as authored: its answers are that
+  object, ``server.typed_result``); for any other tool it describes the ``structuredContent`` of
+  every successful call, the trace (``OUTPUT_SCHEMA``; conversation tools add
+  ``conversationId``). A token count the model server did not report is ``null``: absent is not
+  zero.
 - **annotations**: as authored; where the author set none, derived from the agent's own tools
   (``derive_annotations``).
 """
@@ -193,7 +195,11 @@ class ServedTool:
             "title": self.title,
             "description": definition.description,
             "inputSchema": self.input_schema,
-            "outputSchema": _LISTED_OUTPUT_SCHEMAS[self.conversation],
+            "outputSchema": (
+                _LISTED_OUTPUT_SCHEMAS[self.conversation]
+                if definition.output_schema is None
+                else definition.output_schema
+            ),
         }
         annotations = self.authored_annotations
         if annotations is None:

@@ -63,6 +63,7 @@ from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
     FinalAnswer,
     Notice,
+    OutputChecked,
     SessionEvent,
     SessionFailed,
     SessionStarted,
@@ -76,6 +77,7 @@ from mcp_export.session.failure import failure_for, turn_limit_error
 from mcp_export.session.record import SessionRecorder, repair_tool_results
 from mcp_export.session.result import SessionResult, aclose_stream, collect_result
 from mcp_export.session.steps import StepReporter
+from mcp_export.session.typed import OutputSpec, typed_turns
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore, ThreadKind
@@ -188,6 +190,8 @@ class _RunState:
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     calls: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
+    output: OutputChecked | None = None
+    """A typed run's accepted answer (``session.typed``)."""
 
 
 class ChatSession:
@@ -208,6 +212,8 @@ class ChatSession:
         max_turns: model requests per run (default ``settings.maxChatTurns``).
         agent_path: the agent file, recorded with a created history thread.
         steps: whether ``run`` yields ``Step`` events (for a consumer with a status line).
+        output: the output schema the answer must follow (a typed tool, ``session.typed``);
+            None: the answer is text.
     """
 
     def __init__(
@@ -226,8 +232,10 @@ class ChatSession:
         max_turns: int | None = None,
         agent_path: str | None = None,
         steps: bool = False,
+        output: OutputSpec | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
+        self.output = output
         self.steps = steps
         self.agent = agent
         self.provider = provider
@@ -358,6 +366,7 @@ class ChatSession:
                     (time.perf_counter() - state.started) * 1000,
                     state.turns,
                     tuple(state.calls),
+                    state.output,
                 )
             )
         emit(None)
@@ -368,6 +377,8 @@ class ChatSession:
         emit(SessionStarted(self.id, self._recorder.thread_id, self.model))
         tools = await self._offered_tools(emit)
         parameters = resolve_parameters(self.agent.settings, self.overrides)
+        if self.output is not None:
+            return await typed_turns(self, self.output, tools, parameters, emit, state)
         for turn in range(1, self.max_turns + 1):
             state.turns = turn
             asked = parameters
@@ -375,19 +386,8 @@ class ChatSession:
                 # Tools asked for now could not run: the model answers with what it has.
                 asked = {**parameters, "tool_choice": "none"}
                 emit(Notice(_last_request_notice(self.max_turns)))
-            self._recorder.model_turn_started()
-            state.steps.asking(f"{self.provider.name}:{self.model}", turn)
             request = ModelRequest(self.model, tuple(self.messages), tools, asked)
-            completion = await self._model_turn(request, emit)
-            message, usage = completion.message, completion.usage
-            state.usage = state.usage.plus(usage)
-            empty = not message.tool_calls and not message.content.strip()
-            if not empty:  # an empty one's pending row becomes the run's error row (``failed``)
-                self.messages.append(message)
-                self._recorder.model_turn_finished(_redacted(message), usage)
-            emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
-            if empty:
-                raise _empty_answer(completion.stop_reason)
+            message = await self._ask(request, emit, state)
             if not message.tool_calls:
                 return message.content
             if turn == self.max_turns:
@@ -395,6 +395,32 @@ class ChatSession:
             await self._run_tools(message.tool_calls, emit, state)
             parameters = _unforced(parameters)
         raise turn_limit_error(self.max_turns)
+
+    async def _ask(self, request: ModelRequest, emit: _Emit, state: _RunState) -> ChatMessage:
+        """One model request of turn ``state.turns``: recorded, its message appended, its
+        ``TurnFinished`` emitted; an empty answer raises ``EmptyAnswer``."""
+        turn = state.turns
+        self._recorder.model_turn_started()
+        state.steps.asking(f"{self.provider.name}:{self.model}", turn)
+        completion = await self._model_turn(request, emit)
+        message, usage = completion.message, completion.usage
+        state.usage = state.usage.plus(usage)
+        empty = not message.tool_calls and not message.content.strip()
+        if not empty:  # an empty one's pending row becomes the run's error row (``failed``)
+            self.messages.append(message)
+            self._recorder.model_turn_finished(_redacted(message), usage)
+        emit(TurnFinished(turn, usage.input_tokens, usage.output_tokens))
+        if empty:
+            raise _empty_answer(completion.stop_reason)
+        return message
+
+    def _add_message(self, message: ChatMessage) -> None:
+        """Append a message the session itself writes (a tool result or a user note), recorded."""
+        self.messages.append(message)
+        if message.role == "tool":
+            self._recorder.tool_result(message)
+        else:
+            self._recorder.user_message(redact(message.content))
 
     async def _offered_tools(self, emit: _Emit) -> tuple[ToolSchema, ...]:
         if self.toolbox is None:

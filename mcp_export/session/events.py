@@ -24,11 +24,13 @@ from typing import Any, Literal
 
 from mcp_export.errors import ExportError
 from mcp_export.providers.base import TextDelta, Usage
+from mcp_export.session.output_events import OutputChecked
 
 __all__ = [
     "FailureKind",
     "FinalAnswer",
     "Notice",
+    "OutputChecked",
     "SessionEvent",
     "SessionFailed",
     "SessionStarted",
@@ -159,6 +161,9 @@ class FinalAnswer:
     duration_ms: float
     turns: int
     tool_calls: tuple[ToolCallRecord, ...] = field(default=())
+    output: OutputChecked | None = None
+    """A typed tool's accepted answer (its object, and whether a repair turn made it), else
+    None."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,7 @@ SessionEvent = (
     | ToolCallStarted
     | ToolCallFinished
     | TurnFinished
+    | OutputChecked
     | FinalAnswer
     | SessionFailed
 )

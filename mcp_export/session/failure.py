@@ -12,6 +12,7 @@ from mcp_export.errors import (
     CredentialsMissing,
     EmptyAnswer,
     ExportError,
+    OutputInvalid,
     ProviderAuthError,
     ProviderError,
     ProviderProtocolError,
@@ -34,6 +35,12 @@ _TABLE: tuple[tuple[type[ExportError], FailureKind, str], ...] = (
         TurnLimitExceeded,
         "turn-limit",
         "raise settings.maxChatTurns or make the prompt ask for fewer tool calls",
+    ),
+    (
+        OutputInvalid,
+        "provider",
+        "say in the prompt or in the schema's descriptions what each field holds, or choose a "
+        "model that follows JSON Schemas",
     ),
     (
         SessionTimeout,

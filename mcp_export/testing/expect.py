@@ -20,7 +20,9 @@ from jsonschema.exceptions import SchemaError
 from referencing.exceptions import Unresolvable
 
 from mcp_export.server.steps import THREAD_META
+from mcp_export.server.typed_result import TRACE_META
 from mcp_export.testing.bounded import CheckTimeout, Deadline, answer_validator, search
+from mcp_export.testing.fields import typed_failures
 from schema_types.cases import CalledTool, Expectations
 from schema_types.limits import MAX_NESTING, nesting_depth
 
@@ -69,6 +71,8 @@ class CallOutcome:
     input_tokens: int | None = None
     output_tokens: int | None = None
     thread_id: str | None = None
+    value: Any = None
+    """A typed tool's answer (its ``structuredContent``); None for an untyped tool."""
 
 
 def _count(value: Any) -> int | None:
@@ -79,6 +83,10 @@ def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
     """The outcome of a ``tools/call`` result received after ``duration_ms``."""
     text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
     structured = result.structured_content or {}
+    trace = result.meta.get(TRACE_META) if isinstance(result.meta, Mapping) else None
+    value: Any = None
+    if isinstance(trace, Mapping):  # a typed tool: the answer is the object, the trace in _meta
+        value, structured = result.structured_content, trace
     calls = structured.get("toolCalls")
     usage = structured.get("usage")
     usage = usage if isinstance(usage, Mapping) else {}
@@ -93,6 +101,7 @@ def outcome_of(result: types.CallToolResult, duration_ms: float) -> CallOutcome:
         input_tokens=_count(usage.get("inputTokens")),
         output_tokens=_count(usage.get("outputTokens")),
         thread_id=_thread(result.meta),
+        value=value,
     )
 
 
@@ -129,7 +138,10 @@ def _called(wanted: str | CalledTool, calls: Sequence[Mapping[str, Any]]) -> boo
 
 
 def check(
-    expect: Expectations, outcome: CallOutcome, deadline: Deadline | None = None
+    expect: Expectations,
+    outcome: CallOutcome,
+    deadline: Deadline | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> list[Failure]:
     """The expectations of a case that ``outcome`` does not meet (``judge`` is not checked here).
 
@@ -142,6 +154,7 @@ def check(
         expect: the case's expectations.
         outcome: what the client received.
         deadline: when the regular expressions must have ended (default: two seconds from now).
+        output_schema: the tool's outputSchema: the answer must fit it (checked unasked).
 
     Returns:
         The failures in the order the expectations are listed in the file format; empty when
@@ -179,6 +192,8 @@ def check(
         failures.extend(_match_failures(expect.matches, text, deadline))
     if expect.json_schema is not None:
         failures.extend(_json_failures(expect.json_schema, text, deadline))
+    if not outcome.is_error:
+        failures.extend(typed_failures(expect, outcome, output_schema, deadline))
     calls = outcome.tool_calls
     made = ", ".join(str(c.get("name")) for c in calls) or "none"
     for index, wanted in enumerate(expect.tool_calls):

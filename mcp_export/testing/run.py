@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -302,7 +303,10 @@ async def _run_case(
             str(exc) or type(exc).__name__, True, (time.perf_counter() - began) * 1000
         )
     # Off the event loop's thread (in the studio, the GUI's): a check may take its whole deadline.
-    failures = await anyio.to_thread.run_sync(check, case.expect, outcome, abandon_on_cancel=True)
+    failures = await anyio.to_thread.run_sync(
+        partial(check, case.expect, outcome, output_schema=tool.output_schema),
+        abandon_on_cancel=True,
+    )
     verdict: Verdict | None = None
     criterion = case.expect.judge
     if criterion and not outcome.is_error:

@@ -10,6 +10,7 @@ import pytest
 from schema_types.agent import Agent
 from schema_types.arguments import sample_arguments, validate_arguments
 from schema_types.files.agent_file import load_agent
+from schema_types.output_schema import check_output_schema, output_problems
 from schema_types.schema.check import check_parameters_schema
 from schema_types.secrets import find_literal_secrets, is_reference
 from schema_types.template.engine import diagnose, render_segments
@@ -27,7 +28,11 @@ TOOL_IDS = [f"{path.name.split('.')[0]}-{name}" for path, name in TOOLS]
 
 
 def test_there_are_at_least_two_examples():
-    assert [p.name for p in EXAMPLES] == ["code-reviewer.agent.yaml", "travel-desk.agent.yaml"]
+    assert [p.name for p in EXAMPLES] == [
+        "code-reviewer.agent.yaml",
+        "fare-finder.agent.yaml",
+        "travel-desk.agent.yaml",
+    ]
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -78,3 +83,17 @@ def test_travel_desk_has_what_the_studio_demonstrates():
     assert (time.type, time.command) == ("stdio", "mcp-server-time")
     assert time.permission_required("get_current_time") is False
     assert agent.providers["openai"]["OPENAI_API_KEY"] == "env://OPENAI_API_KEY"
+
+
+def test_the_typed_example_declares_a_sound_output_schema_its_case_checks():
+    tool = load_agent(EXAMPLES_DIR / "fare-finder.agent.yaml").metadata.tool("compare_fares")
+    assert tool is not None and tool.output_schema is not None
+    assert check_output_schema(tool.output_schema) == []
+    answer = {
+        "cheapest": {"flight": "SK4411", "airline": "SAS", "price": 212.5},
+        "options": [{"flight": "SK4411", "departs": "07:10", "price": 212.5}],
+        "currency": "EUR",
+    }
+    assert output_problems(tool.output_schema, answer) == []
+    (case,) = tool.tests
+    assert set(case.expect.fields) == {"/cheapest/price", "/options", "/currency"}
