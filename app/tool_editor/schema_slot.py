@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schema_types.errors import Problem
+from schema_types.output_schema import check_output_schema
 from schema_types.schema.check import check_parameters_schema
 
 __all__ = ["OUTPUT", "PARAMETERS", "SchemaSlot"]
@@ -39,4 +40,11 @@ class SchemaSlot:
 
 
 PARAMETERS = SchemaSlot("parameters", "Parameters", "parameter", "the parameters", "inputSchema")
-OUTPUT = SchemaSlot("output_schema", "Output", "output field", "the output schema", "outputSchema")
+OUTPUT = SchemaSlot(
+    "output_schema",
+    "Output",
+    "output field",
+    "the output schema",
+    "outputSchema",
+    check_output_schema,
+)
