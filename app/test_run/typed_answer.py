@@ -188,7 +188,9 @@ class ObjectTree(QTreeWidget):
     def _fit(self) -> None:
         rows = sum(1 for _ in self.row_texts())
         shown = min(rows, MAX_ROWS_SHOWN)
-        line = max(self.sizeHintForRow(0), self.fontMetrics().lineSpacing() + 4)
+        top = self.topLevelItem(0)
+        row = self.indexRowSizeHint(self.indexFromItem(top)) if top is not None else 0
+        line = max(row, self.fontMetrics().lineSpacing())
         height = shown * line + self.header().sizeHint().height() + 2 * self.frameWidth() + 4
         self.setFixedHeight(height)
 

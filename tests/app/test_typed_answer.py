@@ -3,25 +3,11 @@ the repair turn named as such."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from pytestqt.qtbot import QtBot
 
 from app.test_run.typed_answer import MAX_CHILDREN, OutputCheckBlock
+from mcp_export.session.output_events import OutputChecked as _Check
 from schema_types.errors import Problem
-
-
-@dataclass(frozen=True)
-class _Check:
-    """An answer as the runtime reports its check (the fields ``OutputChecked`` has)."""
-
-    stage: str
-    method: str
-    text: str
-    value: Any
-    problems: tuple[Problem, ...] = ()
-
 
 FLIGHTS = {
     "cheapest": 212.5,
@@ -87,9 +73,8 @@ def test_an_answer_that_does_not_fit_lists_the_messages_and_marks_the_fields(
 
 def test_the_repair_turn_is_named_and_says_whether_it_fixed_the_answer(qtbot: QtBot) -> None:
     fixed = _block(qtbot, _Check("repair", "final_tool", "{}", FLIGHTS))
-    still = _block(
-        qtbot, _Check("repair", "final_tool", "nope", None, (Problem("", "the answer is not JSON"),))
-    )
+    not_json = (Problem("", "the answer is not JSON"),)
+    still = _block(qtbot, _Check("repair", "final_tool", "nope", None, not_json))
 
     assert fixed.heading.text().startswith("✓ Repair turn: the model was sent the messages above")
     assert fixed.heading.text().endswith("it fits the output schema")
