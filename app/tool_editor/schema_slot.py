@@ -28,6 +28,7 @@ class SchemaSlot:
         noun: what one property is called in undo steps ("Add parameter city").
         whole: the schema as a whole in undo steps ("Edit type of the output schema").
         wire_name: what MCP clients get it as (``inputSchema``, ``outputSchema``).
+        description_hint: what a property's description is for (its field's placeholder).
         check: the problems of the whole schema, each with its dotted JSON path.
     """
 
@@ -36,15 +37,24 @@ class SchemaSlot:
     noun: str
     whole: str
     wire_name: str
+    description_hint: str
     check: Callable[[Mapping[str, Any]], list[Problem]] = check_parameters_schema
 
 
-PARAMETERS = SchemaSlot("parameters", "Parameters", "parameter", "the parameters", "inputSchema")
+PARAMETERS = SchemaSlot(
+    "parameters",
+    "Parameters",
+    "parameter",
+    "the parameters",
+    "inputSchema",
+    "What the calling model should pass here.",
+)
 OUTPUT = SchemaSlot(
     "output_schema",
     "Output",
     "output field",
     "the output schema",
     "outputSchema",
+    "What the model should answer here (it reads this too).",
     check_output_schema,
 )

@@ -198,3 +198,12 @@ def test_output_schema_problems_are_shown_where_they_are(qtbot: QtBot, tmp_path:
     assert any(text.startswith("Line ") and "currency" in text for text in listed), listed
     assert any("minimum" in text for text in listed), listed
     assert "refuses this schema" in view.status.text()
+
+
+def test_the_output_builder_speaks_of_output_fields(qtbot: QtBot, tmp_path: Path) -> None:
+    editor, _path = _editor(qtbot, tmp_path, TYPED_AGENT)
+    panel = _open_output(qtbot, editor).builder.panel
+
+    assert panel.heading.text() == "No output field selected"
+    assert panel.description_edit.placeholderText().startswith("What the model should answer")
+    assert editor.parameters.panel.heading.text() == "No parameter selected"
