@@ -4,7 +4,7 @@ A tool with an output schema makes the model answer in it the strongest way the 
 endpoint supports (``mcp_export.session.typed.request_additions``, the runtime's own plan): a
 ``response_format`` with the JSON Schema, a forced final tool whose input is the schema, or an
 instruction. :class:`RequestAdditionsView` shows that plan for the agent's model as it is now:
-a line saying how and when, the wire parameters as JSON, and where their format comes from. It
+a line saying how and when, where the wire format comes from, and the wire parameters as JSON. It
 follows the tool's output schema and name and the agent's model; it is hidden while the tool
 answers text. Nothing is computed here: the view shows what the runtime says.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtGui import QFontDatabase, QPalette
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.document.agent_document import FieldPath
 from app.document.tool_ref import ToolRef
@@ -23,15 +23,16 @@ from app.tool_editor.sample_panel import heading
 from mcp_export.session.typed import request_additions
 from schema_types.agent import Agent, ToolDefinition
 
-__all__ = ["HOW", "RequestAdditionsView", "additions_for", "provider_id"]
+__all__ = ["HOW", "TITLE", "RequestAdditionsView", "additions_for", "provider_id"]
 
+TITLE = "Added for the output schema"
 HOW = {
     "response_format": "The request carries a response_format with the output schema",
     "final_tool": "The model gets a final tool whose input is the output schema, and must call it",
     "instruction": "The model is told the output schema and to answer with JSON only",
 }
-_WIRE_LINES = 3
-"""Lines the JSON box is at least tall enough for (it scrolls beyond)."""
+_TEXT_LINES = 3
+"""Lines the text is at least tall enough for (it scrolls beyond, and grows with the column)."""
 
 
 def provider_id(agent: Agent) -> str | None:
@@ -57,39 +58,30 @@ class RequestAdditionsView(QWidget):
     """The additions of one tool's output schema to its model requests (see module docstring).
 
     Attributes:
-        how: how and when the model is made to answer in the schema.
-        wire: the added request parameters as JSON.
-        source: where their wire format comes from.
+        heading: the view's title.
+        text: how and when the model is made to answer in the schema and where the wire format
+            comes from, then, after a blank line, the added request parameters as JSON (or the
+            instruction's text).
     """
 
     def __init__(self, ref: ToolRef, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("requestAdditions")
         self.ref = ref
-        self.wire = QPlainTextEdit()
-        self.wire.setObjectName("requestAdditionsJson")
-        self.wire.setAccessibleName("Added to the model request for the output schema")
-        self.wire.setReadOnly(True)
-        self.wire.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.wire.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        # It shares the preview's column, which is short at 1024×700: a few lines, then it
-        # scrolls, and it grows with the column.
-        self.wire.setMinimumHeight(self.wire.fontMetrics().lineSpacing() * _WIRE_LINES + 12)
-        self.title = heading("Added to the request for the output schema", self.wire)
-        self.how = QLabel()
-        self.how.setObjectName("requestAdditionsHow")
-        self.how.setWordWrap(True)
-        self.source = QLabel()
-        self.source.setObjectName("requestAdditionsSource")
-        self.source.setWordWrap(True)
-        self.source.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        # One scrolling text under a one-line heading: the column is narrow and short at
+        # 1024×700, and wrapping labels around a text box would be laid out a line too short.
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("requestAdditionsText")
+        self.text.setAccessibleName("Added to the model request for the output schema")
+        self.text.setReadOnly(True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setMinimumHeight(self.text.fontMetrics().lineSpacing() * _TEXT_LINES + 12)
+        self.heading = heading(TITLE, self.text)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.title)
-        layout.addWidget(self.how)
-        layout.addWidget(self.wire, 1)
-        layout.addWidget(self.source)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.text, 1)
         ref.changed.connect(self._on_tool_changed)
         ref.document.changed_at.connect(self._on_document_changed)
         self.refresh()
@@ -103,26 +95,22 @@ class RequestAdditionsView(QWidget):
             return
         added = additions_for(agent, tool)
         if added is None:
-            self.how.setText(
+            text = (
                 "No model is chosen: the Model page's choice decides how the model is made to "
                 "answer in the output schema."
             )
-            self.wire.hide()
-            self.source.hide()
-            self.show()
-            return
-        method = str(added.get("method", ""))
-        how = HOW.get(method, method)
-        when = added.get("when")
-        self.how.setText(f"{how} ({when})." if when else f"{how}.")
-        wire = {k: v for k, v in added.items() if k not in ("method", "source", "when")}
-        shown = wire.get("system") if set(wire) == {"system"} else None
-        text = str(shown) if shown is not None else json.dumps(wire, indent=2, ensure_ascii=False)
-        if text != self.wire.toPlainText():
-            self.wire.setPlainText(text)
-        self.source.setText(f"Wire format: {added.get('source', '')}")
-        self.wire.show()
-        self.source.show()
+        else:
+            method = str(added.get("method", ""))
+            how = HOW.get(method, method)
+            when = added.get("when")
+            wire = {k: v for k, v in added.items() if k not in ("method", "source", "when")}
+            system = wire.get("system") if set(wire) == {"system"} else None
+            body = system if system is not None else json.dumps(wire, indent=2, ensure_ascii=False)
+            text = (
+                f"{how} ({when}).\n" if when else f"{how}.\n"
+            ) + f"Wire format: {added.get('source', '')}\n\n{body}"
+        if text != self.text.toPlainText():
+            self.text.setPlainText(text)
         self.show()
 
     def _on_tool_changed(self, part: FieldPath) -> None:

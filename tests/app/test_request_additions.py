@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
 from app.tool_editor.editor import ToolEditor
+from app.tool_editor.request_additions import RequestAdditionsView
 from tests.fakes.mcp_clients import write_agent
 
 SCHEMA = {
@@ -30,17 +32,23 @@ def _editor(qtbot: QtBot, tmp_path: Path, *, typed: bool = True) -> ToolEditor:
     return editor
 
 
+def _shown(view: RequestAdditionsView) -> tuple[str, Any]:
+    """What the view says (how, and where the format comes from), and the JSON under it."""
+    how, _blank, wire = view.text.toPlainText().partition("\n\n")
+    return how, json.loads(wire)
+
+
 def test_the_preview_shows_the_response_format_a_call_adds(qtbot: QtBot, tmp_path: Path) -> None:
     editor = _editor(qtbot, tmp_path)
     view = editor.template.request_additions
 
-    assert view.isVisible() and view.wire.isVisible()
-    assert view.title.text() == "Added to the request for the output schema"
-    assert view.how.text().startswith("The request carries a response_format")
-    wire = json.loads(view.wire.toPlainText())
+    assert view.isVisible() and view.text.isVisible()
+    assert view.heading.text() == "Added for the output schema"
+    how, wire = _shown(view)
+    assert how.startswith("The request carries a response_format with the output schema")
+    assert "Wire format: OpenAI Structured Outputs: platform.openai.com" in how
     assert wire["response_format"]["type"] == "json_schema"
     assert wire["response_format"]["json_schema"]["schema"] == SCHEMA
-    assert "platform.openai.com" in view.source.text()
 
 
 def test_the_preview_follows_the_model_and_the_schema(qtbot: QtBot, tmp_path: Path) -> None:
@@ -49,13 +57,13 @@ def test_the_preview_follows_the_model_and_the_schema(qtbot: QtBot, tmp_path: Pa
     document = editor.document
 
     document.set_field(("settings", "model"), "anthropic:claude-sonnet-4-5", text="Model")
-    assert view.how.text().startswith("The model gets a final tool")
-    wire = json.loads(view.wire.toPlainText())
+    how, wire = _shown(view)
+    assert how.startswith("The model gets a final tool")
     assert wire["tools"][0]["input_schema"] == SCHEMA
 
     document.set_field(("settings", "model"), "sampling", text="Model")
-    assert view.how.text().startswith("The model is told the output schema")
-    assert '"verdict"' in view.wire.toPlainText()  # the instruction carries the schema
+    assert view.text.toPlainText().startswith("The model is told the output schema")
+    assert '"verdict"' in view.text.toPlainText()  # the instruction carries the schema
 
     editor.output.remove_schema()
     assert not view.isVisible()
@@ -63,7 +71,7 @@ def test_the_preview_follows_the_model_and_the_schema(qtbot: QtBot, tmp_path: Pa
     assert view.isVisible()
     document.undo_stack.undo()
     document.undo_stack.undo()
-    assert view.how.text().startswith("The request carries a response_format")
+    assert _shown(view)[0].startswith("The request carries a response_format")
 
 
 def test_a_tool_that_answers_text_adds_nothing(qtbot: QtBot, tmp_path: Path) -> None:
