@@ -2,7 +2,8 @@
 
 Run as ``python bench/_async_model.py DELAY``: prints the port, then answers every
 ``POST …/chat/completions`` after ``DELAY`` seconds with a streamed answer (``answer to <the last
-user message>`` in two ``delta.content`` chunks, a ``finish_reason`` chunk, a usage chunk,
+user message>``, or ``{"answer": "answer to …"}`` when the request has a ``response_format``, in
+two ``delta.content`` chunks, a ``finish_reason`` chunk, a usage chunk,
 ``[DONE]``), on kept-alive HTTP/1.1 connections, until killed. ``GET /stats`` answers with the
 ``time.monotonic()`` times at which requests arrived and were answered since the last such
 request (JSON ``{"arrived": […], "answered": […]}``): when a server under test sent its model
@@ -35,11 +36,15 @@ def _event(payload: dict[str, Any]) -> bytes:
 
 def _answer(body: bytes) -> bytes:
     try:
-        messages = json.loads(body).get("messages") or []
+        request = json.loads(body)
+        messages = request.get("messages") or []
         said = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+        typed = "response_format" in request
     except (ValueError, AttributeError):
-        said = ""
+        said, typed = "", False
     text = f"answer to {said}"
+    if typed:  # a structured-output request: the answer as the object {"answer": …}
+        text = json.dumps({"answer": text})
     half = len(text) // 2
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

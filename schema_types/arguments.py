@@ -37,6 +37,7 @@ from schema_types.json_text import (
 )
 from schema_types.limits import MAX_NESTING, nesting_depth
 from schema_types.schema._refs import reference_problems
+from schema_types.value_proof import proof_for
 
 __all__ = [
     "apply_defaults",
@@ -351,14 +352,22 @@ def value_problems(
     """Every problem of ``value`` against ``schema`` by path, sorted; no defaults applied.
 
     The validator is :func:`validate_arguments`'s (cached per schema, formats checked, nothing
-    downloaded). ``missing`` is what a missing required property is called.
+    downloaded); a value ``schema_types.value_proof`` proves to fit skips its walk (a 1 MB
+    answer). ``missing`` is what a missing required property is called.
 
     Raises:
         SchemaDefinitionError: the schema cannot be used to validate.
     """
+    validator = _validator_for(schema)  # an unusable schema raises, proof or not
+    proof = proof_for(schema)
+    if proof is not None:
+        try:
+            if proof(value):
+                return []  # proved to fit: jsonschema's walk would find nothing
+        except RecursionError:
+            pass
     if nesting_depth(value) > MAX_NESTING:
         return [Problem("", _TOO_DEEP_VALUE)]
-    validator = _validator_for(schema)
     try:
         return to_problems(located_problems(validator.iter_errors(value), (), missing))
     except RecursionError:

@@ -24,8 +24,10 @@ from mcp_export.cli._terminal import (
     with_runtime,
 )
 from mcp_export.errors import ExportError
+from mcp_export.providers.base import TextDelta
 from mcp_export.session.chat import ChatSession
-from mcp_export.session.events import FinalAnswer, SessionFailed
+from mcp_export.session.events import FinalAnswer, OutputChecked, SessionFailed
+from mcp_export.session.typed import OutputSpec
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -129,6 +131,8 @@ async def call_tool(
         except ExportError as exc:
             error("history", f"{exc}; going on without recording")
             history = None
+    definition = agent.metadata.tool(tool_name)
+    output = OutputSpec.of(definition) if definition is not None else None
     session = ChatSession(
         agent,
         provider=runtime.provider,
@@ -139,11 +143,15 @@ async def call_tool(
         thread_kind="call",
         parameters=overrides,
         agent_path=str(path),
+        output=output,
     )
     started = time.perf_counter()
     outcome: SessionEvent | None = None
     async for event in session.run(prompt):
-        printer.handle(event)
+        if output is not None and isinstance(event, TextDelta | OutputChecked | FinalAnswer):
+            _typed_event(printer, event)  # stdout is the checked object only
+        else:
+            printer.handle(event)
         if isinstance(event, FinalAnswer | SessionFailed):
             outcome = event
     if history is not None and run_id is not None:
@@ -152,6 +160,19 @@ async def call_tool(
         except ExportError as exc:
             error("history", f"{exc}; the run stays recorded as pending")
     return 0 if isinstance(outcome, FinalAnswer) else 1
+
+
+def _typed_event(printer: EventPrinter, event: TextDelta | OutputChecked | FinalAnswer) -> None:
+    """A typed tool's answer: the checked object as JSON on stdout; an answer that does not fit
+    its outputSchema is said on stderr, with the schema messages, before the repair turn."""
+    if isinstance(event, FinalAnswer):
+        printer.handle(TextDelta(event.text))
+        printer.handle(event)
+    elif isinstance(event, OutputChecked) and not event.ok:
+        lines = "".join(
+            f"\n  {p.path or '(the whole answer)'}: {p.message}" for p in event.problems
+        )
+        error("call", f"the {event.stage} does not fit the outputSchema:{lines}")
 
 
 def _finish_run(

@@ -12,8 +12,13 @@ prefix, or ``sampling``):
     model still calls tools, and its text answer follows the schema. ``strict: true`` only when
     the schema meets strict mode's rules (every object closed with ``additionalProperties:
     false`` and every property required), which an authored schema often does not.
-  * ``llamacpp`` (llama.cpp's ``llama-server``, tools/server/README.md, and llama-cpp-python's
-    server, which both turn the schema into a grammar), ``vllm`` (docs.vllm.ai, "Structured
+  * ``llamacpp``: the same, in the form both of its servers take, ``{type: json_object,
+    schema}``: llama-cpp-python's server reads only that form (``_grammar_for_response_format``
+    in ``llama_cpp/llama_chat_format.py`` returns no grammar for any type but ``json_object``:
+    OpenAI's ``json_schema`` form would be ignored without a word), and llama.cpp's
+    ``llama-server`` takes it as well as OpenAI's (tools/server/README.md, ``response_format``).
+    Both turn the schema into a grammar.
+  * ``vllm`` (docs.vllm.ai, "Structured
     Outputs"), ``lmstudio`` (lmstudio.ai/docs, "Structured Output"), ``ollama`` (its ``/v1``
     endpoint maps ``response_format``'s schema onto its native ``format``,
     docs.ollama.com/api/openai-compatibility), ``litellm`` (passed on): the grammar constrains
@@ -62,6 +67,8 @@ OutputMethod = Literal["response_format", "final_tool", "instruction"]
 
 _COMBINES = frozenset({"openai", "azure", "openrouter"})
 """Provider ids whose ``response_format`` goes with tool calls in one turn."""
+_SCHEMA_IN_JSON_OBJECT = frozenset({"llamacpp"})
+"""Provider ids whose servers take the schema as ``{type: json_object, schema}``."""
 _FINAL_TOOL_PROVIDERS = frozenset({"anthropic"})
 _INSTRUCTION_PROVIDERS = frozenset({"sampling"})
 
@@ -69,7 +76,10 @@ _SOURCES: dict[str, str] = {
     "openai": "OpenAI Structured Outputs: platform.openai.com/docs/guides/structured-outputs",
     "azure": "Azure OpenAI structured outputs (the OpenAI request body)",
     "openrouter": "OpenRouter structured outputs (the OpenAI request body)",
-    "llamacpp": "llama.cpp tools/server/README.md: response_format json_schema",
+    "llamacpp": (
+        "llama-cpp-python llama_chat_format._grammar_for_response_format and llama.cpp "
+        "tools/server/README.md: response_format {type: json_object, schema}"
+    ),
     "vllm": "vLLM docs, Structured Outputs: response_format json_schema",
     "lmstudio": "LM Studio docs, Structured Output: response_format json_schema",
     "ollama": "Ollama OpenAI compatibility: response_format json_schema -> format",
@@ -142,6 +152,8 @@ class StructuredOutput:
 
     def response_format(self) -> dict[str, Any]:
         """The ``response_format`` parameter."""
+        if self.provider in _SCHEMA_IN_JSON_OBJECT:
+            return {"type": "json_object", "schema": self.schema}
         spec: dict[str, Any] = {"name": self.name, "schema": self.schema}
         if self.strict:
             spec["strict"] = True

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_export.errors import OutputInvalid
 from mcp_export.providers.base import ChatMessage, ModelRequest, ToolCallRequest, ToolSchema
 from mcp_export.providers.structured import FINAL_TOOL, StructuredOutput, plan_output
+from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import Notice, SessionEvent
 from mcp_export.session.failure import turn_limit_error
 from mcp_export.session.output_events import OutputChecked, OutputStage
@@ -107,7 +108,8 @@ def parse_answer(text: str) -> tuple[Any, Problem | None]:
 def check_answer(
     schema: Mapping[str, Any], text: str, *, stage: OutputStage, method: str, value: Any = None
 ) -> OutputChecked:
-    """Parse (unless ``value`` is given: a final tool's input) and check one answer."""
+    """Parse (unless ``value`` is given: a final tool's input) and check one answer (as the model
+    gave it: a run emits it redacted, see ``_redacted``)."""
     problems: list[Problem]
     if value is None:
         value, problem = parse_answer(text)
@@ -118,6 +120,18 @@ def check_answer(
     except SchemaDefinitionError as exc:
         problems = [Problem("", f"the output schema cannot be used: {exc}")]
     return OutputChecked(stage, method, text, value, tuple(problems))
+
+
+def _redacted(checked: OutputChecked) -> OutputChecked:
+    """A check as an event shows it: the text, the value and the messages (which may quote a
+    value) through ``redact``, as every event of a session."""
+    return OutputChecked(
+        checked.stage,
+        checked.method,
+        redact(checked.text),
+        redact_json(checked.value),
+        tuple(Problem(p.path, redact(p.message)) for p in checked.problems),
+    )
 
 
 def _listed(problems: Sequence[Problem]) -> str:
@@ -177,8 +191,10 @@ class _TypedRun:
 
     def _check(self, text: str, *, value: Any = None) -> OutputChecked | None:
         """Check an answer; the accepted one, or None when another turn was arranged."""
-        checked = check_answer(
-            self.plan.schema, text, stage=self.stage, method=self.plan.method, value=value
+        checked = _redacted(
+            check_answer(
+                self.plan.schema, text, stage=self.stage, method=self.plan.method, value=value
+            )
         )
         self.emit(checked)
         if checked.ok:
@@ -231,8 +247,10 @@ class _TypedRun:
         constrained = "response_format" in sent.parameters or self.plan.method != "response_format"
         if not constrained and not self.formatted:
             # Unconstrained text on an endpoint that cannot combine: taken if it already fits.
-            loose = check_answer(
-                self.plan.schema, message.content, stage="answer", method=self.plan.method
+            loose = _redacted(
+                check_answer(
+                    self.plan.schema, message.content, stage="answer", method=self.plan.method
+                )
             )
             self.emit(loose)
             if loose.ok:
@@ -263,7 +281,11 @@ class _TypedRun:
             return None
         if final.arguments_error is not None:
             checked = OutputChecked(
-                self.stage, self.plan.method, "", None, (Problem("", final.arguments_error),)
+                self.stage,
+                self.plan.method,
+                "",
+                None,
+                (Problem("", redact(final.arguments_error)),),
             )
             self.emit(checked)
             if self.repaired:

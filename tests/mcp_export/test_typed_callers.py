@@ -1,6 +1,6 @@
-"""Typed tools as clients meet them: through MCP sampling (an instruction, then the check, in
+"""Typed tools as callers meet them: through MCP sampling (an instruction, then the check, in
 both protocol eras), as a prompt (toolsAsPrompts tells the client's model the expected output),
-and untyped tools answering exactly as before typed results existed."""
+and in the terminal (``metaagent call`` prints the checked object)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,17 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from mcp_export.providers.factory import provider_for_agent
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.prompts import ROLE_META
+from mcp_export.session.chat import ChatSession
+from mcp_export.session.events import FinalAnswer, OutputChecked
+from mcp_export.session.typed import OutputSpec
+from schema_types.files.agent_file import load_agent
+from tests.fakes._script import text
+from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import ScriptedSampling, book_tool, sampled_text, write_agent
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.mcp_export.test_typed_calls import FLIGHTS, GOOD, WRONG
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +96,47 @@ async def test_a_typed_tool_as_a_prompt_tells_the_expected_output(
     assert instruction.content.meta == {ROLE_META: "system"}
     assert isinstance(prompt.content, types.TextContent)
     assert prompt.content.text == "Book a flight to Oslo for 1 passenger(s)."
+
+
+def test_metaagent_call_prints_the_checked_object_and_says_the_repair(tmp_path: Path) -> None:
+    with FakeOpenAIServer([text(json.dumps(WRONG)), text(json.dumps(GOOD))]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            tools=[book_tool(outputSchema=FLIGHTS)],
+        )
+        done = metaagent("call", str(path), "book_flight", "--arg", "destination=Oslo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == json.dumps(GOOD) + "\n"
+    assert "metaagent call: the answer does not fit the outputSchema:" in done.stderr
+    assert "cheapest.price: -1 is less than the minimum of 0" in done.stderr
+
+
+async def test_a_key_the_model_repeats_in_a_typed_answer_is_redacted_everywhere(
+    tmp_path: Path,
+) -> None:
+    key = "test-key-TYPED-0123456789abcdef"
+    leaked = {"cheapest": {"flight": key, "price": -1}}
+    fixed = {"cheapest": {"flight": key, "price": 1}, "count": 1}
+    with FakeOpenAIServer([text(json.dumps(leaked)), text(json.dumps(fixed))]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            api_key=key,
+            tools=[book_tool(outputSchema=FLIGHTS)],
+        )
+        agent = load_agent(path)
+        provider, name = provider_for_agent(agent)
+        try:
+            session = ChatSession(
+                agent, provider=provider, model=name, output=OutputSpec(FLIGHTS, "book_flight")
+            )
+            events = [event async for event in session.run("Book Oslo.")]
+        finally:
+            await provider.aclose()
+    checks = [e for e in events if isinstance(e, OutputChecked)]
+    assert [c.ok for c in checks] == [False, True]
+    assert key not in repr(checks)
+    final = events[-1]
+    assert isinstance(final, FinalAnswer) and final.output is not None
+    assert key not in final.text and key not in repr(final.output)

@@ -203,10 +203,9 @@ async def test_a_local_server_answers_tool_turns_free_then_a_format_turn(
     assert not result.is_error, _text(result)
     assert result.structured_content == GOOD
     assert ["response_format" in b for b in bodies] == [False, False, True]
-    # llama.cpp tools/server/README.md: response_format {type: json_schema, json_schema: {schema}}
-    assert bodies[2]["response_format"]["json_schema"]["schema"] == FLIGHTS
+    # The one form both llama.cpp servers read (llama-cpp-python ignores OpenAI's json_schema).
+    assert bodies[2]["response_format"] == {"type": "json_object", "schema": FLIGHTS}
     assert bodies[2]["tool_choice"] == "none"
-    assert "strict" not in bodies[2]["response_format"]["json_schema"]
 
 
 async def test_anthropic_answers_through_a_forced_final_tool(tmp_path: Path) -> None:
@@ -246,3 +245,26 @@ async def test_a_typed_conversation_tool_keeps_its_id_in_meta(tmp_path: Path, mo
     conversation = result.meta[CONVERSATION_META]
     assert isinstance(conversation, str) and conversation
     assert result.meta[TRACE_META]["conversationId"] == conversation
+
+
+async def test_anthropic_runs_inner_tools_before_the_final_tool(tmp_path: Path) -> None:
+    def respond(body: RequestBody) -> Reply:
+        if not body.tool_results:
+            return tool_calls([("toolu_1", "t__get_current_time", {"timezone": "UTC"})])
+        return tool_calls([("toolu_2", "final_answer", GOOD)])
+
+    with FakeAnthropicServer(responder=respond) as model:
+        path = _kind_agent(tmp_path, "anthropic", model.base_url)
+        data = yaml.safe_load(path.read_text())
+        data["mcpServers"] = {"t": time_server()}
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        async with _served(path) as served, Client(served.server) as client:
+            result = await client.call_tool("book_flight", {"destination": "Oslo"})
+        bodies = model.bodies
+    assert not result.is_error, _text(result)
+    assert result.structured_content == GOOD
+    assert result.meta is not None
+    (call,) = result.meta[TRACE_META]["toolCalls"]
+    assert call["name"] == "t__get_current_time"
+    offered = [t["name"] for t in bodies[0]["tools"]]
+    assert "t__get_current_time" in offered and "final_answer" in offered

@@ -4,7 +4,8 @@ Each server's ``structured_answer_streamed`` transcript (``tests/fixtures/wire``
 names the documents the request shape comes from) is replayed by ``ReplayServer``; a typed
 ``ChatSession`` on that server's provider kind must send exactly the recorded
 ``response_format`` (the tool's outputSchema under the tool's name, no ``strict`` where the
-schema does not meet strict mode) and read the answer as the object.
+schema does not meet strict mode; for llama.cpp's servers ``{type: json_object, schema}``, the
+one form llama-cpp-python reads) and read the answer as the object.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ async def test_a_typed_session_sends_the_recorded_response_format(server: str) -
     fixture = load_fixture(FIXTURES / server / "structured_answer_streamed.json")
     body = fixture.exchanges[0].body
     recorded = body["response_format"]
-    schema = recorded["json_schema"]["schema"]
+    schema = recorded["schema"] if "schema" in recorded else recorded["json_schema"]["schema"]
     user = next(m["content"] for m in body["messages"] if m["role"] == "user")
     with ReplayServer.for_server(server) as replay:
         agent = agent_for(server, replay, str(body["model"]))
@@ -42,7 +43,7 @@ async def test_a_typed_session_sends_the_recorded_response_format(server: str) -
                 agent,
                 provider=provider,
                 model=model,
-                output=OutputSpec(schema, recorded["json_schema"]["name"]),
+                output=OutputSpec(schema, "cheapest_flight"),
             )
             result = await run_to_result(session, user)
         finally:
