@@ -24,9 +24,7 @@ SOUND = {"name": "greet", "prompt": "Hello."}
 MAXIMUM = ("metadata", "tools", 0, "output_schema", "properties", "score", "maximum")
 
 
-def test_an_unsound_output_schema_marks_its_tool_until_fixed(
-    qtbot: QtBot, tmp_path: Path
-) -> None:
+def test_an_unsound_output_schema_marks_its_tool_until_fixed(qtbot: QtBot, tmp_path: Path) -> None:
     document = AgentDocument.load(write_agent(tmp_path / "a.agent.yaml", tools=[PRICE, SOUND]))
     outline, tools_list = OutlineModel(), ToolsListModel(document)
     outline.add_document(document)
