@@ -207,3 +207,19 @@ def test_the_output_builder_speaks_of_output_fields(qtbot: QtBot, tmp_path: Path
     assert panel.heading.text() == "No output field selected"
     assert panel.description_edit.placeholderText().startswith("What the model should answer")
     assert editor.parameters.panel.heading.text() == "No parameter selected"
+
+
+def test_an_output_schema_that_is_not_an_object_opens_on_its_json_with_mcps_rule(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    text = TYPED_AGENT.replace(
+        "      outputSchema:\n        type: object\n", "      outputSchema:\n        type: array\n"
+    )
+    editor, _path = _editor(qtbot, tmp_path, text)
+    builder = _open_output(qtbot, editor).builder
+
+    view = builder.json_view
+    assert builder.side.currentWidget() is view
+    qtbot.waitUntil(lambda: view.problems.isVisible(), timeout=5000)
+    listed = [view.problems.item(row).text() for row in range(view.problems.count())]
+    assert any("MCP requires a tool's outputSchema to be an object schema" in t for t in listed)
