@@ -6,10 +6,10 @@ richest example agent, with its own data directory so no recent files or recover
 person leak in, walks through the views and saves one PNG per view into ``OUT_DIR``. ``--dark``
 starts it in the dark theme, as View ▸ Theme ▸ Dark leaves it (a dark palette where the platform
 has no dark theme, as under Xvfb); ``--only`` takes the named groups of views (studio, editor,
-window, runs, endpoint, matrix, tests, callers, verify, newuser, history) instead of all.
-Getting started, which a first start shows, is taken in the window group, from the Help menu.
-It stops with a non-zero status when a view cannot be reached, so a broken view never leaves a
-stale picture behind unnoticed.
+window, runs, endpoint, matrix, tests, callers, verify, newuser, history, typed) instead of
+all. Getting started, which a first start shows, is taken in the window group, from the Help
+menu. It stops with a non-zero status when a view cannot be reached, so a broken view never
+leaves a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from app.screenshot_kit import (
 )
 from app.screenshots_callers import caller_views
 from app.screenshots_history import history_views
+from app.screenshots_typed import typed_model, typed_views
 
 if TYPE_CHECKING:
     from app.chat import ChatTab
@@ -60,6 +61,8 @@ def scripted_model(body: Any) -> Any:
     ending in ``LLAMA_QUESTION`` gets an answer without usage)."""
     from tests.fakes._script import text, text_without_usage, tool_calls
 
+    if "response_format" in body:  # a typed tool's run (the typed group)
+        return typed_model(body)
     if body.last_user_text.endswith(LLAMA_QUESTION):
         return text_without_usage(
             "A llama.cpp server: it streams answers but reports no token counts.", chunks=8
@@ -532,6 +535,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "verify": lambda window, camera, _agent: verify_call_view(window, camera),
     "newuser": lambda window, camera, _agent: new_user_views(window, camera),
     "history": lambda window, camera, _agent: history_views(window, camera),
+    "typed": lambda window, camera, _agent: typed_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

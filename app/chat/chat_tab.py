@@ -11,7 +11,9 @@ the tool calls). Runs are tasks on the qasync loop (the window keeps answering, 
 of tabs run at once); Stop cancels the session at whichever step it is, follow-up messages
 continue it. A tool test (``tool_name`` given) also offers the
 "Caller's view": the ``CallToolResult`` an MCP client would receive for the call, made by the
-served server's own code; once that call has ended, "Save as test case…" (a button and the
+served server's own code; a tool with an output schema answers in it, and each check of its
+answer shows as a block (:mod:`app.test_run.typed_answer`: the object as a tree, the schema
+messages, the repair turn); once that call has ended, "Save as test case…" (a button and the
 tab's and the answer's context menus) keeps its arguments as a test case of the tool, with what
 the person selected in the answer as the text a good answer must contain. In any chat, once the
 person has typed a request, "Save as caller case…" (a button in a plain chat; the tab's and the
@@ -58,6 +60,7 @@ from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed
+    from mcp_export.session.output_events import OutputChecked
 
 __all__ = ["ChatTab", "settings_page_for"]
 
@@ -68,6 +71,14 @@ _closing: set[asyncio.Task[None]] = set()
 RUN_STOP_SECONDS = 2.0
 """How long a closed tab's run gets to end once stopped (so history records it as cancelled);
 then it is cancelled, and gets as long again."""
+
+
+def _check_block(event: OutputChecked) -> QWidget:
+    """The transcript block of a typed answer's check (imported here: ``app.test_run`` takes
+    the chat's colours from ``app.chat``, whose package imports this module)."""
+    from app.test_run.typed_answer import OutputCheckBlock
+
+    return OutputCheckBlock(event)
 
 
 def settings_page_for(kind: str) -> str | None:
@@ -135,6 +146,7 @@ class ChatTab(QWidget):
         self._close_down: asyncio.Task[None] | None = None
         self._assistant: AssistantBlock | None = None
         self._cards: dict[str, ToolCard] = {}
+        self._checks: list[QWidget] = []  # the blocks of a typed answer's checks
         self._noted: set[str] = set()
         self._stopping = False
         self._receiving = False
@@ -451,6 +463,7 @@ class ChatTab(QWidget):
         from mcp_export.session.events import (
             FinalAnswer,
             Notice,
+            OutputChecked,
             SessionFailed,
             Step,
             ToolCallFinished,
@@ -498,6 +511,10 @@ class ChatTab(QWidget):
             known = self._cards.get(event.call_id)
             if known is not None:
                 known.finish(event)
+        elif isinstance(event, OutputChecked):
+            self._flush_text()
+            self._checks.append(_check_block(event))
+            self.transcript.add(self._checks[-1])
         elif isinstance(event, FinalAnswer):
             self._on_answer(event)
         elif isinstance(event, SessionFailed):
@@ -506,7 +523,8 @@ class ChatTab(QWidget):
     def _on_answer(self, answer: FinalAnswer) -> None:
         self._flush_text()
         blocks = [b for b in self.transcript.blocks() if not isinstance(b, NoteLine)]
-        if answer.text and not (blocks and isinstance(blocks[-1], AssistantBlock)):
+        shown = blocks and (isinstance(blocks[-1], AssistantBlock) or blocks[-1] in self._checks)
+        if answer.text and not shown:
             # The provider did not stream this answer's text: show it whole.
             block = AssistantBlock(self._answer_actions)
             self.transcript.add(block)

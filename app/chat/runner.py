@@ -4,8 +4,9 @@ Kept free of Qt so the tab's widgets only render events. One runner is one conve
 first ``run`` creates the provider (``provider_for_agent``), the agent's toolbox and the
 ``ChatSession``; later runs continue the same session (multi-turn). For a tool test the first run
 is the tool call: it is built as the served server builds a call (the agent's system prompt, the
-permission-filtered toolbox, no parameter overrides), recorded like a served call, and its
-caller's view (the ``CallToolResult`` an MCP client would receive) is kept.
+permission-filtered toolbox, no parameter overrides; a tool with an output schema answers in it),
+recorded like a served call, and its caller's view (the ``CallToolResult`` an MCP client would
+receive) is kept.
 
 Each runner keeps one ``ProtocolLog`` (``protocol_log``) for its conversation: the provider and
 the toolbox record into it from the moment they are made, before the session's first request,
@@ -189,6 +190,7 @@ class ChatRunner:
         from mcp_export.providers.factory import provider_for_agent
         from mcp_export.server.tool_test import ToolTestRecord
         from mcp_export.session.chat import ChatSession
+        from mcp_export.session.typed import OutputSpec
 
         agent = self._agent()
         if self._provider is None:
@@ -201,7 +203,11 @@ class ChatRunner:
         attach(self.protocol_log, self._provider, self._toolbox)
         path = str(self.agent_path) if self.agent_path is not None else None
         thread_id: str | None = None
+        output: OutputSpec | None = None
         if self.test is not None and self._runs == 0:
+            tool = agent.metadata.tool(self.test.tool_name)
+            if tool is not None and tool.output_schema is not None:
+                output = OutputSpec(tool.output_schema, tool.name)
             self._record = ToolTestRecord(
                 agent,
                 self.test.tool_name,
@@ -221,6 +227,7 @@ class ChatRunner:
             thread_kind="tool-test" if self.test is not None else "chat",
             agent_path=path,
             steps=True,
+            output=output,
         )
         return self.session
 

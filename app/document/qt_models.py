@@ -137,22 +137,27 @@ class OutlineNode:
 
 
 def tool_icon(document: AgentDocument, tool: ToolDefinition) -> QIcon:
-    """A tool row's icon: ⚠ while its parameters need fixing."""
-    return icon("warning" if tool_schema_health(document).problems(tool) else "tool")
+    """A tool row's icon: ⚠ while its parameters or output schema need fixing."""
+    health = tool_schema_health(document)
+    unsound = health.problems(tool) or health.output_problems(tool)
+    return icon("warning" if unsound else "tool")
 
 
 def tool_tooltip(document: AgentDocument, tool: ToolDefinition) -> str:
-    """A tool row's tooltip: its description, and what to fix first when its parameters are
-    unsound (the tool's editor lists every problem)."""
+    """A tool row's tooltip: its description, and what to fix first when its parameters (or else
+    its output schema) are unsound (the tool's editor lists every problem)."""
     description = tool.description or "No description yet"
-    problems = tool_schema_health(document).problems(tool)
+    health = tool_schema_health(document)
+    problems, what = health.problems(tool), "parameters need"
+    if not problems:
+        problems, what = health.output_problems(tool), "output schema needs"
     if not problems:
         return description
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     first = problems[0]
     where = f"{first.path}: " if first.path else ""
     return (
-        f"⚠ The parameters need fixing before the agent can be served — {where}"
+        f"⚠ The {what} fixing before the agent can be served — {where}"
         f"{first.message}{more}\n\n{description}"
     )
 

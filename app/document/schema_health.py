@@ -1,18 +1,19 @@
-"""Which tools of an open agent have a parameters schema that needs fixing, kept current as the
-agent is edited.
+"""Which tools of an open agent have a parameters schema (or an output schema) that needs fixing,
+kept current as the agent is edited.
 
-An agent opens in the studio even when a tool's parameters schema is unsound (so it can be fixed
-here); serving, validating and exporting refuse it. :class:`ToolSchemaHealth` is what the outline
-and the tools list read to mark those tools, and what the window reads to say so once the agent
-is open. The problems are ``check_parameters_schema``'s, the rule the server applies.
+An agent opens in the studio even when a tool's schema is unsound (so it can be fixed here);
+serving, validating and exporting refuse it. :class:`ToolSchemaHealth` is what the outline and
+the tools list read to mark those tools, and what the window reads to say so once the agent is
+open. The problems are ``check_parameters_schema``'s and ``check_output_schema``'s, the rules the
+server applies.
 
 A pass runs from the event loop a moment after an edit that can change the outcome (a tool's
-parameters or name, the tools list; typing a prompt is not one), never inside a change, and in
-slices of a few milliseconds with the events in between, so an agent of thousands of tools is
-checked while the window stays responsive. Results are kept by tool name (unique in an agent), so
-a tool edited meanwhile keeps its mark until the pass. Checking one schema costs milliseconds, so
-a pass remembers what it checked: edits share every object they do not change, so a tool whose
-``parameters`` is the very object checked before is not checked again, and a schema whose content
+parameters, output schema or name, the tools list; typing a prompt is not one), never inside a
+change, and in slices of a few milliseconds with the events in between, so an agent of thousands of
+tools is checked while the window stays responsive. Results are kept by tool name (unique in an
+agent), so a tool edited meanwhile keeps its mark until the pass. Checking one schema costs
+milliseconds, so a pass remembers what it checked: edits share every object they do not change, so
+a schema that is the very object checked before is not checked again, and a schema whose content
 was seen before (undo, redo) reuses that outcome.
 """
 
@@ -41,10 +42,12 @@ CHECK_DELAY_MS = 200
 SLICE_MS = 12
 
 _Problems = tuple["Problem", ...]
+_Found = tuple[_Problems, _Problems]  # (the parameters' problems, the output schema's)
+_SLOTS = ("parameters", "output_schema")
 
 
 class ToolSchemaHealth(QObject):
-    """The parameters-schema problems of each tool of one document (a child of the document).
+    """The schema problems of each tool of one document (a child of the document).
 
     Signals:
         changed: emitted after a pass whose outcome differs from the one before.
@@ -57,10 +60,11 @@ class ToolSchemaHealth(QObject):
     def __init__(self, document: AgentDocument) -> None:
         super().__init__(document)
         self._document = document
-        # tool name → (the parameters object checked, its JSON, its problems)
-        self._seen: dict[str, tuple[object, str, _Problems]] = {}
-        self._by_text: dict[str, _Problems] = {}  # schema JSON → its problems
-        self._by_tool: dict[str, _Problems] = {}  # tool name → its problems, sound tools left out
+        # (field, tool name) → (the schema object checked, its JSON, its problems)
+        self._seen: dict[tuple[str, str], tuple[object, str, _Problems]] = {}
+        # (field, schema JSON) → its problems
+        self._by_text: dict[tuple[str, str], _Problems] = {}
+        self._by_tool: dict[str, _Found] = {}  # tool name → its problems, sound tools left out
         self._checked = False
         self._pass: _Pass | None = None
         self._delay = QTimer(self)
@@ -82,16 +86,22 @@ class ToolSchemaHealth(QObject):
     def problems(self, tool: ToolDefinition) -> tuple[Problem, ...]:
         """What is wrong with ``tool``'s parameters as of the last pass (``()`` when sound or
         not checked yet); paths are relative to the parameters schema."""
-        return self._by_tool.get(tool.name, ())
+        return self._by_tool.get(tool.name, ((), ()))[0]
+
+    def output_problems(self, tool: ToolDefinition) -> tuple[Problem, ...]:
+        """What is wrong with ``tool``'s output schema as of the last pass (``()`` when it has
+        none, it is sound, or it is not checked yet); paths are relative to the output schema."""
+        return self._by_tool.get(tool.name, ((), ()))[1]
 
     def unsound_tools(self) -> list[ToolDefinition]:
-        """The tools whose parameters need fixing, in the agent's order."""
-        return [tool for tool in self._document.agent.tools if self.problems(tool)]
+        """The tools whose parameters or output schema need fixing, in the agent's order."""
+        return [tool for tool in self._document.agent.tools if tool.name in self._by_tool]
 
     def _on_changed_at(self, path: FieldPath) -> None:
         inside = path[len(TOOLS_PATH) + 1 : len(TOOLS_PATH) + 2]
         if changes_tools_list(path) or (
-            changed_tool_index(path) is not None and inside in ((), ("parameters",), ("name",))
+            changed_tool_index(path) is not None
+            and inside in ((), ("parameters",), ("output_schema",), ("name",))
         ):
             self.check_soon()
 
@@ -127,27 +137,34 @@ class ToolSchemaHealth(QObject):
         self._pass = None
         self._finish(run)
 
-    def _problems_of(self, tool: ToolDefinition) -> _Problems:
-        parameters = tool.parameters
-        seen = self._seen.get(tool.name)
-        if seen is not None and seen[0] is parameters:
+    def _problems_of(self, tool: ToolDefinition) -> _Found:
+        return self._slot_problems(tool, _SLOTS[0]), self._slot_problems(tool, _SLOTS[1])
+
+    def _slot_problems(self, tool: ToolDefinition, field: str) -> _Problems:
+        schema = getattr(tool, field)
+        if schema is None:
+            return ()
+        seen = self._seen.get((field, tool.name))
+        if seen is not None and seen[0] is schema:
             return seen[2]
         # Imported on first use (after the first paint): at the top it adds ~5 ms to start-up
         # (bench/studio_startup.py).
+        from schema_types.output_schema import check_output_schema
         from schema_types.schema.check import check_parameters_schema
 
-        text = json.dumps(parameters, sort_keys=True, default=repr)
-        found = self._by_text.get(text)
+        check = check_parameters_schema if field == _SLOTS[0] else check_output_schema
+        text = json.dumps(schema, sort_keys=True, default=repr)
+        found = self._by_text.get((field, text))
         if found is None:
-            found = self._by_text[text] = tuple(check_parameters_schema(parameters))
-        self._seen[tool.name] = (parameters, text, found)
+            found = self._by_text[(field, text)] = tuple(check(schema))
+        self._seen[(field, tool.name)] = (schema, text, found)
         return found
 
     def _finish(self, run: _Pass) -> bool:
         alive = {tool.name for tool in run.tools}
-        self._seen = {key: value for key, value in self._seen.items() if key in alive}
+        self._seen = {key: value for key, value in self._seen.items() if key[1] in alive}
         # Only the schemas the agent holds now.
-        self._by_text = {text: found for _, text, found in self._seen.values()}
+        self._by_text = {(key[0], text): found for key, (_, text, found) in self._seen.items()}
         differs = run.found != self._by_tool or not self._checked
         self._by_tool, self._checked = run.found, True
         if differs:
@@ -162,10 +179,10 @@ class _Pass:
     def __init__(self, tools: list[ToolDefinition]) -> None:
         self.tools = list(tools)
         self.next = 0
-        self.found: dict[str, _Problems] = {}
+        self.found: dict[str, _Found] = {}
 
     def step(
-        self, problems_of: Callable[[ToolDefinition], _Problems], *, deadline: float | None
+        self, problems_of: Callable[[ToolDefinition], _Found], *, deadline: float | None
     ) -> bool:
         """Check tools until ``deadline`` (all of them when None); True while some are left."""
         tools, count = self.tools, len(self.tools)
@@ -173,7 +190,7 @@ class _Pass:
             tool = tools[self.next]
             self.next += 1
             found = problems_of(tool)
-            if found:
+            if found[0] or found[1]:
                 self.found[tool.name] = found
             if deadline is not None and self.next % 16 == 0 and time.perf_counter() > deadline:
                 break

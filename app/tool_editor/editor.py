@@ -1,9 +1,10 @@
 """The tool editor tab: the tool's fields, the parameter builder, the prompt template, its tests.
 
 :class:`ToolEditor` is what the main window shows in a tab for one tool: name, title, description
-and hints at the top (:class:`~app.tool_editor.tool_fields.ToolFields`), then two sections:
+and hints at the top (:class:`~app.tool_editor.tool_fields.ToolFields`), then three sections:
 "Definition", the parameter builder (:class:`~app.tool_editor.parameter_builder.ParameterBuilder`)
-above the template pane (:class:`~app.tool_editor.template_pane.TemplatePane`) in a splitter, and
+above the template pane (:class:`~app.tool_editor.template_pane.TemplatePane`) in a splitter,
+"Output", what the tool answers (:class:`~app.tool_editor.output_tab.OutputTab`), and
 "Tests", the tool's test cases (:class:`~app.tool_editor.tests_panel.TestsPanel`, titled with
 their count). It follows its tool through a :class:`~app.document.tool_ref.ToolRef` (a tool
 renamed or moved is still the one edited; after a reload it is the tool of the same name), and
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.document.agent_document import AgentDocument, FieldPath
 from app.document.tool_ref import ToolRef
 from app.icons import icon
+from app.tool_editor.output_tab import OutputTab
 from app.tool_editor.parameter_builder import ParameterBuilder
 from app.tool_editor.parameter_edits import template_path
 from app.tool_editor.sample_values import SampleStore
@@ -103,6 +105,7 @@ class ToolEditor(QWidget):
         self._last_tool = tool
         self.fields = ToolFields(self.ref)
         self.parameters = ParameterBuilder(self.ref)
+        self.output = OutputTab(self.ref)
         self.template = TemplatePane(self.ref, samples_memory=samples_memory)
         self.tests = TestsPanel(
             self.ref, history=history, sample_arguments=self.template.sample_panel.arguments
@@ -120,6 +123,8 @@ class ToolEditor(QWidget):
         self.sections.setObjectName("toolEditorSections")
         self.sections.setDocumentMode(True)
         self.sections.addTab(self.split, "Definition")
+        self.sections.addTab(self.output, "Output")
+        self.sections.setTabToolTip(1, "What the tool answers: text, or data of a declared shape")
         self.sections.addTab(self.tests, self._tests_title())
         self.test_button = QPushButton(icon("tool"), "Test tool…")
         self.test_button.setObjectName("testTool")
@@ -150,6 +155,7 @@ class ToolEditor(QWidget):
         panes = {
             "toolEditor/definition": self.split,
             "toolEditor/parameters": self.parameters.split,
+            "toolEditor/output": self.output.builder.split,
         }
         template = self.template.findChildren(QSplitter)
         panes.update({f"toolEditor/template/{i}": s for i, s in enumerate(template)})

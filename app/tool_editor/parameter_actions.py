@@ -17,6 +17,7 @@ from app.document.tool_ref import ToolRef
 from app.errors import reporter
 from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_edits import NodePath
+from app.tool_editor.schema_slot import SchemaSlot
 from schema_types.agent import ToolDefinition
 from schema_types.errors import SchemaDefinitionError
 from schema_types.schema.nodes import parameters_from_json
@@ -29,6 +30,7 @@ class ParameterActions:
 
     document: AgentDocument
     ref: ToolRef
+    slot: SchemaSlot
     # The node paths a rebuild should treat as "the same node, renamed or moved" (selection
     # and expansion follow it).
     _renamed: tuple[NodePath, NodePath] | None
@@ -57,7 +59,7 @@ class ParameterActions:
     # -- plumbing ------------------------------------------------------------------------------
 
     def _push(self, new: dict[str, Any], text: str, merge_key: tuple[Any, ...] = ()) -> bool:
-        path = self.ref.path("parameters")
+        path = self.ref.path(self.slot.field)
         if path is None:
             return False
         try:
@@ -80,7 +82,7 @@ class ParameterActions:
 
     def _label(self, path: NodePath) -> str:
         if not path:
-            return "the parameters"
+            return self.slot.whole
         return edits.template_path(path) or edits.schema_path(path)
 
     def seal(self) -> None:
@@ -103,7 +105,7 @@ class ParameterActions:
             The new property's path, or None when refused (reported).
         """
         chosen = name or edits.unique_name(self.parameters(), object_path, "new_property")
-        text = f"Add parameter {chosen}"
+        text = f"Add {self.slot.noun} {chosen}"
         problem = edits.identifier_problem(chosen)
         if problem:
             reporter().warning(f"{text}: not changed — {problem}")
@@ -124,7 +126,7 @@ class ParameterActions:
 
     def remove(self, path: NodePath) -> bool:
         """Delete the property or item schema at ``path``."""
-        text = f"Delete parameter {self._label(path)}"
+        text = f"Delete {self.slot.noun} {self._label(path)}"
         new = self._try(text, lambda p: edits.with_removed(p, path))
         return new is not None and self._push(new, text)
 
@@ -138,7 +140,7 @@ class ParameterActions:
         row = self.row_of(path)
         required = self.is_required(path)
         node = self.node_json(path)
-        text = f"Duplicate parameter {path[-1]}"
+        text = f"Duplicate {self.slot.noun} {path[-1]}"
         new = self._try(
             text,
             lambda p: edits.with_property(
@@ -157,7 +159,7 @@ class ParameterActions:
         """Rename property ``path`` (unique among its siblings, usable in a template)."""
         if not path or path[-1] == new_name:
             return True
-        text = f"Rename parameter {path[-1]} to {new_name}"
+        text = f"Rename {self.slot.noun} {path[-1]} to {new_name}"
         new = self._try(text, lambda p: edits.with_renamed(p, path, new_name))
         if new is None:
             return False
@@ -177,7 +179,7 @@ class ParameterActions:
         Returns:
             The property's path after the move, or None when refused (reported).
         """
-        text = f"Move parameter {path[-1] if path else ''}"
+        text = f"Move {self.slot.noun} {path[-1] if path else ''}"
         moved: list[NodePath] = []
 
         def make(params: Any) -> dict[str, Any]:
@@ -209,7 +211,7 @@ class ParameterActions:
 
     def set_required(self, path: NodePath, required: bool) -> bool:
         """List property ``path`` in its object's ``required`` (or take it out)."""
-        text = f"{'Require' if required else 'Do not require'} parameter {self._label(path)}"
+        text = f"{'Require' if required else 'Do not require'} {self.slot.noun} {self._label(path)}"
         new = self._try(text, lambda p: edits.with_required(p, path, required))
         return new is not None and self._push(new, text)
 

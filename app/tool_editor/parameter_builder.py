@@ -42,6 +42,7 @@ from app.tool_editor.parameter_model import ParameterTreeModel
 from app.tool_editor.property_panel import PropertyPanel
 from app.tool_editor.schema_import import ImportDialog, ImportedParameters
 from app.tool_editor.schema_json_view import SchemaJsonView
+from app.tool_editor.schema_slot import PARAMETERS, SchemaSlot
 from app.tool_editor.value_editors import reorderable
 from app.typed_delegate import KeepTypedDelegate
 from schema_types.schema.nodes import ArraySchema, ObjectSchema
@@ -57,20 +58,24 @@ class ParameterBuilder(QWidget):
     Args:
         ref: the edited tool.
         parent: the owning widget.
+        slot: which schema of the tool it edits (its parameters unless told).
     """
 
     def __init__(
         self,
         ref: ToolRef,
         parent: QWidget | None = None,
+        *,
+        slot: SchemaSlot = PARAMETERS,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("parameterBuilder")
         self.document = ref.document
-        self.model = ParameterTreeModel(ref, self)
+        self.slot = slot
+        self.model = ParameterTreeModel(ref, self, slot=slot)
         self.tree = QTreeView()
         self.tree.setObjectName("parameterTree")
-        self.tree.setAccessibleName("Parameters")
+        self.tree.setAccessibleName(slot.title)
         self.tree.setModel(self.model)
         self.tree.setItemDelegate(KeepTypedDelegate(self.tree))
         self.tree.setUniformRowHeights(True)
@@ -93,8 +98,10 @@ class ParameterBuilder(QWidget):
         self.side.setDocumentMode(True)
         self.side.addTab(self.panel, "Properties")
         self.side.addTab(self.json_view, "JSON")
-        self.side.setTabToolTip(1, "The parameters exactly as MCP clients get them (inputSchema)")
-        self.toolbar = QToolBar("Parameters")
+        self.side.setTabToolTip(
+            1, f"{slot.whole.capitalize()} exactly as MCP clients get them ({slot.wire_name})"
+        )
+        self.toolbar = QToolBar(slot.title)
         self.toolbar.setObjectName("parameterToolbar")
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.toolbar.setIconSize(QSize(16, 16))
@@ -166,7 +173,7 @@ class ParameterBuilder(QWidget):
             self.import_parameters,
             "Replace the parameters with a pasted tool definition, JSON Schema or example",
         )
-        title = QLabel("Parameters")
+        title = QLabel(self.slot.title)
         title.setObjectName("parametersTitle")
         font = title.font()
         font.setBold(True)

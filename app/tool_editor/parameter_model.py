@@ -1,5 +1,5 @@
 # ruff: noqa: N802  (Qt virtual method names are camelCase)
-"""The parameter tree: a Qt item model over one tool's parameters schema.
+"""The parameter tree: a Qt item model over one tool's parameters schema (or output schema).
 
 Rows are the schema's nodes (``schema_types.schema.nodes`` typed nodes, rebuilt whenever the tool's
 ``parameters`` dict changes): an object shows its properties as children, an array its item
@@ -11,9 +11,12 @@ any keyword, type) computes a new ``parameters`` dict with :mod:`.parameter_edit
 the tool's notice that its ``parameters`` changed keeps views' expansion and selection by node
 path (persistent indexes are re-pointed, a renamed node keeps its place).
 
-Problems are ``check_parameters_schema``'s: :meth:`node_problems` for one node (cheap, for the
-property panel) and :meth:`schema_problems` for the whole schema (computed once per change, a
-moment after it, since it costs ~60 ms on a 300-property schema).
+The same model edits the tool's ``output_schema`` when given that
+:class:`~app.tool_editor.schema_slot.SchemaSlot`; ``parameters()`` is then None while the tool has
+none. Problems are the slot's check's (``check_parameters_schema`` by default):
+:meth:`node_problems` for one node (cheap, for the property panel) and :meth:`schema_problems`
+for the whole schema (computed once per change, a moment after it, since it costs ~60 ms on a
+300-property schema).
 """
 
 from __future__ import annotations
@@ -42,10 +45,10 @@ from app.tool_editor import parameter_edits as edits
 from app.tool_editor.parameter_actions import ParameterActions
 from app.tool_editor.parameter_edits import NodePath
 from app.tool_editor.parameter_problems import node_problems
+from app.tool_editor.schema_slot import PARAMETERS, SchemaSlot
 from schema_types.agent import ToolDefinition
 from schema_types.agent_checks import parse_path
 from schema_types.errors import Problem, SchemaDefinitionError
-from schema_types.schema.check import check_parameters_schema
 from schema_types.schema.nodes import ArraySchema, ObjectSchema, RawSchema, parameters_from_json
 
 __all__ = ["COLUMNS", "NODE_PATH_ROLE", "PARAMETER_MIME", "ParameterTreeModel", "type_label"]
@@ -94,9 +97,12 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
     problems_changed = Signal()  # schema_problems() was recomputed
     renamed = Signal(object, object)  # (old node path, new node path) after a person's rename
 
-    def __init__(self, ref: ToolRef, parent: QObject | None = None) -> None:
+    def __init__(
+        self, ref: ToolRef, parent: QObject | None = None, *, slot: SchemaSlot = PARAMETERS
+    ) -> None:
         super().__init__(parent)
         self.ref = ref
+        self.slot = slot
         self.document = ref.document
         self._ids: dict[NodePath, int] = {}
         self._items: dict[int, _Item] = {}
@@ -123,9 +129,10 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
         return self.ref.tool()
 
     def parameters(self) -> dict[str, Any] | None:
-        """The tool's parameters dict as the document holds it."""
+        """The edited schema dict as the document holds it (None: no tool, or no output
+        schema)."""
         tool = self.tool()
-        return tool.parameters if tool is not None else None
+        return getattr(tool, self.slot.field) if tool is not None else None
 
     def node_json(self, path: NodePath) -> Any:
         """The JSON of the node at ``path`` (a dict or a boolean), None when there is none."""
@@ -189,10 +196,10 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
     # -- problems ------------------------------------------------------------------------------
 
     def schema_problems(self) -> list[Problem]:
-        """``check_parameters_schema``'s problems of the whole parameters (cached per change)."""
+        """The slot's check's problems of the whole schema (cached per change)."""
         if self._problems is None:
             params = self.parameters()
-            self._problems = check_parameters_schema(params) if params is not None else []
+            self._problems = self.slot.check(params) if params is not None else []
             self._problem_nodes = {}
             for problem in self._problems:
                 self._problem_nodes.setdefault(self._owner(problem.path), []).append(str(problem))
@@ -232,11 +239,10 @@ class ParameterTreeModel(ParameterActions, QAbstractItemModel):
     # -- following the document ----------------------------------------------------------------
 
     def _current_params(self) -> Any:
-        tool = self.tool()
-        return tool.parameters if tool is not None else None
+        return self.parameters()
 
     def _on_tool_changed(self, part: FieldPath) -> None:
-        if part[:1] in ((), ("parameters",)):
+        if part[:1] in ((), (self.slot.field,)):
             self._rebuild(self._current_params())
 
     def _build(self, params: Any) -> tuple[_Item, dict[int, _Item]]:

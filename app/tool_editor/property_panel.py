@@ -106,7 +106,7 @@ class PropertyPanel(QScrollArea):
         self.description_edit = QPlainTextEdit()
         self.description_edit.setObjectName("descriptionEdit")
         self.description_edit.setTabChangesFocus(True)
-        self.description_edit.setPlaceholderText("What the calling model should pass here.")
+        self.description_edit.setPlaceholderText(self.model.slot.description_hint)
         self.description_edit.setFixedHeight(self.description_edit.fontMetrics().height() * 3 + 12)
         self.description_edit.installEventFilter(self)
         self.required_check = QCheckBox("Required")
@@ -248,8 +248,11 @@ class PropertyPanel(QScrollArea):
         node = self.model.node_json(self._path) if self._path is not None else None
         if self._path is None or node is None:
             self._path = None
-            self.heading.setText("No parameter selected")
-            self.note.setText("Select a parameter in the tree to edit it.")
+            noun = self.model.slot.noun
+            self.heading.setText(f"No {noun} selected")
+            self.note.setText(
+                f"Select a{'n' if noun[0] in 'aeiou' else ''} {noun} in the tree to edit it."
+            )
             self.note.show()
             self.content.setEnabled(False)
             return

@@ -38,11 +38,11 @@ from PySide6.QtWidgets import (
 from app.find_bar import FindBar, set_extra_selections
 from app.tool_editor.parameter_edits import same_json
 from app.tool_editor.parameter_model import ParameterTreeModel
+from app.tool_editor.schema_slot import PARAMETERS, SchemaSlot
 from app.tool_editor.value_editors import error_colour, loads_json
 from schema_types.agent_checks import parse_path
 from schema_types.errors import Problem, SchemaDefinitionError
 from schema_types.files.agent_yaml import YamlSyntaxError, node_at, parse_yaml
-from schema_types.schema.check import check_parameters_schema
 from schema_types.schema.nodes import parameters_from_json
 
 __all__ = ["JsonProblem", "SchemaJsonView", "check_parameters_text", "dump_parameters"]
@@ -69,8 +69,11 @@ class JsonProblem:
         return where + self.message
 
 
-def check_parameters_text(text: str) -> tuple[dict[str, Any] | None, list[JsonProblem]]:
-    """Read JSON text as a tool's parameters: the dict, or why it cannot be used.
+def check_parameters_text(
+    text: str, slot: SchemaSlot = PARAMETERS
+) -> tuple[dict[str, Any] | None, list[JsonProblem]]:
+    """Read JSON text as a tool's parameters (or the schema ``slot`` names): the dict, or why it
+    cannot be used.
 
     Returns:
         ``(parameters, [])`` when the text parses and the schema is sound; otherwise
@@ -81,10 +84,10 @@ def check_parameters_text(text: str) -> tuple[dict[str, Any] | None, list[JsonPr
     except json.JSONDecodeError as exc:
         return None, [JsonProblem(exc.msg, exc.lineno, exc.colno, exc.pos)]
     if not isinstance(data, dict):
-        return None, [JsonProblem("the parameters must be a JSON object", 1, 1, 0)]
+        return None, [JsonProblem(f"{slot.whole} must be a JSON object", 1, 1, 0)]
     try:
         parameters_from_json(data)
-        problems = check_parameters_schema(data)
+        problems = slot.check(data)
     except SchemaDefinitionError as exc:
         problems = exc.problems
     if problems:
@@ -122,7 +125,7 @@ class SchemaJsonView(QWidget):
         self._stale = True
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("schemaJson")
-        self.editor.setAccessibleName("Parameters as JSON")
+        self.editor.setAccessibleName(f"{model.slot.title} as JSON")
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.editor.setTabChangesFocus(False)
@@ -179,7 +182,8 @@ class SchemaJsonView(QWidget):
         if params is None:
             self._set_text("")
             self.editor.setReadOnly(True)
-            self._show_problems([], "The tool was deleted.")
+            gone = self.model.tool() is None
+            self._show_problems([], "The tool was deleted." if gone else "")
             return
         self.editor.setReadOnly(False)
         try:
@@ -223,7 +227,7 @@ class SchemaJsonView(QWidget):
         self._pending = True
         self._timer.start()
 
-    def apply_text(self, text: str = "Edit parameters as JSON") -> bool:
+    def apply_text(self, text: str = "") -> bool:
         """Apply the text now if it is a sound parameters schema; else show why not.
 
         Args:
@@ -233,7 +237,8 @@ class SchemaJsonView(QWidget):
             True when the parameters now equal the text.
         """
         self._timer.stop()
-        params, problems = check_parameters_text(self.editor.toPlainText())
+        text = text or f"Edit {self.model.slot.whole} as JSON"
+        params, problems = check_parameters_text(self.editor.toPlainText(), self.model.slot)
         if params is None:
             self._show_problems(problems, "Not applied: the tree keeps the last good schema.")
             return False
@@ -284,7 +289,7 @@ class SchemaJsonView(QWidget):
         self.model.seal()
         yield
         if self._pending:
-            self.apply_text(f"{what} in the parameters JSON")
+            self.apply_text(f"{what} in the {self.model.slot.title.lower()} JSON")
         self.model.seal()
 
     def _on_problem_clicked(self, item: QListWidgetItem) -> None:

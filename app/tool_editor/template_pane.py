@@ -13,7 +13,9 @@ while the pane is open is still the one edited. When the tool is gone, the edito
 read-only.
 
 The preview shows what a call with the sample values sends (``keep_missing=False``), unless
-the person turns on its "Show placeholders" toggle (in the Preview heading). Sample values a call
+the person turns on its "Show placeholders" toggle (in the Preview heading); under it, a tool
+with an output schema shows what its calls add to the model request for the schema
+(:mod:`app.tool_editor.request_additions`). Sample values a call
 would be refused for (not JSON of their type, or refused by the schema) are flagged at their row,
 listed under the table, and marked where they show in the preview. With a
 :class:`~app.tool_editor.sample_values.SampleStore`, what the person changed in the samples is
@@ -53,6 +55,7 @@ from app.find_bar import FindBar
 from app.tool_editor.diagnostics_view import DiagnosticsView
 from app.tool_editor.highlighter import OffsetMap
 from app.tool_editor.preview import TemplatePreview, placeholders_button, preview_column
+from app.tool_editor.request_additions import RequestAdditionsView
 from app.tool_editor.sample_panel import SampleValuesPanel, heading, show_as_error
 from app.tool_editor.sample_values import SampleStore
 from app.tool_editor.template_analysis import Analysis, AnalysisRequest, TemplateAnalysis
@@ -155,6 +158,7 @@ class TemplatePane(QWidget):
         self.editor.undo_stack = document.undo_stack
         self.diagnostics = DiagnosticsView()
         self.preview = TemplatePreview()
+        self.request_additions = RequestAdditionsView(ref)
         self.sample_panel = SampleValuesPanel()
         self.analysis = TemplateAnalysis(self)
         self.samples = self.sample_panel.model
@@ -229,6 +233,7 @@ class TemplatePane(QWidget):
         )
         preview_layout.addWidget(self.preview_note)
         preview_layout.addWidget(self.preview, 1)
+        preview_layout.addWidget(self.request_additions, 1)
         right = QSplitter(Qt.Orientation.Vertical)
         right.setChildrenCollapsible(False)
         right.addWidget(preview_box)

@@ -326,22 +326,28 @@ class FileActions:
         health.check_soon()
 
     def _report_unsound_tools(self, document: AgentDocument) -> None:
-        from schema_types.agent_checks import tool_parameters_problem
+        from schema_types.agent_checks import LocatedProblem, parse_path, tool_parameters_problem
 
         health = tool_schema_health(document)
         unsound = health.unsound_tools()
         if not unsound:
             return
-        located = [  # in the terms of ``metaagent validate``: the path in the agent file
-            tool_parameters_problem(index, problem)
-            for index, tool in enumerate(document.agent.tools)
-            for problem in health.problems(tool)
-        ]
+        located: list[LocatedProblem] = []  # in the terms of ``metaagent validate``
+        for index, tool in enumerate(document.agent.tools):
+            located += [tool_parameters_problem(index, p) for p in health.problems(tool)]
+            output = ("metadata", "tools", index, "outputSchema")
+            located += [
+                LocatedProblem((*output, *parse_path(p.path)), p.message)
+                for p in health.output_problems(tool)
+            ]
         names = ", ".join(tool.name for tool in unsound[:5])
         if len(unsound) > 5:
             names += f" and {len(unsound) - 5} more"
+        params = any(health.problems(tool) for tool in unsound)
+        outputs = any(health.output_problems(tool) for tool in unsound)
+        what = "schemas" if params and outputs else "parameters" if params else "output schemas"
         reporter().warning(
-            f"{document.display_name()}: the parameters of {names} need fixing before the "
+            f"{document.display_name()}: the {what} of {names} need fixing before the "
             "agent can be served — open the tool to see where",
             detail="\n".join(f"{p.path}: {p.detail}" for p in located),
         )

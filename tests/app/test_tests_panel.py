@@ -96,7 +96,7 @@ def test_a_tool_without_cases_says_what_they_are_and_new_case_starts_from_the_sa
 ) -> None:
     document = AgentDocument.load(agent_file(tmp_path, cases=[]))
     editor = open_editor(qtbot, document)
-    assert editor.sections.tabText(1) == "Tests"
+    assert editor.sections.tabText(editor.sections.indexOf(editor.tests)) == "Tests"
     panel = show_tests(qtbot, editor)
     assert panel.stack.currentIndex() == 0 and panel.empty_label.text() == EMPTY_TEXT
     assert "Save as test case" in panel.empty_label.text()
@@ -108,13 +108,16 @@ def test_a_tool_without_cases_says_what_they_are_and_new_case_starts_from_the_sa
     assert case.name == "Case 1"
     assert case.arguments == editor.template.sample_panel.arguments() != {}
     assert panel.stack.currentIndex() == 1 and panel.model.rowCount() == 1
-    assert panel.selected_case() == "Case 1" and editor.sections.tabText(1) == "Tests (1)"
+    assert (
+        panel.selected_case() == "Case 1"
+        and editor.sections.tabText(editor.sections.indexOf(editor.tests)) == "Tests (1)"
+    )
     assert panel.editor.name_edit.hasFocus() and panel.editor.name_edit.selectedText() == "Case 1"
     assert panel.editor.arguments.arguments() == case.arguments
 
     document.undo_stack.undo()
     assert cases_of(document) == [] and panel.stack.currentIndex() == 0
-    assert editor.sections.tabText(1) == "Tests"
+    assert editor.sections.tabText(editor.sections.indexOf(editor.tests)) == "Tests"
     document.undo_stack.redo()
     assert panel.selected_case() == "Case 1"
 
