@@ -1,7 +1,8 @@
 """Untyped tools answer byte for byte as before typed results: the same ``tools/list`` entries
 and the same ``tools/call`` results (text, ``structuredContent`` trace, ``_meta``, errors) in both
-protocol eras as the answers recorded at 088b469, before typed results merged (``tests/mcp_export/_untyped_answers.py``), with
-only durations, ids and clock times made constant."""
+protocol eras as the answers recorded at 088b469, before typed results merged
+(``tests/mcp_export/_untyped_answers.py``), with only durations, ids and clock times made
+constant."""
 
 from __future__ import annotations
 
