@@ -116,6 +116,7 @@ class MenuActions:
                 (self.add_tool_action, "Add tool"),
                 (self.test_action, "Test"),
                 (self.export_action, "Export"),
+                (self.ship_action, "Ready to ship"),
             ],
             window,
         )
