@@ -1,4 +1,5 @@
-"""The main window's "Agent" menu: test a tool, run test cases, chat, history, export.
+"""The main window's "Agent" menu: test a tool, run test cases, chat, history, export, and
+*Ready to ship* (Ctrl+Shift+E: :mod:`app.ship_panel` in a run tab, each finding opening its tool).
 
 Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.files.FileActions`.
 A
