@@ -3,9 +3,10 @@
 The panel shows :func:`mcp_export.lint.lint_tools` (the rules ``metaagent verify --lint``
 checks) on the document's agent as it stands: one row per tool, and one for the whole list (a
 client's tool-count limit), with a mark per client (Claude Desktop, Claude Code, VS Code Copilot,
-Cursor, OpenAI and Gemini function calling); under a row, its findings, each with the rule's
-source in its tooltip and, once picked, as a link under the table. When nothing is refused or
-changed, the line at the top says the agent is ready for every client.
+Cursor, OpenAI and Gemini function calling), each mark's findings and sources in its tooltip;
+under the table the findings of the picked row or mark (all of them when none is picked), each
+with the rule's source in its tooltip and, once picked, as links below the list. When nothing
+is refused or changed, the line at the top says the agent is ready for every client.
 
 The lint is made off the GUI thread from the agent object of the moment (every edit gives the
 document a new one, so the worker reads a snapshot nobody changes), after a short pause behind
@@ -22,18 +23,30 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QShowEvent
+from PySide6.QtCore import QObject, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QShowEvent
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from mcp_export.lint import LINT_CLIENTS, Finding, LintClient, lint_tools, served_tools
+from mcp_export.lint import (
+    LINT_CLIENT_LABELS,
+    LINT_CLIENTS,
+    Finding,
+    LintClient,
+    lint_tools,
+    served_tools,
+)
 
 if TYPE_CHECKING:
     from app.document.agent_document import AgentDocument
@@ -186,7 +199,8 @@ class ShipPanel(QWidget):
 
     Attributes:
         summary: the verdict line (ready for every client, or what is refused and changed).
-        table: one row per tool (and the whole list), a mark per client; findings under it.
+        table: one row per tool (and the whole list), a mark per client.
+        findings: the findings of the picked row or mark (every one when none is picked).
         source: the picked finding's source, its addresses as links.
         finding_activated: a finding was clicked or entered (the finding; its tool is
             ``finding.tool``, None for the whole list).
@@ -210,9 +224,9 @@ class ShipPanel(QWidget):
         self.table.setObjectName("shipTable")
         self.table.setColumnCount(1 + len(LINT_CLIENTS))
         self.table.setHeaderLabels(["Tool", *(CLIENT_HEADINGS[c] for c in LINT_CLIENTS)])
+        self.table.setRootIsDecorated(False)
+        self.table.setAlternatingRowColors(True)
         header_item = self.table.headerItem()
-        from mcp_export.lint import LINT_CLIENT_LABELS
-
         for column, client in enumerate(LINT_CLIENTS, start=1):
             header_item.setToolTip(column, LINT_CLIENT_LABELS[client])
             header_item.setTextAlignment(column, Qt.AlignmentFlag.AlignCenter)
@@ -221,12 +235,23 @@ class ShipPanel(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, 1 + len(LINT_CLIENTS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setWordWrap(True)
-        self.table.setUniformRowHeights(False)
-        self.table.setAlternatingRowColors(True)
-        self.table.itemClicked.connect(lambda item, _column: self._activate(item))
-        self.table.itemActivated.connect(lambda item, _column: self._activate(item))
-        self.table.currentItemChanged.connect(lambda item, _old: self._show_source(item))
+        self.table.currentItemChanged.connect(lambda _item, _old: self._narrow())
+        self.table.itemClicked.connect(lambda _item, _column: self._narrow())
+        self.findings_title = QLabel()
+        self.findings_title.setObjectName("shipFindingsTitle")
+        self.findings = QListWidget()
+        self.findings.setObjectName("shipFindings")
+        self.findings.setWordWrap(True)
+        self.findings.setAlternatingRowColors(True)
+        self.findings.setToolTip("Click a finding to go to its tool")
+        self.findings.itemClicked.connect(self._activate)
+        self.findings.itemActivated.connect(self._activate)
+        self.findings.currentItemChanged.connect(lambda item, _old: self._show_source(item))
+        self.show_all = QToolButton()
+        self.show_all.setText("Show all")
+        self.show_all.setToolTip("List the findings of every tool and client")
+        self.show_all.clicked.connect(self.table.clearSelection)
+        self.show_all.clicked.connect(self._narrow)
         self.source = QLabel()
         self.source.setObjectName("shipSource")
         self.source.setWordWrap(True)
@@ -235,16 +260,31 @@ class ShipPanel(QWidget):
         self.source.setText("Pick a finding to see where its rule comes from.")
         note = QLabel(
             "✘ the client refuses the tool or hides it · ! it renames, cuts or drops something · "
-            "✔ taken as written. The same rules as <code>metaagent verify --lint</code>."
+            "✔ taken as written. Pick a row or a mark to list its findings. The same rules as "
+            "<code>metaagent verify --lint</code>."
         )
         note.setWordWrap(True)
         note.setEnabled(False)  # drawn in the dimmed colour: a footnote
+        below = QWidget()
+        below_layout = QVBoxLayout(below)
+        below_layout.setContentsMargins(0, 0, 0, 0)
+        heading = QHBoxLayout()
+        heading.addWidget(self.findings_title, 1)
+        heading.addWidget(self.show_all)
+        below_layout.addLayout(heading)
+        below_layout.addWidget(self.findings, 1)
+        below_layout.addWidget(self.source)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.setChildrenCollapsible(False)
+        split.addWidget(self.table)
+        split.addWidget(below)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
         layout = QVBoxLayout(self)
         title = QLabel("<b>Ready to ship</b> — what each MCP client does with these tools")
         layout.addWidget(title)
         layout.addWidget(self.summary)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.source)
+        layout.addWidget(split, 1)
         layout.addWidget(note)
         self._key = object()
         self._results = _shared_results()
@@ -297,6 +337,7 @@ class ShipPanel(QWidget):
         else:
             self.result = None
             self.table.clear()
+            self._narrow()
             self._set_summary(f"✘ The rules could not be checked: {result}", _BAD)
 
     # -- showing -------------------------------------------------------------------------------
@@ -310,17 +351,26 @@ class ShipPanel(QWidget):
         return str(self.summary.property("plainText") or "")
 
     def _show(self, result: ShipResult) -> None:
-        self.table.clear()
+        current = self.table.currentItem()
+        kept = None
+        if current is not None and current.isSelected():
+            kept = (current.data(0, FINDING_ROLE), self.table.currentColumn())
+        with QSignalBlocker(self.table):
+            self.table.clear()
         if result.problem is not None:
+            self._narrow()
             self._set_summary(f"✘ The tools cannot be served as written: {result.problem}", _BAD)
             return
         refused = sum(f.severity == "error" for f in result.findings)
         changed = len(result.findings) - refused
         count = len(result.tools)
         tools = f"{count} tool{'' if count == 1 else 's'}"
-        if not result.findings:
+        if count == 0:
+            self._set_summary("No tools yet: add one and its clients' rules show here.", _WARN)
+        elif not result.findings:
+            every = "the tool" if count == 1 else f"all {tools}"
             self._set_summary(
-                f"✔ Ready for every client: each takes all {tools} as written "
+                f"✔ Ready for every client: each takes {every} as written "
                 f"(served as “{result.server}”).",
                 _GOOD,
             )
@@ -344,29 +394,26 @@ class ShipPanel(QWidget):
         for name in rows:
             own = [f for f in result.findings if f.tool == name]
             self.table.addTopLevelItem(self._tool_row(name, own))
+        row = self.tool_item(kept[0]) if kept is not None else None
+        if kept is not None and row is not None:  # the same pick after an edit
+            with QSignalBlocker(self.table):
+                self.table.setCurrentItem(row, kept[1])
+        self._narrow()
 
     def _tool_row(self, name: str | None, findings: list[Finding]) -> QTreeWidgetItem:
         row = QTreeWidgetItem([name if name is not None else ALL_TOOLS])
         row.setData(0, FINDING_ROLE, name)
+        bold = QFont(self.font())
+        bold.setBold(True)
         for column, client in enumerate(LINT_CLIENTS, start=1):
             own = [f for f in findings if f.client == client]
             mark, colour = _mark(own)
             row.setText(column, mark)
             row.setTextAlignment(column, Qt.AlignmentFlag.AlignCenter)
             row.setForeground(column, QBrush(QColor(colour)))
+            row.setFont(column, bold)
             tip = "\n\n".join(f"{f.message}\nSource: {f.source}" for f in own)
             row.setToolTip(column, tip or f"{CLIENT_HEADINGS[client]} takes it as written.")
-        for finding in findings:
-            mark, colour = _mark([finding])
-            kind = "refuses" if finding.severity == "error" else "changes"
-            text = f"{mark} {CLIENT_HEADINGS[finding.client]} {kind}: {finding.message}"
-            child = QTreeWidgetItem([text])
-            child.setData(0, FINDING_ROLE, finding)
-            child.setForeground(0, QBrush(QColor(colour)))
-            child.setToolTip(0, f"Source: {finding.source}")
-            child.setFirstColumnSpanned(True)
-            row.addChild(child)
-        row.setExpanded(True)
         return row
 
     def tool_items(self) -> list[QTreeWidgetItem]:
@@ -374,24 +421,58 @@ class ShipPanel(QWidget):
         rows = (self.table.topLevelItem(i) for i in range(self.table.topLevelItemCount()))
         return [row for row in rows if row is not None]
 
-    def finding_items(self) -> list[QTreeWidgetItem]:
-        """The findings' rows, table order."""
-        children = (row.child(i) for row in self.tool_items() for i in range(row.childCount()))
-        return [child for child in children if child is not None]
-
     def tool_item(self, name: str | None) -> QTreeWidgetItem | None:
         """The row of the tool served as ``name`` (None: the whole list's row)."""
         return next((r for r in self.tool_items() if r.data(0, FINDING_ROLE) == name), None)
 
-    def _show_source(self, item: QTreeWidgetItem | None) -> None:
-        finding = item.data(0, FINDING_ROLE) if item is not None else None
+    def _narrow(self) -> None:
+        """List the findings of the picked row (and client, when a mark is picked), or all."""
+        result = self.result
+        findings = result.findings if result is not None else []
+        row = self.table.currentItem()
+        picked = row is not None and row.isSelected()
+        title = "Findings"
+        if picked and row is not None:
+            name = row.data(0, FINDING_ROLE)
+            findings = [f for f in findings if f.tool == name]
+            title += f" — {row.text(0)}"
+            column = self.table.currentColumn()
+            if column >= 1:
+                client = LINT_CLIENTS[column - 1]
+                findings = [f for f in findings if f.client == client]
+                title += f", {CLIENT_HEADINGS[client]}"
+        else:
+            title += " — every tool and client"
+        self.findings_title.setText(f"<b>{html.escape(title)}</b> ({len(findings)})")
+        self.show_all.setVisible(picked)
+        self.findings.clear()
+        for finding in findings:
+            mark, colour = _mark([finding])
+            kind = "refuses" if finding.severity == "error" else "changes"
+            where = finding.tool if finding.tool is not None else ALL_TOOLS.lower()
+            text = f"{mark} {CLIENT_HEADINGS[finding.client]} {kind} {where}: {finding.message}"
+            item = QListWidgetItem(text)
+            item.setData(FINDING_ROLE, finding)
+            item.setForeground(QBrush(QColor(colour)))
+            item.setToolTip(f"Source: {finding.source}")
+            self.findings.addItem(item)
+        if not findings and result is not None and result.problem is None:
+            self.findings.addItem(QListWidgetItem("Nothing refused or changed here."))
+
+    def finding_items(self) -> list[QListWidgetItem]:
+        """The listed findings' rows, in order."""
+        items = (self.findings.item(i) for i in range(self.findings.count()))
+        return [i for i in items if i is not None and isinstance(i.data(FINDING_ROLE), Finding)]
+
+    def _show_source(self, item: QListWidgetItem | None) -> None:
+        finding = item.data(FINDING_ROLE) if item is not None else None
         if not isinstance(finding, Finding):
             return
         linked = _linked(finding.source)
         self.source.setText(f"<b>Source</b> ({CLIENT_HEADINGS[finding.client]}): {linked}")
 
-    def _activate(self, item: QTreeWidgetItem) -> None:
-        finding = item.data(0, FINDING_ROLE)
+    def _activate(self, item: QListWidgetItem) -> None:
+        finding = item.data(FINDING_ROLE)
         if isinstance(finding, Finding):
             self._show_source(item)
             self.finding_activated.emit(finding)

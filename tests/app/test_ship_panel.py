@@ -8,7 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLineEdit, QMenu, QTabBar
+from PySide6.QtWidgets import (
+    QApplication,
+    QLineEdit,
+    QListWidgetItem,
+    QMenu,
+    QTabBar,
+    QTreeWidgetItem,
+)
 from pytestqt.qtbot import QtBot
 
 from app.document.agent_document import AgentDocument
@@ -41,10 +48,16 @@ def open_panel(qtbot: QtBot, path: Path) -> tuple[MainWindow, ShipPanel]:
     return window, panel
 
 
-def click(qtbot: QtBot, panel: ShipPanel, item: object) -> None:
+def click(qtbot: QtBot, panel: ShipPanel, item: QListWidgetItem) -> None:
+    view = panel.findings
+    view.scrollToItem(item)
+    rect = view.visualItemRect(item)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def click_mark(qtbot: QtBot, panel: ShipPanel, row: QTreeWidgetItem, client: str) -> None:
     view = panel.table
-    view.scrollToItem(item)  # type: ignore[arg-type]
-    rect = view.visualItemRect(item)  # type: ignore[arg-type]
+    rect = view.visualRect(view.indexFromItem(row, column(client)))
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 
@@ -70,12 +83,18 @@ def test_a_name_over_a_clients_limit_is_refused_with_its_source_and_a_fix_turns_
     }
     cursor_tip = long.toolTip(column("cursor"))
     assert "69 characters" in cursor_tip and "Source: Cursor's MCP settings warning" in cursor_tip
-    rows = [item.text(0) for item in panel.finding_items()]
-    assert any(r.startswith("✘ Cursor refuses: server name 'travel-desk'") for r in rows)
+    assert len(panel.finding_items()) == 3  # every finding listed while nothing is picked
 
-    # Clicking the Cursor finding shows its source as a link and opens the tool at its name.
-    cursor_row = next(i for i in panel.finding_items() if i.text(0).startswith("✘ Cursor"))
-    assert cursor_row.toolTip(0).startswith("Source: Cursor's MCP settings warning")
+    # Clicking Cursor's mark lists Cursor's finding on that tool alone.
+    click_mark(qtbot, panel, long, "cursor")
+    assert panel.findings_title.text() == f"<b>Findings — {LONG_NAME}, Cursor</b> (1)"
+    rows = [item.text() for item in panel.finding_items()]
+    assert len(rows) == 1
+    assert rows[0].startswith(f"✘ Cursor refuses {LONG_NAME}: server name 'travel-desk'")
+
+    # Clicking the finding shows its source as a link and opens the tool at its name.
+    cursor_row = panel.finding_items()[0]
+    assert cursor_row.toolTip().startswith("Source: Cursor's MCP settings warning")
     click(qtbot, panel, cursor_row)
     assert "<a href='https://github.com/awslabs/mcp/issues/1283'>" in panel.source.text()
     editor = window.tabs.currentWidget()
@@ -117,8 +136,10 @@ def test_a_keyword_gemini_drops_shows_a_warning_for_gemini_alone(
         "gemini": "!"
     }
     assert panel.summary_text().startswith("! 2 changed or dropped across 1 tool")
-    found = [item.text(0) for item in panel.finding_items()]
-    assert found[0].startswith("! Gemini changes: oneOf at properties.when: not in Gemini's")
+    found = [item.text() for item in panel.finding_items()]
+    assert found[0].startswith(
+        "! Gemini changes book_flight: oneOf at properties.when: not in Gemini's"
+    )
     assert "googleapis/googleapis" in row.toolTip(column("gemini"))
     assert panel.table.headerItem().text(column("gemini")) == CLIENT_HEADINGS["gemini"]
 
