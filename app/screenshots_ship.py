@@ -40,13 +40,10 @@ async def ship_views(window: MainWindow, camera: Camera) -> None:
     await wait_until(lambda: panel.is_current() and bool(panel.tool_item(LONG_NAME)), "the lint")
     row = panel.tool_item(LONG_NAME)
     assert row is not None
-    panel.table.collapseAll()
-    row.setExpanded(True)
-    finding = next(
-        item for item in panel.finding_items() if item.parent() is row and "Cursor" in item.text(0)
+    panel.table.setCurrentItem(row, 0)  # the renamed tool's findings, as a click shows them
+    panel.findings.setCurrentItem(
+        next(item for item in panel.finding_items() if "Cursor" in item.text())
     )
-    panel.table.setCurrentItem(finding)
-    panel.table.scrollToItem(finding)
     for width, height in ((1400, 900), (1024, 700)):
         window.resize(width, height)
         await camera.shoot(window, f"ship-refused-{width}.png")

@@ -243,6 +243,7 @@ class ShipPanel(QWidget):
         self.findings.setObjectName("shipFindings")
         self.findings.setWordWrap(True)
         self.findings.setAlternatingRowColors(True)
+        self.findings.setSpacing(1)
         self.findings.setToolTip("Click a finding to go to its tool")
         self.findings.itemClicked.connect(self._activate)
         self.findings.itemActivated.connect(self._activate)
@@ -261,7 +262,7 @@ class ShipPanel(QWidget):
         note = QLabel(
             "✘ the client refuses the tool or hides it · ! it renames, cuts or drops something · "
             "✔ taken as written. Pick a row or a mark to list its findings. The same rules as "
-            "<code>metaagent verify --lint</code>."
+            "<nobr><code>metaagent verify --lint</code></nobr>."
         )
         note.setWordWrap(True)
         note.setEnabled(False)  # drawn in the dimmed colour: a footnote
@@ -343,7 +344,7 @@ class ShipPanel(QWidget):
     # -- showing -------------------------------------------------------------------------------
 
     def _set_summary(self, text: str, colour: str) -> None:
-        self.summary.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
+        self.summary.setText(f"<b style='color:{colour}'>{html.escape(text)}</b>")
         self.summary.setProperty("plainText", text)
 
     def summary_text(self) -> str:
@@ -458,6 +459,7 @@ class ShipPanel(QWidget):
             self.findings.addItem(item)
         if not findings and result is not None and result.problem is None:
             self.findings.addItem(QListWidgetItem("Nothing refused or changed here."))
+        self.source.setVisible(bool(findings))
 
     def finding_items(self) -> list[QListWidgetItem]:
         """The listed findings' rows, in order."""

@@ -60,6 +60,7 @@ class MenuActions:
     if TYPE_CHECKING:
         test_action: QAction
         export_action: QAction
+        ship_action: QAction
 
         def current_document(self) -> AgentDocument | None: ...
         def show_page(self, document: AgentDocument, kind: str) -> QWidget: ...
