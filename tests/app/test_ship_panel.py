@@ -118,6 +118,13 @@ def test_a_name_over_a_clients_limit_is_refused_with_its_source_and_a_fix_turns_
     assert fixed is not None and [fixed.text(column(c)) for c in LINT_CLIENTS] == ["✔"] * 6
     assert panel.finding_items() == []
 
+    # Undo (Ctrl+Z) with the panel in front: it checks again by itself and refuses again.
+    panel.table.setFocus()
+    qtbot.keyClick(panel.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: panel.summary_text().startswith("✘ 2 refused"), timeout=WAIT_MS)
+    again = panel.tool_item(LONG_NAME)
+    assert again is not None and again.text(column("cursor")) == "✘"
+
 
 def test_a_keyword_gemini_drops_shows_a_warning_for_gemini_alone(
     qtbot: QtBot, tmp_path: Path
