@@ -153,10 +153,10 @@ def _linked(text: str) -> str:
     """``text`` as HTML with its web addresses as links."""
     parts, end = [], 0
     for match in _URL.finditer(text):
-        url = match.group(0)
+        url = match.group(0).rstrip(".,;:")  # a sentence's punctuation after an address
         parts.append(html.escape(text[end : match.start()]))
         parts.append(f"<a href='{html.escape(url)}'>{html.escape(url)}</a>")
-        end = match.end()
+        end = match.start() + len(url)
     parts.append(html.escape(text[end:]))
     return "".join(parts)
 
@@ -260,9 +260,9 @@ class ShipPanel(QWidget):
         self.source.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.source.setText("Pick a finding to see where its rule comes from.")
         note = QLabel(
-            "✘ the client refuses the tool or hides it · ! it renames, cuts or drops something · "
-            "✔ taken as written. Pick a row or a mark to list its findings. The same rules as "
-            "<nobr><code>metaagent verify --lint</code></nobr>."
+            "The rules of <code>metaagent verify --lint</code>. ✘ the client refuses the tool or "
+            "hides it · ! it renames, cuts or drops something · ✔ taken as written. Pick a row "
+            "or a mark to list its findings."
         )
         note.setWordWrap(True)
         note.setEnabled(False)  # drawn in the dimmed colour: a footnote

@@ -97,6 +97,7 @@ def test_a_name_over_a_clients_limit_is_refused_with_its_source_and_a_fix_turns_
     assert cursor_row.toolTip().startswith("Source: Cursor's MCP settings warning")
     click(qtbot, panel, cursor_row)
     assert "<a href='https://github.com/awslabs/mcp/issues/1283'>" in panel.source.text()
+    assert "<a href='https://github.com/ComposioHQ/composio/issues/2788'>" in panel.source.text()
     editor = window.tabs.currentWidget()
     assert isinstance(editor, ToolEditor) and editor.tool.name == LONG_NAME
     name_edit = QApplication.focusWidget()
