@@ -10,9 +10,9 @@ Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.
 - Help: Getting started, Keyboard shortcuts, About (:mod:`app.window.help_pages`,
   :mod:`app.window.shortcuts`).
 
-The toolbar (:mod:`app.window.toolbar`) holds New, Open, Save, Add tool, Test and Export: the
-menus' own actions. Add tool adds a tool to the current agent on its Tools page, with the new
-name open for typing, as the page's own Add does.
+The toolbar (:mod:`app.window.toolbar`) holds New, Open, Save, Add tool, Test, Export and Ready
+to ship: the menus' own actions. Add tool adds a tool to the current agent on its Tools page,
+with the new name open for typing, as the page's own Add does.
 
 The Help menu's and Preferences' modules load when first asked for, as the welcome page's do: a
 start that shows none of them does not import them.
@@ -60,6 +60,7 @@ class MenuActions:
     if TYPE_CHECKING:
         test_action: QAction
         export_action: QAction
+        ship_action: QAction
 
         def current_document(self) -> AgentDocument | None: ...
         def show_page(self, document: AgentDocument, kind: str) -> QWidget: ...
@@ -116,6 +117,7 @@ class MenuActions:
                 (self.add_tool_action, "Add tool"),
                 (self.test_action, "Test"),
                 (self.export_action, "Export"),
+                (self.ship_action, "Ready to ship"),
             ],
             window,
         )

@@ -1,4 +1,5 @@
-"""The main window's "Agent" menu: test a tool, run test cases, chat, history, export.
+"""The main window's "Agent" menu: test a tool, run test cases, chat, history, export, and
+*Ready to ship* (Ctrl+Shift+E: :mod:`app.ship_panel` in a run tab, each finding opening its tool).
 
 Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.files.FileActions`.
 A
@@ -74,6 +75,10 @@ class RunActions:
         self.export_action = QAction(icon("servers"), "&Export to an MCP client…", window)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.triggered.connect(lambda: self._with_document(self.open_export_dialog))
+        self.ship_action = QAction(icon("servers"), "Ready to &ship…", window)
+        self.ship_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
+        self.ship_action.setToolTip("What each MCP client will refuse or change of the tools")
+        self.ship_action.triggered.connect(lambda: self._with_document(self.open_ship_tab))
         for action in (
             self.test_action,
             self.cases_action,
@@ -83,6 +88,7 @@ class RunActions:
             menu.addAction(action)
         menu.addSeparator()
         menu.addAction(self.export_action)
+        menu.addAction(self.ship_action)
         return menu
 
     def _update_agent_actions(self, has_document: bool) -> None:
@@ -92,6 +98,7 @@ class RunActions:
             self.chat_action,
             self.history_action,
             self.export_action,
+            self.ship_action,
         ):
             action.setEnabled(has_document)
 
@@ -328,6 +335,30 @@ class RunActions:
         dialog = ExportDialog(document.path, window, document=document, save=self.save)
         dialog.show()
         return dialog
+
+    def open_ship_tab(self, document: AgentDocument) -> QWidget:
+        """The agent's *Ready to ship* panel (:mod:`app.ship_panel`), in a tab."""
+        for tab in self._run_tabs:
+            if getattr(tab, "document", None) is document and tab.objectName() == "shipPanel":
+                self.tabs.setCurrentWidget(tab)
+                return tab
+        from app.ship_panel import ShipPanel, reveal_finding
+
+        window: Any = self
+        panel = ShipPanel(document)
+
+        def go_to(finding: Any) -> None:
+            tool = next((t for t in document.agent.tools if t.name == finding.tool), None)
+            if tool is None:
+                self.show_page(document, "tools")
+                return
+            reveal_finding(window.open_tool_tab(document, tool), finding)
+
+        panel.finding_activated.connect(go_to)
+        name = document.agent.metadata.name
+        tip = f"What each MCP client will refuse or change of {name}'s tools"
+        self._add_run_tab(panel, f"Ready to ship · {name}", "servers", tip)
+        return panel
 
 
 def _matrix_title(agent_name: str, selection: Sequence[tuple[str, str]] | None) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from tests.app.test_view_menu import focus_in
 
 W = TypeVar("W", bound=QWidget)
 WAIT = 5000  # ms: a bound, not a sleep
-LABELS = ["New", "Open", "Save", "Add tool", "Test", "Export"]
+LABELS = ["New", "Open", "Save", "Add tool", "Test", "Export", "Ready to ship"]
 
 
 def button(window: MainWindow, label: str) -> QToolButton:
@@ -52,12 +52,13 @@ def test_the_toolbar_holds_the_frequent_actions_with_icons_and_short_labels(qtbo
         window.add_tool_action,
         window.test_action,
         window.export_action,
+        window.ship_action,
     ]
     assert all(not a.icon().isNull() for a in actions)
     assert window.toolbar.toolButtonStyle() == Qt.ToolButtonStyle.ToolButtonTextBesideIcon
     assert "Ctrl+S" in window.save_action.toolTip()
     # Nothing to save, test or add a tool to before an agent is open.
-    assert [a.isEnabled() for a in actions] == [True, True, False, False, False, False]
+    assert [a.isEnabled() for a in actions] == [True, True, False, False, False, False, False]
 
 
 def test_every_button_shows_its_whole_label_at_1024_wide(qtbot: QtBot) -> None:
