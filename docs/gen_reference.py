@@ -156,6 +156,36 @@ def _type_of(prop: dict[str, Any]) -> str:
     return "any"
 
 
+def _inline(line: str) -> str:
+    """reST's inline code and roles (``x``, :class:`x`) as Markdown code."""
+    return re.sub(r":\w+:`([^`]+)`", r"`\1`", line).replace("``", "`")
+
+
+def docstring_markdown(text: str) -> str:
+    """A module docstring as Markdown: its ``::`` blocks as YAML code, its reST roles as code."""
+    out: list[str] = []
+    block: list[str] | None = None
+
+    def close_block() -> None:
+        if block is not None:
+            code = textwrap.dedent("\n".join(block)).strip("\n").splitlines()
+            out.extend(["```yaml", *code, "```", ""])
+
+    for line in textwrap.dedent(text).strip().splitlines():
+        if block is not None and (not line.strip() or line.startswith(" ")):
+            block.append(line)
+            continue
+        close_block()
+        block = None
+        if line.endswith("::"):
+            out.extend([_inline(line[:-1]), ""])
+            block = []
+        else:
+            out.append(_inline(line))
+    close_block()
+    return "\n".join(out).strip() + "\n"
+
+
 def expectations_page() -> str:
     import schema_types.cases as cases
 
@@ -167,9 +197,8 @@ def expectations_page() -> str:
             "A test case's `expect:` holds these keys (from `schema_types/cases.py`). "
             "[Test cases](../test-cases.md) says how `metaagent test` and the studio run them.\n\n",
             "## From the module's own documentation\n\n",
-            "```text\n",
-            textwrap.dedent(cases.__doc__ or "").strip(),
-            "\n```\n\n",
+            docstring_markdown(cases.__doc__ or ""),
+            "\n",
             "## `expect:` keys\n\n",
             header,
             "\n".join(_field_rows(cases.Expectations, _example_comments(cases.__doc__ or ""))),
