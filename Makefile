@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make studio   start the studio on the bundled example agent
 #   make test     lint, format check, strict types, import contracts, the whole test suite
+#                 (with the docs site built --strict: tests/test_docs.py)
 # Both create .venv and install the project into it first when needed.
 
 PYTHON ?= python3
@@ -15,7 +16,7 @@ QT_DEBS := libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0
 SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 fonts-dejavu-core
 
-.PHONY: setup test-services studio test lint typecheck contracts pytest screenshots bench test-real-model clean
+.PHONY: setup test-services studio test lint typecheck contracts pytest docs docs-serve screenshots bench test-real-model clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,6 +66,14 @@ pytest: test-services
 
 test: lint typecheck contracts pytest
 
+# The documentation site (mkdocs + Material, from the dev extra) into build/site; a broken link or
+# a page missing from the navigation fails it. `make test` builds it too, in tests/test_docs.py.
+docs: setup
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
+
+docs-serve: setup
+	$(VENV)/bin/mkdocs serve
+
 screenshots: setup
 	@command -v xvfb-run >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -83,4 +92,4 @@ test-real-model: setup
 	METAAGENT_REAL_MODEL=1 QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/real_model -p no:randomly --timeout 900
 
 clean:
-	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) build site .mypy_cache .ruff_cache .pytest_cache

@@ -149,8 +149,8 @@ def _without_tracing(middleware: list[Any]) -> list[Any]:
 
     The SDK puts it on every server (a no-op until a tracer provider is installed) and says to
     drop it from the list to opt out: without a provider its span bookkeeping is a share of the
-    event loop's time under many concurrent calls (README, benchmarks); with one installed it
-    stays.
+    event loop's time under many concurrent calls (docs/reference/benchmarks.md); with one installed
+    it stays.
     """
     return [m for m in middleware if not isinstance(m, _SPAN_MIDDLEWARE)]
 

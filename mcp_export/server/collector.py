@@ -5,7 +5,7 @@ thousands (JSON-RPC messages, pydantic models, SSE events, the session's message
 hundreds of calls in flight most of them are still alive at a collection: they are traversed,
 survive, and are traversed again a generation up. With 256 calls at once over HTTP this was
 about a third of the server's CPU per call (``bench/server_concurrency_wide.py --patches
-gc-off``, README). So, once the agents are loaded and before the first call:
+gc-off``, docs/reference/benchmarks.md). So, once the agents are loaded and before the first call:
 
 - the objects made so far (the imported SDKs, the agents, the catalogue) are frozen out of every
   later collection (``gc.freeze``): they live as long as the process;

@@ -33,7 +33,7 @@ only once every request read has its answer (one the client cancelled needs none
 Without threads: when stdin and stdout are pipes (as an MCP client starts a server) both are served
 by the event loop itself. The SDK's transport reads in a worker thread and hands every message it
 writes to a worker thread twice (write, flush); under many concurrent calls those hand-overs and the
-interpreter-lock switches they cause take a share of the loop's time (README, benchmarks).
+interpreter-lock switches they cause take a share of the loop's time (docs/reference/benchmarks.md).
 ``StdinLines`` reads a pipe through ``connect_read_pipe`` (pausing it while 4 MiB wait unread, so a
 flood is held back by the pipe as before) and falls back to a thread for anything else (a file,
 ``/dev/null``, a closed stdin, Windows); ``WireOut`` writes through ``connect_write_pipe``, waiting

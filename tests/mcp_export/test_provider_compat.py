@@ -257,7 +257,7 @@ def test_every_server_has_the_cases_the_issue_asks_for() -> None:
         assert all(kinds.values()), f"{server} lacks {[k for k, ok in kinds.items() if not ok]}"
         meta = server_rules(server)
         assert meta["checked"] in ("recorded", "documented")
-        if server != "llama-cpp-python":  # the model there never made two calls (README)
+        if server != "llama-cpp-python":  # its model never made two calls (docs)
             assert "parallel_tool_calls_streamed" in cases, server
 
 

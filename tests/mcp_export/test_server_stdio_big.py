@@ -2,7 +2,7 @@
 
 The request is parsed once, its arguments checked in a worker thread when they are big, and its
 texts redacted in linear time; a ping written right after it is answered at once (a generous
-bound here; the figures are in the README's benchmarks).
+bound here; the figures are in docs/reference/benchmarks.md).
 """
 
 from __future__ import annotations
