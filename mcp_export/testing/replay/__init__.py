@@ -1,0 +1,6 @@
+"""Record and replay of test cases, and their mocked tools (``metaagent test --record/--replay``).
+
+``fixture`` is the file a case's recording lives in; ``tape`` the recording and replaying stand-ins
+of the provider and toolbox; ``mocks`` a case's mocked tools and faults; ``cases`` runs a case with
+them.
+"""

@@ -1,0 +1,219 @@
+"""Running one case with stand-ins: recorded, replayed, or with mocked tools.
+
+Such a case gets an in-process server of its own (``AgentServer``, called through the official MCP
+client, as every case is) whose ``ServedAgent`` carries the case's stand-ins: the provider and
+toolbox are the only parts replaced, the template, session and result are the real path.
+
+- ``record``: the model's provider and the agent's tool servers are the real ones, shared by every
+  case of a model (:class:`RealParts`); what passes is written to the case's fixture.
+- ``replay``: no model and no tool server; the fixture answers, and a request that differs from
+  the recorded one fails the case with where it differs.
+- mocks (``mock:`` under the case) sit in front of either, or of the real toolbox.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import mcp_types as types
+from mcp import Client
+
+from mcp_export.history.store import HistoryStore
+from mcp_export.providers.base import Provider
+from mcp_export.providers.factory import provider_for_agent
+from mcp_export.server.agent_server import AgentServer
+from mcp_export.server.tools import ServedAgent
+from mcp_export.testing.case import CaseResult, JudgeFor, run_case
+from mcp_export.testing.expect import CallOutcome, Failure
+from mcp_export.testing.replay.fixture import Fixture, FixtureError, fixture_path
+from mcp_export.testing.replay.mocks import MockedToolbox, mock_problems
+from mcp_export.testing.replay.tape import (
+    RERECORD,
+    Mode,
+    RecordingProvider,
+    RecordingToolbox,
+    ReplayProvider,
+    ReplayToolbox,
+    Tape,
+)
+from mcp_export.toolbox.agent_toolbox import AgentToolbox
+from schema_types.agent import Agent, ToolDefinition
+from schema_types.cases import TestCase
+
+__all__ = ["RealParts", "needs_stand_ins", "run_with_stand_ins"]
+
+
+def needs_stand_ins(mode: Mode | None, case: TestCase) -> bool:
+    """Whether ``case`` runs with stand-ins (recorded, replayed or mocked)."""
+    return mode is not None or bool(case.mock)
+
+
+class RealParts:
+    """The real providers and toolboxes of a run's models, made on first use, shared by its
+    stand-in cases and closed by :meth:`aclose`."""
+
+    def __init__(self, agent: Agent, path: Path) -> None:
+        self._agent = agent
+        self._path = path
+        self._providers: dict[str, tuple[Provider, str]] = {}
+        self._toolboxes: dict[str, AgentToolbox] = {}
+
+    def provider(self, agent: Agent, model: str) -> tuple[Provider, str]:
+        """The real provider of ``model`` (``agent`` already has it as its model).
+
+        Raises:
+            ConfigurationError: it cannot be used.
+        """
+        if model not in self._providers:
+            self._providers[model] = provider_for_agent(agent)
+        return self._providers[model]
+
+    def toolbox(self, agent: Agent, model: str) -> AgentToolbox:
+        """The real toolbox of the agent served on ``model``."""
+        if model not in self._toolboxes:
+            self._toolboxes[model] = AgentToolbox(agent, base_dir=self._path.parent)
+        return self._toolboxes[model]
+
+    async def aclose(self) -> None:
+        """Stop the tool servers and close the providers."""
+        for toolbox in self._toolboxes.values():
+            await toolbox.aclose()
+        for provider, _ in self._providers.values():
+            await provider.aclose()
+
+
+@dataclasses.dataclass
+class _StandIns:
+    """The stand-ins of one case's server (``server.runtime.StandIns``)."""
+
+    agent: Agent
+    model: str
+    case: TestCase
+    mode: Mode | None
+    tape: Tape | None
+    real: RealParts
+
+    def provider(self) -> tuple[Provider, str]:
+        if self.mode == "replay" and self.tape is not None:
+            return ReplayProvider(self.tape), self.tape.fixture.model_name
+        provider, name = self.real.provider(self.agent, self.model)
+        if self.tape is not None:
+            self.tape.fixture.provider, self.tape.fixture.model_name = provider.name, name
+        return RecordingProvider(provider, self.tape), name
+
+    def toolbox(self) -> AgentToolbox:
+        toolbox: AgentToolbox
+        if self.mode == "replay" and self.tape is not None:
+            toolbox = ReplayToolbox(self.agent, self.tape)
+        elif self.tape is not None:
+            toolbox = RecordingToolbox(
+                self.agent, self.real.toolbox(self.agent, self.model), self.tape
+            )
+        else:
+            toolbox = self.real.toolbox(self.agent, self.model)
+        # Always in front: the real toolbox is shared, and this one is closed with the case.
+        return MockedToolbox(self.agent, toolbox, self.case.mock)
+
+
+def _judge_for(mode: Mode | None, tape: Tape | None, judge_for: JudgeFor) -> JudgeFor:
+    """The case's judge: recorded, replayed, or the run's own."""
+
+    async def judge(model: str) -> tuple[Provider, str]:
+        if mode == "replay" and tape is not None:
+            recorded = tape.fixture.judge
+            name = str(recorded[0]["request"]["model"]) if recorded else model
+            return ReplayProvider(tape, "judge"), name
+        provider, name = await judge_for(model)
+        return RecordingProvider(provider, tape, "judge"), name
+
+    return judge
+
+
+def _failed(
+    tool: ToolDefinition, case: TestCase, model: str, attempt: int, text: str
+) -> CaseResult:
+    failure = Failure("replay" if "recording" in text else "mock", text)
+    return CaseResult(
+        tool.name, case.name, model, attempt, False, (failure,), CallOutcome(text, True, 0.0)
+    )
+
+
+async def run_with_stand_ins(
+    agent: Agent,
+    path: Path,
+    served: Agent,
+    model: str,
+    tool: ToolDefinition,
+    case: TestCase,
+    attempt: int,
+    *,
+    mode: Mode | None,
+    real: RealParts,
+    judge_for: JudgeFor,
+    served_name: str,
+    client_name: str,
+    prefix: bool,
+    history: HistoryStore | None,
+) -> CaseResult:
+    """Run ``case`` on ``model`` with its stand-ins (see the module docstring).
+
+    Args:
+        agent: the agent under test.
+        path: its file (the fixtures live beside it).
+        served: the agent with ``model`` as its model.
+        model: the model (``provider:model``) the case runs on.
+        tool: the case's tool.
+        case: the case.
+        attempt: 1 … repeat.
+        mode: record, replay, or None (mocks only).
+        real: the run's real providers and toolboxes.
+        judge_for: the run's judge model for a served model.
+        served_name: the tool's name on the server.
+        client_name: the MCP client name the call is made with.
+        prefix: whether tools are served with the agent's prefix.
+        history: where the served call is recorded (None: nowhere).
+    """
+    problems = mock_problems(agent, case.mock)
+    if problems:
+        return _failed(tool, case, model, attempt, "; ".join(problems))
+    where = fixture_path(path, tool.name, case.name, model)
+    tape: Tape | None = None
+    if mode == "replay":
+        try:
+            tape = Tape(Fixture.load(where), where)
+        except FixtureError as exc:
+            return _failed(tool, case, model, attempt, str(exc))
+    elif mode == "record":
+        tape = Tape(Fixture(agent.metadata.name, tool.name, case.name, model), where)
+    stand_ins = _StandIns(served, model, case, mode, tape, real)
+    async with (
+        AgentServer(
+            [ServedAgent(served, path, stand_ins)],
+            prefix=prefix,
+            sampling=False,
+            history=history or False,
+        ) as server,
+        Client(
+            server.server, client_info=types.Implementation(name=client_name, version="1")
+        ) as client,
+    ):
+        result = await run_case(
+            client,
+            agent,
+            model,
+            tool,
+            case,
+            attempt,
+            _judge_for(mode, tape, judge_for),
+            served_name=served_name,
+        )
+    if tape is None:
+        return result
+    if mode == "record":
+        tape.fixture.save(tape.path)
+        return result
+    if tape.mismatch is not None:
+        failure = Failure("replay", f"{tape.mismatch}; {RERECORD}")
+        return dataclasses.replace(result, passed=False, failures=(failure, *result.failures))
+    return result
