@@ -131,9 +131,9 @@ def _judge_for(mode: Mode | None, tape: Tape | None, judge_for: JudgeFor) -> Jud
 
 
 def _failed(
-    tool: ToolDefinition, case: TestCase, model: str, attempt: int, text: str
+    tool: ToolDefinition, case: TestCase, model: str, attempt: int, kind: str, text: str
 ) -> CaseResult:
-    failure = Failure("replay" if "recording" in text else "mock", text)
+    failure = Failure(kind, text)
     return CaseResult(
         tool.name, case.name, model, attempt, False, (failure,), CallOutcome(text, True, 0.0)
     )
@@ -176,14 +176,14 @@ async def run_with_stand_ins(
     """
     problems = mock_problems(agent, case.mock)
     if problems:
-        return _failed(tool, case, model, attempt, "; ".join(problems))
+        return _failed(tool, case, model, attempt, "mock", "; ".join(problems))
     where = fixture_path(path, tool.name, case.name, model)
     tape: Tape | None = None
     if mode == "replay":
         try:
             tape = Tape(Fixture.load(where), where)
         except FixtureError as exc:
-            return _failed(tool, case, model, attempt, str(exc))
+            return _failed(tool, case, model, attempt, "replay", str(exc))
     elif mode == "record":
         tape = Tape(Fixture(agent.metadata.name, tool.name, case.name, model), where)
     stand_ins = _StandIns(served, model, case, mode, tape, real)

@@ -42,14 +42,18 @@ def mock_problems(agent: Agent, mocks: Mapping[str, MockedTool]) -> list[str]:
         if key in agent.mcp_servers or key.split("__", 1)[0] in agent.mcp_servers:
             continue
         problems.append(
-            f"mock: {key!r} names no tool server of the agent nor one of its tools "
+            f"{key!r} names no tool server of the agent nor one of its tools "
             f"(server__tool; the servers: {', '.join(servers) or 'none'})"
         )
     return problems
 
 
-def _down_reason(key: str) -> str:
-    return f"could not start: the case mocks it as down (mock: {key}: {{down: true}})"
+def _down_reason(server: str, key: str) -> str:
+    """Why a server mocked down is unavailable, worded as a real server that failed to start."""
+    return (
+        f"the MCP server '{server}' could not start: the case mocks it as down "
+        f"(mock: {key}: {{down: true}})"
+    )
 
 
 def _result(mock: MockedTool) -> types.CallToolResult:
@@ -84,7 +88,7 @@ class MockedToolbox(AgentToolbox):
     def server_errors(self) -> dict[str, str]:
         """The servers that are down, mocked ones included."""
         errors = dict(self._inner.server_errors)
-        errors.update({server: _down_reason(key) for server, key in self._down.items()})
+        errors.update({server: _down_reason(server, key) for server, key in self._down.items()})
         return errors
 
     async def allowed_tools(self) -> list[ToolSpec]:
@@ -120,7 +124,7 @@ class MockedToolbox(AgentToolbox):
         server = name.split("__", 1)[0]
         if server in self._down:
             return ToolOutcome(
-                unavailable_text(name, _down_reason(self._down[server])),
+                unavailable_text(name, _down_reason(server, self._down[server])),
                 True,
                 duration_ms=elapsed(),
             )
