@@ -43,7 +43,12 @@ from mcp_export.testing.callers.runner import (
 )
 from mcp_export.testing.case import CaseResult, named, run_case
 from mcp_export.testing.expect import CallOutcome, Failure
-from mcp_export.testing.replay.cases import RealParts, needs_stand_ins, run_with_stand_ins
+from mcp_export.testing.replay.cases import (
+    CaseServers,
+    RealParts,
+    needs_stand_ins,
+    run_with_stand_ins,
+)
 from mcp_export.testing.replay.tape import Mode
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
@@ -273,6 +278,12 @@ async def run_matrix(
             )
         real = RealParts(agent, path)
         stack.push_async_callback(real.aclose)
+        stand_in_servers = CaseServers(
+            path, stack, prefix=setup.prefix, history=history, client_name=CLIENT_NAME
+        )
+        if any(c.ask is None and needs_stand_ins(mode, c) for _, c in cases):
+            for model in chosen:
+                await stand_in_servers.start(with_model(agent, model), model)
         offered: list[OfferedTool] = []
         callers_by_model: dict[str, tuple[Provider, str]] = {}
         if matrix.caller_cases and not replaying_callers:
@@ -309,9 +320,7 @@ async def run_matrix(
                     real=real,
                     judge_for=judge_for,
                     served_name=served_name(agent, tool, prefix=setup.prefix),
-                    client_name=CLIENT_NAME,
-                    prefix=setup.prefix,
-                    history=history,
+                    servers=stand_in_servers,
                 )
             if case.ask is None:
                 name = served_name(agent, tool, prefix=setup.prefix)

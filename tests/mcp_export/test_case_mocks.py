@@ -23,6 +23,7 @@ from tests.mcp_export.tool_servers import REPO, fake_server
 pytestmark = pytest.mark.anyio
 
 MARS = ("call_1", "t__get_current_time", {"timezone": "Mars/Olympus"})
+LISBON = ("call_1", "t__get_current_time", {"timezone": "Europe/Lisbon"})
 
 
 async def _run(
@@ -64,10 +65,10 @@ async def test_a_mocked_error_reaches_the_model_as_a_real_servers_error(tmp_path
     # The provider marks an error result for the model ("Error: "); the server's own text follows.
     sent = said.removeprefix("Error: ")
     mocked_case = real_case | {"name": "mocked", "mock": {"t__get_current_time": {"error": sent}}}
-    matrix, mocked = await _run(tmp_path, MARS, mocked_case, {"t": time_server()})
+    # A timezone the real server knows: only the mock makes this call fail.
+    matrix, mocked = await _run(tmp_path, LISBON, mocked_case, {"t": time_server()})
 
     assert _tool_message(mocked) == _tool_message(real)
-    assert mocked[-1]["messages"] == real[-1]["messages"]
     assert matrix.results[0].outcome.text == f"done: {said}"
     assert matrix.results[0].passed
 
@@ -92,7 +93,8 @@ async def test_a_delay_past_the_limit_ends_as_a_slow_real_tool_does(tmp_path: Pa
     real, _ = await _run(tmp_path, slow, real_case, servers, timeoutSeconds=5)
 
     mocked_case = real_case | {"name": "mocked", "mock": {"s__slow_echo": {"delayMs": 20000}}}
-    mocked, _ = await _run(tmp_path, slow, mocked_case, servers, timeoutSeconds=5)
+    quick = ("call_1", "s__slow_echo", {"text": "hi", "ms": 1})  # only the mock makes it late
+    mocked, _ = await _run(tmp_path, quick, mocked_case, servers, timeoutSeconds=5)
 
     real_text, mocked_text = real.results[0].outcome.text, mocked.results[0].outcome.text
     assert real.results[0].outcome.is_error and mocked.results[0].outcome.is_error

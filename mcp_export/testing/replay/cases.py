@@ -1,8 +1,9 @@
 """Running one case with stand-ins: recorded, replayed, or with mocked tools.
 
-Such a case gets an in-process server of its own (``AgentServer``, called through the official MCP
-client, as every case is) whose ``ServedAgent`` carries the case's stand-ins: the provider and
-toolbox are the only parts replaced, the template, session and result are the real path.
+Such a case is called through the official MCP client on an in-process ``AgentServer``, as every
+case is; the server's ``ServedAgent`` carries stand-ins that answer with the calling case's own
+(``testing.replay.switch``): the provider and toolbox are the only parts replaced, the template,
+session and result are the real path.
 
 - ``record``: the model's provider and the agent's tool servers are the real ones, shared by every
   case of a model (:class:`RealParts`); what passes is written to the case's fixture.
@@ -14,6 +15,7 @@ toolbox are the only parts replaced, the template, session and result are the re
 from __future__ import annotations
 
 import dataclasses
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import mcp_types as types
@@ -28,6 +30,7 @@ from mcp_export.testing.case import CaseResult, JudgeFor, run_case
 from mcp_export.testing.expect import CallOutcome, Failure
 from mcp_export.testing.replay.fixture import Fixture, FixtureError, fixture_path
 from mcp_export.testing.replay.mocks import MockedToolbox, mock_problems
+from mcp_export.testing.replay.switch import Switch, calling_as
 from mcp_export.testing.replay.tape import (
     RERECORD,
     Mode,
@@ -41,7 +44,7 @@ from mcp_export.toolbox.agent_toolbox import AgentToolbox
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
 
-__all__ = ["RealParts", "needs_stand_ins", "run_with_stand_ins"]
+__all__ = ["CaseServers", "RealParts", "needs_stand_ins", "run_with_stand_ins"]
 
 
 def needs_stand_ins(mode: Mode | None, case: TestCase) -> bool:
@@ -83,18 +86,29 @@ class RealParts:
             await provider.aclose()
 
 
-@dataclasses.dataclass
 class _StandIns:
-    """The stand-ins of one case's server (``server.runtime.StandIns``)."""
+    """The stand-ins of one case (``server.runtime.StandIns``), each made once."""
 
-    agent: Agent
-    model: str
-    case: TestCase
-    mode: Mode | None
-    tape: Tape | None
-    real: RealParts
+    def __init__(
+        self,
+        agent: Agent,
+        model: str,
+        case: TestCase,
+        mode: Mode | None,
+        tape: Tape | None,
+        real: RealParts,
+    ) -> None:
+        self.agent, self.model, self.case = agent, model, case
+        self.mode, self.tape, self.real = mode, tape, real
+        self._provider: tuple[Provider, str] | None = None
+        self._toolbox: AgentToolbox | None = None
 
     def provider(self) -> tuple[Provider, str]:
+        if self._provider is None:
+            self._provider = self._make_provider()
+        return self._provider
+
+    def _make_provider(self) -> tuple[Provider, str]:
         if self.mode == "replay" and self.tape is not None:
             return ReplayProvider(self.tape), self.tape.fixture.model_name
         provider, name = self.real.provider(self.agent, self.model)
@@ -103,17 +117,57 @@ class _StandIns:
         return RecordingProvider(provider, self.tape), name
 
     def toolbox(self) -> AgentToolbox:
-        toolbox: AgentToolbox
-        if self.mode == "replay" and self.tape is not None:
-            toolbox = ReplayToolbox(self.agent, self.tape)
-        elif self.tape is not None:
-            toolbox = RecordingToolbox(
-                self.agent, self.real.toolbox(self.agent, self.model), self.tape
+        if self._toolbox is None:
+            toolbox: AgentToolbox
+            if self.mode == "replay" and self.tape is not None:
+                toolbox = ReplayToolbox(self.agent, self.tape)
+            elif self.tape is not None:
+                real = self.real.toolbox(self.agent, self.model)
+                toolbox = RecordingToolbox(self.agent, real, self.tape)
+            else:
+                toolbox = self.real.toolbox(self.agent, self.model)
+            self._toolbox = MockedToolbox(self.agent, toolbox, self.case.mock)
+        return self._toolbox
+
+
+class CaseServers:
+    """The in-process server (and its client) of each model for the run's stand-in cases
+    (``testing.replay.switch``), stopped with ``stack``."""
+
+    def __init__(
+        self,
+        path: Path,
+        stack: AsyncExitStack,
+        *,
+        prefix: bool,
+        history: HistoryStore | None,
+        client_name: str,
+    ) -> None:
+        self._path, self._stack = path, stack
+        self._prefix, self._history, self._client_name = prefix, history, client_name
+        self._clients: dict[str, Client] = {}
+
+    async def start(self, served: Agent, model: str) -> None:
+        """Start ``model``'s server (``served`` is the agent with that model), in the task that
+        owns ``stack`` (a server is stopped in the task that started it)."""
+        if model in self._clients:
+            return
+        server = await self._stack.enter_async_context(
+            AgentServer(
+                [ServedAgent(served, self._path, Switch(served))],
+                prefix=self._prefix,
+                sampling=False,
+                history=self._history or False,
             )
-        else:
-            toolbox = self.real.toolbox(self.agent, self.model)
-        # Always in front: the real toolbox is shared, and this one is closed with the case.
-        return MockedToolbox(self.agent, toolbox, self.case.mock)
+        )
+        info = types.Implementation(name=self._client_name, version="1")
+        self._clients[model] = await self._stack.enter_async_context(
+            Client(server.server, client_info=info)
+        )
+
+    def client(self, model: str) -> Client:
+        """The client of ``model``'s server (started with :meth:`start`)."""
+        return self._clients[model]
 
 
 def _judge_for(mode: Mode | None, tape: Tape | None, judge_for: JudgeFor) -> JudgeFor:
@@ -152,9 +206,7 @@ async def run_with_stand_ins(
     real: RealParts,
     judge_for: JudgeFor,
     served_name: str,
-    client_name: str,
-    prefix: bool,
-    history: HistoryStore | None,
+    servers: CaseServers,
 ) -> CaseResult:
     """Run ``case`` on ``model`` with its stand-ins (see the module docstring).
 
@@ -170,9 +222,7 @@ async def run_with_stand_ins(
         real: the run's real providers and toolboxes.
         judge_for: the run's judge model for a served model.
         served_name: the tool's name on the server.
-        client_name: the MCP client name the call is made with.
-        prefix: whether tools are served with the agent's prefix.
-        history: where the served call is recorded (None: nowhere).
+        servers: the run's servers of stand-in cases.
     """
     problems = mock_problems(agent, case.mock)
     if problems:
@@ -187,17 +237,8 @@ async def run_with_stand_ins(
     elif mode == "record":
         tape = Tape(Fixture(agent.metadata.name, tool.name, case.name, model), where)
     stand_ins = _StandIns(served, model, case, mode, tape, real)
-    async with (
-        AgentServer(
-            [ServedAgent(served, path, stand_ins)],
-            prefix=prefix,
-            sampling=False,
-            history=history or False,
-        ) as server,
-        Client(
-            server.server, client_info=types.Implementation(name=client_name, version="1")
-        ) as client,
-    ):
+    client = servers.client(model)
+    with calling_as(stand_ins):
         result = await run_case(
             client,
             agent,
