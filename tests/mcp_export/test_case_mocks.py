@@ -111,9 +111,9 @@ async def test_a_server_mocked_down_is_not_offered_and_cannot_be_called(tmp_path
         }
     }
     real_case = {"name": "real", "arguments": {"destination": "Mars"}}
-    real, real_bodies = await _run(tmp_path, MARS, real_case, gone)
+    _, real_bodies = await _run(tmp_path, MARS, real_case, gone)
     case = {"name": "mocked", "arguments": {"destination": "Mars"}, "mock": {"t": {"down": True}}}
-    mocked, mocked_bodies = await _run(tmp_path, MARS, case, {"t": time_server()})
+    _, mocked_bodies = await _run(tmp_path, MARS, case, {"t": time_server()})
 
     assert _offered(mocked_bodies[0]) == _offered(real_bodies[0]) == []
     prefix = (
