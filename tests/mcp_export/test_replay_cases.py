@@ -13,6 +13,7 @@ import pytest
 
 from mcp_export.testing.judge import JUDGE_SYSTEM_PROMPT
 from mcp_export.testing.replay.fixture import fixture_path
+from mcp_export.testing.replay.tape import Mode
 from mcp_export.testing.run import MatrixResult, run_matrix, select_cases
 from schema_types.files.agent_file import load_agent
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
@@ -45,9 +46,9 @@ def _respond(body: RequestBody) -> Reply:
     return text("Sorry: " + " | ".join(r.content for r in body.tool_results))
 
 
-async def _run(path: Path, mode: str) -> MatrixResult:
+async def _run(path: Path, mode: Mode) -> MatrixResult:
     agent = load_agent(path)
-    return await run_matrix(agent, path, select_cases(agent), mode=mode)  # type: ignore[arg-type]
+    return await run_matrix(agent, path, select_cases(agent), mode=mode)
 
 
 async def test_a_mocked_and_judged_case_replays_as_recorded(tmp_path: Path) -> None:
