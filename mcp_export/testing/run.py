@@ -276,7 +276,7 @@ async def run_matrix(
             clients[model] = await stack.enter_async_context(
                 Client(server.server, client_info=info)
             )
-        real = RealParts(agent, path)
+        real = RealParts(path)
         stack.push_async_callback(real.aclose)
         stand_in_servers = CaseServers(
             path, stack, prefix=setup.prefix, history=history, client_name=CLIENT_NAME

@@ -54,10 +54,10 @@ def needs_stand_ins(mode: Mode | None, case: TestCase) -> bool:
 
 class RealParts:
     """The real providers and toolboxes of a run's models, made on first use, shared by its
-    stand-in cases and closed by :meth:`aclose`."""
+    stand-in cases and closed by :meth:`aclose` (apart from the ones the run's ordinary cases
+    use: a run with both starts a model's tool servers twice)."""
 
-    def __init__(self, agent: Agent, path: Path) -> None:
-        self._agent = agent
+    def __init__(self, path: Path) -> None:
         self._path = path
         self._providers: dict[str, tuple[Provider, str]] = {}
         self._toolboxes: dict[str, AgentToolbox] = {}
