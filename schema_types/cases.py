@@ -49,6 +49,25 @@ found in a string), ``atLeast`` and ``atMost`` (a number, or an array's or a str
             /flights: {atLeast: 1}         # at least one flight listed
             /currency: {equals: EUR}
 
+**Mocked tools and injected faults** (``mock``): an inner tool answered by the case instead of its
+server, keyed by the name the model sees (``server__tool``), or a whole tool server by its name::
+
+      - name: calendar fails
+        arguments: {destination: LIS}
+        mock:
+          calendar__free_slots: {result: {slots: []}}        # a fixed result (text or JSON)
+          calendar__book: {error: "Error: calendar locked"}  # an error result (isError)
+          flights__search: {delayMs: 90000}                  # answers this late (past its limit:
+                                                             # the call's timeout fires as it would)
+          weather: {down: true}                              # the server is down: not offered,
+                                                             # a call says it cannot be called
+        expect:
+          contains: [calendar]
+
+``delayMs`` may go with ``result`` or ``error`` (or alone: the server answers after the delay);
+``down`` goes alone. Each reaches the model in the form a real server's would (an error as an
+error result, a delay past the limit as the time-out text, a down server as an unavailable one).
+
 Keys are camelCase like the rest of the file. A case with no expectation passes when the call
 succeeds.
 """
@@ -67,7 +86,7 @@ from schema_types.pointer import PointerError, parse_pointer
 from schema_types.schema._refs import reference_problems
 from schema_types.schema.meta_schema import meta_schema_error
 
-__all__ = ["CalledTool", "Expectations", "FieldCheck", "TestCase"]
+__all__ = ["CalledTool", "Expectations", "FieldCheck", "MockedTool", "TestCase"]
 
 
 class CalledTool(FileModel):
@@ -109,6 +128,33 @@ class FieldCheck(FileModel):
             raise ValueError(
                 "say what the field must be: equals, oneOf, matches, atLeast or atMost"
             )
+        return self
+
+
+class MockedTool(FileModel):
+    """What a case's mocked inner tool (or tool server) does instead of running.
+
+    Attributes:
+        result: the tool's fixed result (a string is its text; any other value its JSON).
+        error: the text of an error result (``isError``), as a failing tool returns.
+        delay_ms: how long the tool takes before it answers (or times out at its limit).
+        down: the tool's server is down (alone: no other key with it).
+    """
+
+    result: Any = None
+    error: str | None = None
+    delay_ms: float | None = Field(default=None, ge=0)
+    down: bool = False
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> MockedTool:
+        answers = [k for k in ("result", "error") if k in self.model_fields_set]
+        if len(answers) > 1:
+            raise ValueError("a mock has result or error, not both")
+        if self.down and (answers or self.delay_ms is not None):
+            raise ValueError("down: true goes alone (a server that is down answers nothing)")
+        if not self.down and not answers and self.delay_ms is None:
+            raise ValueError("a mock needs result, error, delayMs or down: true")
         return self
 
 
@@ -186,6 +232,8 @@ class TestCase(FileModel):
         ask: a caller case's request in words (its arguments then come from the caller model);
             None: an ordinary case.
         expect: what a good answer looks like.
+        mock: inner tools (``server__tool``) or tool servers (``server``) the case answers
+            itself, with a fixed result or an injected fault.
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -194,6 +242,7 @@ class TestCase(FileModel):
     arguments: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
     ask: str | None = None
     expect: Expectations = Field(default_factory=Expectations)
+    mock: dict[str, MockedTool] = Field(default_factory=lambda: dict[str, MockedTool]())
 
     @field_validator("ask")
     @classmethod

@@ -9,6 +9,9 @@ when every case passes, 1 when one fails, 2 for a bad command line or agent file
 or a report that cannot be written; Ctrl+C stops the run at once and reports what finished before
 it, with exit code 130.
 
+``--record`` keeps each ordinary case's exchange in a fixture beside the agent file; ``--replay``
+runs the cases from their fixtures with no model and no tool server (``testing.replay``).
+
 Caller cases (``ask``) run once per ``--caller-model`` (default: ``settings.callers.models``,
 else the first model), with decoys
 from ``settings.callers`` plus ``--decoy-agent``, ``--decoy-server`` and ``--decoys``; each cell
@@ -106,6 +109,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--json", metavar="FILE", type=Path, help="write the results as JSON")
     parser.add_argument(
         "--no-history", action="store_true", help="do not record the run in the history database"
+    )
+    recording = parser.add_mutually_exclusive_group()
+    recording.add_argument(
+        "--record",
+        action="store_true",
+        help=(
+            "keep each case's exchange (the model's answers, each inner tool's result) in "
+            "fixtures beside the agent file (AGENT_FILE.replay/)"
+        ),
+    )
+    recording.add_argument(
+        "--replay",
+        action="store_true",
+        help=(
+            "answer each case from its fixture: no model, no tool server; a request that differs "
+            "from the recorded one fails the case, saying where"
+        ),
     )
     add_caller_options(parser)
     parser.set_defaults(func=run)
@@ -235,6 +255,7 @@ async def _run(
             on_result=advance,
             matrix=matrix,
             callers=callers,
+            mode="record" if args.record else "replay" if args.replay else None,
         )
 
 

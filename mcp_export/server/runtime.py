@@ -7,7 +7,7 @@ the runtime: the toolbox, the providers and the chat session are imported by the
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_export.server.history import HistoryAccess
 
@@ -17,9 +17,27 @@ if TYPE_CHECKING:
     from mcp_export.server.tools import ServedAgent
     from mcp_export.toolbox.agent_toolbox import AgentToolbox, ToolSpec
 
-__all__ = ["AgentRuntime", "CallPolicy"]
+__all__ = ["AgentRuntime", "CallPolicy", "StandIns"]
 
 logger = logging.getLogger(__name__)
+
+
+class StandIns(Protocol):
+    """What answers in place of an agent's configured provider and tool servers (a test case's
+    recording, replay or mocks): plugged in where the real ones are made, so the rest of a call
+    (template, session, result) is the real path."""
+
+    def provider(self) -> tuple[Provider, str]:
+        """The provider and model name the calls use.
+
+        Raises:
+            ConfigurationError: it cannot be used.
+        """
+        ...
+
+    def toolbox(self) -> AgentToolbox:
+        """The toolbox the calls use (closed with the runtime)."""
+        ...
 
 
 class CallPolicy:
@@ -59,6 +77,9 @@ class AgentRuntime:
         if not self.served.agent.mcp_servers:
             return None
         if self._toolbox is None:
+            if self.served.stand_ins is not None:
+                self._toolbox = self.served.stand_ins.toolbox()
+                return self._toolbox
             from mcp_export.toolbox.agent_toolbox import AgentToolbox  # first call: see above
 
             self._toolbox = AgentToolbox(self.served.agent, base_dir=self.served.base_dir)
@@ -79,6 +100,8 @@ class AgentRuntime:
         Raises:
             ConfigurationError: it cannot be used (no model set, credentials missing…).
         """
+        if self._provider is None and self.served.stand_ins is not None:
+            self._provider = self.served.stand_ins.provider()
         if self._provider is None:
             from mcp_export.providers.factory import provider_for_agent  # first call: see above
 

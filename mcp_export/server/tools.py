@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_export.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from mcp_export.server.runtime import StandIns
     from mcp_export.toolbox.agent_toolbox import ToolSpec
     from schema_types.agent import Agent, McpServerConfig, ToolDefinition
 
@@ -135,10 +136,13 @@ class ServedAgent:
     Attributes:
         agent: the loaded agent.
         path: the agent file (absolute), recorded with history runs and named in errors.
+        stand_ins: what answers in place of the agent's provider and tool servers (a test
+            case's recording, replay or mocks: ``testing.replay``); None: the real ones.
     """
 
     agent: Agent
     path: Path
+    stand_ins: StandIns | None = None
 
     @property
     def base_dir(self) -> Path:

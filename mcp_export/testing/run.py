@@ -43,6 +43,13 @@ from mcp_export.testing.callers.runner import (
 )
 from mcp_export.testing.case import CaseResult, named, run_case
 from mcp_export.testing.expect import CallOutcome, Failure
+from mcp_export.testing.replay.cases import (
+    CaseServers,
+    RealParts,
+    needs_stand_ins,
+    run_with_stand_ins,
+)
+from mcp_export.testing.replay.tape import Mode
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
 
@@ -216,6 +223,7 @@ async def run_matrix(
     on_result: OnResult | None = None,
     matrix: MatrixResult | None = None,
     callers: CallerOptions | None = None,
+    mode: Mode | None = None,
 ) -> MatrixResult:
     """Run ``cases`` on each of ``models`` (default: the agent's own model), ``repeat`` times.
 
@@ -233,6 +241,9 @@ async def run_matrix(
             repeat and caller models); default a new one.
         callers: the caller models and the caller setup of the caller cases (decoys, system
             prompt, prefix), added to the agent file's ``settings.callers``.
+        mode: ``record`` keeps each ordinary case's exchange in its fixture beside the agent
+            file; ``replay`` answers each from it, with no model and no tool server
+            (``testing.replay``); None: neither (a case's mocks still apply).
 
     Returns:
         Every result, in the order they finished. A case that cannot be run or checked is a
@@ -248,7 +259,8 @@ async def run_matrix(
         )
     chosen = matrix.models
     setup = CallerSetup(prefix=callers.prefix)
-    if matrix.caller_cases:
+    replaying_callers = mode == "replay"  # no caller model and no decoy server to ask
+    if matrix.caller_cases and not replaying_callers:
         setup = await prepare_callers(agent, path, callers)
     limiter = anyio.Semaphore(max(1, concurrency))
     began = time.perf_counter()
@@ -264,9 +276,17 @@ async def run_matrix(
             clients[model] = await stack.enter_async_context(
                 Client(server.server, client_info=info)
             )
+        real = RealParts(path)
+        stack.push_async_callback(real.aclose)
+        stand_in_servers = CaseServers(
+            path, stack, prefix=setup.prefix, history=history, client_name=CLIENT_NAME
+        )
+        if any(c.ask is None and needs_stand_ins(mode, c) for _, c in cases):
+            for model in chosen:
+                await stand_in_servers.start(with_model(agent, model), model)
         offered: list[OfferedTool] = []
         callers_by_model: dict[str, tuple[Provider, str]] = {}
-        if matrix.caller_cases:
+        if matrix.caller_cases and not replaying_callers:
             offered = setup.offer(await listed_tools(clients[chosen[0]]))
 
         async def judge_for(model: str) -> tuple[Provider, str]:
@@ -287,11 +307,29 @@ async def run_matrix(
         async def run_one(
             model: str, tool: ToolDefinition, case: TestCase, attempt: int
         ) -> CaseResult:
+            if case.ask is None and needs_stand_ins(mode, case):
+                return await run_with_stand_ins(
+                    agent,
+                    path,
+                    with_model(agent, model),
+                    model,
+                    tool,
+                    case,
+                    attempt,
+                    mode=mode,
+                    real=real,
+                    judge_for=judge_for,
+                    served_name=served_name(agent, tool, prefix=setup.prefix),
+                    servers=stand_in_servers,
+                )
             if case.ask is None:
                 name = served_name(agent, tool, prefix=setup.prefix)
                 return await run_case(
                     clients[model], agent, model, tool, case, attempt, judge_for, served_name=name
                 )
+            if mode == "replay":
+                text = "a caller case cannot be replayed: run it with its models (without --replay)"
+                return caller_unavailable(tool, case, model, attempt, text, served_model=chosen[0])
             try:
                 caller = caller_for(model)
             except ExportError as exc:

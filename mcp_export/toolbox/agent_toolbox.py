@@ -75,6 +75,8 @@ __all__ = [
     "WithheldTools",
     "probe_server",
     "provider_tool_name",
+    "timed_out_text",
+    "unavailable_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -96,6 +98,16 @@ def provider_tool_name(server: str, tool: str) -> str:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     return f"{_NOT_ALLOWED.sub('_', name)[: _MAX_NAME - 9]}_{digest}"
+
+
+def timed_out_text(name: str, limit: float) -> str:
+    """What the model gets back when the call to ``name`` ran past its ``limit`` (seconds)."""
+    return f"tool {name} timed out after {limit:.1f} s"
+
+
+def unavailable_text(name: str, reason: str) -> str:
+    """What the model gets back when it calls ``name`` while its server is unavailable."""
+    return f"tool {name} cannot be called: {reason}"
 
 
 @dataclass(frozen=True)
@@ -360,7 +372,7 @@ class AgentToolbox(AsyncResource):
             errors = self.server_errors
             down = [s for s in self._connections if name.startswith(f"{s}__") and s in errors]
             if down:
-                return _Rejection(f"tool {name} cannot be called: {errors[down[0]]}", False)
+                return _Rejection(unavailable_text(name, errors[down[0]]), False)
             allowed = [s.name for s in self._index.values() if self.hidden_reason(s) is None]
             text = (
                 f"no tool named {name!r}; the tools available are: {', '.join(allowed) or 'none'}"
@@ -393,7 +405,7 @@ class AgentToolbox(AsyncResource):
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000
 
-        limit = self.call_timeout if timeout is None else max(0.0, min(timeout, self.call_timeout))
+        limit = self.call_limit(timeout)
         deadline = anyio.current_time() + limit
         connection: ServerConnection | None = None
         try:
@@ -418,7 +430,7 @@ class AgentToolbox(AsyncResource):
                     return ToolOutcome(str(exc), True, duration_ms=elapsed())
                 result = await client.call_tool(spec.tool, arguments)
         except TimeoutError:
-            text = f"tool {name} timed out after {limit:.1f} s"
+            text = timed_out_text(name, limit)
         except MCPError as exc:
             if exc.error.code != CONNECTION_CLOSED or connection is None:
                 text = f"tool {name} failed: {exc.error.message}"
@@ -435,6 +447,10 @@ class AgentToolbox(AsyncResource):
         else:
             return outcome_from_result(result, elapsed(), tool=name)
         return ToolOutcome(text, True, duration_ms=elapsed())
+
+    def call_limit(self, timeout: float | None) -> float:
+        """The longest a call may take, given the session's remaining ``timeout`` (seconds)."""
+        return self.call_timeout if timeout is None else max(0.0, min(timeout, self.call_timeout))
 
     async def aclose(self) -> None:
         """Stop every server this toolbox started (no process is left behind)."""

@@ -126,3 +126,42 @@ def test_an_agent_whose_cases_have_plain_json_schemas_loads_without_jsonschema(
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["3", "False"]
+
+
+@pytest.mark.parametrize(
+    ("mock", "message"),
+    [
+        ("{t__now: {result: 1, error: x}}", "a mock has result or error, not both"),
+        ("{t: {down: true, delayMs: 5}}", "down: true goes alone"),
+        ("{t__now: {}}", "a mock needs result, error, delayMs or down: true"),
+        ("{t__now: {delayMs: -1}}", "tests[0].mock.t__now.delayMs"),
+    ],
+)
+def test_a_bad_mock_is_a_located_problem(tmp_path: Path, mock: str, message: str) -> None:
+    path = tmp_path / "bad.agent.yaml"
+    path.write_text(
+        "metadata:\n  tools:\n    - name: plan\n      tests:\n"
+        f"        - {{name: a, mock: {mock}}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SchemaError) as raised:
+        load_agent(path)
+    assert message in str(raised.value)
+    assert ":5:" in str(raised.value)
+
+
+def test_mocks_are_read_and_kept_on_save(tmp_path: Path) -> None:
+    text = (
+        "metadata:\n  tools:\n    - name: plan\n      tests:\n        - name: a\n"
+        "          mock:\n            t__now: {error: 'Error: locked', delayMs: 200}\n"
+        "            t: {down: true}\n            w__x: {result: {slots: []}}\n"
+    )
+    path = tmp_path / "desk.agent.yaml"
+    path.write_text(text, encoding="utf-8")
+
+    agent = load_agent(path)
+
+    mock = agent.tools[0].tests[0].mock
+    assert (mock["t__now"].error, mock["t__now"].delay_ms) == ("Error: locked", 200)
+    assert mock["t"].down and mock["w__x"].result == {"slots": []}
+    assert text_for_save(agent, path) == text
