@@ -43,7 +43,9 @@ from mcp_export.server.http import (
     parse_http_address,
     resource_url,
 )
+from mcp_export.server.limits import Limits, parse_rate
 from mcp_export.server.oauth import CLIENT_SECRET_ENV, ISSUER_TIMEOUT, OAuthSettings
+from mcp_export.server.scopes import ToolScopes, parse_tool_scope
 from schema_types.errors import AgentFileError
 
 __all__ = ["register", "run"]
@@ -121,6 +123,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="how long one request to the authorization server (metadata, keys, introspection) "
         f"may take, from connecting to its last byte (default: {ISSUER_TIMEOUT:g})",
     )
+    limits = parser.add_argument_group(
+        "Saying no per caller (with --http)",
+        "A caller is an OAuth token's principal, else the --token holder, else the client's "
+        "address. A tool call over a limit is answered 429 with Retry-After; refusals are "
+        "counted in /metrics (metaagent_caller_refusals_total).",
+    )
+    limits.add_argument(
+        "--rate-limit",
+        metavar="CALLS/PERIOD",
+        type=_rate,
+        help="tool calls each caller may start per period: 30/min, 5/10s, 1000/h",
+    )
+    limits.add_argument(
+        "--calls-at-once",
+        metavar="N",
+        type=_at_once,
+        help="tool calls each caller may have running at the same time",
+    )
+    limits.add_argument(
+        "--tool-scope",
+        metavar="TOOL=SCOPE",
+        action="append",
+        default=[],
+        type=_tool_scope,
+        help="with --oauth-issuer: TOOL is listed and callable only for tokens holding SCOPE "
+        "(repeat for several tools), e.g. book_flight=tools:book_flight",
+    )
     parser.add_argument(
         "--stateless",
         action="store_true",
@@ -172,6 +201,37 @@ def _grace(text: str) -> float:
     return seconds
 
 
+def _rate(text: str) -> tuple[int, float]:
+    try:
+        return parse_rate(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix(f"--rate-limit {text!r}: ")
+        ) from None
+
+
+def _at_once(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of calls, 1 or more: {text!r}")
+    return int(text)
+
+
+def _tool_scope(text: str) -> tuple[str, str]:
+    try:
+        return parse_tool_scope(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix(f"--tool-scope {text!r}: ")
+        ) from None
+
+
+def _limits(args: argparse.Namespace) -> Limits | None:
+    if args.rate_limit is None and args.calls_at_once is None:
+        return None
+    calls, period = args.rate_limit if args.rate_limit is not None else (None, 60.0)
+    return Limits(calls=calls, period=period, at_once=args.calls_at_once)
+
+
 def _issuer_timeout(text: str) -> float:
     try:
         seconds = float(text)
@@ -213,6 +273,9 @@ _HTTP_ONLY = (
     ("oauth_client_id", "--oauth-client-id"),
     ("oauth_timeout", "--oauth-timeout"),
     ("stateless", "--stateless"),
+    ("rate_limit", "--rate-limit"),
+    ("calls_at_once", "--calls-at-once"),
+    ("tool_scope", "--tool-scope"),
 )
 
 
@@ -281,6 +344,11 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(settings, str):
             return _refuse(settings)
         oauth = settings
+        if args.tool_scope and oauth is None:
+            return _refuse(
+                "--tool-scope needs --oauth-issuer: scopes come from the callers' OAuth access "
+                "tokens (a --token holder may use every tool)"
+            )
         try:
             address = parse_http_address(args.http)
             check_exposure(address, token, oauth=oauth)
@@ -296,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             sampling=not args.no_sampling,
             history=args.store if args.store is not None else not args.no_history,
+            tool_scopes=ToolScopes(dict(args.tool_scope)),
         )
     except AgentFileError as exc:
         return _refuse(f"cannot load the agent file: {exc}")
@@ -324,6 +393,7 @@ def run(args: argparse.Namespace) -> int:
                     oauth=oauth,
                     stateless=args.stateless,
                     shutdown_grace=grace,
+                    limits=_limits(args),
                 )
 
     tune_for_serving()

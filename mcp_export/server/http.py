@@ -53,6 +53,7 @@ from mcp_export.server.http_gates import (
     DrainGate,
     MessageScreen,
 )
+from mcp_export.server.limits import CallerLimits, Limits
 from mcp_export.server.oauth import OAuthSettings, auth_settings
 
 if TYPE_CHECKING:
@@ -222,6 +223,8 @@ async def serve_http(
     extra_routes: Sequence[BaseRoute] = (),
     ready_path: str | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
+    limits: Limits | None = None,
+    on_refused: Callable[[str], None] | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP until cancelled or stopped by a signal.
 
@@ -240,6 +243,9 @@ async def serve_http(
             has started the shutdown.
         shutdown_grace: after SIGTERM, the seconds the calls under way may take to finish
             (new ones are refused meanwhile); 0 stops at once, as Ctrl+C does.
+        limits: each caller's calls per period and at once (``server.limits``); over them a
+            ``tools/call`` is answered 429 with ``Retry-After``.
+        on_refused: called with the reason of each call refused by ``limits`` (the metrics).
 
     Raises:
         HttpAddressError: exposed without a token or OAuth, both given, or the address cannot
@@ -257,8 +263,16 @@ async def serve_http(
         async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
             port = int(sock.getsockname()[1])
             drain = Drain()
+            inner = []
+            if limits is not None and limits.any:
+                logger.info("limiting each caller to %s", limits.describe())
+                inner.append(
+                    Middleware(
+                        CallerLimits, limits=limits, shared_token=bool(token), refused=on_refused
+                    )
+                )
             app = await _app(
-                server, address, port, http, token, oauth, stateless, extra_routes, drain
+                server, address, port, http, token, oauth, stateless, extra_routes, drain, inner
             )
             app = DrainGate(app, drain, ready_path)
             web = _DrainingServer(app, log_level, drain, shutdown_grace)
@@ -277,8 +291,10 @@ async def _app(
     stateless: bool,
     extra_routes: Sequence[BaseRoute],
     drain: Drain,
+    inner: Sequence[Middleware] = (),
 ) -> ASGIApp:
-    """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks."""
+    """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks
+    (``inner``: more middleware after the screen, such as the callers' limits)."""
     protection: dict[str, Any] = {}
     explained: list[Middleware] = []
     if oauth is not None:
@@ -324,6 +340,7 @@ async def _app(
             drain=drain,
         )
     )
+    starlette.user_middleware.extend(inner)
     app: ASGIApp = starlette
     if token:
         open_paths = [r.path for r in extra_routes if isinstance(r, Route)]
