@@ -4,7 +4,8 @@ It listens on a free loopback port and issues client-credentials access tokens b
 resource asked for (RFC 8707): RS256 JWTs for ``JWT_CLIENT`` and ``SECOND_CLIENT`` (valid
 300 s) and ``SHORT_CLIENT`` (valid 1 s), opaque tokens for ``OPAQUE_CLIENT``, checked through
 introspection by ``RESOURCE_SERVER``; ``OTHER_ONLY_CLIENT`` may ask for ``mcp:other`` but not
-``SCOPE``. Tokens may also hold ``tools:book_flight`` (a tool's own scope). Needs Node and ``npm ci --prefix tests/fakes/oauth_server`` (``make setup`` runs it)::
+``SCOPE``. Tokens may also hold ``tools:book_flight`` (a tool's own scope). Needs Node and
+``npm ci --prefix tests/fakes/oauth_server`` (``make setup`` runs it)::
 
     with AuthorizationServer() as issuer:
         token = issuer.token(JWT_CLIENT, resource="http://127.0.0.1:8000/mcp", scope="mcp:tools")
