@@ -34,6 +34,7 @@ import anyio
 
 from mcp_export.errors import ConfigurationError, HistoryError
 from mcp_export.redact import RedactingFilter, remember_environment_references, remember_secret
+from mcp_export.server.access import served_limits
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.collector import tune_for_serving
 from mcp_export.server.http import (
@@ -43,7 +44,7 @@ from mcp_export.server.http import (
     parse_http_address,
     resource_url,
 )
-from mcp_export.server.limits import Limits, parse_rate
+from mcp_export.server.limits import parse_rate
 from mcp_export.server.oauth import CLIENT_SECRET_ENV, ISSUER_TIMEOUT, OAuthSettings
 from mcp_export.server.scopes import ToolScopes, parse_tool_scope
 from schema_types.errors import AgentFileError
@@ -225,13 +226,6 @@ def _tool_scope(text: str) -> tuple[str, str]:
         ) from None
 
 
-def _limits(args: argparse.Namespace) -> Limits | None:
-    if args.rate_limit is None and args.calls_at_once is None:
-        return None
-    calls, period = args.rate_limit if args.rate_limit is not None else (None, 60.0)
-    return Limits(calls=calls, period=period, at_once=args.calls_at_once)
-
-
 def _issuer_timeout(text: str) -> float:
     try:
         seconds = float(text)
@@ -366,6 +360,7 @@ def run(args: argparse.Namespace) -> int:
             history=args.store if args.store is not None else not args.no_history,
             tool_scopes=ToolScopes(dict(args.tool_scope)),
         )
+        limits = served_limits(agents, rate_limit=args.rate_limit, calls_at_once=args.calls_at_once)
     except AgentFileError as exc:
         return _refuse(f"cannot load the agent file: {exc}")
     except ConfigurationError as exc:
@@ -377,6 +372,12 @@ def run(args: argparse.Namespace) -> int:
             return _refuse(str(exc))
     for served in agents:
         remember_environment_references(served.agent)
+    if address is not None and oauth is None and server.tool_scopes.needed:
+        logger.warning(
+            "settings.access.toolScopes apply only to OAuth callers: without --oauth-issuer "
+            "every caller may list and call every tool (%s)",
+            server.tool_scopes.describe(),
+        )
 
     grace = SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
 
@@ -393,7 +394,7 @@ def run(args: argparse.Namespace) -> int:
                     oauth=oauth,
                     stateless=args.stateless,
                     shutdown_grace=grace,
-                    limits=_limits(args),
+                    limits=limits,
                 )
 
     tune_for_serving()

@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
+from mcp_export.server.access import served_tool_scopes
 from mcp_export.server.http import SHUTDOWN_GRACE, serve_http
 from mcp_export.server.request_state import LazyRequestStateBoundary, state_keys
 from mcp_export.server.runtime import AgentRuntime, CallPolicy
@@ -171,7 +172,8 @@ class AgentServer(AsyncResource):
         history: record every call in this history store; a str: the location of a store
             (passed on unchanged, opened on the first call); True: the default store in
             METAAGENT_HOME (opened on the first call); False/None: no history.
-        tool_scopes: the scope each restricted tool needs in a caller's OAuth token; a caller
+        tool_scopes: the scope each restricted tool needs in a caller's OAuth token, besides
+            the agent files' ``settings.access.toolScopes`` (``server.access``); a caller
             without it neither lists nor calls the tool (nor gets it as a prompt).
 
     The tools of agents with ``settings.toolsAsPrompts`` are served as prompts too
@@ -198,7 +200,9 @@ class AgentServer(AsyncResource):
             raise ValueError("serve at least one agent")
         self.agents = list(agents)
         self.catalogue: dict[str, ServedTool] = build_catalogue(self.agents, prefix=prefix)
-        self.tool_scopes = tool_scopes or ToolScopes()
+        self.tool_scopes = served_tool_scopes(
+            self.catalogue, tool_scopes.needed if tool_scopes is not None else None
+        )
         self.tool_scopes.check(self.catalogue)
         keys = state_keys(os.environ)
         self.policy = CallPolicy(sampling=sampling, history=history)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from mcp_export.server.http_gates import (
     admitted,
     json_reply,
 )
+from schema_types.access import read_rate
 
 __all__ = [
     "RATE_LIMITED",
@@ -54,9 +54,6 @@ logger = logging.getLogger(__name__)
 RATE_LIMITED = -32029
 """The JSON-RPC error code of a call refused by a limit (JSON-RPC leaves -32000 to -32099 to
 servers; 429 is the HTTP status that goes with it)."""
-
-_UNITS = {"s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "hour": 3600.0}
-_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*([a-z]+)\s*$")
 
 
 class LimitsError(ConfigurationError):
@@ -93,24 +90,15 @@ class Limits:
 
 
 def parse_rate(text: str) -> tuple[int, float]:
-    """``N/PERIOD`` → (calls, seconds): ``30/min``, ``5/10s``, ``1000/h``, ``2/1.5s``.
+    """``N/PERIOD`` → (calls, seconds), as ``settings.access.rateLimit`` spells it.
 
     Raises:
         LimitsError: another spelling, no calls, or a period outside 0.1 s to a day.
     """
-    match = _RATE.match(text.lower())
-    unit = _UNITS.get(match.group(3)) if match else None
-    if match is None or unit is None:
-        raise LimitsError(
-            f"--rate-limit {text!r}: expected CALLS/PERIOD such as 30/min, 5/10s or 1000/h"
-        )
-    calls = int(match.group(1))
-    seconds = float(match.group(2) or 1) * unit
-    if calls < 1:
-        raise LimitsError(f"--rate-limit {text!r}: allow at least 1 call per period")
-    if not 0.1 <= seconds <= 86400:
-        raise LimitsError(f"--rate-limit {text!r}: the period must be 0.1 s to one day")
-    return calls, seconds
+    try:
+        return read_rate(text)
+    except ValueError as exc:
+        raise LimitsError(f"--rate-limit {exc}") from None
 
 
 def caller_of(scope: Scope, *, shared_token: bool) -> str:
