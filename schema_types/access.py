@@ -81,3 +81,16 @@ class AccessSettings(FileModel):
     def any(self) -> bool:
         """Whether anything is set."""
         return bool(self.rate_limit or self.calls_at_once or self.tool_scopes)
+
+    def describe(self) -> str:
+        """In words: ``30 calls per 60 s, 2 at once per caller; book_flight needs tools:…``."""
+        parts = []
+        if self.rate_limit is not None:
+            calls, seconds = read_rate(self.rate_limit)
+            parts.append(f"{calls} calls per {seconds:g} s")
+        if self.calls_at_once is not None:
+            parts.append(f"{self.calls_at_once} at once")
+        limits = (", ".join(parts) + " per caller") if parts else "no limits per caller"
+        needs = sorted(self.tool_scopes.items())
+        scopes = "; ".join(f"{tool} needs {scope}" for tool, scope in needs)
+        return f"{limits}; {scopes}" if scopes else limits
