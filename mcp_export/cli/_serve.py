@@ -13,6 +13,11 @@ is then a protected resource of the authorization server ``--oauth-issuer`` and 
 access token's signature (or asks the issuer, ``--oauth-introspect``), issuer, audience
 (``--oauth-resource``), expiry and scopes (``--oauth-scope``).
 
+Saying no per caller over HTTP: ``--rate-limit CALLS/PERIOD`` and ``--calls-at-once N`` per
+caller (429 with ``Retry-After`` over them), ``--tool-scope TOOL=SCOPE`` (with OAuth: a token
+without SCOPE neither lists nor calls TOOL); they override the agent files'
+``settings.access`` (``server.access``).
+
 Stopping over HTTP: Ctrl-C stops at once; SIGTERM (a supervisor's stop) first lets the calls
 under way finish for up to ``--shutdown-grace`` seconds, refusing new ones (``server.http``).
 Over stdio, the end of stdin first lets the requests already read be answered, for up to the same

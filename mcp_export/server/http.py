@@ -11,7 +11,10 @@ also for ``PORT`` 0:
 - ``MessageScreen`` (``server.http_gates``): every POSTed message passes the check stdio input
   passes. With OAuth it runs after the token check, so a request without a good token hears
   401 first; ``AuthRefusals`` (``server.http_auth``) puts that 401 (or 403) in words an MCP
-  client shows.
+  client shows;
+- ``CallerLimits`` (``server.limits``), with ``limits``: each caller's ``tools/call`` within its
+  calls per period and at once, else 429 with ``Retry-After``; after the screen, so it reads a
+  screened body and the authenticated caller.
 
 Stopping: Ctrl+C (SIGINT) stops at once, cutting the calls under way (a second one does not
 wait for open connections either). SIGTERM, what a supervisor sends before it kills, drains

@@ -1,10 +1,11 @@
 """Scopes per tool: a caller whose OAuth token lacks a tool's scope neither lists nor calls it.
 
-``--tool-scope book_flight=tools:book_flight`` makes ``book_flight`` need that scope in the
+``--tool-scope book_flight=tools:book_flight`` (or the agent file's
+``settings.access.toolScopes``, ``server.access``) makes ``book_flight`` need that scope in the
 caller's access token (the scopes every token needs, ``--oauth-scope``, still apply to every
-request). A tool the caller may not use is left out of its ``tools/list`` and its call is
-answered as an unknown tool's, so a caller learns nothing of the tools it cannot use; the
-refusal is counted in ``/metrics`` (``reason="scope"``) and logged.
+request). A tool the caller may not use is left out of its ``tools/list`` (and ``prompts/list``)
+and its call is answered as an unknown tool's, so a caller learns nothing of the tools it cannot
+use; the refusal is counted in ``/metrics`` (``reason="scope"``) and logged.
 
 Tool scopes need OAuth: the scopes come from the access token (``ctx.request``, the HTTP request
 the SDK hands the handler, carries what its authentication middleware found).
