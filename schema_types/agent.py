@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from schema_types.access import AccessSettings
 from schema_types.cases import TestCase
 from schema_types.file_model import FileModel
 
@@ -147,6 +148,8 @@ class AgentSettings(FileModel):
     tools_as_prompts: bool = False
     callers: CallerSettings = Field(default_factory=lambda: CallerSettings())
     """How caller cases (cases with ``ask``) set up the caller model: :class:`CallerSettings`."""
+    access: AccessSettings = Field(default_factory=lambda: AccessSettings())
+    """What a shared HTTP server lets each caller do: :class:`AccessSettings`."""
 
     @property
     def provider_id(self) -> str | None:

@@ -13,6 +13,11 @@ is then a protected resource of the authorization server ``--oauth-issuer`` and 
 access token's signature (or asks the issuer, ``--oauth-introspect``), issuer, audience
 (``--oauth-resource``), expiry and scopes (``--oauth-scope``).
 
+Saying no per caller over HTTP: ``--rate-limit CALLS/PERIOD`` and ``--calls-at-once N`` per
+caller (429 with ``Retry-After`` over them), ``--tool-scope TOOL=SCOPE`` (with OAuth: a token
+without SCOPE neither lists nor calls TOOL); they override the agent files'
+``settings.access`` (``server.access``).
+
 Stopping over HTTP: Ctrl-C stops at once; SIGTERM (a supervisor's stop) first lets the calls
 under way finish for up to ``--shutdown-grace`` seconds, refusing new ones (``server.http``).
 Over stdio, the end of stdin first lets the requests already read be answered, for up to the same
@@ -34,6 +39,7 @@ import anyio
 
 from mcp_export.errors import ConfigurationError, HistoryError
 from mcp_export.redact import RedactingFilter, remember_environment_references, remember_secret
+from mcp_export.server.access import served_limits
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.collector import tune_for_serving
 from mcp_export.server.http import (
@@ -43,7 +49,9 @@ from mcp_export.server.http import (
     parse_http_address,
     resource_url,
 )
+from mcp_export.server.limits import parse_rate
 from mcp_export.server.oauth import CLIENT_SECRET_ENV, ISSUER_TIMEOUT, OAuthSettings
+from mcp_export.server.scopes import ToolScopes, parse_tool_scope
 from schema_types.errors import AgentFileError
 
 __all__ = ["register", "run"]
@@ -121,6 +129,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="how long one request to the authorization server (metadata, keys, introspection) "
         f"may take, from connecting to its last byte (default: {ISSUER_TIMEOUT:g})",
     )
+    limits = parser.add_argument_group(
+        "Saying no per caller (with --http)",
+        "A caller is an OAuth token's principal, else the --token holder, else the client's "
+        "address. A tool call over a limit is answered 429 with Retry-After; refusals are "
+        "counted in /metrics (metaagent_caller_refusals_total).",
+    )
+    limits.add_argument(
+        "--rate-limit",
+        metavar="CALLS/PERIOD",
+        type=_rate,
+        help="tool calls each caller may start per period: 30/min, 5/10s, 1000/h",
+    )
+    limits.add_argument(
+        "--calls-at-once",
+        metavar="N",
+        type=_at_once,
+        help="tool calls each caller may have running at the same time",
+    )
+    limits.add_argument(
+        "--tool-scope",
+        metavar="TOOL=SCOPE",
+        action="append",
+        default=[],
+        type=_tool_scope,
+        help="with --oauth-issuer: TOOL is listed and callable only for tokens holding SCOPE "
+        "(repeat for several tools), e.g. book_flight=tools:book_flight",
+    )
     parser.add_argument(
         "--stateless",
         action="store_true",
@@ -172,6 +207,30 @@ def _grace(text: str) -> float:
     return seconds
 
 
+def _rate(text: str) -> tuple[int, float]:
+    try:
+        return parse_rate(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix(f"--rate-limit {text!r}: ")
+        ) from None
+
+
+def _at_once(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of calls, 1 or more: {text!r}")
+    return int(text)
+
+
+def _tool_scope(text: str) -> tuple[str, str]:
+    try:
+        return parse_tool_scope(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix(f"--tool-scope {text!r}: ")
+        ) from None
+
+
 def _issuer_timeout(text: str) -> float:
     try:
         seconds = float(text)
@@ -213,6 +272,9 @@ _HTTP_ONLY = (
     ("oauth_client_id", "--oauth-client-id"),
     ("oauth_timeout", "--oauth-timeout"),
     ("stateless", "--stateless"),
+    ("rate_limit", "--rate-limit"),
+    ("calls_at_once", "--calls-at-once"),
+    ("tool_scope", "--tool-scope"),
 )
 
 
@@ -281,6 +343,11 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(settings, str):
             return _refuse(settings)
         oauth = settings
+        if args.tool_scope and oauth is None:
+            return _refuse(
+                "--tool-scope needs --oauth-issuer: scopes come from the callers' OAuth access "
+                "tokens (a --token holder may use every tool)"
+            )
         try:
             address = parse_http_address(args.http)
             check_exposure(address, token, oauth=oauth)
@@ -296,7 +363,9 @@ def run(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             sampling=not args.no_sampling,
             history=args.store if args.store is not None else not args.no_history,
+            tool_scopes=ToolScopes(dict(args.tool_scope)),
         )
+        limits = served_limits(agents, rate_limit=args.rate_limit, calls_at_once=args.calls_at_once)
     except AgentFileError as exc:
         return _refuse(f"cannot load the agent file: {exc}")
     except ConfigurationError as exc:
@@ -308,6 +377,12 @@ def run(args: argparse.Namespace) -> int:
             return _refuse(str(exc))
     for served in agents:
         remember_environment_references(served.agent)
+    if address is not None and oauth is None and server.tool_scopes.needed:
+        logger.warning(
+            "settings.access.toolScopes apply only to OAuth callers: without --oauth-issuer "
+            "every caller may list and call every tool (%s)",
+            server.tool_scopes.describe(),
+        )
 
     grace = SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
 
@@ -324,6 +399,7 @@ def run(args: argparse.Namespace) -> int:
                     oauth=oauth,
                     stateless=args.stateless,
                     shutdown_grace=grace,
+                    limits=limits,
                 )
 
     tune_for_serving()

@@ -31,6 +31,7 @@ from mcp.client.stdio import stdio_client
 from mcp_export.clients.entry import ClientId, build_entry
 from mcp_export.clients.install import InstallError
 from mcp_export.clients.launch import ClientLaunch, client_launch
+from mcp_export.clients.verify_access import check_access
 from mcp_export.clients.verify_call import (
     CallOutcome,
     describe_failure,
@@ -128,6 +129,7 @@ async def verify_export(
         check_connections(report, ordered)
         check_tools(report, agent, ordered)
         check_prompts(report, agent, ordered)
+    check_access(report, agent)
     check_environment(report, agent, entry, launch)
     check_model(report, agent, client, launch.process_env())
     if call and report.tools:

@@ -36,9 +36,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
+from mcp_export.server.access import served_tool_scopes
 from mcp_export.server.http import SHUTDOWN_GRACE, serve_http
 from mcp_export.server.request_state import LazyRequestStateBoundary, state_keys
 from mcp_export.server.runtime import AgentRuntime, CallPolicy
+from mcp_export.server.scopes import ToolScopes, granted_scopes
 from mcp_export.server.stdio import robust_stdio_server
 from mcp_export.server.tools import ServedAgent, ServedTool, build_catalogue
 from schema_types.files.agent_file import load_agent
@@ -46,6 +48,7 @@ from schema_types.files.agent_file import load_agent
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.server.http import HttpAddress
+    from mcp_export.server.limits import Limits
     from mcp_export.server.oauth import OAuthSettings
     from mcp_export.server.ops import ServerMetrics
 
@@ -169,6 +172,9 @@ class AgentServer(AsyncResource):
         history: record every call in this history store; a str: the location of a store
             (passed on unchanged, opened on the first call); True: the default store in
             METAAGENT_HOME (opened on the first call); False/None: no history.
+        tool_scopes: the scope each restricted tool needs in a caller's OAuth token, besides
+            the agent files' ``settings.access.toolScopes`` (``server.access``); a caller
+            without it neither lists nor calls the tool (nor gets it as a prompt).
 
     The tools of agents with ``settings.toolsAsPrompts`` are served as prompts too
     (``server.prompts``); a server with no such agent does not offer prompts. A sampling round
@@ -176,6 +182,7 @@ class AgentServer(AsyncResource):
 
     Raises:
         ToolNameClash: two agents define the same tool name and ``prefix`` is false.
+        ToolScopesError: ``tool_scopes`` names a tool that is not served.
         ConfigurationError: a tool cannot be served as written, or ``METAAGENT_STATE_KEY`` is
             not a usable key.
     """
@@ -187,11 +194,16 @@ class AgentServer(AsyncResource):
         prefix: bool = False,
         sampling: bool = True,
         history: HistoryStore | bool | str | None = True,
+        tool_scopes: ToolScopes | None = None,
     ) -> None:
         if not agents:
             raise ValueError("serve at least one agent")
         self.agents = list(agents)
         self.catalogue: dict[str, ServedTool] = build_catalogue(self.agents, prefix=prefix)
+        self.tool_scopes = served_tool_scopes(
+            self.catalogue, tool_scopes.needed if tool_scopes is not None else None
+        )
+        self.tool_scopes.check(self.catalogue)
         keys = state_keys(os.environ)
         self.policy = CallPolicy(sampling=sampling, history=history)
         self._runtimes = {id(s): AgentRuntime(s, self.policy) for s in self.agents}
@@ -253,13 +265,26 @@ class AgentServer(AsyncResource):
                 "tools": tools,
                 "resultType": "complete",
             }
+        if self.tool_scopes.needed:
+            granted = granted_scopes(ctx.request)
+            allowed = [t for t in cached["tools"] if self.tool_scopes.allows(t["name"], granted)]
+            return cached | {"tools": allowed}
         return cached
+
+    def _refuse_scope(self, ctx: ServerRequestContext[Any], name: str) -> bool:
+        """Whether the caller's token lacks ``name``'s scope (then the refusal is counted)."""
+        if self.tool_scopes.allows(name, granted_scopes(ctx.request)):
+            return False
+        logger.warning("refused a call of %s: the caller's token lacks its scope", name)
+        if self.metrics is not None:
+            self.metrics.refused("scope")
+        return True
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self.catalogue.get(params.name)
-        if tool is None:
+        if tool is None or self._refuse_scope(ctx, params.name):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         # The call pipeline loads with the first call: start-up stays a bare SDK server's.
         from mcp_export.server.call import run_call
@@ -277,7 +302,14 @@ class AgentServer(AsyncResource):
         # Loaded with the first prompt request, as the call pipeline is with the first call.
         from mcp_export.server.prompts import list_prompts
 
-        return list_prompts({name: self.catalogue[name] for name in self.prompt_names})
+        granted = granted_scopes(ctx.request)
+        return list_prompts(
+            {
+                name: self.catalogue[name]
+                for name in self.prompt_names
+                if self.tool_scopes.allows(name, granted)
+            }
+        )
 
     async def _on_get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
@@ -285,7 +317,7 @@ class AgentServer(AsyncResource):
         from mcp_export.server.prompts import get_prompt
 
         tool = self.catalogue.get(params.name) if params.name in self.prompt_names else None
-        if tool is None:
+        if tool is None or self._refuse_scope(ctx, params.name):
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown prompt: {params.name} (prompts/list names the prompts served)",
@@ -327,9 +359,11 @@ class AgentServer(AsyncResource):
         oauth: OAuthSettings | None = None,
         stateless: bool = False,
         shutdown_grace: float = SHUTDOWN_GRACE,
+        limits: Limits | None = None,
     ) -> None:
         """Serve over streamable HTTP until cancelled or stopped by a signal (see
-        ``server.http.serve_http``, which also says what SIGTERM and ``shutdown_grace`` do).
+        ``server.http.serve_http``, which also says what SIGTERM and ``shutdown_grace`` do,
+        and what ``limits`` do).
 
         Besides ``/mcp``: ``/healthz``, ``/readyz`` (ready once the history store answers, until
         shutdown starts) and ``/metrics`` (the calls of this process, ``server.ops``).
@@ -349,6 +383,8 @@ class AgentServer(AsyncResource):
             extra_routes=ops_routes(self.metrics, self._ready),
             ready_path=READY_PATH,
             shutdown_grace=shutdown_grace,
+            limits=limits,
+            on_refused=self.metrics.refused,
         )
 
     async def _ready(self) -> str | None:

@@ -11,7 +11,10 @@ also for ``PORT`` 0:
 - ``MessageScreen`` (``server.http_gates``): every POSTed message passes the check stdio input
   passes. With OAuth it runs after the token check, so a request without a good token hears
   401 first; ``AuthRefusals`` (``server.http_auth``) puts that 401 (or 403) in words an MCP
-  client shows.
+  client shows;
+- ``CallerLimits`` (``server.limits``), with ``limits``: each caller's ``tools/call`` within its
+  calls per period and at once, else 429 with ``Retry-After``; after the screen, so it reads a
+  screened body and the authenticated caller.
 
 Stopping: Ctrl+C (SIGINT) stops at once, cutting the calls under way (a second one does not
 wait for open connections either). SIGTERM, what a supervisor sends before it kills, drains
@@ -53,6 +56,7 @@ from mcp_export.server.http_gates import (
     DrainGate,
     MessageScreen,
 )
+from mcp_export.server.limits import CallerLimits, Limits
 from mcp_export.server.oauth import OAuthSettings, auth_settings
 
 if TYPE_CHECKING:
@@ -222,6 +226,8 @@ async def serve_http(
     extra_routes: Sequence[BaseRoute] = (),
     ready_path: str | None = None,
     shutdown_grace: float = SHUTDOWN_GRACE,
+    limits: Limits | None = None,
+    on_refused: Callable[[str], None] | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP until cancelled or stopped by a signal.
 
@@ -240,6 +246,9 @@ async def serve_http(
             has started the shutdown.
         shutdown_grace: after SIGTERM, the seconds the calls under way may take to finish
             (new ones are refused meanwhile); 0 stops at once, as Ctrl+C does.
+        limits: each caller's calls per period and at once (``server.limits``); over them a
+            ``tools/call`` is answered 429 with ``Retry-After``.
+        on_refused: called with the reason of each call refused by ``limits`` (the metrics).
 
     Raises:
         HttpAddressError: exposed without a token or OAuth, both given, or the address cannot
@@ -257,8 +266,16 @@ async def serve_http(
         async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
             port = int(sock.getsockname()[1])
             drain = Drain()
+            inner = []
+            if limits is not None and limits.any:
+                logger.info("limiting each caller to %s", limits.describe())
+                inner.append(
+                    Middleware(
+                        CallerLimits, limits=limits, shared_token=bool(token), refused=on_refused
+                    )
+                )
             app = await _app(
-                server, address, port, http, token, oauth, stateless, extra_routes, drain
+                server, address, port, http, token, oauth, stateless, extra_routes, drain, inner
             )
             app = DrainGate(app, drain, ready_path)
             web = _DrainingServer(app, log_level, drain, shutdown_grace)
@@ -277,8 +294,10 @@ async def _app(
     stateless: bool,
     extra_routes: Sequence[BaseRoute],
     drain: Drain,
+    inner: Sequence[Middleware] = (),
 ) -> ASGIApp:
-    """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks."""
+    """The served ASGI app: the SDK's, screened, behind the token gate or the OAuth checks
+    (``inner``: more middleware after the screen, such as the callers' limits)."""
     protection: dict[str, Any] = {}
     explained: list[Middleware] = []
     if oauth is not None:
@@ -324,6 +343,7 @@ async def _app(
             drain=drain,
         )
     )
+    starlette.user_middleware.extend(inner)
     app: ASGIApp = starlette
     if token:
         open_paths = [r.path for r in extra_routes if isinstance(r, Route)]

@@ -61,6 +61,7 @@ __all__ = [
     "METRICS_PATH",
     "READY_PATH",
     "READY_TIMEOUT",
+    "REFUSALS",
     "CallMeter",
     "Outcome",
     "ServerMetrics",
@@ -81,6 +82,9 @@ ranges from a refusal (milliseconds) to a long tool loop (minutes)."""
 
 Outcome = Literal["ok", "error", "cancelled", "refused", "unavailable"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "cancelled", "refused", "unavailable")
+
+REFUSALS = ("rate", "at_once", "scope")
+"""Why a caller's call is refused: ``server.limits`` (rate, at_once), ``server.scopes``."""
 
 ReadyCheck = Callable[[], Awaitable[str | None]]
 
@@ -121,6 +125,15 @@ class ServerMetrics:
             ["tool", "type"],
             registry=self.registry,
         )
+        self._refusals = Counter(
+            "metaagent_caller_refusals",
+            "Tool calls refused to a caller, by reason: rate (over its calls per period), "
+            "at_once (over its calls at once), scope (its token lacks the tool's scope).",
+            ["reason"],
+            registry=self.registry,
+        )
+        for reason in REFUSALS:
+            self._refusals.labels(reason)
         for tool in tools:
             for outcome in OUTCOMES:
                 self._calls.labels(tool, outcome)
@@ -153,6 +166,10 @@ class ServerMetrics:
             self._tokens.labels(tool, "input").inc(tokens_in)
         if tokens_out:
             self._tokens.labels(tool, "output").inc(tokens_out)
+
+    def refused(self, reason: str) -> None:
+        """Count a call refused to its caller (``REFUSALS``: rate, at_once, scope)."""
+        self._refusals.labels(reason).inc()
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format."""

@@ -30,7 +30,10 @@ from starlette.routing import BaseRoute
 
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.server.http import HttpAddress, serve_http
+from mcp_export.server.limits import Limits
 from mcp_export.server.oauth import CLIENT_SECRET_ENV, OAuthSettings
+from mcp_export.server.ops import ServerMetrics, ops_routes
+from mcp_export.server.scopes import ToolScopes
 from tests.fakes.mcp_clients import REPO, serve_command
 
 __all__ = [
@@ -60,6 +63,9 @@ async def served_over_http(
     stateless: bool = False,
     extra_routes: Sequence[BaseRoute] = (),
     history: bool = False,
+    limits: Limits | None = None,
+    tool_scopes: ToolScopes | None = None,
+    metrics: bool = False,
 ) -> AsyncIterator[str]:
     """Serve the agent file at ``path`` over HTTP on a free loopback port; yields its URL.
 
@@ -70,6 +76,9 @@ async def served_over_http(
         stateless: serve every request on its own, without sessions.
         extra_routes: more routes, served without a token.
         history: keep the calls' history (in ``METAAGENT_HOME``).
+        limits: each caller's limits (``server.limits``).
+        tool_scopes: the scope each restricted tool needs (``server.scopes``).
+        metrics: keep the server's metrics and serve ``/metrics`` (with ``extra_routes``).
 
     Raises:
         OAuthError: (in an exception group) the server refused to start with ``oauth``.
@@ -83,9 +92,15 @@ async def served_over_http(
         ready.set()
 
     async with (
-        AgentServer(load_served_agents([path]), history=history) as served,
+        AgentServer(
+            load_served_agents([path]), history=history, tool_scopes=tool_scopes
+        ) as served,
         anyio.create_task_group() as group,
     ):
+        routes = list(extra_routes)
+        if metrics:
+            served.metrics = ServerMetrics(served.catalogue)
+            routes += ops_routes(served.metrics)
         group.start_soon(
             lambda: serve_http(
                 served.server,
@@ -94,7 +109,9 @@ async def served_over_http(
                 oauth=oauth,
                 on_ready=on_ready,
                 stateless=stateless,
-                extra_routes=extra_routes,
+                extra_routes=routes,
+                limits=limits,
+                on_refused=served.metrics.refused if served.metrics else None,
             )
         )
         with anyio.fail_after(20):

@@ -1,10 +1,11 @@
 """A real OAuth 2.1 authorization server in a child process: panva's oidc-provider (``server.js``).
 
 It listens on a free loopback port and issues client-credentials access tokens bound to the
-resource asked for (RFC 8707): RS256 JWTs for ``JWT_CLIENT`` (valid 300 s) and ``SHORT_CLIENT``
-(valid 1 s), opaque tokens for ``OPAQUE_CLIENT``, checked through introspection by
-``RESOURCE_SERVER``; ``OTHER_ONLY_CLIENT`` may ask for ``mcp:other`` but not ``SCOPE``. Needs
-Node and ``npm ci --prefix tests/fakes/oauth_server`` (``make setup`` runs it)::
+resource asked for (RFC 8707): RS256 JWTs for ``JWT_CLIENT`` and ``SECOND_CLIENT`` (valid
+300 s) and ``SHORT_CLIENT`` (valid 1 s), opaque tokens for ``OPAQUE_CLIENT``, checked through
+introspection by ``RESOURCE_SERVER``; ``OTHER_ONLY_CLIENT`` may ask for ``mcp:other`` but not
+``SCOPE``. Tokens may also hold ``tools:book_flight`` (a tool's own scope). Needs Node and
+``npm ci --prefix tests/fakes/oauth_server`` (``make setup`` runs it)::
 
     with AuthorizationServer() as issuer:
         token = issuer.token(JWT_CLIENT, resource="http://127.0.0.1:8000/mcp", scope="mcp:tools")
@@ -29,6 +30,7 @@ __all__ = [
     "OTHER_ONLY_CLIENT",
     "RESOURCE_SERVER",
     "SCOPE",
+    "SECOND_CLIENT",
     "SHORT_CLIENT",
     "AuthorizationServer",
     "Client",
@@ -47,6 +49,8 @@ class Client(NamedTuple):
 
 
 JWT_CLIENT = Client("jwt-client", "jwt-secret")
+SECOND_CLIENT = Client("second-client", "second-secret")
+"""Another caller with the same grants as ``JWT_CLIENT`` (per-caller limits)."""
 SHORT_CLIENT = Client("short-lived", "short-secret")
 OPAQUE_CLIENT = Client("opaque-client", "opaque-secret")
 RESOURCE_SERVER = Client("resource-server", "rs-secret")

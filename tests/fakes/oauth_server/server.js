@@ -7,16 +7,18 @@
 //
 // The clients (client_secret_basic; the secrets are test fixtures, not credentials):
 //   jwt-client / jwt-secret          RS256 JWT access tokens, valid 300 s
+//   second-client / second-secret    as jwt-client: another caller, for per-caller limits
 //   short-lived / short-secret       RS256 JWT access tokens, valid 1 s
 //   opaque-client / opaque-secret    opaque access tokens (checked through introspection)
 //   resource-server / rs-secret      the MCP server's own client, for introspection
 //   other-only / other-secret        JWT access tokens, allowed the scope mcp:other only
+// Scopes: mcp:tools, mcp:other, and tools:book_flight (a tool's own scope).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 
 import Provider from 'oidc-provider';
 
-const SCOPES = ['mcp:tools', 'mcp:other'];
+const SCOPES = ['mcp:tools', 'mcp:other', 'tools:book_flight'];
 
 function client(id, secret, scopes = SCOPES) {
   return {
@@ -40,6 +42,7 @@ http.listen(0, '127.0.0.1', () => {
   const provider = new Provider(issuer, {
     clients: [
       client('jwt-client', 'jwt-secret'),
+      client('second-client', 'second-secret'),
       client('short-lived', 'short-secret'),
       client('opaque-client', 'opaque-secret'),
       client('resource-server', 'rs-secret'),
