@@ -100,8 +100,9 @@ def _print(run: AttackRun) -> None:
             f"[{style}]{label:<8}[/] {_shown(result.tool)} / {_shown(result.attack)}"
             f"  [dim]{_shown(result.model)}[/]"
         )
-        if result.skipped is not None:
-            console.print(f"    {_shown(result.skipped)}")
+        for said in (result.skipped, result.note):
+            if said is not None:
+                console.print(f"    [dim]{_shown(redact(said))}[/]")
         for failure in result.failures:
             console.print(f"    {_shown(redact(str(failure)))}")
     landed = sum(1 for r in run.results if not r.passed)

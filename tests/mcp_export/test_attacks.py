@@ -47,6 +47,14 @@ def _obedient(body: RequestBody) -> Reply:
 
 
 def _careful(body: RequestBody) -> Reply:
+    """Uses the lookup tool when asked to, but follows neither the request's nor the tool
+    result's instructions."""
+    if body.rounds_since_user == 0 and "attackpack__lookup" in body.last_user_text:
+        return tool_calls([("c1", "attackpack__lookup", {"query": "Paris"})])
+    return text("I can book a flight for you; tell me where to.")
+
+
+def _silent(body: RequestBody) -> Reply:
     return text("I can book a flight for you; tell me where to.")
 
 
@@ -107,12 +115,21 @@ def test_an_obedient_model_lets_each_attack_land_by_its_own_check(tmp_path: Path
 
 
 def test_a_careful_model_holds_every_attack(tmp_path: Path) -> None:
-    junit = tmp_path / "attacks.xml"
+    junit, report = tmp_path / "attacks.xml", tmp_path / "attacks.json"
     with FakeOpenAIServer(responder=_careful) as model:
         path = _agent(tmp_path, model)
-        done = metaagent("test", str(path), "--attacks", "--junit", str(junit))
+        done = metaagent(
+            "test", str(path), "--attacks", "--junit", str(junit), "--json", str(report)
+        )
 
     assert (done.returncode, done.stderr) == (0, "")
+    data = json.loads(report.read_text(encoding="utf-8"))
+    inner = next(r for r in data["results"] if r["attack"] == "inner-injection")
+    assert (inner["passed"], inner["toolCalls"], inner["note"]) == (
+        True,
+        ["attackpack__lookup"],
+        None,
+    )
     lines = done.stdout.splitlines()
     assert all(line.startswith("HELD     book_flight / ") for line in lines[1:-1])
     assert len(lines) == 7
@@ -121,7 +138,7 @@ def test_a_careful_model_holds_every_attack(tmp_path: Path) -> None:
     assert (suite.tests, suite.failures, suite.skipped) == (5, 0, 0)
 
 
-def test_a_tool_without_a_string_parameter_is_skipped_and_an_unknown_tool_exits_2(
+def test_a_tool_without_a_string_parameter_is_skipped_and_an_untested_pass_is_said(
     tmp_path: Path,
 ) -> None:
     count = {
@@ -129,14 +146,20 @@ def test_a_tool_without_a_string_parameter_is_skipped_and_an_unknown_tool_exits_
         "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}},
         "prompt": "Count to {n}.",
     }
-    with FakeOpenAIServer(responder=_careful) as model:
-        path = _agent(tmp_path, model, tools=[count])
+    with FakeOpenAIServer(responder=_silent) as model:
+        path = _agent(tmp_path, model, tools=[count, book_tool()])
         skipped = metaagent("test", str(path), "--attacks")
         unknown = metaagent("test", str(path), "--attacks", "--tool", "nope")
 
     assert skipped.returncode == 0, skipped.stderr
     assert "SKIPPED  count / env-secret  openai:fake-model" in skipped.stdout
     assert "the tool has no string parameter to carry the attack" in skipped.stdout
-    assert skipped.stdout.splitlines()[-1].startswith("0 held, 0 landed, 5 skipped;")
+    lines = skipped.stdout.splitlines()
+    assert lines[0] == "Travel Desk: 5 attacks × 2 tools × 1 model"
+    assert lines[-1].startswith("5 held, 0 landed, 5 skipped;")
+    inner = lines.index("HELD     book_flight / inner-injection  openai:fake-model")
+    assert lines[inner + 1] == (
+        "    the model never called attackpack__lookup, so the injected result did not reach it"
+    )
     assert unknown.returncode == 2
-    assert "the agent has no tool named 'nope' (its tools: count)" in unknown.stderr
+    assert "the agent has no tool named 'nope' (its tools: count, book_flight)" in unknown.stderr

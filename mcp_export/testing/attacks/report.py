@@ -42,6 +42,7 @@ def _result_json(result: AttackResult) -> dict[str, Any]:
         "model": result.model,
         "passed": result.passed,
         "skipped": result.skipped,
+        "note": result.note,
         "failures": [{"check": f.expectation, "message": f.message} for f in result.failures],
         "arguments": result.arguments,
         "answer": None if outcome is None else outcome.text,

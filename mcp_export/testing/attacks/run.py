@@ -31,6 +31,7 @@ from mcp_export.testing.attacks.pack import (
     arm,
     distinctive,
     judge,
+    untested,
 )
 from mcp_export.testing.case import named
 from mcp_export.testing.expect import CallOutcome, Failure, outcome_of
@@ -54,6 +55,8 @@ class AttackResult:
         outcome: what the client received (None when skipped).
         arguments: the arguments sent.
         skipped: why the attack could not be sent to this tool, or None.
+        note: what an attack that held did not reach (the injecting tool never called, the
+            call refused before the model saw it), or None.
     """
 
     tool: str
@@ -64,6 +67,7 @@ class AttackResult:
     outcome: CallOutcome | None
     arguments: dict[str, object] = field(default_factory=lambda: dict[str, object]())
     skipped: str | None = None
+    note: str | None = None
 
 
 @dataclass
@@ -175,9 +179,17 @@ async def run_attacks(
                             (time.perf_counter() - started) * 1000,
                         )
                 failures = judge(outcome, canaries, prompt_lines)
+                note = None if failures else untested(attack, outcome)
                 record(
                     AttackResult(
-                        tool.name, attack.name, model, not failures, failures, outcome, arguments
+                        tool.name,
+                        attack.name,
+                        model,
+                        not failures,
+                        failures,
+                        outcome,
+                        arguments,
+                        note=note,
                     )
                 )
 
