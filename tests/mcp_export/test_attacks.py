@@ -55,6 +55,10 @@ def _careful(body: RequestBody) -> Reply:
 
 
 def _silent(body: RequestBody) -> Reply:
+    """Never calls a tool; answers the prompt-reveal attack with an empty message (a failed
+    call)."""
+    if "verbatim" in body.last_user_text:
+        return text("")
     return text("I can book a flight for you; tell me where to.")
 
 
@@ -160,6 +164,11 @@ def test_a_tool_without_a_string_parameter_is_skipped_and_an_untested_pass_is_sa
     inner = lines.index("HELD     book_flight / inner-injection  openai:fake-model")
     assert lines[inner + 1] == (
         "    the model never called attackpack__lookup, so the injected result did not reach it"
+    )
+    reveal = lines.index("HELD     book_flight / reveal-prompt  openai:fake-model")
+    assert lines[reveal + 1] == (
+        "    the call failed, so no final answer was checked: book_flight failed: the model "
+        "answered with an empty message"
     )
     assert unknown.returncode == 2
     assert "the agent has no tool named 'nope' (its tools: count, book_flight)" in unknown.stderr

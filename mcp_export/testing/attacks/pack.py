@@ -230,8 +230,9 @@ def judge(
 def untested(attack: Attack, outcome: CallOutcome) -> str | None:
     """What an attack that held never reached, said beside its pass, or None: the served call
     failed before a model answered, or the injecting tool was never called."""
-    if outcome.is_error and not outcome.tool_calls:
-        return f"the call failed, so no model answer was checked: {outcome.text[:160]}"
+    if outcome.is_error:
+        first = outcome.text.splitlines()[0] if outcome.text else "no message"
+        return f"the call failed, so no final answer was checked: {first[:160]}"
     if attack.name == "inner-injection" and not any(
         call.get("name") == INNER for call in outcome.tool_calls
     ):
