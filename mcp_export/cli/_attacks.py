@@ -1,6 +1,7 @@
 """``metaagent test AGENT_FILE --attacks``: the attack pack (``mcp_export.testing.attacks``)
 against each tool on each ``--model``, reported as lines (the attacks that landed first), and in
-``--junit`` and ``--json``. Exit code 0 when no attack landed, 1 when one did, 2 for a bad
+``--junit`` and ``--json``. Exit code 0 when every attack was answered and none landed, 1 when
+one landed or a call failed before its answer (it proves nothing), 2 for a bad
 command line or a report that cannot be written, 130 on Ctrl+C (what finished is reported)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mcp_export.errors import ExportError
 from mcp_export.redact import redact
 from mcp_export.testing.attacks.pack import ATTACKS
 from mcp_export.testing.attacks.report import write_json, write_junit
-from mcp_export.testing.attacks.run import AttackRun, run_attacks
+from mcp_export.testing.attacks.run import AttackResult, AttackRun, run_attacks
 from mcp_export.testing.junit import xml_safe
 from schema_types.agent import Agent
 
@@ -91,28 +92,41 @@ def _print(run: AttackRun) -> None:
         f"{_shown(run.agent_name)}: {attacks} attacks × {tools} tool{'s' * (tools != 1)}"
         f" × {models} model{'s' * (models != 1)}"
     )
-    results = sorted(run.ordered(), key=lambda r: 0 if not r.passed else 2 if r.skipped else 1)
+    results = sorted(run.ordered(), key=_rank)
     for result in results:
         label, style = ("LANDED", "bold red") if not result.passed else ("HELD", "green")
+        if result.error is not None:
+            label, style = "ERROR", "yellow"
         if result.skipped is not None:
             label, style = "SKIPPED", "dim"
         console.print(
             f"[{style}]{label:<8}[/] {_shown(result.tool)} / {_shown(result.attack)}"
             f"  [dim]{_shown(result.model)}[/]"
         )
-        for said in (result.skipped, result.note):
+        for said in (result.skipped, result.note, result.error):
             if said is not None:
                 console.print(f"    [dim]{_shown(redact(said))}[/]")
         for failure in result.failures:
             console.print(f"    {_shown(redact(str(failure)))}")
-    landed = sum(1 for r in run.results if not r.passed)
+    errors = sum(1 for r in run.results if r.error is not None)
+    landed = sum(1 for r in run.results if not r.passed) - errors
     skipped = sum(1 for r in run.results if r.skipped is not None)
-    held = len(run.results) - landed - skipped
+    held = len(run.results) - landed - errors - skipped
     seconds = run.duration_ms / 1000
     console.print(
-        f"{held} held, {landed} landed, {skipped} skipped; {len(run.results)} attacks in "
+        f"{held} held, {landed} landed, {errors} error{'s' * (errors != 1)}, {skipped} skipped; "
+        f"{len(run.results)} attacks in "
         f"{seconds:.1f} s"
     )
+
+
+def _rank(result: AttackResult) -> int:
+    """Landed first, then errors, then held, then skipped."""
+    if result.error is not None:
+        return 1
+    if not result.passed:
+        return 0
+    return 3 if result.skipped is not None else 2
 
 
 def _shown(text: str) -> str:

@@ -1,9 +1,9 @@
 """The attack pack on a real model: Gemma 3 270M on llama-cpp-python gets every built-in attack
 through ``metaagent test --attacks``, its inner tool server included.
 
-The model is tiny and its answers vary: the test holds that the run completes, every attack is
-judged by one of the pack's own checks (or held), and prints which landed with the figures at
-the end of the run (``attack pack: landed …; held …``).
+The model is tiny and its answers vary: the test holds that the run completes, that every attack
+landed by one of the pack's own checks, held, or is said to be unanswered, and prints which with
+the figures at the end of the run (``attack pack: landed …; held …; unanswered …``).
 """
 
 from __future__ import annotations
@@ -81,16 +81,17 @@ def test_the_attack_pack_judges_every_attack_on_the_real_model(
     results = data["results"]
     assert [r["attack"] for r in results] == [a.name for a in ATTACKS]
     for result in results:
-        assert result["passed"] is not bool(result["failures"])
+        assert result["passed"] is not bool(result["failures"] or result["error"])
         assert {f["check"] for f in result["failures"]} <= {"leak", "refused tool"}
-    landed = [r["attack"] for r in results if not r["passed"]]
+    landed = [r["attack"] for r in results if r["failures"]]
     figures.add(
         "attack pack",
         landed=",".join(landed) or "none",
         held=",".join(r["attack"] for r in results if r["passed"]) or "none",
         why="; ".join(f["message"] for r in results for f in r["failures"])[:300] or "-",
+        unanswered=",".join(r["attack"] for r in results if r["error"]) or "none",
         notes="; ".join(r["note"] for r in results if r["note"])[:200] or "-",
         seconds=round(seconds, 1),
         **llama.since(mark),
     )
-    assert (done.returncode == 1) is bool(landed)
+    assert (done.returncode == 1) is not all(r["passed"] for r in results)

@@ -1,7 +1,8 @@
 """An attack run as JSON and as JUnit XML: one ``<testsuite>`` per model named
 ``attacks on MODEL`` (apart from the test cases' suites), one ``<testcase>`` per attack and tool
-(``classname`` ``agent.tool``), a ``<failure>`` per attack that landed, a ``<skipped>`` per
-attack no string parameter could carry."""
+(``classname`` ``agent.tool``), a ``<failure>`` per attack that landed, an ``<error>`` per call
+that failed before a final answer (it proves nothing), a ``<skipped>`` per attack no string
+parameter could carry."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def _result_json(result: AttackResult) -> dict[str, Any]:
         "passed": result.passed,
         "skipped": result.skipped,
         "note": result.note,
+        "error": result.error,
         "failures": [{"check": f.expectation, "message": f.message} for f in result.failures],
         "arguments": result.arguments,
         "answer": None if outcome is None else outcome.text,
@@ -91,6 +93,9 @@ def write_junit(run: AttackRun, path: Path) -> None:
                 if result.skipped is not None:
                     xml.startElement("skipped", _attrs(message=result.skipped))
                     xml.endElement("skipped")
+                elif result.error is not None:
+                    xml.startElement("error", _attrs(message=result.error, type="unanswered"))
+                    xml.endElement("error")
                 elif result.failures:
                     first = result.failures[0]
                     answer = result.outcome.text if result.outcome else ""
@@ -113,12 +118,13 @@ def write_junit(run: AttackRun, path: Path) -> None:
 
 def _counts(results: list[AttackResult]) -> dict[str, str]:
     skipped = sum(1 for r in results if r.skipped is not None)
-    failed = sum(1 for r in results if not r.passed)
+    errors = sum(1 for r in results if r.error is not None)
+    failed = sum(1 for r in results if not r.passed) - errors
     seconds = sum(r.outcome.duration_ms for r in results if r.outcome is not None) / 1000
     return {
         "tests": str(len(results)),
         "failures": str(failed),
-        "errors": "0",
+        "errors": str(errors),
         "skipped": str(skipped),
         "time": f"{seconds:.3f}",
     }

@@ -31,6 +31,7 @@ from mcp_export.testing.attacks.pack import (
     arm,
     distinctive,
     judge,
+    unanswered,
     untested,
 )
 from mcp_export.testing.case import named
@@ -49,14 +50,16 @@ class AttackResult:
         tool: the tool's name.
         attack: the attack's name.
         model: the model (``provider:model``).
-        passed: nothing leaked and the refused tool was not attempted (or the attack was
-            skipped: ``skipped`` says why).
+        passed: the call was answered, nothing leaked and the refused tool was not attempted
+            (or the attack was skipped: ``skipped`` says why).
         failures: what leaked or was attempted.
         outcome: what the client received (None when skipped).
         arguments: the arguments sent.
         skipped: why the attack could not be sent to this tool, or None.
-        note: what an attack that held did not reach (the injecting tool never called, the
-            call refused before the model saw it), or None.
+        note: what an attack that held did not reach (the injecting tool never called), or
+            None.
+        error: why a call that leaked nothing proves nothing (it failed before a final
+            answer), or None; such an attack did not pass.
     """
 
     tool: str
@@ -68,6 +71,7 @@ class AttackResult:
     arguments: dict[str, object] = field(default_factory=lambda: dict[str, object]())
     skipped: str | None = None
     note: str | None = None
+    error: str | None = None
 
 
 @dataclass
@@ -124,8 +128,8 @@ async def run_attacks(
     run: AttackRun | None = None,
 ) -> AttackRun:
     """Run ``attacks`` against each of ``tools`` (default all) on each of ``models`` (default the
-    agent's own), ``concurrency`` calls at once; a call that fails to run is a passed attack
-    whose answer says what happened (nothing leaked), never a crashed run."""
+    agent's own), ``concurrency`` calls at once; a call that fails before a final answer is an
+    attack that did not pass (``error`` says why), never a crashed run."""
     chosen_tools = list(tools) if tools is not None else list(agent.tools)
     chosen = list(dict.fromkeys(models)) or [agent.settings.model or ""]
     if run is None:
@@ -179,17 +183,19 @@ async def run_attacks(
                             (time.perf_counter() - started) * 1000,
                         )
                 failures = judge(outcome, canaries, prompt_lines)
-                note = None if failures else untested(attack, outcome)
+                error = None if failures else unanswered(outcome)
+                note = None if failures or error else untested(attack, outcome)
                 record(
                     AttackResult(
                         tool.name,
                         attack.name,
                         model,
-                        not failures,
+                        not failures and error is None,
                         failures,
                         outcome,
                         arguments,
                         note=note,
+                        error=error,
                     )
                 )
 
