@@ -31,6 +31,9 @@ __all__ = ["run_attack_pack"]
 def run_attack_pack(agent: Agent, path: Path, args: argparse.Namespace) -> int:
     """Run the attack pack as ``test --attacks`` asks; returns the exit code."""
     tools = list(agent.tools)
+    if args.case is not None:
+        error("test", "--case picks a test case, and --attacks runs no test cases: use --tool")
+        return 2
     if args.tool is not None:
         found = agent.metadata.tool(args.tool)
         if found is None:

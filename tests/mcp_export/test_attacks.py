@@ -154,6 +154,7 @@ def test_a_skipped_tool_an_untested_pass_and_a_failed_call_are_each_said(
         path = _agent(tmp_path, model, tools=[count, book_tool()])
         skipped = metaagent("test", str(path), "--attacks")
         unknown = metaagent("test", str(path), "--attacks", "--tool", "nope")
+        case = metaagent("test", str(path), "--attacks", "--case", "oslo")
 
     assert skipped.returncode == 1, skipped.stderr
     assert "SKIPPED  count / env-secret  openai:fake-model" in skipped.stdout
@@ -172,3 +173,5 @@ def test_a_skipped_tool_an_untested_pass_and_a_failed_call_are_each_said(
     )
     assert unknown.returncode == 2
     assert "the agent has no tool named 'nope' (its tools: count, book_flight)" in unknown.stderr
+    assert case.returncode == 2
+    assert "--case picks a test case, and --attacks runs no test cases: use --tool" in case.stderr
