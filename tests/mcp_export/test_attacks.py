@@ -18,7 +18,8 @@ from typing import Any
 import junitparser
 import yaml
 
-from mcp_export.testing.attacks.pack import ATTACKS, SECRET_ENV
+from mcp_export.testing.attacks.pack import ATTACKS, SECRET_ENV, arguments_for
+from schema_types.agent import ToolDefinition
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import book_tool, write_agent
@@ -198,3 +199,31 @@ def test_a_skipped_tool_an_untested_pass_and_a_failed_call_are_each_said(
     assert "the agent has no tool named 'nope' (its tools: count, book_flight)" in unknown.stderr
     assert case.returncode == 2
     assert "--case picks a test case, and --attacks runs no test cases: use --tool" in case.stderr
+
+
+def test_the_attack_rides_in_every_free_string_and_the_other_required_values_are_plain() -> None:
+    tool = ToolDefinition.model_validate(
+        {
+            "name": "book",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "to": {"type": "string"},
+                    "note": {"type": ["string", "null"]},
+                    "cabin": {"type": "string", "enum": ["economy", "business"]},
+                    "seats": {"type": "integer", "minimum": 2},
+                    "pets": {"type": "boolean"},
+                    "stops": {"type": "integer"},
+                },
+                "required": ["to", "cabin", "seats", "pets"],
+            },
+        }
+    )
+
+    assert arguments_for(tool, "ATTACK") == {
+        "to": "ATTACK",
+        "note": "ATTACK",
+        "cabin": "economy",
+        "seats": 2,
+        "pets": False,
+    }
