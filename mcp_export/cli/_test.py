@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from mcp_export.cli._attacks import run_attack_pack
 from mcp_export.cli._callers import (
     add_caller_options,
     caller_options,
@@ -127,6 +128,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "from the recorded one fails the case, saying where"
         ),
     )
+    parser.add_argument(
+        "--attacks",
+        action="store_true",
+        help=(
+            "run the built-in attack pack against each tool instead of the test cases "
+            "(prompt leaks, injected instructions, refused tools, environment secrets)"
+        ),
+    )
     add_caller_options(parser)
     parser.set_defaults(func=run)
 
@@ -137,6 +146,14 @@ def run(args: argparse.Namespace) -> int:
     agent = load_agent_or_report("test", path)
     if agent is None:
         return 2
+    if args.attacks:
+        if args.record or args.replay:
+            error(
+                "test",
+                "--attacks runs live: it cannot be recorded or replayed (drop --record/--replay)",
+            )
+            return 2
+        return run_attack_pack(agent, path.resolve(), args)
     try:
         cases = select_cases(agent, tool=args.tool, case=args.case)
     except NoCases as exc:
