@@ -23,6 +23,7 @@ from pydantic import Field, field_validator, model_validator
 
 from schema_types.cases import TestCase
 from schema_types.file_model import FileModel
+from schema_types.prices import ModelPrice
 
 __all__ = [
     "TOOL_NAME_PATTERN",
@@ -147,6 +148,9 @@ class AgentSettings(FileModel):
     tools_as_prompts: bool = False
     callers: CallerSettings = Field(default_factory=lambda: CallerSettings())
     """How caller cases (cases with ``ask``) set up the caller model: :class:`CallerSettings`."""
+    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict[str, ModelPrice]())
+    """What each ``provider:model`` costs (:class:`schema_types.prices.ModelPrice`); an entry
+    here wins over the price table of Preferences."""
 
     @property
     def provider_id(self) -> str | None:

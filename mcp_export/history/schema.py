@@ -56,7 +56,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -232,6 +232,18 @@ ALTER TABLE case_runs ADD COLUMN caller TEXT;
 """
 
 
+# Version 7: what each case run cost (US dollars, NULL unknown; ``cost_at_least``: a lower bound)
+# and the version of the tool it ran (``versions/fingerprint.py``: the fingerprint and what it is
+# made of), with the index that lists a tool's versions.
+_VERSIONS = """
+ALTER TABLE case_runs ADD COLUMN cost_usd REAL;
+ALTER TABLE case_runs ADD COLUMN cost_at_least INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE case_runs ADD COLUMN fingerprint TEXT;
+ALTER TABLE case_runs ADD COLUMN version TEXT;
+CREATE INDEX IF NOT EXISTS case_runs_by_version ON case_runs (agent_path, tool_name, fingerprint);
+"""
+
+
 def _script(script: str) -> Callable[[sqlite3.Connection], None]:
     def run(conn: sqlite3.Connection) -> None:
         for statement in _statements(script):
@@ -247,6 +259,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: _script(_TURN_CLAIMS),
     5: _script(_CASE_THREADS),
     6: _script(_CALLER_RUNS),
+    7: _script(_VERSIONS),
 }
 
 
@@ -386,6 +399,12 @@ class CaseRunRecord:
     thread_id: str | None = None
     caller: dict[str, Any] | None = None
     """A caller case's step and caller transcript (``testing/callers``); None: an ordinary case."""
+    cost_usd: float | None = None
+    """What the run cost in US dollars; None: unknown (no price, or no token count)."""
+    cost_at_least: bool = False
+    """``cost_usd`` is a lower bound (a model request did not report its token counts)."""
+    fingerprint: str | None = None
+    """The version of the tool the run ran (``versions/fingerprint.py``); None before version 7."""
 
 
 @dataclass(frozen=True)
@@ -466,4 +485,5 @@ def case_run_record(row: dict[str, Any]) -> CaseRunRecord:
         verdict=json.loads(row["verdict"]) if row["verdict"] else None,
         created_at=_time(row["created_at"]),
         caller=json.loads(row["caller"]) if row.get("caller") else None,
+        cost_at_least=bool(row.get("cost_at_least")),
     )

@@ -223,9 +223,15 @@ class StoreWrites(ABC):
         verdict: dict[str, Any] | None,
         thread_id: str | None = None,
         caller: dict[str, Any] | None = None,
+        cost_usd: float | None = None,
+        cost_at_least: bool = False,
+        fingerprint: str | None = None,
+        version: dict[str, Any] | None = None,
     ) -> int:
         """Record one run of a test case on one model (``thread_id``: the conversation of the
-        served call that ran it; ``caller``: a caller case's step and caller transcript);
+        served call that ran it; ``caller``: a caller case's step and caller transcript;
+        ``cost_usd``: what it cost, None unknown, ``cost_at_least`` a lower bound;
+        ``fingerprint`` and ``version``: the tool's version, ``versions/fingerprint.py``);
         returns the row id."""
         return self._insert(
             "case_runs",
@@ -247,5 +253,9 @@ class StoreWrites(ABC):
             verdict=verdict,
             thread_id=thread_id,
             caller=caller,
+            cost_usd=cost_usd,
+            cost_at_least=int(cost_at_least),
+            fingerprint=fingerprint,
+            version=version,
             created_at=time.time(),
         )
