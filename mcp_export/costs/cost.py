@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from schema_types.prices import ModelPrice
 
-__all__ = ["UNKNOWN", "Cost", "call_cost", "format_usd"]
+__all__ = ["UNKNOWN", "CellCost", "Cost", "call_cost", "format_usd"]
 
 _PER = 1_000_000
 
@@ -81,6 +81,29 @@ class Cost:
 
 
 UNKNOWN = Cost(None, why="no price")
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """The cost of a cell's runs: all of them, per call and per 100 calls."""
+
+    total: Cost
+    per_call: Cost
+    per_100: Cost
+
+    @classmethod
+    def of(cls, total: Cost, calls: int) -> CellCost:
+        """The figures of ``calls`` calls that cost ``total``."""
+        per_call = total.per_call(calls)
+        return cls(total, per_call, per_call.scaled(100))
+
+    def as_json(self) -> dict[str, object]:
+        """``{"total", "perCall", "per100Calls"}``, each ``Cost.as_json``."""
+        return {
+            "total": self.total.as_json(),
+            "perCall": self.per_call.as_json(),
+            "per100Calls": self.per_100.as_json(),
+        }
 
 
 def call_cost(

@@ -9,15 +9,14 @@ it, unknown, or only known as a lower bound that does not prove it held.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from mcp_export.costs.cost import Cost, format_usd
+from mcp_export.costs.cost import CellCost, Cost, format_usd
 from mcp_export.costs.prices import PriceTable
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.case import CaseResult
 from mcp_export.testing.expect import CallOutcome, Failure
 
-__all__ = ["CellCost", "cell_cost", "cost_failure", "outcome_cost", "run_cost", "served_model"]
+__all__ = ["cell_cost", "cost_failure", "outcome_cost", "run_cost", "served_model"]
 
 
 def served_model(result: CaseResult) -> str:
@@ -39,28 +38,9 @@ def run_cost(prices: PriceTable, result: CaseResult) -> Cost:
     return outcome_cost(prices, served_model(result), result.outcome)
 
 
-@dataclass(frozen=True)
-class CellCost:
-    """The cost of a cell's runs: all of them, per call and per 100 calls."""
-
-    total: Cost
-    per_call: Cost
-    per_100: Cost
-
-    def as_json(self) -> dict[str, object]:
-        """``{"total", "perCall", "per100Calls"}``, each ``Cost.as_json``."""
-        return {
-            "total": self.total.as_json(),
-            "perCall": self.per_call.as_json(),
-            "per100Calls": self.per_100.as_json(),
-        }
-
-
 def cell_cost(prices: PriceTable, results: Sequence[CaseResult]) -> CellCost:
     """The cost of ``results`` (a cell's runs, or any runs)."""
-    total = Cost.total(run_cost(prices, r) for r in results)
-    per_call = total.per_call(len(results))
-    return CellCost(total, per_call, per_call.scaled(100))
+    return CellCost.of(Cost.total(run_cost(prices, r) for r in results), len(results))
 
 
 def cost_failure(limit: float | None, cost: Cost) -> Failure | None:
