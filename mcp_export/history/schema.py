@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from mcp_export.costs.cost import Cost
 from mcp_export.errors import HistoryError
 from mcp_export.history.figures import backfill, triggers
 from mcp_export.history.sql import dicts
@@ -421,7 +422,8 @@ class ConversationRecord:
 class CaseMark:
     """The test case whose run a conversation is: its name, the model, the matrix run; for a
     caller case's run, ``caller`` is set, ``model`` is the caller model, ``served_model`` the
-    model that served its call and ``step`` the step it failed at (None: it passed)."""
+    model that served its call and ``step`` the step it failed at (None: it passed);
+    ``cost_usd`` what the call cost (None: unknown; ``cost_at_least``: a lower bound)."""
 
     case_name: str
     model: str
@@ -429,6 +431,15 @@ class CaseMark:
     caller: bool = False
     step: str | None = None
     served_model: str | None = None
+    cost_usd: float | None = None
+    cost_at_least: bool = False
+
+    def cost_text(self) -> str:
+        """``cost $0.00008 a call, $0.008 per 100 calls``, or ``cost unknown``."""
+        if self.cost_usd is None:
+            return "cost unknown"
+        cost = Cost(self.cost_usd, self.cost_at_least)
+        return f"cost {cost.text()} a call, {cost.scaled(100).text()} per 100 calls"
 
 
 def _time(value: float) -> datetime:

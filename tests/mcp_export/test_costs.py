@@ -21,6 +21,8 @@ import yaml
 
 from mcp_export.costs.cost import Cost, call_cost, format_usd
 from mcp_export.costs.prices import PRICES_FILE
+from mcp_export.history.conversations import ConversationFilter
+from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from schema_types.prices import ModelPrice
 from tests.fakes._script import Reply, RequestBody, text, text_without_usage
@@ -141,6 +143,14 @@ def test_costs_add_up_in_the_report_junit_json_and_history(tmp_path: Path) -> No
     assert case_properties["fingerprint"] == cells["vllm:cheap"]["fingerprint"]
 
     history = _history_costs()
+    with HistoryStore(_home() / "history.sqlite3") as store:
+        page = store.conversations(ConversationFilter(agent_key(str(path)), case_runs=True))
+    marks = sorted({(r.case.model, r.case.cost_text()) for r in page.rows if r.case})
+    assert marks == [
+        ("openai:fake-model", "cost $0.0000800 a call, $0.00800 per 100 calls"),
+        ("vllm:cheap", "cost $0.0000350 a call, $0.00350 per 100 calls"),
+        ("vllm:unpriced", "cost unknown"),
+    ]
     assert [usd for usd, _ in history["openai:fake-model"]] == pytest.approx([CALL] * 3)
     assert [usd for usd, _ in history["vllm:cheap"]] == pytest.approx([CHEAP] * 3)
     assert history["vllm:unpriced"] == [(None, False)] * 3
