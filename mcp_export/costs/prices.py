@@ -32,6 +32,7 @@ __all__ = [
     "PriceTable",
     "PricesError",
     "load_prices",
+    "parse_prices",
     "price_table",
     "prices_path",
     "save_prices",
@@ -84,6 +85,16 @@ def load_prices(path: Path | None = None) -> dict[str, ModelPrice]:
         return {}
     except OSError as exc:
         raise PricesError(f"cannot read the price table {path}: {exc.strerror or exc}") from None
+    return parse_prices(text, path)
+
+
+def parse_prices(text: str, path: Path) -> dict[str, ModelPrice]:
+    """The price table written in ``text`` (YAML, the shape of ``prices.yaml``; ``path`` names
+    it in messages).
+
+    Raises:
+        PricesError: the text is not YAML, not a mapping, or an entry is not a price.
+    """
     try:
         data: Any = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -111,15 +122,21 @@ def load_prices(path: Path | None = None) -> dict[str, ModelPrice]:
     return table
 
 
-def save_prices(table: Mapping[str, ModelPrice], path: Path | None = None) -> None:
-    """Write ``table`` as the price table of Preferences (atomically)."""
+def save_prices(text: str, path: Path | None = None) -> dict[str, ModelPrice]:
+    """Check ``text`` (``parse_prices``) and write it as the price table of Preferences, as
+    written (its comments kept), atomically; returns the table.
+
+    Raises:
+        PricesError: the text is not a price table (nothing is written).
+        OSError: the file cannot be written.
+    """
     path = path or prices_path()
+    table = parse_prices(text, path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {model: price.to_data() for model, price in sorted(table.items())}
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None)
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
+    return table
 
 
 def price_table(agent: Agent, preferences: Mapping[str, ModelPrice] | None = None) -> PriceTable:

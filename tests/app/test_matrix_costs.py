@@ -14,7 +14,9 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.test_cases.matrix_tab import MatrixTab
+from app.tool_editor.case_table import expectations_summary
 from mcp_export.costs.prices import PRICES_FILE
+from schema_types.cases import Expectations
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import book_tool, write_agent
@@ -75,3 +77,8 @@ def test_the_matrix_shows_each_cells_cost_and_the_runs_total(
         tab.status.text()
     )
     window.close()
+
+
+def test_the_tests_panel_names_a_max_cost() -> None:
+    expect = Expectations(max_cost=0.002, max_turns=4)
+    assert expectations_summary(expect) == "≤ 4 turns · ≤ $0.00200"
