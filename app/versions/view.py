@@ -4,7 +4,8 @@ Each row is one version of the chosen tool (``mcp_export.versions``): its finger
 runs, pass rate, median time, tokens and cost per call and per 100 calls, and its last run; ``*``
 marks the version of the agent as it is in the editor now. Selecting one row shows what differs
 between it and the editor's version; selecting two shows what differs between them (older first).
-The view reads History; it changes nothing (Restore and A/B are not here).
+*Restore* puts the one selected version back into the editor as one undo step
+(:mod:`app.versions.restore`); the file is saved as usual. A/B is not here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -28,7 +30,9 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument
 from app.test_cases.runner import run_path
+from app.versions.restore import restore
 from mcp_export.errors import ExportError
+from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import Version, tool_version
 from mcp_export.versions.query import CURRENT, VersionSummary, tool_versions, version_diff
@@ -78,9 +82,18 @@ class VersionsView(QWidget):
         self.diff.setObjectName("versionsDiff")
         self.diff.setReadOnly(True)
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.restore_button = QPushButton("&Restore")
+        self.restore_button.setObjectName("versionsRestore")
+        self.restore_button.setToolTip(
+            "Put the selected version's description, parameters, template, output schema, "
+            "system prompt, model and settings back into the editor (one undo step)"
+        )
+        self.restore_button.setEnabled(False)
+        self.restore_button.clicked.connect(self.restore_selected)
         top = QHBoxLayout()
         top.addWidget(QLabel("Tool:"))
         top.addWidget(self.tool_combo, 1)
+        top.addWidget(self.restore_button)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(self.diff)
@@ -126,8 +139,36 @@ class VersionsView(QWidget):
         self.table.resizeColumnsToContents()
         self.diff.clear()
 
+    def _selected(self) -> list[int]:
+        return sorted({index.row() for index in self.table.selectedIndexes()})
+
+    def restore_selected(self) -> bool:
+        """Restore the one selected version into the editor; True when the editor's version
+        is then that version (the note says how it went)."""
+        rows = self._selected()
+        if len(rows) != 1:
+            return False
+        version = self.versions[rows[0]]
+        tool = self.tool_combo.currentText()
+        key = agent_key(str(self.path))
+        try:
+            decisive = self.store.stored_version(key, tool, version.fingerprint)
+        except ExportError as exc:
+            self.note.setText(f"History cannot be read: {exc}")
+            return False
+        done = decisive is not None and restore(self.document, tool, version.fingerprint, decisive)
+        self.refresh()
+        self.note.setText(
+            f"Restored version {version.short} of {tool} (Undo takes it back)"
+            if done
+            else f"Version {version.short} could not be restored exactly: History keeps it "
+            "redacted, or the tool is gone; compare with the diff"
+        )
+        return done
+
     def _show_diff(self) -> None:
-        rows = sorted({index.row() for index in self.table.selectedIndexes()})
+        rows = self._selected()
+        self.restore_button.setEnabled(len(rows) == 1)
         if not rows or len(rows) > 2:
             self.diff.setPlainText("" if not rows else "Select one version, or two to compare.")
             return

@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from app.versions.view import COLUMNS, VersionsView
 from mcp_export.costs.prices import PRICES_FILE
+from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.cli import metaagent
@@ -45,6 +46,7 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     (home / PRICES_FILE).write_text("openai:fake-model: {input: 2, output: 8}\n", encoding="utf-8")
     with FakeOpenAIServer(responder=_booked) as model:
         path = _write(tmp_path, model, OLD)
+        old_bytes = path.read_bytes()
         assert metaagent("test", str(path), "--repeat", "2").returncode == 0
         path = _write(tmp_path, model, NEW)
         assert metaagent("test", str(path)).returncode == 1
@@ -77,4 +79,18 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert f"+template: {NEW}" in lines
     view.table.selectRow(0)
     assert view.diff.toPlainText() == "The two versions are the same."
+
+    # Restore the older version: one undo step; the agent is the old file's agent again.
+    view.table.selectRow(1)
+    assert view.restore_selected() is True
+    tool = document.agent.metadata.tool("book_flight")
+    assert tool is not None and tool.prompt == OLD
+    assert [view.table.item(r, 0).text() for r in range(2)] == ["", "*"]
+    assert view.note.text().startswith(f"Restored version {rows[1][1]} of book_flight")
+    old_file = tmp_path / "old.agent.yaml"
+    old_file.write_bytes(old_bytes)
+    assert document.agent.to_data() == load_agent(old_file).to_data()
+    document.undo_stack.undo()
+    tool = document.agent.metadata.tool("book_flight")
+    assert tool is not None and tool.prompt == NEW
     window.close()
