@@ -106,6 +106,7 @@ _RUN_COLUMNS = (
     "tool_calls",
     "started_at",
     "finished_at",
+    "fingerprint",
 )
 _SELECT = ", ".join(
     [f"t.{c} AS {c}" for c in _THREAD_COLUMNS]

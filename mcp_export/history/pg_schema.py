@@ -94,7 +94,8 @@ CREATE TABLE runs (
     tokens_out    bigint,
     tool_calls    bigint,
     started_at    double precision NOT NULL,
-    finished_at   double precision,{_WRITER}
+    finished_at   double precision,{_WRITER},
+    fingerprint   text
 );
 CREATE INDEX runs_by_tool ON runs (tool_name, id);
 CREATE INDEX runs_by_thread ON runs (thread_id);
@@ -336,6 +337,7 @@ ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS cost_usd double precision;
 ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS cost_at_least integer NOT NULL DEFAULT 0;
 ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS fingerprint text;
 ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS version text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS fingerprint text;
 CREATE INDEX IF NOT EXISTS case_runs_by_version ON case_runs (agent_path, tool_name, fingerprint);
 """
 """Version 7: each case run's cost and the version of the tool it ran (``history/schema.py``)."""

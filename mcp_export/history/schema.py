@@ -235,12 +235,13 @@ ALTER TABLE case_runs ADD COLUMN caller TEXT;
 
 # Version 7: what each case run cost (US dollars, NULL unknown; ``cost_at_least``: a lower bound)
 # and the version of the tool it ran (``versions/fingerprint.py``: the fingerprint and what it is
-# made of), with the index that lists a tool's versions.
+# made of), with the index that lists a tool's versions; a served run's tool version too.
 _VERSIONS = """
 ALTER TABLE case_runs ADD COLUMN cost_usd REAL;
 ALTER TABLE case_runs ADD COLUMN cost_at_least INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE case_runs ADD COLUMN fingerprint TEXT;
 ALTER TABLE case_runs ADD COLUMN version TEXT;
+ALTER TABLE runs ADD COLUMN fingerprint TEXT;
 CREATE INDEX IF NOT EXISTS case_runs_by_version ON case_runs (agent_path, tool_name, fingerprint);
 """
 
@@ -372,6 +373,9 @@ class RunRecord:
     finished_at: datetime | None
     agent_path: str | None
     agent_name: str | None
+    fingerprint: str | None = None
+    """The version of the tool the call ran (``versions/fingerprint.py``); None before
+    schema version 7."""
 
 
 @dataclass(frozen=True)

@@ -126,8 +126,10 @@ class StoreWrites(ABC):
         arguments: dict[str, Any],
         filled_prompt: str,
         caller: str,
+        fingerprint: str | None = None,
     ) -> int:
-        """Record the start of a tool run (status ``pending``); returns its id."""
+        """Record the start of a tool run (status ``pending``; ``fingerprint``: the version of
+        the tool it runs, ``versions/fingerprint.py``); returns its id."""
         return self._insert(
             "runs",
             thread_id=thread_id,
@@ -135,6 +137,7 @@ class StoreWrites(ABC):
             arguments=arguments,
             filled_prompt=filled_prompt,
             caller=caller,
+            fingerprint=fingerprint,
             status="pending",
             started_at=time.time(),
         )
@@ -151,6 +154,7 @@ class StoreWrites(ABC):
         arguments: dict[str, Any],
         filled_prompt: str,
         caller: str,
+        fingerprint: str | None = None,
     ) -> tuple[str, int]:
         """Record the start of one tool call; returns its thread id and run id.
 
@@ -166,6 +170,7 @@ class StoreWrites(ABC):
             arguments=arguments,
             filled_prompt=filled_prompt,
             caller=caller,
+            fingerprint=fingerprint,
         )
         return thread_id, run_id
 

@@ -63,6 +63,7 @@ def test_a_version_5_sqlite_database_gains_the_caller_column_in_place(tmp_path: 
     conn.execute("DROP INDEX case_runs_by_version")  # the schema as version 5 left it
     for column in ("caller", "cost_usd", "cost_at_least", "fingerprint", "version"):
         conn.execute(f"ALTER TABLE case_runs DROP COLUMN {column}")
+    conn.execute("ALTER TABLE runs DROP COLUMN fingerprint")
     conn.execute("PRAGMA user_version = 5")
     _old_row(conn.execute)
     conn.close()

@@ -85,6 +85,7 @@ def test_a_version_6_sqlite_database_gains_cost_and_version_columns_in_place(
     conn.execute("DROP INDEX case_runs_by_version")  # the schema as version 6 left it
     for column in V7:
         conn.execute(f"ALTER TABLE case_runs DROP COLUMN {column}")
+    conn.execute("ALTER TABLE runs DROP COLUMN fingerprint")
     conn.execute("PRAGMA user_version = 6")
     _old_row(conn.execute)
     conn.close()
@@ -118,6 +119,7 @@ def test_a_version_6_postgresql_database_gains_cost_and_version_columns_in_place
         raw.execute("DROP INDEX case_runs_by_version")
         for column in V7:
             raw.execute(f"ALTER TABLE case_runs DROP COLUMN {column}")
+        raw.execute("ALTER TABLE runs DROP COLUMN fingerprint")
         raw.execute("UPDATE history_schema SET version = 6")
         _old_row(raw.execute)
 

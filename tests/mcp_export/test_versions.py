@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from mcp_export.costs.prices import PRICES_FILE
+from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import tool_version
 from schema_types.files.agent_file import load_agent
 from tests.fakes._script import Reply, RequestBody, text
@@ -170,6 +171,11 @@ def test_metaagent_versions_lists_each_version_with_its_figures_and_diffs_two(
     assert [done.returncode for done in ran] == [0, 1]
     old = json.loads(first.read_text(encoding="utf-8"))["cells"][0]
     new = json.loads(second.read_text(encoding="utf-8"))["cells"][0]
+
+    # Each served call of the runs records the version it ran, as its case run does.
+    with HistoryStore(Path(os.environ["METAAGENT_HOME"]) / "history.sqlite3") as store:
+        served = sorted(run.fingerprint or "" for run in store.runs(limit=100))
+    assert served == sorted([old["fingerprint"]] * 3 + [new["fingerprint"]] * 2)
 
     listed = metaagent("versions", str(path), "book_flight", "--json")
     assert (listed.returncode, listed.stderr) == (0, "")
