@@ -24,6 +24,7 @@ from pydantic import Field, field_validator, model_validator
 from schema_types.access import AccessSettings
 from schema_types.cases import TestCase
 from schema_types.file_model import FileModel
+from schema_types.prices import ModelPrice
 
 __all__ = [
     "TOOL_NAME_PATTERN",
@@ -150,6 +151,9 @@ class AgentSettings(FileModel):
     """How caller cases (cases with ``ask``) set up the caller model: :class:`CallerSettings`."""
     access: AccessSettings = Field(default_factory=lambda: AccessSettings())
     """What a shared HTTP server lets each caller do: :class:`AccessSettings`."""
+    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict[str, ModelPrice]())
+    """What each ``provider:model`` costs (:class:`schema_types.prices.ModelPrice`); an entry
+    here wins over the price table of Preferences."""
 
     @property
     def provider_id(self) -> str | None:

@@ -14,6 +14,7 @@ Written under each tool of the agent file::
           maxToolCalls: 3
           maxTurns: 4
           maxDurationMs: 20000
+          maxCost: 0.002                 # US dollars the call may cost (settings.prices)
           judge: The answer recommends exactly one flight.   # a judge model decides
           isError: false                 # true: the call must fail (e.g. bad arguments)
           truncated: false               # the default: an answer cut off at the token limit
@@ -169,6 +170,9 @@ class Expectations(FileModel):
     max_tool_calls: int | None = Field(default=None, ge=0)
     max_turns: int | None = Field(default=None, ge=1)
     max_duration_ms: float | None = Field(default=None, gt=0)
+    max_cost: float | None = Field(default=None, ge=0)
+    """The most the call may cost in US dollars (its tokens at the model's price); a cost that
+    is unknown, or only known as a lower bound below the limit, fails it too."""
     judge: str | None = None
     is_error: bool | None = None
     truncated: bool | None = False

@@ -56,11 +56,13 @@ from app.pages.page_tasks import PageTasks
 from app.protocol_log_view import ProtocolLogView
 from app.save_caller_case_dialog import SaveCallerCaseDialog, open_save_caller_case_dialog
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
+from mcp_export.costs.prices import PricesError, PriceTable, price_table
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.session.events import FinalAnswer, SessionEvent, SessionFailed
     from mcp_export.session.output_events import OutputChecked
+    from schema_types.agent import Agent
 
 __all__ = ["ChatTab", "settings_page_for"]
 
@@ -306,6 +308,7 @@ class ChatTab(QWidget):
             self.requests.append(text)
         self.transcript.add(UserBlock(text, heading=heading))
         self.input.clear()
+        self.stats.set_pricing(*_pricing(self.document.agent))
         self.stats.start_turn()
         return True
 
@@ -584,3 +587,13 @@ class ChatTab(QWidget):
     def closeEvent(self, event: QCloseEvent) -> None:
         self._start_close_down()
         super().closeEvent(event)
+
+
+def _pricing(agent: Agent) -> tuple[PriceTable, str | None]:
+    """The prices a chat's cost is reckoned with (the agent file's alone when Preferences' price
+    table cannot be read) and the model they are looked up for."""
+    try:
+        prices = price_table(agent)
+    except PricesError:
+        prices = price_table(agent, {})
+    return prices, agent.settings.model

@@ -9,6 +9,11 @@ answer, what History records); a failed or stopped answer is timed from its ques
 failure. While an answer runs, the clock ticks, so a slow model visibly keeps the tab busy. A
 token count the model server never reported shows as "—", never as 0; the totals add up the
 counts that were reported, and the tooltip says how many model requests reported none.
+
+*Cost* is the conversation's model requests at the agent's model's price (``costs.prices``:
+Preferences' price table and the agent file's ``settings.prices``), and what 100 answers like
+these would cost; ``unknown`` (the tooltip says why) when the model has no price or no request
+reported its tokens, ``≥`` when some did not.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from mcp_export.costs.cost import Cost
+from mcp_export.costs.prices import PriceTable
 from mcp_export.history.figures import (
     ANSWER_TIME,
     ANSWER_TOKENS,
@@ -56,6 +63,10 @@ class StatsStrip(QFrame):
         self.conversation = Figures()
         self.answer: Figures | None = None
         self.unreported_turns = 0  # model requests whose server reported no token count
+        self.prices = PriceTable()
+        self.priced_model: str | None = None  # provider:model, as the price table names it
+        self.answers = 0
+        self._costs: list[Cost] = []
         self._clock = QElapsedTimer()  # the answer running, from its question
         self._ticker = QTimer(self)
         self._ticker.setInterval(_TICK_MS)
@@ -78,12 +89,13 @@ class StatsStrip(QFrame):
             ("tokens", _TOKENS_TIP),
             ("time", "The time of this conversation's answers, each from its question to the "
              "answer (not the time between them)"),
+            ("cost", ""),
         ):  # fmt: skip
             label = QLabel()
             label.setObjectName(f"stats_{key}")
             label.setToolTip(tip)
             self._labels[key] = label
-            lines[1 if key in ("tokens", "time") else 0].addWidget(label)
+            lines[1 if key in ("tokens", "time", "cost") else 0].addWidget(label)
         for line in lines:
             line.addStretch(1)
         self._render()
@@ -113,6 +125,17 @@ class StatsStrip(QFrame):
         if self.answer is None:
             return ""
         return f"{ANSWER_TIME}: {self.answer.time()} · {ANSWER_TOKENS}: {self.answer.tokens()}"
+
+    def set_pricing(self, prices: PriceTable, model: str | None) -> None:
+        """Reckon the cost of the model requests to come with ``prices`` for ``model``
+        (``provider:model``)."""
+        self.prices, self.priced_model = prices, model
+        self._render()
+
+    @property
+    def cost(self) -> Cost:
+        """What the conversation's model requests cost so far."""
+        return Cost.total(self._costs)
 
     def start_turn(self) -> None:
         """A user turn was sent: the strip ticks until it ends."""
@@ -145,9 +168,12 @@ class StatsStrip(QFrame):
             self.answer = (self.answer or Figures()).plus(used)
             if event.input_tokens is None and event.output_tokens is None:
                 self.unreported_turns += 1
+            model = self.priced_model or self.model
+            self._costs.append(self.prices.cost(model, event.input_tokens, event.output_tokens))
         elif isinstance(event, ToolCallStarted):
             self.tool_calls += 1
         elif isinstance(event, FinalAnswer):
+            self.answers += 1
             self._answer_ended(event.duration_ms)
         elif isinstance(event, SessionFailed):
             # Timed only when it had begun: a failure before the question was asked (no model
@@ -179,3 +205,19 @@ class StatsStrip(QFrame):
         running = self._clock.isValid() or self.conversation.duration_ms is not None
         shown = Figures(duration_ms=self.elapsed_ms if running else None).time()
         self._labels["time"].setText(f"{CONVERSATION_TIME}: {shown}")
+        self._render_cost()
+
+    def _render_cost(self) -> None:
+        label = self._labels["cost"]
+        if not self._costs:
+            label.setText("Cost: –")
+            label.setToolTip("What this conversation's model requests cost, at the model's price")
+            return
+        total = self.cost
+        text = f"Cost: {total.text()}"
+        if self.answers and total.known:
+            per_100 = total.per_call(self.answers).scaled(100)
+            text += f" · {per_100.text()} per 100 answers"
+        label.setText(text)
+        tip = "What this conversation's model requests cost, at the model's price"
+        label.setToolTip(f"{tip}\n{total.why}" if total.why else tip)

@@ -475,6 +475,8 @@ def _tooltip(entry: HistoryEntry) -> str:
     if entry.case is not None:
         lines.append(f"Test case {entry.case.case_name} on {entry.case.model}")
         lines.append(f"Matrix run {entry.case.matrix_id}")
+        cost = entry.case.cost_text()
+        lines.append(cost[0].upper() + cost[1:])
     if entry.caller:
         lines.append(f"Called by: {entry.caller}")
     if entry.status != "pending" and (entry.tokens_in is None or entry.tokens_out is None):

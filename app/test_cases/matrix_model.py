@@ -39,6 +39,7 @@ from app.test_cases.matrix_cells import (
     summarize,
 )
 from app.tool_editor.highlighter import is_dark
+from mcp_export.costs.prices import PriceTable
 from mcp_export.redact import redact
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ class MatrixTableModel(QAbstractTableModel):
         self._results: dict[Cell, list[CaseResult]] = {}
         self._summaries: dict[Cell, CellSummary] = {}
         self._changes: dict[Cell, Change] = {}
+        self._prices = PriceTable()
 
     # -- contents ---------------------------------------------------------------------------
 
@@ -109,10 +111,12 @@ class MatrixTableModel(QAbstractTableModel):
         *,
         caller_models: Sequence[str] = (),
         caller_cases: Sequence[tuple[str, str]] = (),
+        prices: PriceTable | None = None,
     ) -> None:
         """Start over with empty cells for ``cases`` × ``models``; the ``caller_cases`` among
-        them get cells for ``caller_models`` instead."""
+        them get cells for ``caller_models`` instead; ``prices`` reckon the cells' costs."""
         self.beginResetModel()
+        self._prices = prices or PriceTable()
         self._cases = list(cases)
         self._models = list(models)
         self._callers = set(caller_cases) & set(self._cases)
@@ -310,7 +314,24 @@ class MatrixTableModel(QAbstractTableModel):
         ]
         done = [s for s in cells if s.runs]
         passed = sum(1 for s in done if not s.failed)
-        return f"{model}: {passed} of {len(done)} cases passed every run"
+        tip = f"{model}: {passed} of {len(done)} cases passed every run"
+        runs = [
+            r
+            for (tool, case, m), results in self._results.items()
+            if m == model and (tool, case) not in self._callers
+            for r in results
+        ]
+        return f"{tip}\n{self._cost_line(runs)}" if runs else tip
+
+    def _cost_line(self, results: Sequence[CaseResult]) -> str:
+        """``Cost: $0.00008 a call, $0.008 per 100 calls (…)``, or why it is unknown."""
+        from mcp_export.testing.cost import cell_cost  # loaded with the runs it reckons
+
+        cost = cell_cost(self._prices, results)
+        if cost.per_call.usd is None:
+            return f"Cost unknown: {cost.total.why}"
+        line = f"Cost: {cost.per_call.text()} a call, {cost.per_100.text()} per 100 calls"
+        return f"{line} ({cost.total.why})" if cost.total.at_least else line
 
     def _caller_tip(self, model: str) -> str:
         rates = self.caller_rates(model)
@@ -381,4 +402,6 @@ class MatrixTableModel(QAbstractTableModel):
         lines.extend(seen[:5])
         if summary.runs and summary.tokens is None:
             lines.append("Tokens —: the model server did not report them")
+        if summary.runs:
+            lines.append(self._cost_line(self.results(cell)))
         return "\n".join(lines)

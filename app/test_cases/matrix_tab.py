@@ -55,12 +55,13 @@ from app.test_cases.models_picker import ModelPicker
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
 from app.test_cases.transcript import TranscriptDialog, transcript_for
 from app.tool_editor.highlighter import is_dark
+from mcp_export.costs.prices import PricesError, price_table
 from mcp_export.redact import redact
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.testing.callers.runner import CallerResult
-    from mcp_export.testing.run import CaseResult
+    from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["MatrixTab"]
 
@@ -306,12 +307,18 @@ class MatrixTab(QWidget):
             caller_models=caller_models,
         )
         self._arguments = {(t.name, c.name): c.arguments for t, c in cases if c.ask is None}
+        try:
+            prices = price_table(agent)
+        except PricesError as exc:  # the run goes on; its costs are the agent file's prices'
+            self._say(f"{exc}; costs use the agent file's prices only", _WARNING)
+            prices = price_table(agent, {})
         self.model.reset(
             [(t.name, c.name) for t, c in cases],
             models,
             request.repeat,
             caller_models=request.callers,
             caller_cases=callers,
+            prices=prices,
         )
         self.rates.setVisible(False)
         self.table.resizeColumnToContents(CASE_COLUMN)
@@ -540,6 +547,8 @@ class MatrixTab(QWidget):
         if counts["fixed"]:
             text += f" · {counts['fixed']} fixed"
         text += f" · {seconds:.1f} s"
+        if end.matrix is not None:
+            text += f" · {_cost_text(end.matrix)}"
         if end.message:
             text += f" · {end.message}"
         self._say(text, _ERROR if counts["regressed"] else _WARNING if failed else _OK)
@@ -564,3 +573,16 @@ class MatrixTab(QWidget):
 def _cut(line: str, limit: int) -> str:
     """``line`` up to ``limit`` characters (the rest in the tool tip)."""
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _cost_text(matrix: MatrixResult) -> str:
+    """The whole run's cost: ``cost $0.0024 ($0.00008 a call, $0.008 per 100 calls)``."""
+    from mcp_export.testing.cost import cell_cost  # loaded with the run
+
+    cost = cell_cost(matrix.prices, matrix.results)
+    if cost.total.usd is None:
+        return "cost unknown"
+    return (
+        f"cost {cost.total.text()} ({cost.per_call.text()} a call, "
+        f"{cost.per_100.text()} per 100 calls)"
+    )

@@ -21,6 +21,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QColor, QPalette
 
 from app.tool_editor.highlighter import is_dark
+from mcp_export.costs.cost import format_usd
 from schema_types.cases import Expectations, TestCase
 
 if TYPE_CHECKING:
@@ -147,6 +148,8 @@ def expectations_summary(expect: Expectations, *, whole: bool = False) -> str:
         parts.append(f"≤ {expect.max_turns} turns")
     if expect.max_duration_ms is not None:
         parts.append(f"≤ {expect.max_duration_ms / 1000:g} s")
+    if expect.max_cost is not None:
+        parts.append(f"≤ {format_usd(expect.max_cost)}")
     if expect.judge:
         parts.append("judge")
     if expect.is_error:

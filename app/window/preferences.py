@@ -43,8 +43,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings_store import AUTOSAVE_RANGE, THEMES, Endpoint, Theme, default_endpoints
+from app.window.prices_editor import PricesEditor
 from app.window.screen_fit import fit_to_screen
 from app.window.theme import THEME_LABELS
+from mcp_export.costs.prices import PRICES_FILE
 from mcp_export.providers.kinds import PROVIDER_KINDS
 
 __all__ = ["Preferences", "PreferencesDialog"]
@@ -165,10 +167,12 @@ class PreferencesDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         apply_button = self.buttons.button(QDialogButtonBox.StandardButton.Apply)
-        apply_button.clicked.connect(lambda: self.applied.emit(self.preferences()))
+        apply_button.clicked.connect(self._apply)
         layout = QVBoxLayout(self)
         layout.addWidget(general)
         layout.addWidget(endpoints, 1)
+        self.prices = PricesEditor(data_folder / PRICES_FILE)
+        layout.addWidget(self.prices)
         layout.addWidget(data)
         layout.addWidget(self.buttons)
         self.set_preferences(preferences)
@@ -187,10 +191,17 @@ class PreferencesDialog(QDialog):
         theme = THEMES[max(0, self.theme_combo.currentIndex())]
         return Preferences(theme, float(self.autosave_spin.value()), tuple(self.endpoints()))
 
-    def accept(self) -> None:
-        """OK: apply the preferences and close."""
+    def _apply(self) -> bool:
+        """Apply: the price table is written when it reads (else it says why); the other
+        preferences are applied either way."""
+        saved = self.prices.save()
         self.applied.emit(self.preferences())
-        super().accept()
+        return saved
+
+    def accept(self) -> None:
+        """OK: apply the preferences and close (not while the price table does not read)."""
+        if self._apply():
+            super().accept()
 
     # -- endpoints -------------------------------------------------------------------------
 

@@ -72,6 +72,11 @@ class RunActions:
         # template and JSON editors answer.
         self.history_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
         self.history_action.triggered.connect(lambda: self._with_document(self.open_history_tab))
+        self.versions_action = QAction("&Versions of a tool", window)
+        self.versions_action.setToolTip(
+            "Each version of a tool its test runs recorded: pass rate, time, tokens, cost, diff"
+        )
+        self.versions_action.triggered.connect(lambda: self._with_document(self.open_versions_tab))
         self.export_action = QAction(icon("servers"), "&Export to an MCP client…", window)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.triggered.connect(lambda: self._with_document(self.open_export_dialog))
@@ -84,6 +89,7 @@ class RunActions:
             self.cases_action,
             self.chat_action,
             self.history_action,
+            self.versions_action,
         ):
             menu.addAction(action)
         menu.addSeparator()
@@ -97,6 +103,7 @@ class RunActions:
             self.cases_action,
             self.chat_action,
             self.history_action,
+            self.versions_action,
             self.export_action,
             self.ship_action,
         ):
@@ -315,6 +322,26 @@ class RunActions:
         view.rerun_requested.connect(rerun)
         name = document.agent.metadata.name
         self._add_run_tab(view, f"History · {name}", "agent", f"History of {name}")
+        return view
+
+    def open_versions_tab(self, document: AgentDocument) -> QWidget | None:
+        """The versions of the agent's tools (``app/versions``), in a tab."""
+        for tab in self._run_tabs:
+            if getattr(tab, "document", None) is document and tab.objectName() == "versionsTab":
+                refresh = getattr(tab, "refresh", None)
+                if callable(refresh):
+                    refresh()
+                self.tabs.setCurrentWidget(tab)
+                return tab
+        store = self.history_store()
+        if store is None:
+            return None
+        from app.versions.view import VersionsView
+
+        view = VersionsView(document, store)
+        view.refresh()
+        name = document.agent.metadata.name
+        self._add_run_tab(view, f"Versions · {name}", "agent", f"Versions of {name}'s tools")
         return view
 
     def open_export_dialog(self, document: AgentDocument) -> QWidget | None:

@@ -34,6 +34,7 @@ COMMANDS: tuple[str, ...] = (
     "_render",
     "_call",
     "_test",
+    "_versions",
     "_hints",
     "_chat",
     "_serve",

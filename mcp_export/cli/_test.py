@@ -3,7 +3,9 @@
 Every case is a ``tools/call`` of the agent's own MCP server (in-process), checked against its
 expectations (``mcp_export.testing``). The report goes to stdout, regressions first (each cell is
 compared with its last earlier run in the history database), with each failed expectation named;
-a progress bar shows on stderr while a long run goes on in a terminal. ``--junit`` writes JUnit
+a progress bar shows on stderr while a long run goes on in a terminal. Each cell says what a
+call cost and what 100 would, from the price table (Preferences' ``prices.yaml`` and the agent
+file's ``settings.prices``), or that it is unknown. ``--junit`` writes JUnit
 XML, ``--json`` the whole result (each written even when the other cannot be). Exit code 0 only
 when every case passes, 1 when one fails, 2 for a bad command line or agent file, no case to run,
 or a report that cannot be written; Ctrl+C stops the run at once and reports what finished before
@@ -40,6 +42,7 @@ from mcp_export.cli._callers import (
     step_label,
 )
 from mcp_export.cli._report import error, load_agent_or_report
+from mcp_export.costs.prices import PricesError, price_table
 from mcp_export.errors import ExportError, HistoryError
 from mcp_export.history.store import HistoryStore
 from mcp_export.redact import redact
@@ -47,6 +50,7 @@ from mcp_export.testing.callers.history import description_changes
 from mcp_export.testing.callers.offer import DecoyError
 from mcp_export.testing.callers.rates import PickChange
 from mcp_export.testing.callers.runner import CallerOptions, CallerResult
+from mcp_export.testing.cost import cell_cost
 from mcp_export.testing.junit import xml_safe
 from mcp_export.testing.record import Cell, Change, cell_status, compare, record_matrix
 from mcp_export.testing.report import write_json, write_junit
@@ -163,6 +167,11 @@ def run(args: argparse.Namespace) -> int:
     callers = caller_options(args)
     if callers is None:
         return 2
+    try:
+        prices = price_table(agent)
+    except PricesError as exc:
+        error("test", str(exc))
+        return 2
     history: HistoryStore | None = None
     if not args.no_history:
         try:
@@ -176,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         models=models,
         repeat=args.repeat,
         caller_models=callers.models,
+        prices=prices,
     )
     began = time.perf_counter()
     interrupted = False
@@ -317,7 +327,7 @@ def _print_report(
         line = (
             f"[{style}]{label:<9}[/] {_shown(tool)} / {_shown(case)}  [dim]"
             f"{'caller ' if caller else ''}{_shown(model)}"
-            f"  {rate}  {slowest}{tokens}[/]"
+            f"  {rate}  {slowest}{tokens}  {_shown(_cost(matrix, results))}[/]"
         )
         console.print(line)
         seen: set[str] = set()
@@ -333,7 +343,10 @@ def _print_report(
     summary = f"{len(passed) - failed} passed, {failed} failed"
     if regressed:
         summary += f" ({regressed} regressed)"
-    console.print(f"{summary}; {runs} call{'s' * (runs != 1)} in {_duration(matrix.duration_ms)}")
+    console.print(
+        f"{summary}; {runs} call{'s' * (runs != 1)} in {_duration(matrix.duration_ms)}; "
+        f"{_shown(_cost(matrix, matrix.results, total=True))}"
+    )
     print_callers(console, matrix, moved)
 
 
@@ -354,6 +367,16 @@ def _rank(passed: bool, change: Change | None) -> int:
 
 def _change(changes: dict[Cell, Change] | None, key: Cell) -> Change | None:
     return None if changes is None else changes.get(key)
+
+
+def _cost(matrix: MatrixResult, results: list[CaseResult], *, total: bool = False) -> str:
+    """``$0.0012 a call, $0.12 per 100`` (``≥`` where a part is unknown), or why it is unknown;
+    with ``total``, the whole run's cost first."""
+    cost = cell_cost(matrix.prices, results)
+    if cost.per_call.usd is None:
+        return f"cost unknown: {cost.total.why}"
+    spent = f"cost {cost.total.text()}, " if total else ""
+    return f"{spent}{cost.per_call.text()} a call, {cost.per_100.text()} per 100 calls"
 
 
 def _tokens(results: list[CaseResult]) -> str:

@@ -108,6 +108,7 @@ _RUN_COLUMNS = (
     "tool_calls",
     "started_at",
     "finished_at",
+    "fingerprint",
 )
 _SELECT = ", ".join(
     [f"t.{c} AS {c}" for c in _THREAD_COLUMNS]
@@ -116,7 +117,7 @@ _SELECT = ", ".join(
     + [
         f"(SELECT c.{c} FROM case_runs AS c WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1) "
         f"AS case_{c}"
-        for c in ("case_name", "model", "matrix_id", "caller")
+        for c in ("case_name", "model", "matrix_id", "caller", "cost_usd", "cost_at_least")
     ]
 )
 _FEW = 2000
@@ -298,6 +299,8 @@ def _conversation(row: dict[str, Any]) -> ConversationRecord:
             caller.get("step") if caller else None,
             caller.get("servedModel") if caller else None,
             row["kind"] != "caller",
+            row["case_cost_usd"],
+            bool(row["case_cost_at_least"]),
         )
     if row["run_id"] is None:
         return ConversationRecord(thread, None, case)

@@ -24,7 +24,7 @@ from mcp_export.history.sql import Connection
 
 __all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
 
-PG_SCHEMA_VERSION = 6
+PG_SCHEMA_VERSION = 7
 """The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
 when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
@@ -94,7 +94,8 @@ CREATE TABLE runs (
     tokens_out    bigint,
     tool_calls    bigint,
     started_at    double precision NOT NULL,
-    finished_at   double precision,{_WRITER}
+    finished_at   double precision,{_WRITER},
+    fingerprint   text
 );
 CREATE INDEX runs_by_tool ON runs (tool_name, id);
 CREATE INDEX runs_by_thread ON runs (thread_id);
@@ -120,9 +121,14 @@ CREATE TABLE case_runs (
     verdict      text,
     created_at   double precision NOT NULL,{_WRITER},
     thread_id    text,
-    caller       text
+    caller       text,
+    cost_usd     double precision,
+    cost_at_least integer NOT NULL DEFAULT 0,
+    fingerprint  text,
+    version      text
 );
 CREATE INDEX case_runs_by_agent ON case_runs (agent_path, created_at);
+CREATE INDEX case_runs_by_version ON case_runs (agent_path, tool_name, fingerprint);
 CREATE INDEX case_runs_by_matrix ON case_runs (matrix_id);
 CREATE INDEX case_runs_by_thread ON case_runs (thread_id);
 """
@@ -326,10 +332,21 @@ and the full-text index of the messages."""
 _CALLER_RUNS = "ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS caller text;"
 """Version 6: a caller case's step and transcript (``history/schema.py``)."""
 
+_VERSIONS = """
+ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS cost_usd double precision;
+ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS cost_at_least integer NOT NULL DEFAULT 0;
+ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS fingerprint text;
+ALTER TABLE case_runs ADD COLUMN IF NOT EXISTS version text;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS fingerprint text;
+CREATE INDEX IF NOT EXISTS case_runs_by_version ON case_runs (agent_path, tool_name, fingerprint);
+"""
+"""Version 7: each case run's cost and the version of the tool it ran (``history/schema.py``)."""
+
 _MIGRATIONS = {
     4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS,
     5: _CASE_THREADS + _MESSAGES_TEXT,
     6: _CALLER_RUNS,
+    7: _VERSIONS,
 }
 """The script that brings a database from the version before to each version."""
 

@@ -49,7 +49,7 @@ ROW_ID_TABLES = ("messages", "runs", "case_runs")
 _JSON_COLUMNS = {
     "messages": frozenset({"tool_calls"}),
     "runs": frozenset({"arguments"}),
-    "case_runs": frozenset({"failures", "verdict", "caller"}),
+    "case_runs": frozenset({"failures", "verdict", "caller", "version"}),
 }
 _KEY_COLUMNS = frozenset(
     [
@@ -66,6 +66,7 @@ _KEY_COLUMNS = frozenset(
         "matrix_id",
         "case_name",
         "model",
+        "fingerprint",
     ]
 )
 _COLUMN = re.compile(r"[a-z_]+")

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from mcp_export.costs.cost import Cost
 from mcp_export.errors import HistoryError
 from mcp_export.history.figures import backfill, triggers
 from mcp_export.history.sql import dicts
@@ -58,7 +59,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call", "caller"]
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -234,6 +235,19 @@ ALTER TABLE case_runs ADD COLUMN caller TEXT;
 """
 
 
+# Version 7: what each case run cost (US dollars, NULL unknown; ``cost_at_least``: a lower bound)
+# and the version of the tool it ran (``versions/fingerprint.py``: the fingerprint and what it is
+# made of), with the index that lists a tool's versions; a served run's tool version too.
+_VERSIONS = """
+ALTER TABLE case_runs ADD COLUMN cost_usd REAL;
+ALTER TABLE case_runs ADD COLUMN cost_at_least INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE case_runs ADD COLUMN fingerprint TEXT;
+ALTER TABLE case_runs ADD COLUMN version TEXT;
+ALTER TABLE runs ADD COLUMN fingerprint TEXT;
+CREATE INDEX IF NOT EXISTS case_runs_by_version ON case_runs (agent_path, tool_name, fingerprint);
+"""
+
+
 def _script(script: str) -> Callable[[sqlite3.Connection], None]:
     def run(conn: sqlite3.Connection) -> None:
         for statement in _statements(script):
@@ -249,6 +263,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: _script(_TURN_CLAIMS),
     5: _script(_CASE_THREADS),
     6: _script(_CALLER_RUNS),
+    7: _script(_VERSIONS),
 }
 
 
@@ -361,6 +376,9 @@ class RunRecord:
     finished_at: datetime | None
     agent_path: str | None
     agent_name: str | None
+    fingerprint: str | None = None
+    """The version of the tool the call ran (``versions/fingerprint.py``); None before
+    schema version 7."""
 
 
 @dataclass(frozen=True)
@@ -389,6 +407,12 @@ class CaseRunRecord:
     thread_id: str | None = None
     caller: dict[str, Any] | None = None
     """A caller case's step and caller transcript (``testing/callers``); None: an ordinary case."""
+    cost_usd: float | None = None
+    """What the run cost in US dollars; None: unknown (no price, or no token count)."""
+    cost_at_least: bool = False
+    """``cost_usd`` is a lower bound (a model request did not report its token counts)."""
+    fingerprint: str | None = None
+    """The version of the tool the run ran (``versions/fingerprint.py``); None before version 7."""
 
 
 @dataclass(frozen=True)
@@ -406,7 +430,8 @@ class CaseMark:
     """The test case whose run a conversation is: its name, the model, the matrix run; for a
     caller case's run, ``caller`` is set, ``model`` is the caller model, ``served_model`` the
     model that served its call and ``step`` the step it failed at (None: it passed); ``served``
-    is False when the run never got to a served call (its conversation is the caller's turn)."""
+    is False when the run never got to a served call (its conversation is the caller's turn);
+    ``cost_usd`` what the call cost (None: unknown; ``cost_at_least``: a lower bound)."""
 
     case_name: str
     model: str
@@ -415,6 +440,15 @@ class CaseMark:
     step: str | None = None
     served_model: str | None = None
     served: bool = True
+    cost_usd: float | None = None
+    cost_at_least: bool = False
+
+    def cost_text(self) -> str:
+        """``cost $0.00008 a call, $0.008 per 100 calls``, or ``cost unknown``."""
+        if self.cost_usd is None:
+            return "cost unknown"
+        cost = Cost(self.cost_usd, self.cost_at_least)
+        return f"cost {cost.text()} a call, {cost.scaled(100).text()} per 100 calls"
 
 
 def _time(value: float) -> datetime:
@@ -471,4 +505,5 @@ def case_run_record(row: dict[str, Any]) -> CaseRunRecord:
         verdict=json.loads(row["verdict"]) if row["verdict"] else None,
         created_at=_time(row["created_at"]),
         caller=json.loads(row["caller"]) if row.get("caller") else None,
+        cost_at_least=bool(row.get("cost_at_least")),
     )

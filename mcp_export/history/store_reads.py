@@ -8,6 +8,7 @@ database's connection. The SQL is in ``history/reads.py`` and ``history/conversa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any
 
 from mcp_export.history import reads
 from mcp_export.history.backend import Database
@@ -28,6 +29,7 @@ from mcp_export.history.schema import (
     ThreadKind,
     ThreadRecord,
 )
+from mcp_export.history.versions import VersionFigures, stored_version, version_figures
 
 __all__ = ["StoreReads"]
 
@@ -145,6 +147,21 @@ class StoreReads(ABC):
                 thread_id=thread_id,
                 limit=limit,
             )
+
+    def tool_versions(self, agent_path: str, tool_name: str) -> list[VersionFigures]:
+        """The versions of a tool its case runs recorded, newest first, with their figures
+        (``history/versions.py``); ``agent_path`` is the agent's key (``agent_key``)."""
+        self.flush()
+        with self._db.connection("read") as conn:
+            return version_figures(conn, agent_path, tool_name)
+
+    def stored_version(
+        self, agent_path: str, tool_name: str, fingerprint: str
+    ) -> dict[str, Any] | None:
+        """What a recorded version of a tool is made of (None: no run recorded it)."""
+        self.flush()
+        with self._db.connection("read") as conn:
+            return stored_version(conn, agent_path, tool_name, fingerprint)
 
     def latest_thread(
         self, *, agent_path: str | None = None, kind: ThreadKind | None = None

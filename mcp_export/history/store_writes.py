@@ -135,8 +135,10 @@ class StoreWrites(ABC):
         arguments: dict[str, Any],
         filled_prompt: str,
         caller: str,
+        fingerprint: str | None = None,
     ) -> int:
-        """Record the start of a tool run (status ``pending``); returns its id."""
+        """Record the start of a tool run (status ``pending``; ``fingerprint``: the version of
+        the tool it runs, ``versions/fingerprint.py``); returns its id."""
         return self._insert(
             "runs",
             thread_id=thread_id,
@@ -144,6 +146,7 @@ class StoreWrites(ABC):
             arguments=arguments,
             filled_prompt=filled_prompt,
             caller=caller,
+            fingerprint=fingerprint,
             status="pending",
             started_at=time.time(),
         )
@@ -160,6 +163,7 @@ class StoreWrites(ABC):
         arguments: dict[str, Any],
         filled_prompt: str,
         caller: str,
+        fingerprint: str | None = None,
     ) -> tuple[str, int]:
         """Record the start of one tool call; returns its thread id and run id.
 
@@ -175,6 +179,7 @@ class StoreWrites(ABC):
             arguments=arguments,
             filled_prompt=filled_prompt,
             caller=caller,
+            fingerprint=fingerprint,
         )
         return thread_id, run_id
 
@@ -232,9 +237,15 @@ class StoreWrites(ABC):
         verdict: dict[str, Any] | None,
         thread_id: str | None = None,
         caller: dict[str, Any] | None = None,
+        cost_usd: float | None = None,
+        cost_at_least: bool = False,
+        fingerprint: str | None = None,
+        version: dict[str, Any] | None = None,
     ) -> int:
         """Record one run of a test case on one model (``thread_id``: the conversation of the
-        served call that ran it; ``caller``: a caller case's step and caller transcript);
+        served call that ran it; ``caller``: a caller case's step and caller transcript;
+        ``cost_usd``: what it cost, None unknown, ``cost_at_least`` a lower bound;
+        ``fingerprint`` and ``version``: the tool's version, ``versions/fingerprint.py``);
         returns the row id."""
         return self._insert(
             "case_runs",
@@ -256,5 +267,9 @@ class StoreWrites(ABC):
             verdict=verdict,
             thread_id=thread_id,
             caller=caller,
+            cost_usd=cost_usd,
+            cost_at_least=int(cost_at_least),
+            fingerprint=fingerprint,
+            version=version,
             created_at=time.time(),
         )

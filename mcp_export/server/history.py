@@ -330,6 +330,7 @@ class HistoryAccess:
                 arguments=arguments,
                 filled_prompt=prompt,
                 caller=caller_name(ctx),
+                fingerprint=tool.fingerprint,
             )
         except ExportError as exc:
             self.failed(exc)

@@ -9,6 +9,10 @@ Caller cases have a suite per caller model (``MODEL (caller)``) whose ``<propert
 caller model's rates (``pickedRight`` = ``3/4``…); a failed run's ``type`` is the step that
 failed (``wrong tool``, ``invalid arguments``…) and its text shows what the caller called.
 
+Every suite's ``<properties>`` say what its runs cost (``cost``, ``costPerCall``,
+``costPer100Calls``: ``$0.00123``, ``≥ $0.00123`` when a part is unknown, or ``unknown``), and
+each ``<testcase>``'s what that run cost and the version of the tool it ran (``fingerprint``).
+
 Each suite's counts are made before it is written, so the cost grows with the number of
 results, not its square.
 
@@ -29,6 +33,7 @@ from xml.sax.xmlreader import AttributesImpl
 
 from mcp_export.testing.callers.rates import CallerRates, rates_of
 from mcp_export.testing.callers.runner import CallerResult
+from mcp_export.testing.cost import cell_cost, run_cost, served_model
 from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["write_junit", "xml_safe"]
@@ -85,11 +90,13 @@ def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
     for model, runs, counts in suites:
         stream.write("\n  ")
         xml.startElement("testsuite", _attrs(name=model, **counts))
+        values = _cost_values(matrix, runs)
         if runs and _is_caller(runs[0]):
-            _write_rates(xml, stream, rates_of(runs[0].model, runs))
+            values |= _rates(rates_of(runs[0].model, runs))
+        _write_properties(xml, stream, values, "\n    ")
         for result in runs:
             stream.write("\n    ")
-            _write_case(xml, stream, result, f"{agent}.{result.tool}", matrix.repeat)
+            _write_case(xml, stream, result, f"{agent}.{result.tool}", matrix)
         stream.write("\n  ")
         xml.endElement("testsuite")
     stream.write("\n")
@@ -99,16 +106,21 @@ def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
 
 
 def _write_case(
-    xml: XMLGenerator, stream: TextIOBase, result: CaseResult, classname: str, repeat: int
+    xml: XMLGenerator, stream: TextIOBase, result: CaseResult, classname: str, matrix: MatrixResult
 ) -> None:
     xml.startElement(
         "testcase",
         _attrs(
-            name=_case_name(result, repeat),
+            name=_case_name(result, matrix.repeat),
             classname=classname,
             time=_seconds(result.outcome.duration_ms / 1000),
         ),
     )
+    values = {"cost": run_cost(matrix.prices, result).text()}
+    version = matrix.versions.get((result.tool, served_model(result)))
+    if version is not None:
+        values["fingerprint"] = version.fingerprint
+    _write_properties(xml, stream, values, "\n      ")
     if result.failures:
         first = result.failures[0]
         kind = "error" if _is_error(result) else "failure"
@@ -153,9 +165,18 @@ def _caller_lines(result: CallerResult) -> list[str]:
     ]
 
 
-def _write_rates(xml: XMLGenerator, stream: TextIOBase, rates: CallerRates) -> None:
+def _cost_values(matrix: MatrixResult, runs: list[CaseResult]) -> dict[str, str]:
+    cost = cell_cost(matrix.prices, runs)
+    return {
+        "cost": cost.total.text(),
+        "costPerCall": cost.per_call.text(),
+        "costPer100Calls": cost.per_100.text(),
+    }
+
+
+def _rates(rates: CallerRates) -> dict[str, str]:
     n = rates.runs
-    values = {
+    return {
         "pickedRight": f"{rates.picked}/{n}",
         "wrongTool": f"{rates.wrong_tool}/{n}",
         "wrongTools": ", ".join(f"{k} ×{v}" for k, v in rates.wrong_tools.items()),
@@ -165,13 +186,18 @@ def _write_rates(xml: XMLGenerator, stream: TextIOBase, rates: CallerRates) -> N
         "argumentsExpected": f"{rates.arguments_expected}/{n}",
         "answerPassed": f"{rates.answer_passed}/{n}",
     }
-    stream.write("\n    ")
+
+
+def _write_properties(
+    xml: XMLGenerator, stream: TextIOBase, values: dict[str, str], indent: str
+) -> None:
+    stream.write(indent)
     xml.startElement("properties", _attrs())
     for name, value in values.items():
-        stream.write("\n      ")
+        stream.write(indent + "  ")
         xml.startElement("property", _attrs(name=name, value=value))
         xml.endElement("property")
-    stream.write("\n    ")
+    stream.write(indent)
     xml.endElement("properties")
 
 

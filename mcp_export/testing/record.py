@@ -7,7 +7,8 @@ case's run that made no served call is linked to a conversation of the caller's 
 lists every caller run. A cell
 (tool, case, model) is compared with the same cell in the most recent run of the agent before it
 that has it: ``regressed`` (passed then, fails now), ``fixed`` (the reverse), ``new`` (never run
-before) or ``same``. A cell passes when every repeat of it passed.
+before) or ``same``. A cell passes when every repeat of it passed. Each row also holds what the
+run cost (``testing/cost.py``) and the version of the tool it ran (``versions/fingerprint.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mcp_export.history.schema import CaseRunRecord, agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.testing.callers.history import caller_record, record_caller_turn
 from mcp_export.testing.callers.runner import CallerResult
+from mcp_export.testing.cost import run_cost, served_model
 from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["Cell", "Change", "cell_status", "compare", "record_matrix"]
@@ -45,6 +47,8 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
                 thread_id = record_caller_turn(
                     history, matrix.agent_path, matrix.agent_name, result
                 )
+        cost = run_cost(matrix.prices, result)
+        version = matrix.versions.get((result.tool, served_model(result)))
         history.add_case_run(
             matrix_id=matrix.id,
             agent_path=agent_key(matrix.agent_path),
@@ -65,6 +69,10 @@ def record_matrix(matrix: MatrixResult, history: HistoryStore) -> None:
             verdict=None if verdict is None else {"pass": verdict.passed, "reason": verdict.reason},
             thread_id=thread_id,
             caller=caller,
+            cost_usd=cost.usd,
+            cost_at_least=cost.at_least,
+            fingerprint=None if version is None else version.fingerprint,
+            version=None if version is None else version.decisive,
         )
     history.flush()
 

@@ -14,6 +14,7 @@ from typing import Any
 from mcp_export.testing.callers.history import caller_record
 from mcp_export.testing.callers.rates import PickChange, caller_rates
 from mcp_export.testing.callers.runner import CallerResult
+from mcp_export.testing.cost import cell_cost, run_cost, served_model
 from mcp_export.testing.junit import write_junit
 from mcp_export.testing.record import Cell, Change
 from mcp_export.testing.run import CaseResult, MatrixResult
@@ -29,7 +30,10 @@ def matrix_json(
     """The JSON form of ``matrix``: one entry per cell with its runs and its change; a caller
     case's cells are its caller models' (``"caller": true``, each run with its ``step`` and
     caller transcript), ``callerTools`` is the tool list the callers were offered (once) and
-    ``callerRates`` sums the runs per caller model."""
+    ``callerRates`` sums the runs per caller model. Costs (``cost`` of each run, of each cell
+    and of the whole run; the cell's and the run's per call and per 100 calls) are
+    ``{"usd": number or null, "atLeast": bool}``: null is unknown, never 0; each cell names the
+    ``fingerprint`` of the tool's version it ran."""
     cells: list[dict[str, Any]] = []
     for tool, case in matrix.cases:
         is_caller = (tool, case) in matrix.caller_cases
@@ -42,7 +46,9 @@ def matrix_json(
                 "model": model,
                 "passed": bool(runs) and passes == len(runs),
                 "passRate": passes / len(runs) if runs else None,
-                "runs": [_run_json(r) for r in runs],
+                "cost": cell_cost(matrix.prices, runs).as_json(),
+                "fingerprint": _fingerprint(matrix, runs[0] if runs else None, tool, model),
+                "runs": [_run_json(r, matrix) for r in runs],
             }
             if is_caller:
                 entry["caller"] = True
@@ -57,6 +63,7 @@ def matrix_json(
         "repeat": matrix.repeat,
         "durationMs": round(matrix.duration_ms, 3),
         "passed": matrix.passed,
+        "cost": cell_cost(matrix.prices, matrix.results).as_json(),
         "cells": cells,
         "callerModels": matrix.caller_models,
         "callerTools": _offered(matrix),
@@ -73,7 +80,15 @@ def _offered(matrix: MatrixResult) -> list[dict[str, Any]] | None:
     return None
 
 
-def _run_json(result: CaseResult) -> dict[str, Any]:
+def _fingerprint(
+    matrix: MatrixResult, result: CaseResult | None, tool: str, model: str
+) -> str | None:
+    served = served_model(result) if result is not None else model
+    version = matrix.versions.get((tool, served))
+    return None if version is None else version.fingerprint
+
+
+def _run_json(result: CaseResult, matrix: MatrixResult) -> dict[str, Any]:
     outcome = result.outcome
     data: dict[str, Any] = {
         "attempt": result.attempt,
@@ -86,6 +101,7 @@ def _run_json(result: CaseResult) -> dict[str, Any]:
         "outputTokens": outcome.output_tokens,
         # True: the counts are lower bounds (a model request did not report its count).
         "tokensPartial": outcome.tokens_partial,
+        "cost": run_cost(matrix.prices, result).as_json(),
         "turns": outcome.turns,
         "toolCalls": [call.get("name") for call in outcome.tool_calls],
         "stopReason": outcome.stop_reason,

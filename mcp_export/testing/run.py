@@ -14,6 +14,7 @@ agent's own unless ``models`` says otherwise).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -27,6 +28,7 @@ import anyio
 import mcp_types as types
 from mcp import Client
 
+from mcp_export.costs.prices import PricesError, PriceTable, price_table
 from mcp_export.errors import ExportError
 from mcp_export.providers.base import Provider
 from mcp_export.providers.factory import provider_for_agent
@@ -42,6 +44,7 @@ from mcp_export.testing.callers.runner import (
     served_name,
 )
 from mcp_export.testing.case import CaseResult, named, run_case
+from mcp_export.testing.cost import cost_failure, run_cost
 from mcp_export.testing.expect import CallOutcome, Failure
 from mcp_export.testing.replay.cases import (
     CaseServers,
@@ -50,6 +53,7 @@ from mcp_export.testing.replay.cases import (
     run_with_stand_ins,
 )
 from mcp_export.testing.replay.tape import Mode
+from mcp_export.versions.fingerprint import Version, tool_version
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
 
@@ -94,6 +98,9 @@ class MatrixResult:
             ``CallerResult``, whose ``model`` is the caller model).
         started_at: when the run began (seconds since the epoch).
         duration_ms: the whole run's wall time.
+        prices: the price table its costs are reckoned with (``costs.prices``).
+        versions: the version of each tool on each model that serves it, by ``(tool, model)``
+            (``versions.fingerprint``).
     """
 
     id: str
@@ -107,6 +114,10 @@ class MatrixResult:
     caller_cases: list[tuple[str, str]] = field(default_factory=lambda: list[tuple[str, str]]())
     started_at: float = 0.0
     duration_ms: float = 0.0
+    prices: PriceTable = field(default_factory=PriceTable)
+    versions: dict[tuple[str, str], Version] = field(
+        default_factory=lambda: dict[tuple[str, str], Version]()
+    )
 
     # The results by cell, extended as results are appended (a report asks once per cell).
     _by_cell: dict[tuple[str, str, str], list[CaseResult]] = field(
@@ -185,13 +196,26 @@ def plan_matrix(
     models: Sequence[str] = (),
     repeat: int = 1,
     caller_models: Sequence[str] = (),
+    prices: PriceTable | None = None,
 ) -> MatrixResult:
     """The empty result of a run of ``cases`` on ``models`` (default: the agent's own model)
     and of its caller cases for ``caller_models`` (default: ``settings.callers.models``, else
     the first of ``models``), for :func:`run_matrix` to fill; a caller that keeps it has the
-    results so far when the run is cancelled."""
+    results so far when the run is cancelled. ``prices``: default the agent's with those of
+    Preferences (an unreadable price table of Preferences is logged and left out)."""
     chosen = list(dict.fromkeys(models)) or [agent.settings.model or ""]
     callers = [(t.name, c.name) for t, c in cases if c.ask is not None]
+    if prices is None:
+        try:
+            prices = price_table(agent)
+        except PricesError as exc:
+            logger.warning("%s; only the agent file's prices are used", exc)
+            prices = price_table(agent, {})
+    versions = {
+        (t.name, model): tool_version(agent, t, model)
+        for t, c in cases
+        for model in (chosen[:1] if c.ask is not None else chosen)
+    }
     return MatrixResult(
         id=uuid.uuid4().hex,
         agent_name=agent.metadata.name,
@@ -202,6 +226,8 @@ def plan_matrix(
         caller_models=_caller_models(agent, caller_models, chosen) if callers else [],
         caller_cases=callers,
         started_at=time.time(),
+        prices=prices,
+        versions=versions,
     )
 
 
@@ -362,6 +388,10 @@ async def run_matrix(
                     result = CaseResult(
                         tool.name, case.name, model, attempt, False, (failure,), outcome
                     )
+            over = cost_failure(case.expect.max_cost, run_cost(matrix.prices, result))
+            if over is not None:
+                failures = (*result.failures, over)
+                result = dataclasses.replace(result, passed=False, failures=failures)
             matrix.results.append(result)
             if on_result is not None:
                 on_result(result)

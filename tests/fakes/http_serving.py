@@ -92,9 +92,7 @@ async def served_over_http(
         ready.set()
 
     async with (
-        AgentServer(
-            load_served_agents([path]), history=history, tool_scopes=tool_scopes
-        ) as served,
+        AgentServer(load_served_agents([path]), history=history, tool_scopes=tool_scopes) as served,
         anyio.create_task_group() as group,
     ):
         routes = list(extra_routes)

@@ -54,7 +54,9 @@ def test_every_case_passing_exits_0_with_a_report(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "Travel Desk: 2 cases × 1 model"
     assert lines[1].startswith("PASS      book_flight / oslo  openai:fake-model  1/1  ")
-    assert lines[1].endswith(" 25 tokens")
+    assert lines[1].endswith(
+        " 25 tokens  cost unknown: no price for openai:fake-model (add it to the price table)"
+    )
     assert lines[2].startswith("PASS      book_flight / bad arguments  openai:fake-model  1/1  ")
     assert lines[3].startswith("2 passed, 0 failed; 2 calls in ")
 

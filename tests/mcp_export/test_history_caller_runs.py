@@ -71,7 +71,10 @@ def test_a_version_5_sqlite_database_gains_the_caller_column_in_place(tmp_path: 
     with HistoryStore(path):
         pass
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("ALTER TABLE case_runs DROP COLUMN caller")  # the schema as version 5 left it
+    conn.execute("DROP INDEX case_runs_by_version")  # the schema as version 5 left it
+    for column in ("caller", "cost_usd", "cost_at_least", "fingerprint", "version"):
+        conn.execute(f"ALTER TABLE case_runs DROP COLUMN {column}")
+    conn.execute("ALTER TABLE runs DROP COLUMN fingerprint")
     conn.execute("PRAGMA user_version = 5")
     _old_row(conn.execute)
     conn.close()
@@ -86,7 +89,7 @@ def test_a_version_5_sqlite_database_gains_the_caller_column_in_place(tmp_path: 
     assert rows["words"].caller == CALLER
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 6
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 7
     finally:
         raw.close()
 
@@ -108,8 +111,8 @@ def test_a_version_5_postgresql_database_gains_the_caller_column_in_place(
     assert rows["old"].caller is None
     assert rows["words"].caller == CALLER
     with psycopg.connect(postgres_url) as raw:
-        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(6,)]
-    assert PG_SCHEMA_VERSION == 6
+        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(7,)]
+    assert PG_SCHEMA_VERSION == 7
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

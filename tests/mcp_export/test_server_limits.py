@@ -145,7 +145,6 @@ async def test_calls_at_once_are_limited_per_caller(
             two = issuer.token(SECOND_CLIENT, resource=url)
             answers: list[str] = []
 
-
             async def slow_call(client: Client) -> None:
                 answers.append(await _book(client))
 
@@ -170,9 +169,12 @@ async def test_calls_at_once_are_limited_per_caller(
 async def test_the_shared_token_holder_is_one_caller_with_limits(tmp_path: Path) -> None:
     with FakeOpenAIServer([text("Booked.")]) as model:
         path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
-        async with served_over_http(
-            path, token=TOKEN, limits=Limits(calls=1, period=60), stateless=True
-        ) as url, _client(url, TOKEN) as client:
+        async with (
+            served_over_http(
+                path, token=TOKEN, limits=Limits(calls=1, period=60), stateless=True
+            ) as url,
+            _client(url, TOKEN) as client,
+        ):
             answer = await _book(client)
             refused = await _raw_call(url, TOKEN)
     assert answer == "Booked."

@@ -1,0 +1,199 @@
+"""The Versions view of an agent: a tool's versions from History, newest first, and a diff.
+
+Each row is one version of the chosen tool (``mcp_export.versions``): its fingerprint, model,
+runs, pass rate, median time, tokens and cost per call and per 100 calls, and its last run; ``*``
+marks the version of the agent as it is in the editor now. Selecting one row shows what differs
+between it and the editor's version; selecting two shows what differs between them (older first).
+*Restore* puts the one selected version back into the editor as one undo step
+(:mod:`app.versions.restore`); the file is saved as usual. A/B is not here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.document.agent_document import AgentDocument
+from app.test_cases.runner import run_path
+from app.versions.restore import restore
+from mcp_export.errors import ExportError
+from mcp_export.history.schema import agent_key
+from mcp_export.history.store import HistoryStore
+from mcp_export.versions.fingerprint import Version, tool_version
+from mcp_export.versions.query import CURRENT, VersionSummary, tool_versions, version_diff
+
+__all__ = ["COLUMNS", "VersionsView"]
+
+COLUMNS = (
+    "",
+    "Version",
+    "Model",
+    "Runs",
+    "Passed",
+    "Median",
+    "Tokens/call",
+    "Cost/call",
+    "Cost/100 calls",
+    "Last run",
+)
+
+
+class VersionsView(QWidget):
+    """A tool's versions and the diff of the selected ones."""
+
+    def __init__(
+        self, document: AgentDocument, store: HistoryStore, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("versionsTab")
+        self.document = document
+        self.store = store
+        self.versions: list[VersionSummary] = []
+        self.tool_combo = QComboBox()
+        self.tool_combo.setObjectName("versionsTool")
+        self.tool_combo.currentTextChanged.connect(lambda _: self.refresh())
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("versionsTable")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.itemSelectionChanged.connect(self._show_diff)
+        self.note = QLabel()
+        self.note.setObjectName("versionsNote")
+        self.note.setWordWrap(True)
+        self.diff = QPlainTextEdit()
+        self.diff.setObjectName("versionsDiff")
+        self.diff.setReadOnly(True)
+        self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.restore_button = QPushButton("&Restore")
+        self.restore_button.setObjectName("versionsRestore")
+        self.restore_button.setToolTip(
+            "Put the selected version's description, parameters, template, output schema, "
+            "system prompt, model and settings back into the editor (one undo step)"
+        )
+        self.restore_button.setEnabled(False)
+        self.restore_button.clicked.connect(self.restore_selected)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Tool:"))
+        top.addWidget(self.tool_combo, 1)
+        top.addWidget(self.restore_button)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.diff)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.note)
+        layout.addWidget(splitter, 1)
+        self.tool_combo.addItems([tool.name for tool in document.agent.tools])
+
+    @property
+    def path(self) -> Path:
+        """The file the agent's runs are recorded under."""
+        agent = self.document.agent
+        return run_path(self.document.path, agent.metadata.name, self.document.base_dir)
+
+    def current(self) -> Version | None:
+        """The chosen tool's version as the editor has it now."""
+        agent = self.document.agent
+        tool = agent.metadata.tool(self.tool_combo.currentText())
+        return None if tool is None else tool_version(agent, tool)
+
+    def refresh(self) -> None:
+        """Read the chosen tool's versions again."""
+        name = self.tool_combo.currentText()
+        current = self.current()
+        try:
+            self.versions = tool_versions(self.store, self.path, name, current) if name else []
+        except ExportError as exc:
+            self.versions = []
+            self.note.setText(f"History cannot be read: {exc}")
+        else:
+            shown = current.short if current is not None else "—"
+            self.note.setText(
+                f"{len(self.versions)} version(s) of {name}, newest first; * is the editor's "
+                f"version ({shown})"
+                if self.versions
+                else f"No test run of {name} is recorded yet: run its test cases to record one"
+            )
+        self.table.setRowCount(len(self.versions))
+        for row, version in enumerate(self.versions):
+            for column, value in enumerate(_cells(version)):
+                self.table.setItem(row, column, QTableWidgetItem(value))
+        self.table.resizeColumnsToContents()
+        self.diff.clear()
+
+    def _selected(self) -> list[int]:
+        return sorted({index.row() for index in self.table.selectedIndexes()})
+
+    def restore_selected(self) -> bool:
+        """Restore the one selected version into the editor; True when the editor's version
+        is then that version (the note says how it went)."""
+        rows = self._selected()
+        if len(rows) != 1:
+            return False
+        version = self.versions[rows[0]]
+        tool = self.tool_combo.currentText()
+        key = agent_key(str(self.path))
+        try:
+            decisive = self.store.stored_version(key, tool, version.fingerprint)
+        except ExportError as exc:
+            self.note.setText(f"History cannot be read: {exc}")
+            return False
+        done = decisive is not None and restore(self.document, tool, version.fingerprint, decisive)
+        self.refresh()
+        self.note.setText(
+            f"Restored version {version.short} of {tool} (Undo takes it back)"
+            if done
+            else f"Version {version.short} could not be restored exactly: History keeps it "
+            "redacted, or the tool is gone; compare with the diff"
+        )
+        return done
+
+    def _show_diff(self) -> None:
+        rows = self._selected()
+        self.restore_button.setEnabled(len(rows) == 1)
+        if not rows or len(rows) > 2:
+            self.diff.setPlainText("" if not rows else "Select one version, or two to compare.")
+            return
+        chosen = [self.versions[row].fingerprint for row in rows]
+        # The list is newest first: the lower row is the older version.
+        old, new = (chosen[1], chosen[0]) if len(chosen) == 2 else (chosen[0], CURRENT)
+        try:
+            text = version_diff(
+                self.store, self.path, self.tool_combo.currentText(), old, new, self.current()
+            )
+        except ExportError as exc:
+            text = str(exc)
+        self.diff.setPlainText(text or "The two versions are the same.")
+
+
+def _cells(version: VersionSummary) -> list[str]:
+    return [
+        "*" if version.current else "",
+        version.short,
+        version.model,
+        str(version.runs),
+        f"{version.passed}/{version.runs} ({version.pass_rate:.0%})",
+        "unknown" if version.median_ms is None else f"{version.median_ms:.0f} ms",
+        version.tokens.text(),
+        version.cost.per_call.text(),
+        version.cost.per_100.text(),
+        version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+    ]

@@ -1,0 +1,203 @@
+"""The versions of a tool: each with its pass rate, median time, tokens and cost, newest first,
+and the difference between any two.
+
+Read from the case runs History keeps (``history/versions.py``): a version is a fingerprint of
+what decides the tool's answer (``versions/fingerprint.py``). Figures follow the rule of
+``costs.cost``: a sum over runs of which some have no count (or no cost) is the sum of what is
+known, marked as a lower bound (``≥``); nothing known is unknown, never 0.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mcp_export.costs.cost import CellCost, Cost
+from mcp_export.errors import ExportError
+from mcp_export.history.schema import agent_key
+from mcp_export.history.store import HistoryStore
+from mcp_export.history.versions import VersionFigures
+from mcp_export.versions.fingerprint import Version, version_text
+
+__all__ = [
+    "CURRENT",
+    "Tokens",
+    "UnknownVersion",
+    "VersionSummary",
+    "tool_versions",
+    "version_diff",
+]
+
+CURRENT = "current"
+"""The name of the agent file's own version (as it is now) where a version is asked for."""
+
+
+class UnknownVersion(ExportError):
+    """A version named for a diff is not one History has (or is ambiguous); the message lists
+    the versions there are."""
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Tokens per call: None unknown; ``at_least`` a lower bound (some runs had no count)."""
+
+    per_call: float | None
+    at_least: bool = False
+
+    def text(self) -> str:
+        """``≥ 75`` or ``unknown``."""
+        if self.per_call is None:
+            return "unknown"
+        return ("≥ " if self.at_least else "") + f"{self.per_call:.0f}"
+
+
+@dataclass(frozen=True)
+class VersionSummary:
+    """One version of a tool with how it did.
+
+    Attributes:
+        fingerprint: the version.
+        model: its model (part of the version).
+        runs: case runs recorded for it.
+        passed: those that passed.
+        median_ms: the median time of a run (None: unknown).
+        tokens: input and output tokens per call.
+        cost: its runs' cost, per call and per 100 calls.
+        first_at, last_at: its first and last run.
+        current: whether it is the agent file's version as the file is now.
+    """
+
+    fingerprint: str
+    model: str
+    runs: int
+    passed: int
+    median_ms: float | None
+    tokens: Tokens
+    cost: CellCost
+    first_at: datetime
+    last_at: datetime
+    current: bool = False
+
+    @property
+    def short(self) -> str:
+        """The first 12 characters of the fingerprint."""
+        return self.fingerprint[:12]
+
+    @property
+    def pass_rate(self) -> float:
+        """Passed runs over runs."""
+        return self.passed / self.runs if self.runs else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        """The summary as JSON (nulls are unknown)."""
+        return {
+            "fingerprint": self.fingerprint,
+            "model": self.model,
+            "runs": self.runs,
+            "passed": self.passed,
+            "passRate": self.pass_rate,
+            "medianMs": self.median_ms,
+            "tokensPerCall": {"tokens": self.tokens.per_call, "atLeast": self.tokens.at_least},
+            "cost": self.cost.as_json(),
+            "firstRun": self.first_at.isoformat(),
+            "lastRun": self.last_at.isoformat(),
+            "current": self.current,
+        }
+
+
+def _summary(figures: VersionFigures, current: set[str]) -> VersionSummary:
+    runs = figures.runs
+    known = min(figures.tokens_in_known, figures.tokens_out_known)
+    tokens = Tokens(None)
+    if figures.tokens_in is not None and figures.tokens_out is not None:
+        tokens = Tokens((figures.tokens_in + figures.tokens_out) / runs, known < runs)
+    if figures.cost_usd is None:
+        total = Cost(None, why="no run's cost is known (a price or a token count is missing)")
+    else:
+        partial = figures.cost_known < runs or figures.cost_at_least
+        why = "some runs' cost is unknown" if partial else ""
+        total = Cost(figures.cost_usd, partial, why)
+    return VersionSummary(
+        fingerprint=figures.fingerprint,
+        model=figures.model,
+        runs=runs,
+        passed=figures.passed,
+        median_ms=figures.median_ms,
+        tokens=tokens,
+        cost=CellCost.of(total, runs),
+        first_at=datetime.fromtimestamp(figures.first_at, UTC),
+        last_at=datetime.fromtimestamp(figures.last_at, UTC),
+        current=figures.fingerprint in current,
+    )
+
+
+def tool_versions(
+    history: HistoryStore,
+    agent_path: str | Path,
+    tool: str,
+    current: Version | None = None,
+) -> list[VersionSummary]:
+    """The versions of ``tool`` of the agent file at ``agent_path`` that its case runs
+    recorded, newest first (by their last run); ``current`` (the file's version now) is
+    marked."""
+    found = history.tool_versions(agent_key(str(agent_path)), tool)
+    marked = {current.fingerprint} if current is not None else set[str]()
+    return [_summary(figures, marked) for figures in found]
+
+
+def version_diff(
+    history: HistoryStore,
+    agent_path: str | Path,
+    tool: str,
+    old: str,
+    new: str,
+    current: Version | None = None,
+) -> str:
+    """The unified diff between two versions of ``tool``, each named by its fingerprint or a
+    prefix of it, or ``current`` (the agent file as it is now); "" when they are the same.
+
+    Raises:
+        UnknownVersion: a name is not a version History has, or fits more than one.
+    """
+    key = agent_key(str(agent_path))
+    texts: list[tuple[str, str]] = []
+    for name in (old, new):
+        fingerprint, decisive = _resolve(history, key, tool, name, current)
+        texts.append((fingerprint[:12], version_text(decisive)))
+    (a_name, a_text), (b_name, b_text) = texts
+    lines = difflib.unified_diff(
+        a_text.splitlines(keepends=True),
+        b_text.splitlines(keepends=True),
+        fromfile=a_name,
+        tofile=b_name,
+    )
+    return "".join(lines)
+
+
+def _resolve(
+    history: HistoryStore, key: str, tool: str, name: str, current: Version | None
+) -> tuple[str, dict[str, Any]]:
+    if name == CURRENT:
+        if current is None:
+            raise UnknownVersion("there is no current version to compare with")
+        return current.fingerprint, current.decisive
+    known = [figures.fingerprint for figures in history.tool_versions(key, tool)]
+    fits = [fingerprint for fingerprint in known if fingerprint.startswith(name.lower())]
+    listing = ", ".join(f[:12] for f in known) or "none"
+    if not name or not fits:
+        raise UnknownVersion(
+            f"{tool} has no version {name!r} in History (its versions: {listing}; or "
+            f"{CURRENT}, the agent file as it is)"
+        )
+    if len(fits) > 1:
+        raise UnknownVersion(
+            f"{name!r} fits {len(fits)} versions of {tool} ({', '.join(f[:12] for f in fits)}): "
+            "give more of the fingerprint"
+        )
+    decisive = history.stored_version(key, tool, fits[0])
+    if decisive is None:
+        raise UnknownVersion(f"History has no record of what version {fits[0][:12]} is made of")
+    return fits[0], decisive
