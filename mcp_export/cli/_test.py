@@ -107,6 +107,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--no-history", action="store_true", help="do not record the run in the history database"
     )
+    parser.add_argument(
+        "--use-cache",
+        action="store_true",
+        help="answer tools that declare a cache from it, as served calls are (default: every "
+        "case asks the model)",
+    )
     add_caller_options(parser)
     parser.set_defaults(func=run)
 
@@ -235,6 +241,7 @@ async def _run(
             on_result=advance,
             matrix=matrix,
             callers=callers,
+            read_cache=args.use_cache,
         )
 
 

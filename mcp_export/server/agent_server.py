@@ -187,13 +187,14 @@ class AgentServer(AsyncResource):
         prefix: bool = False,
         sampling: bool = True,
         history: HistoryStore | bool | str | None = True,
+        read_cache: bool = True,
     ) -> None:
         if not agents:
             raise ValueError("serve at least one agent")
         self.agents = list(agents)
         self.catalogue: dict[str, ServedTool] = build_catalogue(self.agents, prefix=prefix)
         keys = state_keys(os.environ)
-        self.policy = CallPolicy(sampling=sampling, history=history)
+        self.policy = CallPolicy(sampling=sampling, history=history, read_cache=read_cache)
         self._runtimes = {id(s): AgentRuntime(s, self.policy) for s in self.agents}
         name, version, instructions = _server_identity(self.agents)
         self.server: Server[Any] = _AgentSdkServer(

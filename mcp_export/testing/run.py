@@ -216,6 +216,7 @@ async def run_matrix(
     on_result: OnResult | None = None,
     matrix: MatrixResult | None = None,
     callers: CallerOptions | None = None,
+    read_cache: bool = False,
 ) -> MatrixResult:
     """Run ``cases`` on each of ``models`` (default: the agent's own model), ``repeat`` times.
 
@@ -233,6 +234,8 @@ async def run_matrix(
             repeat and caller models); default a new one.
         callers: the caller models and the caller setup of the caller cases (decoys, system
             prompt, prefix), added to the agent file's ``settings.callers``.
+        read_cache: answer a tool that declares a cache from the cache (and keep its answers
+            there), as a served call would; default off: every case asks the model.
 
     Returns:
         Every result, in the order they finished. A case that cannot be run or checked is a
@@ -258,7 +261,13 @@ async def run_matrix(
         for model in chosen:
             served = ServedAgent(with_model(agent, model), path)
             server = await stack.enter_async_context(
-                AgentServer([served], prefix=setup.prefix, sampling=False, history=history or False)
+                AgentServer(
+                    [served],
+                    prefix=setup.prefix,
+                    sampling=False,
+                    history=history or False,
+                    read_cache=read_cache,
+                )
             )
             info = types.Implementation(name=CLIENT_NAME, version="1")
             clients[model] = await stack.enter_async_context(
