@@ -342,9 +342,7 @@ class HistoryAccess:
                 thread_id=conversation_id,
                 agent_path=str(tool.owner.path),
                 agent_name=tool.owner.agent.metadata.name,
-                title=CACHED_TITLE + call_title(tool.name, prompt)
-                if cached
-                else call_title(tool.name, prompt),
+                title=call_title(f"{CACHED_TITLE}{tool.name}" if cached else tool.name, prompt),
                 kind="served",
                 tool_name=tool.name,
                 arguments=arguments,
