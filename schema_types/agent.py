@@ -35,6 +35,7 @@ __all__ = [
     "CallerSettings",
     "McpServerConfig",
     "McpToolSetting",
+    "ToolCache",
     "ToolDefinition",
     "ToolPermission",
 ]
@@ -51,6 +52,14 @@ def _empty_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+class ToolCache(FileModel):
+    """A tool's cached results (``cache`` under the tool): an answer is kept ``ttl_seconds``
+    (``ttlSeconds``) and given again to a call with the same arguments while the tool, the system
+    prompt, the model and its settings stay as they were. Conversation tools never use it."""
+
+    ttl_seconds: float = Field(gt=0, le=365 * 24 * 3600)
+
+
 class ToolDefinition(FileModel):
     """One MCP tool the agent exposes: a name, a description, parameters and a prompt template.
 
@@ -58,7 +67,8 @@ class ToolDefinition(FileModel):
     the typed nodes of ``schema_types.schema.nodes`` are a view over it for the editor.
     ``output_schema`` (``outputSchema`` in the file), when set, is the JSON Schema of the data
     the tool answers with (served as the tool's ``outputSchema``, its answer as
-    ``structuredContent``); None: the tool answers text.
+    ``structuredContent``); None: the tool answers text. ``cache``, when set, keeps its answers
+    for a while (:class:`ToolCache`).
     """
 
     name: str
@@ -69,6 +79,7 @@ class ToolDefinition(FileModel):
     annotations: dict[str, Any] | None = None
     conversation: bool = False
     output_schema: dict[str, Any] | None = None
+    cache: ToolCache | None = None
     tests: list[TestCase] = Field(default_factory=lambda: list[TestCase]())
 
     @field_validator("name")

@@ -140,6 +140,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "(prompt leaks, injected instructions, refused tools, environment secrets)"
         ),
     )
+    parser.add_argument(
+        "--use-cache",
+        action="store_true",
+        help="answer tools that declare a cache from it, as served calls are (default: every "
+        "case asks the model)",
+    )
     add_caller_options(parser)
     parser.set_defaults(func=run)
 
@@ -283,6 +289,7 @@ async def _run(
             matrix=matrix,
             callers=callers,
             mode="record" if args.record else "replay" if args.replay else None,
+            read_cache=args.use_cache,
         )
 
 

@@ -40,6 +40,7 @@ from typing import Any
 
 from mcp_export.errors import HistoryError
 from mcp_export.history.locations import default_history_path, open_database
+from mcp_export.history.result_cache import CachedAnswer, keep_answer, read_answer
 from mcp_export.history.rows import new_write, process_start_marker, writer_alive
 from mcp_export.history.schema import (
     INTERRUPTED,
@@ -201,6 +202,15 @@ class HistoryStore(StoreReads, StoreWrites):
         with self._db.connection("write") as conn:
             if not self._db.update_row(conn, table, row_id, write.values):
                 raise HistoryError(f"no row {row_id} in {table} of {self.location}")
+
+    def cached_answer(self, key: str, now: float) -> CachedAnswer | None:
+        """The answer the result cache keeps under ``key`` that still holds at ``now``
+        (``history/result_cache.py``)."""
+        return read_answer(self._db, key, now)
+
+    def keep_answer(self, key: str, tool_name: str, answer: CachedAnswer) -> None:
+        """Keep ``answer`` in the result cache under ``key``."""
+        keep_answer(self._db, key, tool_name, answer)
 
     def flush(self) -> None:
         """Wait until every queued write is in the database (at once without write-behind).

@@ -195,6 +195,7 @@ class AgentServer(AsyncResource):
         sampling: bool = True,
         history: HistoryStore | bool | str | None = True,
         tool_scopes: ToolScopes | None = None,
+        read_cache: bool = True,
     ) -> None:
         if not agents:
             raise ValueError("serve at least one agent")
@@ -205,7 +206,7 @@ class AgentServer(AsyncResource):
         )
         self.tool_scopes.check(self.catalogue)
         keys = state_keys(os.environ)
-        self.policy = CallPolicy(sampling=sampling, history=history)
+        self.policy = CallPolicy(sampling=sampling, history=history, read_cache=read_cache)
         self._runtimes = {id(s): AgentRuntime(s, self.policy) for s in self.agents}
         name, version, instructions = _server_identity(self.agents)
         self.server: Server[Any] = _AgentSdkServer(

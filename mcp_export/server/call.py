@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from mcp_export.server.cache import CallCache, answer_from_cache
 from mcp_export.server.fill import fill_prompt
 from mcp_export.server.history import NoConversation
 from mcp_export.server.model import NoModel, choose_model
@@ -229,6 +230,11 @@ async def _turn(
     request = ServedRequest(ctx, tool, runtime, arguments, prompt, conversation, prior, choice)
     if choice.sampling == "round-trip":
         return await run_round_trip(request, params)
+    cache = CallCache.for_call(request)
+    if cache is not None:
+        hit = await cache.lookup()
+        if hit is not None:
+            return answer_from_cache(request, cache, hit)
     record = history.start(ctx, tool, prompt, arguments, conversation)
     session = new_session(request, record.thread_id, history.store)
     try:
@@ -241,6 +247,8 @@ async def _turn(
     result = finish(
         tool, record, outcome, record.thread_id, unavailable=runtime.unavailable_servers()
     )
+    if cache is not None:
+        await cache.keep(result)
     if tool.conversation:
         # The next turn may reach another instance of a shared store: it must find this one.
         await record.settled()

@@ -43,11 +43,20 @@ if TYPE_CHECKING:
     from mcp_export.server.tools import ServedTool
     from mcp_export.session.events import FinalAnswer, SessionFailed
 
-__all__ = ["CallRecord", "HistoryAccess", "NoConversation", "call_title", "caller_name"]
+__all__ = [
+    "CACHED_TITLE",
+    "CallRecord",
+    "HistoryAccess",
+    "NoConversation",
+    "call_title",
+    "caller_name",
+]
 
 logger = logging.getLogger(__name__)
 
 UNKNOWN_CALLER = "unknown MCP client"
+CACHED_TITLE = "(cached) "
+"""The start of the history title of a call answered from the result cache."""
 _TITLE_LENGTH = 80
 _SETTLE_WITHIN = 10.0
 """Seconds a call waits for its rows to reach a shared store before it answers anyway."""
@@ -110,6 +119,12 @@ class CallRecord:
             tokens_in=answer.usage.exact_input,
             tokens_out=answer.usage.exact_output,
             tool_calls=len(answer.tool_calls),
+        )
+
+    def answered_from_cache(self, answer: str, duration_ms: float) -> None:
+        """The call was answered from the result cache: no model turn, no token, no tool call."""
+        self._finish(
+            answer=answer, duration_ms=duration_ms, tokens_in=0, tokens_out=0, tool_calls=0
         )
 
     def failed(self, failure: SessionFailed | str) -> None:
@@ -314,8 +329,11 @@ class HistoryAccess:
         prompt: str,
         arguments: dict[str, Any],
         conversation_id: str | None,
+        *,
+        cached: bool = False,
     ) -> CallRecord:
-        """Record the start of a call: its thread (new unless continued) and its run row."""
+        """Record the start of a call: its thread (new unless continued) and its run row; the
+        thread of a call ``cached`` (answered from the result cache) is titled so."""
         store = self.store
         if store is None:
             return CallRecord(self, conversation_id, None)
@@ -324,7 +342,7 @@ class HistoryAccess:
                 thread_id=conversation_id,
                 agent_path=str(tool.owner.path),
                 agent_name=tool.owner.agent.metadata.name,
-                title=call_title(tool.name, prompt),
+                title=call_title(f"{CACHED_TITLE}{tool.name}" if cached else tool.name, prompt),
                 kind="served",
                 tool_name=tool.name,
                 arguments=arguments,

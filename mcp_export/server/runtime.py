@@ -41,10 +41,18 @@ class StandIns(Protocol):
 
 
 class CallPolicy:
-    """Server-wide choices for calls: sampling allowed, and where history goes."""
+    """Server-wide choices for calls: sampling allowed, where history goes, and whether tools
+    that declare a cache use it (``server/cache.py``; test runs do not unless asked)."""
 
-    def __init__(self, *, sampling: bool, history: HistoryStore | bool | str | None) -> None:
+    def __init__(
+        self,
+        *,
+        sampling: bool,
+        history: HistoryStore | bool | str | None,
+        read_cache: bool = True,
+    ) -> None:
         self.sampling = sampling
+        self.read_cache = read_cache
         self.history = HistoryAccess(history)
 
     async def aclose(self) -> None:

@@ -250,6 +250,7 @@ async def run_matrix(
     matrix: MatrixResult | None = None,
     callers: CallerOptions | None = None,
     mode: Mode | None = None,
+    read_cache: bool = False,
 ) -> MatrixResult:
     """Run ``cases`` on each of ``models`` (default: the agent's own model), ``repeat`` times.
 
@@ -270,6 +271,8 @@ async def run_matrix(
         mode: ``record`` keeps each ordinary case's exchange in its fixture beside the agent
             file; ``replay`` answers each from it, with no model and no tool server
             (``testing.replay``); None: neither (a case's mocks still apply).
+        read_cache: answer a tool that declares a cache from the cache (and keep its answers
+            there), as a served call would; default off: every case asks the model.
 
     Returns:
         Every result, in the order they finished. A case that cannot be run or checked is a
@@ -296,7 +299,13 @@ async def run_matrix(
         for model in chosen:
             served = ServedAgent(with_model(agent, model), path)
             server = await stack.enter_async_context(
-                AgentServer([served], prefix=setup.prefix, sampling=False, history=history or False)
+                AgentServer(
+                    [served],
+                    prefix=setup.prefix,
+                    sampling=False,
+                    history=history or False,
+                    read_cache=read_cache,
+                )
             )
             info = types.Implementation(name=CLIENT_NAME, version="1")
             clients[model] = await stack.enter_async_context(

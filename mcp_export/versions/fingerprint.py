@@ -18,7 +18,7 @@ from typing import Any
 
 from schema_types.agent import Agent, ToolDefinition
 
-__all__ = ["MODEL_SETTINGS", "Version", "tool_version", "version_text"]
+__all__ = ["MODEL_SETTINGS", "Version", "canonical", "tool_version", "version_text"]
 
 MODEL_SETTINGS = (
     "max_chat_turns",
@@ -56,7 +56,8 @@ class Version:
         return self.fingerprint[:12]
 
 
-def _canonical(data: Any) -> str:
+def canonical(data: Any) -> str:
+    """``data`` as canonical JSON: keys sorted, no spaces, text as it is (the form hashed)."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -70,7 +71,7 @@ def tool_version(agent: Agent, tool: ToolDefinition, model: str | None = None) -
         "model": model if model is not None else agent.settings.model,
         "settings": settings,
     }
-    digest = hashlib.sha256(_canonical(decisive).encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(canonical(decisive).encode("utf-8", "surrogatepass")).hexdigest()
     return Version(digest, decisive)
 
 
@@ -87,7 +88,7 @@ def version_text(decisive: dict[str, Any]) -> str:
     lines += _block("systemPrompt", decisive.get("systemPrompt"))
     settings = decisive.get("settings")
     for key, value in sorted((settings if isinstance(settings, dict) else {}).items()):
-        lines.append(f"settings.{key}: {_canonical(value)}")
+        lines.append(f"settings.{key}: {canonical(value)}")
     return "\n".join(lines) + "\n"
 
 
