@@ -99,7 +99,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         fake = self.server.fake
         fake.record(RecordedRequest("GET", self.path, self._headers(), {}))
-        if self.path.rstrip("/").endswith("/models"):
+        route = fake.get_route(self.path)
+        if route is not None:
+            self._send_json(200, route)
+        elif self.path.rstrip("/").endswith("/models"):
             self._send_json(200, fake.models_body())
         else:
             self._send_json(404, fake.error_body(404, f"no route for GET {self.path}"))
@@ -479,6 +482,10 @@ class FakeModelServer:
             return self._changed.wait_for(lambda: self._disconnects >= count, timeout)
 
     # --- the API, provided by subclasses ---------------------------------------------------------
+
+    def get_route(self, path: str) -> Any:
+        """The JSON a ``GET`` of ``path`` answers with besides the model list; None: 404."""
+        return None
 
     def make_body(self, parsed: dict[str, Any]) -> RequestBody:
         raise NotImplementedError

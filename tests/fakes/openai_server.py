@@ -28,6 +28,12 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   as scripted.
 - ``interrupt_streams``: a stream that starts ends every stream still in progress with
   ``data: [DONE]`` and no ``finish_reason`` (that server serves one request at a time).
+- ``assert_on_required``: a request with tools and ``tool_choice: "required"`` gets a 500 whose
+  error message is empty (``chatml-function-calling`` asserts the choice is ``auto`` or named).
+
+``like_llama_server()`` is llama.cpp's ``llama-server`` as far as the client can tell before
+sending a request: ``owned_by: llamacpp`` in its model list and ``GET /props`` with
+``total_slots`` (4 by default: ``--parallel``) and ``build_info``; ``GET /slots`` lists the slots.
 
 Azure OpenAI: ``key_header="api-key"`` takes the key in that header instead of ``Authorization``;
 ``like_azure(api_version="…")`` also answers the model path only with ``?api-version=…`` (without
@@ -65,7 +71,10 @@ from tests.fakes._script import (
 )
 from tests.fakes._server import FakeModelServer, count_words
 
-__all__ = ["FakeOpenAIServer"]
+__all__ = ["ASSERTION_FAILED", "FakeOpenAIServer"]
+
+ASSERTION_FAILED = "<an assertion failed>"
+"""A scripted error message that the fake sends as llama-cpp-python sends a failed assertion."""
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -99,6 +108,8 @@ class FakeOpenAIServer(FakeModelServer):
         usage_in_stream: bool = True,
         refuse_streamed_tool_choice: bool = False,
         interrupt_streams: bool = False,
+        assert_on_required: bool = False,
+        props: dict[str, Any] | None = None,
         hold_until_in_flight: int | None = None,
         hold_seconds: float = 10.0,
     ) -> None:
@@ -109,6 +120,8 @@ class FakeOpenAIServer(FakeModelServer):
         self.usage_in_stream = usage_in_stream
         self.refuse_streamed_tool_choice = refuse_streamed_tool_choice
         self.interrupt_streams = interrupt_streams
+        self.assert_on_required = assert_on_required
+        self.props = props
         self.hold_until_in_flight = hold_until_in_flight
         self.hold_seconds = hold_seconds
         super().__init__(script, responder=responder, models=models, api_key=api_key)
@@ -136,8 +149,25 @@ class FakeOpenAIServer(FakeModelServer):
             "usage_in_stream": False,
             "refuse_streamed_tool_choice": True,
             "interrupt_streams": True,
+            "assert_on_required": True,
         }
         return cls(script, **(quirks | options))
+
+    @classmethod
+    def like_llama_server(
+        cls, script: Iterable[Reply] = (), *, slots: int = 4, **options: Any
+    ) -> FakeOpenAIServer:
+        """A fake that says what llama-server says of itself (``slots`` parallel slots)."""
+        props = {"total_slots": slots, "build_info": "b1-fake", "model_path": "model.gguf"}
+        return cls(script, **({"owned_by": "llamacpp", "props": props} | options))
+
+    def get_route(self, path: str) -> Any:
+        route = path.split("?")[0].rstrip("/")
+        if self.props is not None and route == "/props":
+            return self.props
+        if self.props is not None and route == "/slots":
+            return [{"id": i, "is_processing": False} for i in range(self.props["total_slots"])]
+        return None
 
     @property
     def base_url(self) -> str:
@@ -179,6 +209,8 @@ class FakeOpenAIServer(FakeModelServer):
             for m in messages
         ):
             return status(500, message="an assistant message's content is null")
+        if self.assert_on_required and body.get("tools") and body.get("tool_choice") == "required":
+            return status(500, message=ASSERTION_FAILED)
         if (
             self.refuse_streamed_tool_choice
             and body.get("stream") is True
@@ -267,6 +299,15 @@ class FakeOpenAIServer(FakeModelServer):
         }
 
     def error_body(self, code: int, message: str) -> dict[str, Any]:
+        if message == ASSERTION_FAILED:  # llama-cpp-python: str(AssertionError()) is ""
+            return {
+                "error": {
+                    "message": "",
+                    "type": "internal_server_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
         kind, error_code = _ERROR_TYPES.get(code, ("server_error", None))
         return {"error": {"message": message, "type": kind, "param": None, "code": error_code}}
 
