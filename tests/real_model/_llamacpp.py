@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -66,13 +68,55 @@ def _log(message: str) -> None:
     print(f"[real-model] {message}", file=sys.stderr, flush=True)
 
 
-def _run(command: list[str], timeout: float, log: Path) -> None:
+def _run(
+    command: list[str],
+    timeout: float,
+    log: Path,
+    *,
+    what: str | None = None,
+    cwd: Path | None = None,
+) -> None:
+    """Run ``command`` into ``log`` (appended), bounded by ``timeout``. With ``what``, its
+    progress is shown on the terminal: the latest build step (``[n/N]`` of ninja or CMake)
+    every ``PROGRESS_SECONDS``, instead of one line for a build of half an hour."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     with log.open("ab") as out:
-        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
-    if done.returncode != 0:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd
+        )
+        assert process.stdout is not None
+        killer = threading.Timer(timeout, process.kill)  # the bound, even when output stops
+        killer.start()
+        latest = ""
+        shown = started
+        try:
+            for line in process.stdout:
+                out.write(line)
+                step = _STEP.search(line)
+                if step:
+                    latest = step.group(0).decode(errors="replace")
+                now = time.monotonic()
+                if what and latest and now - shown >= PROGRESS_SECONDS:
+                    _log(f"{what}: step {latest} ({now - started:.0f} s)")
+                    shown = now
+            returncode = process.wait(timeout=60)
+        except BaseException:
+            stop_process(process)
+            raise
+        finally:
+            killer.cancel()
+    if time.monotonic() - started >= timeout:
+        raise subprocess.TimeoutExpired(command, timeout)
+    if returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}); {log}:\n{tail}")
+        raise RuntimeError(f"{' '.join(command)} failed ({returncode}); {log}:\n{tail}")
+    if what:
+        _log(f"{what}: done in {time.monotonic() - started:.0f} s")
+
+
+PROGRESS_SECONDS = 10.0
+_STEP = re.compile(rb"\[\s*\d+/\d+\]")
 
 
 def ensure_wheel() -> Path:
@@ -81,10 +125,14 @@ def ensure_wheel() -> Path:
     found = sorted(WHEELS.glob(pattern))
     if found:
         return found[-1]
-    _log(f"building llama-cpp-python {LLAMA_CPP_VERSION} into {WHEELS} (15–25 minutes)")
+    _log(
+        f"building llama-cpp-python {LLAMA_CPP_VERSION} into {WHEELS} (15–40 minutes; its "
+        f"output goes to {CACHE / 'build.log'})"
+    )
     requirement = f"llama-cpp-python[server]=={LLAMA_CPP_VERSION}"
-    command = [sys.executable, "-m", "pip", "wheel", requirement, "-w", str(WHEELS)]
-    _run(command, BUILD_TIMEOUT, CACHE / "build.log")
+    # -v: the build's own steps ([n/N]) reach the log, and from there the terminal
+    command = [sys.executable, "-m", "pip", "wheel", "-v", requirement, "-w", str(WHEELS)]
+    _run(command, BUILD_TIMEOUT, CACHE / "build.log", what="llama-cpp-python build")
     found = sorted(WHEELS.glob(pattern))
     if not found:
         raise RuntimeError(f"pip wheel left no {pattern} in {WHEELS}")
