@@ -23,16 +23,19 @@ import json
 import time
 import urllib.parse
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
 __all__ = [
+    "DROPS_TOOL_RESULTS",
     "LLAMA_CPP_PYTHON",
     "LLAMA_SERVER",
     "SERVER_KINDS",
     "ServerIdentity",
+    "escaped_arguments",
     "forget_server_kinds",
     "identify",
     "kind_of",
@@ -40,10 +43,13 @@ __all__ = [
     "remember_kind",
     "server_kind",
     "serves_one_at_a_time",
+    "tool_results_notice",
 ]
 
 LLAMA_CPP_PYTHON = "llama-cpp-python"
-LLAMA_SERVER = "llama-server"
+LLAMA_SERVER = "llama.cpp"
+"""How messages name llama.cpp's own server, ``llama-server`` (its model list says
+``llamacpp``)."""
 
 SERVER_KINDS = {
     "me": LLAMA_CPP_PYTHON,
@@ -98,6 +104,7 @@ def forget_server_kinds() -> None:
     """Forget what every endpoint said about itself (a server on the same address may be
     another one now)."""
     _IDENTITIES.clear()
+    _NOTICED.clear()
 
 
 def server_kind(base_url: str) -> str | None:
@@ -126,6 +133,38 @@ def remember_kind(base_url: str, kind: str | None) -> None:
     if found is not None and found[0].kind == kind and kind is not None:
         return
     _IDENTITIES[_key(base_url)] = (_identity(kind, None, None), time.monotonic())
+
+
+DROPS_TOOL_RESULTS = (
+    "llama-cpp-python's chatml-function-calling format leaves tool results out of the model's "
+    "prompt (its template has no place for a tool message) and HTML-escapes the arguments of "
+    "the calls it returns (&#34;): the model never sees what a tool returned. For tools, run "
+    "llama.cpp's llama-server instead (llama-server -m MODEL.gguf --jinja)"
+)
+"""The notice for a request that sends a tool's result to llama-cpp-python."""
+
+_NOTICED: set[str] = set()
+
+
+def tool_results_notice(base_url: str, messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """``DROPS_TOOL_RESULTS`` for the first request to llama-cpp-python (as identified) in this
+    process that carries a tool's result, else None. What can be known from outside: the server
+    says it is llama-cpp-python, whose only format for tool calls (``chatml-function-calling``)
+    renders no tool message; ``escaped_arguments`` tells its escaped arguments apart."""
+    key = _key(base_url)
+    if key in _NOTICED or server_kind(base_url) != LLAMA_CPP_PYTHON:
+        return None
+    if not any(m.get("role") == "tool" for m in messages):
+        return None
+    _NOTICED.add(key)
+    return DROPS_TOOL_RESULTS
+
+
+def escaped_arguments(arguments: str) -> bool:
+    """Whether a call's arguments come HTML-escaped (``{&#34;zone&#34;: …}``), as
+    llama-cpp-python's ``chatml-function-calling`` returns them: not JSON, and a model that
+    reads them back copies the escapes."""
+    return "&#34;" in arguments or "&quot;" in arguments
 
 
 def kind_of(entries: list[dict[str, Any]]) -> str | None:

@@ -23,7 +23,11 @@ import pytest
 
 from mcp_export.errors import ProviderError, ProviderProtocolError, ProviderServerError
 from mcp_export.providers._endpoint_lock import EndpointBusy, lock_path, one_process_at_a_time
-from mcp_export.providers._server_identity import forget_server_kinds
+from mcp_export.providers._server_identity import (
+    escaped_arguments,
+    forget_server_kinds,
+    tool_results_notice,
+)
 from mcp_export.providers.base import (
     ChatMessage,
     Completion,
@@ -288,3 +292,33 @@ async def test_llama_cpp_pythons_assertion_on_required_is_explained_once() -> No
     assert '"required" fails this way every time' in message
     assert "llama-server" in message
     assert "try again later" not in message
+
+
+async def test_a_tool_result_sent_to_llama_cpp_python_gets_the_notice_once() -> None:
+    """What can be known from outside: the server says it is llama-cpp-python (whose one tool
+    format renders no tool message), and the arguments it returns come HTML-escaped."""
+    with FakeOpenAIServer.like_llama_cpp_python([text("ok"), text("ok")]) as server:
+        configured = agent("llamacpp:gemma", llamacpp={"LLAMACPP_BASE_URL": server.base_url})
+        provider, model = provider_for_agent(configured, env={})
+        assert await answers_of(provider, model, ["hi"]) == ["ok"]  # the server says what it is
+    with_result = [
+        {"role": "user", "content": "time?"},
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"datetime": "12:00"}'},
+    ]
+    assert tool_results_notice(server.base_url, with_result[:1]) is None
+    notice = tool_results_notice(server.base_url, with_result)
+    assert notice is not None
+    assert "leaves tool results out of the model's prompt" in notice
+    assert "llama-server" in notice
+    assert tool_results_notice(server.base_url, with_result) is None  # once per endpoint
+    assert escaped_arguments("{&#34;timezone&#34;: &#34;UTC&#34;}")
+    assert not escaped_arguments('{"timezone": "UTC"}')
+
+
+async def test_no_notice_for_a_server_that_renders_tool_results() -> None:
+    with FakeOpenAIServer.like_llama_server([text("ok")]) as server:
+        configured = agent("llamacpp:gemma", llamacpp={"LLAMACPP_BASE_URL": server.base_url})
+        provider, model = provider_for_agent(configured, env={})
+        assert await answers_of(provider, model, ["hi"]) == ["ok"]
+    assert tool_results_notice(server.base_url, [{"role": "tool", "content": "x"}]) is None

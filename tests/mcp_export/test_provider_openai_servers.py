@@ -347,7 +347,7 @@ async def test_a_whole_answer_that_is_not_one_says_what_came(
     ("owned_by", "kind"),
     [
         ("me", "llama-cpp-python"),
-        ("llamacpp", "llama-server"),
+        ("llamacpp", "llama.cpp"),
         ("vllm", "vLLM"),
         ("library", "Ollama"),
         ("organization_owner", "LM Studio"),
