@@ -16,6 +16,7 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import anyio
@@ -301,7 +302,7 @@ async def test_a_tool_result_sent_to_llama_cpp_python_gets_the_notice_once() -> 
         configured = agent("llamacpp:gemma", llamacpp={"LLAMACPP_BASE_URL": server.base_url})
         provider, model = provider_for_agent(configured, env={})
         assert await answers_of(provider, model, ["hi"]) == ["ok"]  # the server says what it is
-    with_result = [
+    with_result: list[dict[str, Any]] = [
         {"role": "user", "content": "time?"},
         {"role": "assistant", "content": "", "tool_calls": []},
         {"role": "tool", "tool_call_id": "c1", "content": '{"datetime": "12:00"}'},
