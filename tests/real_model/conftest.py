@@ -29,7 +29,7 @@ import pytest
 
 from tests.app.conftest import _collect_on_the_gui_thread, qasync_loop
 from tests.real_model._llama_server import LlamaCppServer, ensure_llama_server
-from tests.real_model._llamacpp import LLAMA_CPP_VERSION, LlamaServer, prepare
+from tests.real_model._llamacpp import LLAMA_CPP_VERSION, LlamaServer, ensure_model, prepare
 from tests.real_model._proxy import RecordingProxy
 
 __all__ = ["Figures", "ModelServer", "_collect_on_the_gui_thread", "qasync_loop"]
@@ -104,12 +104,13 @@ def model_server(
             FIGURES.servers[name] = yours
             yield ModelServer(name, proxy.base_url, YOURS, model, proxy, None, yours)
         return
-    python, gguf = prepare()
     server: LlamaServer | LlamaCppServer
     if name == "llama-cpp-python":
+        python, gguf = prepare()
         server = LlamaServer(python, gguf, log=log)
         version = f"llama-cpp-python {LLAMA_CPP_VERSION}"
     else:
+        gguf = ensure_model()
         server = LlamaCppServer(ensure_llama_server(), gguf, log=log)
         version = server.version().splitlines()[0]
     with server, RecordingProxy(server.origin) as proxy:
