@@ -43,7 +43,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import urllib.parse
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -66,6 +65,7 @@ from mcp_export.providers._server_identity import (
     server_kind,
     serves_one_at_a_time,
 )
+from mcp_export.providers._sse import EventDecoder
 from mcp_export.providers._wire import (
     MAX_ANSWER_BYTES,
     PREVIEW_BYTES,
@@ -90,7 +90,6 @@ __all__ = [
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_DRAIN = 64 * 1024
 _DRAIN_SECONDS = 1.0
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 class StatusError(Exception):
@@ -388,7 +387,7 @@ class ChatCompletionsHTTP:
         """
         seen.content_type = response.headers.get("Content-Type", "")
         seen.server = response.headers.get("Server", "")
-        decoder = _EventDecoder()
+        decoder = EventDecoder()
         record = self._record(response)
         with _reading(response, record) as read, self._cut_named(seen):
             async for chunk in response.content.iter_any():
@@ -566,50 +565,3 @@ def _decoded(data: str) -> object:
                 message = "An error occurred during streaming"
             raise StreamErrorEvent(message)
     return value
-
-
-class _EventDecoder:
-    """Server-Sent Events from raw chunks: each dispatched event's ``data``.
-
-    The part of a line still to come is kept as a list of pieces, joined only once its line end
-    arrives: an event sent in ten thousand small chunks costs its size, not its size squared.
-    """
-
-    def __init__(self) -> None:
-        self._pending: list[bytes] = []
-        self._data: list[str] = []
-
-    def feed(self, chunk: bytes) -> list[str]:
-        """The data of the events that ``chunk`` completes."""
-        if b"\n" not in chunk and b"\r" not in chunk:
-            if chunk:
-                self._pending.append(chunk)
-            return []
-        pending = b"".join([*self._pending, chunk])
-        held = b"\r" if pending.endswith(b"\r") else b""  # maybe half of a CRLF still coming
-        lines = _LINE_END.split(pending[: len(pending) - len(held)])
-        rest = lines.pop() + held
-        self._pending = [rest] if rest else []
-        return self._lines(lines)
-
-    def finish(self) -> list[str]:
-        """The data of what is left once the stream ended (an event without its blank line)."""
-        last = b"".join(self._pending).rstrip(b"\r")
-        self._pending = []
-        return self._lines([last, b""] if last else [b""])
-
-    def _lines(self, lines: list[bytes]) -> list[str]:
-        events: list[str] = []
-        for raw in lines:
-            if not raw:
-                if self._data:
-                    events.append("\n".join(self._data))
-                    self._data = []
-                continue
-            line = raw.decode("utf-8")
-            if line.startswith(":"):
-                continue
-            name, _, value = line.partition(":")
-            if name == "data":
-                self._data.append(value[1:] if value.startswith(" ") else value)
-        return events
