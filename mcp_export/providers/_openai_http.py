@@ -415,12 +415,13 @@ class ChatCompletionsHTTP:
     @contextlib.contextmanager
     def _cut_named(self, seen: StreamSeen) -> Iterator[None]:
         """Name the cause of a stream that a server serving one request at a time ended early
-        (``StreamCutByAnotherRequest``): when its events stop, or its connection breaks, before
-        a ``finish_reason``."""
+        (``StreamCutByAnotherRequest``): its connection broke in the middle of the body (how
+        llama-cpp-python 0.3.36 ends the answer in progress when another request arrives), or
+        its events stopped before a ``finish_reason``."""
         try:
             yield
         except (aiohttp.ClientError, ConnectionError) as exc:
-            if seen.events and serves_one_at_a_time(self.base_url):
+            if serves_one_at_a_time(self.base_url):
                 raise StreamCutByAnotherRequest(self._cut_message(seen)) from exc
             raise
         if seen.events and not seen.finished and serves_one_at_a_time(self.base_url):

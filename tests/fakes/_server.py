@@ -35,6 +35,11 @@ from tests.fakes._script import Reply, RequestBody, Responder, echo
 __all__ = ["FakeModelServer", "RecordedRequest"]
 
 
+CUT_CONNECTION = b"<cut the connection>"
+"""Yielded by ``stream_events`` (the object itself): the server closes the connection there, in
+the middle of the chunked body."""
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     """One request the fake server received. Header names are lower-case."""
@@ -196,6 +201,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for item in events:
+                if item is CUT_CONNECTION:  # the body ends without its last chunk
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 if isinstance(item, float):
                     if not self._pause(item):
                         return

@@ -26,8 +26,9 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   its log); one with tools and no ``tool_choice`` is answered as if it had none (the reply's
   tool calls are not sent); a named choice, and any request without streaming, get the reply
   as scripted.
-- ``interrupt_streams``: a stream that starts ends every stream still in progress with
-  ``data: [DONE]`` and no ``finish_reason`` (that server serves one request at a time).
+- ``interrupt_streams``: a stream that starts cuts off every stream still in progress: its
+  connection closes in the middle of the chunked body, without ``[DONE]`` or a
+  ``finish_reason`` (that server serves one request at a time; seen with 0.3.36, 2026-11-28).
 - ``assert_on_required``: a request with tools and ``tool_choice: "required"`` gets a 500 whose
   error message is empty (``chatml-function-calling`` asserts the choice is ``auto`` or named).
 
@@ -69,7 +70,7 @@ from tests.fakes._script import (
     split_evenly,
     status,
 )
-from tests.fakes._server import FakeModelServer, count_words
+from tests.fakes._server import CUT_CONNECTION, FakeModelServer, count_words
 
 __all__ = ["ASSERTION_FAILED", "FakeOpenAIServer"]
 
@@ -247,7 +248,7 @@ class FakeOpenAIServer(FakeModelServer):
                     yield 0.01
             for item in self._events(reply, body):
                 if self.interrupt_streams and self.latest_stream() != number:
-                    yield b"data: [DONE]\n\n"
+                    yield CUT_CONNECTION
                     return
                 yield item
 

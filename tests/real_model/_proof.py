@@ -46,7 +46,7 @@ class Proof:
         return {
             "model requests": self.requests,
             "tool called with": json.dumps(self.arguments) if self.arguments else "no tool call",
-            "result sent": (self.result or "nothing")[:100],
+            "result sent": " ".join((self.result or "nothing").split())[:100],
             "result rendered": f"{self.rendered} ({self.rendered_how})",
             "answer": f"{self.answer_kind}: {self.answer[:120]!r}",
             "verdict": "; ".join(self.problems) or "proved",

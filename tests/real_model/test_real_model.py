@@ -17,6 +17,7 @@ capable instruct model on your own server for that.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -235,3 +236,53 @@ def _studio_run(qtbot: QtBot, window: Any, zone: str) -> tuple[Any, float]:
     finally:
         future = asyncio.ensure_future(tab.aclose())
         qtbot.waitUntil(future.done, timeout=60_000)
+
+
+def test_three_calls_at_once(model_server: ModelServer, figures: Figures, tmp_path: Path) -> None:
+    """Three ``metaagent call`` processes at once: none is cut off by another's request (on
+    llama-cpp-python they wait in line across processes; llama-server serves them side by
+    side in its slots), and each tool gets its own zone."""
+    agent = write_agent(tmp_path / "time.agent.yaml", model_server)
+    zones = ("Asia/Kolkata", "Africa/Cairo", "Australia/Sydney")
+    mark = model_server.proxy.mark()
+    started = time.monotonic()
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcp_export",
+                "call",
+                str(agent),
+                "time_in",
+                "--arg",
+                f"zone={z}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        for z in zones
+    ]
+    outputs = [child.communicate(timeout=3 * CALL_SECONDS) for child in children]
+    seconds = time.monotonic() - started
+    sent = model_server.proxy.since(mark)
+    errors = [err.strip().splitlines()[-1] if err.strip() else "" for _, err in outputs]
+    called = sorted(
+        json.loads(c["function"]["arguments"]).get("timezone", "?")
+        for b in sent
+        for m in b.get("messages", [])
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or []
+    )
+    figures.add(
+        f"[{model_server.name}] three metaagent call at once",
+        seconds=round(seconds, 1),
+        exits=[child.returncode for child in children],
+        **{"model requests": len(sent), "tools called with": sorted(set(called))},
+        errors=[e[:120] for e in errors if e],
+    )
+    cut = [e for e in errors if "cut off" in e or "broke off" in e or "was closed" in e]
+    assert not cut, cut
+    assert sorted(set(called)) == sorted(zones), called
