@@ -417,14 +417,15 @@ class ChatCompletionsHTTP:
         """Name the cause of a stream that a server serving one request at a time ended early
         (``StreamCutByAnotherRequest``): its connection broke in the middle of the body (how
         llama-cpp-python 0.3.36 ends the answer in progress when another request arrives), or
-        its events stopped before a ``finish_reason``."""
+        its events stopped before a ``finish_reason`` (how it ends one that had not started:
+        ``[DONE]`` alone)."""
         try:
             yield
         except (aiohttp.ClientError, ConnectionError) as exc:
             if serves_one_at_a_time(self.base_url):
                 raise StreamCutByAnotherRequest(self._cut_message(seen)) from exc
             raise
-        if seen.events and not seen.finished and serves_one_at_a_time(self.base_url):
+        if (seen.events or seen.done) and not seen.finished and serves_one_at_a_time(self.base_url):
             raise StreamCutByAnotherRequest(self._cut_message(seen))
 
     def _cut_message(self, seen: StreamSeen) -> str:

@@ -28,7 +28,8 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   as scripted.
 - ``interrupt_streams``: a stream that starts cuts off every stream still in progress: its
   connection closes in the middle of the chunked body, without ``[DONE]`` or a
-  ``finish_reason`` (that server serves one request at a time; seen with 0.3.36, 2026-11-28).
+  ``finish_reason``; one that has sent nothing yet ends with ``data: [DONE]`` alone (that server
+  serves one request at a time; both seen with 0.3.36, 2026-11-28).
 - ``assert_on_required``: a request with tools and ``tool_choice: "required"`` gets a 500 whose
   error message is empty (``chatml-function-calling`` asserts the choice is ``auto`` or named).
 
@@ -246,9 +247,9 @@ class FakeOpenAIServer(FakeModelServer):
                     self.max_in_flight < self.hold_until_in_flight and time.monotonic() < deadline
                 ):
                     yield 0.01
-            for item in self._events(reply, body):
+            for sent, item in enumerate(self._events(reply, body)):
                 if self.interrupt_streams and self.latest_stream() != number:
-                    yield CUT_CONNECTION
+                    yield b"data: [DONE]\n\n" if sent == 0 else CUT_CONNECTION
                     return
                 yield item
 

@@ -223,10 +223,13 @@ async def test_a_wait_for_another_process_is_bounded_and_says_who_holds_the_serv
     assert "process 4242 (metaagent call a.yaml)" in message
 
 
-async def test_a_stream_cut_by_another_request_names_that_cause() -> None:
+@pytest.mark.parametrize("started", [True, False], ids=["mid-answer", "before-its-first-token"])
+async def test_a_stream_cut_by_another_request_names_that_cause(started: bool) -> None:
     """Another program's request ends llama-cpp-python's answer in progress: the message says
     so and names the server one way, not the base URL or its ``uvicorn`` header."""
-    with FakeOpenAIServer.like_llama_cpp_python(responder=slow_echo(10, 0.1)) as server:
+    # Cut mid-answer, its connection breaks; cut before its first token, it ends with [DONE].
+    hold = {} if started else {"hold_until_in_flight": 2, "hold_seconds": 10.0}
+    with FakeOpenAIServer.like_llama_cpp_python(responder=slow_echo(10, 0.1), **hold) as server:
         configured = agent("llamacpp:gemma", llamacpp={"LLAMACPP_BASE_URL": server.base_url})
         provider, model = provider_for_agent(configured, env={})
         caught: list[BaseException] = []
@@ -243,7 +246,7 @@ async def test_a_stream_cut_by_another_request_names_that_cause() -> None:
 
         async def another_program() -> None:
             assert await anyio.to_thread.run_sync(lambda: server.wait_for_requests(1, 10))
-            await anyio.sleep(0.3)
+            await anyio.sleep(0.3 if started else 0.0)
             async with (
                 aiohttp.ClientSession() as session,
                 session.post(
