@@ -12,13 +12,12 @@ from collections.abc import AsyncIterator
 from typing import ClassVar, TypedDict
 
 from mcp_export.protocol_log import ProtocolLog
-from mcp_export.providers._endpoint_lock import one_process_at_a_time
+from mcp_export.providers._endpoint_lock import LOCK_WAIT, one_process_at_a_time
 from mcp_export.providers._retry import RetryPolicy
-from mcp_export.providers._server_identity import LLAMA_CPP_PYTHON, identify
+from mcp_export.providers._server_identity import LLAMA_CPP_PYTHON, host_port, identify
 from mcp_export.redact import redact, remember_secret
 
 __all__ = [
-    "LOCK_WAIT",
     "EndpointOptions",
     "HTTPEndpoint",
     "endpoint_name",
@@ -136,11 +135,6 @@ class HTTPEndpoint:
                 yield
 
 
-LOCK_WAIT = 15 * 60.0
-"""Seconds a request waits at most for another process's request to a server that serves one at
-a time (a small model on a CPU may take minutes per answer)."""
-
-
 _SLOTS: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
 ] = weakref.WeakKeyDictionary()
@@ -175,12 +169,6 @@ def hosted_name(url: str) -> str | None:
         if host == domain or host.endswith("." + domain):
             return name
     return None
-
-
-def host_port(url: str) -> str:
-    """``127.0.0.1:8080`` for ``http://127.0.0.1:8080/v1``: where an endpoint is, in short (any
-    credentials in the URL left out)."""
-    return urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
 
 
 def endpoint_name(url: str, *, kind: str | None = None, server: str | None = None) -> str:

@@ -8,6 +8,9 @@ the data directory (``locks/endpoint-<hash>.lock``), held from sending a request
 its answer, with the holder's process id beside it (``.owner``) for the message of a wait that
 ran out. The wait polls, so cancelling the waiting task (a session's time budget) ends it at
 once; it is bounded by ``wait`` seconds.
+
+The same lock guards asking a server what it is (``providers._server_identity``): to
+llama-cpp-python a model list is a request too, and it would cut off another process's answer.
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from filelock import FileLock, Timeout
 from mcp_export.errors import ProviderError
 from mcp_export.paths import data_dir
 
-__all__ = ["EndpointBusy", "lock_path", "one_process_at_a_time"]
+__all__ = ["LOCK_WAIT", "EndpointBusy", "lock_path", "one_process_at_a_time"]
+
+LOCK_WAIT = 15 * 60.0
+"""Seconds a request waits at most for another process's request to a server that serves one at
+a time (a small model on a CPU may take minutes per answer)."""
 
 _POLL_SECONDS = 0.05
 _MAX_POLL_SECONDS = 0.5

@@ -29,6 +29,8 @@ from typing import Any
 
 import aiohttp
 
+from mcp_export.providers._endpoint_lock import LOCK_WAIT, EndpointBusy, one_process_at_a_time
+
 __all__ = [
     "DROPS_TOOL_RESULTS",
     "LLAMA_CPP_PYTHON",
@@ -37,6 +39,7 @@ __all__ = [
     "ServerIdentity",
     "escaped_arguments",
     "forget_server_kinds",
+    "host_port",
     "identify",
     "kind_of",
     "known_identity",
@@ -207,6 +210,17 @@ async def identify(base_url: str, api_key: str | None) -> ServerIdentity:
 
 
 async def _probe(base_url: str, api_key: str | None) -> ServerIdentity:
+    """Ask, holding the endpoint's lock across processes: to a server that serves one request
+    at a time the questions are requests too, and would cut off another process's answer."""
+    named = host_port(base_url)
+    try:
+        async with one_process_at_a_time(base_url, named, wait=LOCK_WAIT):
+            return await _asked(base_url, api_key)
+    except EndpointBusy:
+        return ServerIdentity()
+
+
+async def _asked(base_url: str, api_key: str | None) -> ServerIdentity:
     identity = ServerIdentity()
     headers = {"Authorization": f"Bearer {api_key or 'no-key'}", "Accept": "application/json"}
     timeout = aiohttp.ClientTimeout(total=_PROBE_SECONDS)
@@ -238,6 +252,12 @@ async def _get_json(session: aiohttp.ClientSession, url: str) -> object:
             raise ValueError("too large")
         value: object = json.loads(raw.decode("utf-8"))
         return value
+
+
+def host_port(url: str) -> str:
+    """``127.0.0.1:8080`` for ``http://127.0.0.1:8080/v1``: where an endpoint is, in short (any
+    credentials in the URL left out)."""
+    return urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
 
 
 def _with_path(base_url: str, path: str) -> str:

@@ -380,6 +380,12 @@ class FakeModelServer:
                 self._in_flight -= 1
                 self._flight.notify_all()
 
+    def interrupt(self) -> None:
+        """Count a request that is not a stream as one started (a server that serves one
+        request at a time ends the stream in progress for it too)."""
+        with self._flight:
+            self._streams_started += 1
+
     def latest_stream(self) -> int:
         """The number of the last streamed answer started."""
         with self._flight:

@@ -28,8 +28,9 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   as scripted.
 - ``interrupt_streams``: a stream that starts cuts off every stream still in progress: its
   connection closes in the middle of the chunked body, without ``[DONE]`` or a
-  ``finish_reason``; one that has sent nothing yet ends with ``data: [DONE]`` alone (that server
-  serves one request at a time; both seen with 0.3.36, 2026-11-28).
+  ``finish_reason``; one that has sent nothing yet ends with ``data: [DONE]`` alone. A ``GET``
+  (the model list) cuts it off too (that server serves one request at a time; seen with 0.3.36,
+  2026-11-28).
 - ``assert_on_required``: a request with tools and ``tool_choice: "required"`` gets a 500 whose
   error message is empty (``chatml-function-calling`` asserts the choice is ``auto`` or named).
 
@@ -164,6 +165,8 @@ class FakeOpenAIServer(FakeModelServer):
         return cls(script, **({"owned_by": "llamacpp", "props": props} | options))
 
     def get_route(self, path: str) -> Any:
+        if self.interrupt_streams:  # a model list cuts off the stream in progress too
+            self.interrupt()
         route = path.split("?")[0].rstrip("/")
         if self.props is not None and route == "/props":
             return self.props
