@@ -108,6 +108,7 @@ def classify(answer: str, question: str, result: str) -> str:
         or "&#34;" in text
         or '{"timezone"' in text.replace(" ", "")
         or "get_current_time" in lowered
+        or "<tool_call>" in lowered
     ):
         return "the call's text"
     if text in question or (len(question) > 10 and question.strip() in text):
