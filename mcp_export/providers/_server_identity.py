@@ -192,8 +192,9 @@ def _identity(kind: str | None, props: dict[str, Any] | None, build: str | None)
 
 async def identify(base_url: str, api_key: str | None) -> ServerIdentity:
     """What the server at ``base_url`` says it is, asked once per process (concurrent callers
-    share one probe; a server that said nothing is asked again after a while). Bounded to a
-    few seconds; any failure leaves it unknown."""
+    share one probe; a server that said nothing is asked again after a while). The questions
+    take a few seconds at most, once no other process holds the endpoint's lock; any failure
+    leaves the server unknown."""
     key = _key(base_url)
     found = _IDENTITIES.get(key)
     if found is not None and (
