@@ -57,6 +57,12 @@ CMAKE_FLAGS = (
 BUILD_TIMEOUT = 90 * 60
 STEP_TIMEOUT = 20 * 60
 READY_TIMEOUT = 120.0
+TOOL_TEMPLATE = SOURCE / "models" / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
+"""A chat template with a place for tools, from llama.cpp's own ``models/templates``. Gemma 3
+270M (the base model) has none: llama-server then falls back to plain chatml, which offers the
+model no tools at all (even ``tool_choice: "required"`` comes back as text). With this one (the
+chatml of an instruct model that calls tools as ``<tool_call>``), llama-server renders the tools
+and constrains a forced choice to a call."""
 
 
 def ensure_llama_server() -> Path:
@@ -112,6 +118,8 @@ class LlamaCppServer:
         model: the ``.gguf`` file.
         port: the port; 0 takes a free one.
         n_ctx: the context, shared by its parallel slots (4 by default).
+        template: its ``--chat-template-file`` (``TOOL_TEMPLATE``; None: the model's own, or
+            chatml).
         log: where its output goes.
     """
 
@@ -124,6 +132,7 @@ class LlamaCppServer:
         *,
         port: int = 0,
         n_ctx: int = 8192,
+        template: Path | None = TOOL_TEMPLATE,
         log: Path | None = None,
     ) -> None:
         self.port = port or _free_port()
@@ -139,6 +148,8 @@ class LlamaCppServer:
             str(n_ctx),
             "--jinja",
         ]
+        if template is not None:
+            self.arguments += ["--chat-template-file", str(template)]
         self.command = [str(binary), *self.arguments]
         self.log_path = log or HOME / "server.log"
         self._log: IO[bytes] | None = None
@@ -158,6 +169,9 @@ class LlamaCppServer:
         shown = ["llama-server", *self.arguments]
         shown[shown.index("-m") + 1] = model_label
         shown[shown.index("--port") + 1] = "PORT"
+        if "--chat-template-file" in shown:
+            at = shown.index("--chat-template-file") + 1
+            shown[at] = "llama.cpp/models/templates/" + Path(shown[at]).name
         return " ".join(shown)
 
     def start(self) -> LlamaCppServer:
