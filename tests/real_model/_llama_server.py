@@ -58,11 +58,12 @@ BUILD_TIMEOUT = 90 * 60
 STEP_TIMEOUT = 20 * 60
 READY_TIMEOUT = 120.0
 TOOL_TEMPLATE = SOURCE / "models" / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
-"""A chat template with a place for tools, from llama.cpp's own ``models/templates``. Gemma 3
-270M (the base model) has none: llama-server then falls back to plain chatml, which offers the
-model no tools at all (even ``tool_choice: "required"`` comes back as text). With this one (the
-chatml of an instruct model that calls tools as ``<tool_call>``), llama-server renders the tools
-and constrains a forced choice to a call."""
+"""A chat template with a place for tools, from llama.cpp's own ``models/templates`` (the chatml
+of an instruct model that calls tools as ``<tool_call>``), for ``template=``. Gemma 3 270M (the
+base model) has none, and llama-server then falls back to plain chatml, which renders no tools.
+Seen with this build and this model (2026-11-28): with or without this template, a forced choice
+(``tool_choice: "required"``) comes back as text; with it the tools are in the prompt (504
+prompt tokens instead of 58). The runs use the model's own (``template=None``)."""
 
 
 def ensure_llama_server() -> Path:
@@ -118,8 +119,8 @@ class LlamaCppServer:
         model: the ``.gguf`` file.
         port: the port; 0 takes a free one.
         n_ctx: the context, shared by its parallel slots (4 by default).
-        template: its ``--chat-template-file`` (``TOOL_TEMPLATE``; None: the model's own, or
-            chatml).
+        template: its ``--chat-template-file`` (e.g. ``TOOL_TEMPLATE``); None: the model's own,
+            or chatml.
         log: where its output goes.
     """
 
@@ -132,7 +133,7 @@ class LlamaCppServer:
         *,
         port: int = 0,
         n_ctx: int = 8192,
-        template: Path | None = TOOL_TEMPLATE,
+        template: Path | None = None,
         log: Path | None = None,
     ) -> None:
         self.port = port or _free_port()
