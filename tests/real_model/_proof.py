@@ -18,6 +18,7 @@ the server itself:
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,15 +108,24 @@ def classify(answer: str, question: str, result: str) -> str:
         or "functions." in lowered
         or "&#34;" in text
         or '{"timezone"' in text.replace(" ", "")
-        or "get_current_time" in lowered
         or "<tool_call>" in lowered
     ):
         return "the call's text"
-    if text in question or (len(question) > 10 and question.strip() in text):
+    first = text.splitlines()[0]
+    if (
+        text in question
+        or (len(question) > 10 and question.strip() in text)
+        or _like(first, question)
+    ):
         return "an echo of the question"
     if result and (text in result or result.strip() in text):
         return "an echo of the result"
     return "an answer"
+
+
+def _like(line: str, question: str) -> bool:
+    """Whether ``line`` is the question again with a few words changed."""
+    return difflib.SequenceMatcher(None, line.lower(), question.lower()).ratio() > 0.6
 
 
 def _rendered(
