@@ -51,6 +51,10 @@ ZONES = {
 }
 """One zone per way in (each runs once per server), so a run cannot pass on another's result."""
 CALL_SECONDS = 600
+OFFERS_NO_TOOLS = (
+    "Gemma 3 270M has no chat template with tools: llama-server falls back to plain chatml, "
+    "offers the model no tools, and a forced choice comes back as text (README, Model servers)"
+)
 DROPS_TOOL_RESULTS = (
     "llama-cpp-python's chatml-function-calling has no place for a tool message in its prompt: "
     "the model never sees the tool's result (README, Model servers)"
@@ -118,6 +122,8 @@ def judge(
 ) -> None:
     """Report the run, then fail on what it did not prove (never retried into a pass)."""
     figures.add(f"[{server.name}] {way}", **proof.report(), outcome=outcome[:200])
+    if proof.arguments is None and server.name == "llama-server":
+        pytest.xfail(OFFERS_NO_TOOLS)
     assert proof.arguments == {"timezone": ZONES[way]}, proof.report()
     assert proof.result_has_zone, proof.report()
     if proof.rendered is False and server.name == "llama-cpp-python":
@@ -285,4 +291,6 @@ def test_three_calls_at_once(model_server: ModelServer, figures: Figures, tmp_pa
     )
     cut = [e for e in errors if "cut off" in e or "broke off" in e or "was closed" in e]
     assert not cut, cut
+    if not called and model_server.name == "llama-server":
+        pytest.xfail(OFFERS_NO_TOOLS)
     assert sorted(set(called)) == sorted(zones), called
