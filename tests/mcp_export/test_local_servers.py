@@ -228,7 +228,7 @@ async def test_a_stream_cut_by_another_request_names_that_cause(started: bool) -
     """Another program's request ends llama-cpp-python's answer in progress: the message says
     so and names the server one way, not the base URL or its ``uvicorn`` header."""
     # Cut mid-answer, its connection breaks; cut before its first token, it ends with [DONE].
-    hold = {} if started else {"hold_until_in_flight": 2, "hold_seconds": 10.0}
+    hold: dict[str, Any] = {} if started else {"hold_until_in_flight": 2, "hold_seconds": 10.0}
     with FakeOpenAIServer.like_llama_cpp_python(responder=slow_echo(10, 0.1), **hold) as server:
         configured = agent("llamacpp:gemma", llamacpp={"LLAMACPP_BASE_URL": server.base_url})
         provider, model = provider_for_agent(configured, env={})
