@@ -54,6 +54,11 @@ SAMPLING = {"temperature": 0.7, "seed": 1, "max_tokens": 24}
 
 def _first_turn_cases(tools: list[dict[str, Any]]) -> list[Case]:
     plain = {"model": MODEL, "messages": [{"role": "user", "content": PLAIN_QUESTION}]}
+    # Another question: the replay tells requests apart by their first user message, not max_tokens
+    long_answer = {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Tell me about the sea."}],
+    }
     question = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TOOL_QUESTION}]
     ask = {"model": MODEL, "messages": question, "tools": tools, **SAMPLING}
     only = [t for t in tools if t["function"]["name"] == TOOL]
@@ -73,7 +78,7 @@ def _first_turn_cases(tools: list[dict[str, Any]]) -> list[Case]:
         Case(
             "plain_answer_length_streamed",
             "An answer cut at max_tokens (8), streamed: finish_reason 'length'.",
-            {**plain, **STREAMED, "temperature": 0, "max_tokens": 8},
+            {**long_answer, **STREAMED, "temperature": 0, "max_tokens": 8},
         ),
         Case(
             "tool_call_named_object_streamed",
