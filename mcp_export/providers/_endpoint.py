@@ -12,10 +12,18 @@ from collections.abc import AsyncIterator
 from typing import ClassVar, TypedDict
 
 from mcp_export.protocol_log import ProtocolLog
+from mcp_export.providers._endpoint_lock import LOCK_WAIT, one_process_at_a_time
 from mcp_export.providers._retry import RetryPolicy
+from mcp_export.providers._server_identity import LLAMA_CPP_PYTHON, host_port, identify
 from mcp_export.redact import redact, remember_secret
 
-__all__ = ["EndpointOptions", "HTTPEndpoint", "endpoint_name", "host_port", "hosted_name"]
+__all__ = [
+    "EndpointOptions",
+    "HTTPEndpoint",
+    "endpoint_name",
+    "host_port",
+    "hosted_name",
+]
 
 
 class EndpointOptions(TypedDict, total=False):
@@ -29,6 +37,7 @@ class EndpointOptions(TypedDict, total=False):
     key_name: str | None
     stream: bool
     max_concurrency: int | None
+    learn_capacity: bool
 
 
 class HTTPEndpoint:
@@ -49,6 +58,11 @@ class HTTPEndpoint:
         max_concurrency: at most this many requests in flight to this endpoint (base URL) in
             this process, the rest wait in line (``providers.<id>.maxConcurrentRequests``);
             None for no limit.
+        learn_capacity: ask the server what it is before its first request
+            (``providers._server_identity``) and take its capacity instead of
+            ``max_concurrency``: llama-server's slots; one request at a time for
+            llama-cpp-python, then across processes too (``providers._endpoint_lock``). For
+            OpenAI-compatible endpoints whose ``maxConcurrentRequests`` is not set.
     """
 
     DEFAULT_URL: ClassVar[str]
@@ -70,6 +84,7 @@ class HTTPEndpoint:
         key_name: str | None = None,
         stream: bool = True,
         max_concurrency: int | None = None,
+        learn_capacity: bool = False,
     ) -> None:
         remember_secret(api_key)
         self._api_key = api_key
@@ -80,6 +95,7 @@ class HTTPEndpoint:
         self._key_name = key_name if key_name is not None else self.DEFAULT_KEY_NAME
         self._stream = stream
         self._max_concurrency = max_concurrency
+        self._learn_capacity = learn_capacity
 
     @property
     def name(self) -> str:
@@ -94,12 +110,29 @@ class HTTPEndpoint:
     @contextlib.asynccontextmanager
     async def request_slot(self) -> AsyncIterator[None]:
         """Hold one of the endpoint's request slots for a whole request, from sending it to the
-        end of its answer; waits in line while all are taken. Free when there is no limit."""
-        if self._max_concurrency is None:
+        end of its answer; waits in line while all are taken. Free when there is no limit.
+
+        With ``learn_capacity`` the server is asked first what it is (once per process): a
+        llama-server gets as many requests at once as it has slots, a llama-cpp-python one, and
+        that one waits for every other process's request to it as well (``EndpointBusy`` when
+        one held it for ``LOCK_WAIT`` seconds)."""
+        limit = self._max_concurrency
+        across_processes = False
+        if self._learn_capacity:
+            identity = await identify(self.base_url, self._api_key)
+            if identity.slots is not None:
+                limit = identity.slots
+            across_processes = identity.kind == LLAMA_CPP_PYTHON
+        if limit is None:
             yield
             return
-        async with _slots(self.base_url, self._max_concurrency):
-            yield
+        async with _slots(self.base_url, limit):
+            if not across_processes:
+                yield
+                return
+            named = endpoint_name(self.base_url, kind=LLAMA_CPP_PYTHON)
+            async with one_process_at_a_time(self.base_url, named, wait=LOCK_WAIT):
+                yield
 
 
 _SLOTS: weakref.WeakKeyDictionary[
@@ -136,12 +169,6 @@ def hosted_name(url: str) -> str | None:
         if host == domain or host.endswith("." + domain):
             return name
     return None
-
-
-def host_port(url: str) -> str:
-    """``127.0.0.1:8080`` for ``http://127.0.0.1:8080/v1``: where an endpoint is, in short (any
-    credentials in the URL left out)."""
-    return urllib.parse.urlsplit(url).netloc.rpartition("@")[2] or url
 
 
 def endpoint_name(url: str, *, kind: str | None = None, server: str | None = None) -> str:

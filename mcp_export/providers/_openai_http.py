@@ -43,7 +43,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import urllib.parse
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -53,8 +52,20 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
+from mcp_export.errors import ProviderProtocolError
 from mcp_export.protocol_log import ProtocolLog
+from mcp_export.providers._endpoint import endpoint_name
 from mcp_export.providers._exchange import ResponseRecord, record_failure, record_request
+from mcp_export.providers._server_identity import (
+    SERVER_KINDS,
+    forget_server_kinds,
+    kind_of,
+    known_identity,
+    remember_kind,
+    server_kind,
+    serves_one_at_a_time,
+)
+from mcp_export.providers._sse import EventDecoder
 from mcp_export.providers._wire import (
     MAX_ANSWER_BYTES,
     PREVIEW_BYTES,
@@ -68,6 +79,7 @@ __all__ = [
     "ChatCompletionsHTTP",
     "NotAStream",
     "StatusError",
+    "StreamCutByAnotherRequest",
     "StreamCutMidEvent",
     "StreamErrorEvent",
     "StreamSeen",
@@ -78,7 +90,6 @@ __all__ = [
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_DRAIN = 64 * 1024
 _DRAIN_SECONDS = 1.0
-_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 class StatusError(Exception):
@@ -117,6 +128,11 @@ class StreamCutMidEvent(Exception):
     """The body ended in the middle of an event (its data does not parse)."""
 
 
+class StreamCutByAnotherRequest(ProviderProtocolError):
+    """A server that serves one request at a time (llama-cpp-python) ended the stream before a
+    ``finish_reason``: another request arrived. Raised as it is, its message names the cause."""
+
+
 @dataclass
 class StreamSeen:
     """What the read of one stream saw, for the messages of a stream that held no answer.
@@ -127,6 +143,7 @@ class StreamSeen:
         tap: the body's bytes so far (first bytes, count, bounds).
         events: how many data events were decoded.
         done: whether ``[DONE]`` arrived.
+        finished: whether a chunk carried a ``finish_reason``.
     """
 
     content_type: str = ""
@@ -134,6 +151,7 @@ class StreamSeen:
     tap: BodyTap = field(default_factory=BodyTap)
     events: int = 0
     done: bool = False
+    finished: bool = False
 
     def body(self) -> str:
         """The body in a few words (see ``describe_body``)."""
@@ -142,46 +160,8 @@ class StreamSeen:
         )
 
 
-SERVER_KINDS = {
-    "me": "llama-cpp-python",
-    "llamacpp": "llama.cpp",
-    "vllm": "vLLM",
-    "library": "Ollama",
-    "organization_owner": "LM Studio",
-}
-"""What a server's ``/models`` entries say in ``owned_by`` about the server itself, and its name.
-
-Read from their sources: llama-cpp-python's ``llama_cpp/server/app.py`` (``get_models``),
-llama.cpp's ``tools/server`` (``{"owned_by", "llamacpp"}``), vLLM's ``ModelCard`` in
-``vllm/entrypoints/openai/protocol.py``, Ollama's ``openai/openai.go`` (the namespace of the
-model's name, ``library`` for the models of its own library). LM Studio is not open source: its
-answers, as published, say ``organization_owner``. Other values (OpenAI's ``openai``, ``system``,
-a person's name) say nothing about the server.
-"""
-
-_KINDS: dict[str, str | None] = {}
 _MAX_MODEL_LIST = 16 * 1024 * 1024
 _PROBE_SECONDS = 2.0
-
-
-def forget_server_kinds() -> None:
-    """Forget what every endpoint's model list showed (a server on the same address may be
-    another one now)."""
-    _KINDS.clear()
-
-
-def server_kind(base_url: str) -> str | None:
-    """The kind of server at ``base_url`` (``llama-cpp-python``, ``vLLM``…) as its model list
-    showed it in this process; None when unknown or not asked."""
-    return _KINDS.get(base_url.rstrip("/"))
-
-
-def _kind_of(entries: list[dict[str, Any]]) -> str | None:
-    for entry in entries:
-        owner = entry.get("owned_by")
-        if isinstance(owner, str) and owner in SERVER_KINDS:
-            return SERVER_KINDS[owner]
-    return None
 
 
 class ChatCompletionsHTTP:
@@ -373,15 +353,15 @@ class ChatCompletionsHTTP:
         if not isinstance(entries, list):
             raise ValueError("the answer is not a model list (no data list)")
         found = [entry for entry in entries if isinstance(entry, dict)]
-        _KINDS[self.base_url] = _kind_of(found)
+        remember_kind(self.base_url, kind_of(found))
         return found
 
     async def learn_kind(self) -> None:
         """Ask the model list, once per endpoint in this process, what kind of server this is
         (bounded to a few seconds; any failure leaves it unknown)."""
-        if self.base_url in _KINDS:
+        if known_identity(self.base_url) is not None:
             return
-        _KINDS[self.base_url] = None
+        remember_kind(self.base_url, None)
         with contextlib.suppress(Exception):  # a name for messages, nothing depends on it
             await self.models(timeout=_PROBE_SECONDS)
 
@@ -407,9 +387,9 @@ class ChatCompletionsHTTP:
         """
         seen.content_type = response.headers.get("Content-Type", "")
         seen.server = response.headers.get("Server", "")
-        decoder = _EventDecoder()
+        decoder = EventDecoder()
         record = self._record(response)
-        with _reading(response, record) as read:
+        with _reading(response, record) as read, self._cut_named(seen):
             async for chunk in response.content.iter_any():
                 for data in decoder.feed(_passed(chunk, seen, record)):
                     if data.startswith("[DONE]"):
@@ -419,7 +399,7 @@ class ChatCompletionsHTTP:
                         read.finished = await _drained(response)
                         return
                     seen.events += 1
-                    yield _decoded(data)
+                    yield _noted(_decoded(data), seen)
             for data in decoder.finish():
                 if data.startswith("[DONE]"):
                     seen.done = True
@@ -429,8 +409,34 @@ class ChatCompletionsHTTP:
                     value = _decoded(data)
                 except ValueError as exc:  # the last event, without its line end
                     raise StreamCutMidEvent(str(exc)) from exc
-                yield value
+                yield _noted(value, seen)
             read.finished = True
+
+    @contextlib.contextmanager
+    def _cut_named(self, seen: StreamSeen) -> Iterator[None]:
+        """Name the cause of a stream that a server serving one request at a time ended early
+        (``StreamCutByAnotherRequest``): its connection broke in the middle of the body (how
+        llama-cpp-python 0.3.36 ends the answer in progress when another request arrives), or
+        its events stopped before a ``finish_reason`` (how it ends one that had not started:
+        ``[DONE]`` alone)."""
+        try:
+            yield
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            if serves_one_at_a_time(self.base_url):
+                raise StreamCutByAnotherRequest(self._cut_message(seen)) from exc
+            raise
+        if (seen.events or seen.done) and not seen.finished and serves_one_at_a_time(self.base_url):
+            raise StreamCutByAnotherRequest(self._cut_message(seen))
+
+    def _cut_message(self, seen: StreamSeen) -> str:
+        kind = server_kind(self.base_url)
+        named = endpoint_name(self.base_url, kind=kind, server=seen.server)
+        return (
+            f"the answer from {named} was cut off before it finished: {kind} serves one request "
+            "at a time and ends the answer in progress when another request arrives — another "
+            "program (or a setting with maxConcurrentRequests above 1) sent one meanwhile; "
+            "Meta Agent Studio's own requests to it wait in line, across processes"
+        )
 
     async def whole(self, response: aiohttp.ClientResponse, seen: StreamSeen) -> bytes:
         """The whole body of an answer that was not streamed (``stream: false``), bounded by
@@ -542,6 +548,15 @@ def _env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
         return None, None
 
 
+def _noted(value: object, seen: StreamSeen) -> object:
+    """``value`` (a chunk), after noting in ``seen`` whether it carries a ``finish_reason``."""
+    if not seen.finished and isinstance(value, dict):
+        choices = value.get("choices")
+        if isinstance(choices, list):
+            seen.finished = any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
+    return value
+
+
 def _decoded(data: str) -> object:
     value: object = json.loads(data)
     if isinstance(value, dict):
@@ -552,50 +567,3 @@ def _decoded(data: str) -> object:
                 message = "An error occurred during streaming"
             raise StreamErrorEvent(message)
     return value
-
-
-class _EventDecoder:
-    """Server-Sent Events from raw chunks: each dispatched event's ``data``.
-
-    The part of a line still to come is kept as a list of pieces, joined only once its line end
-    arrives: an event sent in ten thousand small chunks costs its size, not its size squared.
-    """
-
-    def __init__(self) -> None:
-        self._pending: list[bytes] = []
-        self._data: list[str] = []
-
-    def feed(self, chunk: bytes) -> list[str]:
-        """The data of the events that ``chunk`` completes."""
-        if b"\n" not in chunk and b"\r" not in chunk:
-            if chunk:
-                self._pending.append(chunk)
-            return []
-        pending = b"".join([*self._pending, chunk])
-        held = b"\r" if pending.endswith(b"\r") else b""  # maybe half of a CRLF still coming
-        lines = _LINE_END.split(pending[: len(pending) - len(held)])
-        rest = lines.pop() + held
-        self._pending = [rest] if rest else []
-        return self._lines(lines)
-
-    def finish(self) -> list[str]:
-        """The data of what is left once the stream ended (an event without its blank line)."""
-        last = b"".join(self._pending).rstrip(b"\r")
-        self._pending = []
-        return self._lines([last, b""] if last else [b""])
-
-    def _lines(self, lines: list[bytes]) -> list[str]:
-        events: list[str] = []
-        for raw in lines:
-            if not raw:
-                if self._data:
-                    events.append("\n".join(self._data))
-                    self._data = []
-                continue
-            line = raw.decode("utf-8")
-            if line.startswith(":"):
-                continue
-            name, _, value = line.partition(":")
-            if name == "data":
-                self._data.append(value[1:] if value.startswith(" ") else value)
-        return events

@@ -15,6 +15,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from mcp_export.errors import (
     ProviderServerError,
     ProviderUnreachable,
 )
+from mcp_export.providers._server_identity import serves_one_at_a_time
 from mcp_export.providers.steps import RetryWait, retry_listener
 from mcp_export.redact import redact
 
@@ -199,6 +201,8 @@ def status_failure(
             retry_after=retry_after_seconds(headers),
             reason="rate-limited, status 429",
         )
+    if code >= 500 and serves_one_at_a_time(url):
+        return Failure(ProviderServerError(_request_failed_inside(label, code, detail)))
     if code >= 500 or code in (408, 409):
         error = ProviderServerError(f"{label} failed with {code}: {detail}; try again later")
         return Failure(
@@ -215,6 +219,27 @@ def status_failure(
             )
         )
     return Failure(ProviderError(f"{label} refused the request ({code}): {detail}"))
+
+
+def _request_failed_inside(label: str, code: int, detail: str) -> str:
+    """The message of llama-cpp-python's 5xx: an exception raised while it handled the request,
+    which the same request raises again (it sheds no load), so it is not retried. A 500 without
+    a message is a failed assertion: with ``chatml-function-calling`` that is how
+    ``tool_choice: "required"`` (or any choice but ``auto`` or one named tool) fails."""
+    if _EMPTY_MESSAGE.search(detail):
+        return (
+            f"{label} failed with {code} and no message: an assertion failed inside the server. "
+            f'Its chatml-function-calling format takes tool_choice "auto" or one named tool, '
+            f'so "required" fails this way every time: name one tool in settings.toolChoice, or '
+            'run llama.cpp\'s llama-server, which takes "required" (not retried)'
+        )
+    return (
+        f"{label} failed with {code}: {detail} — an error inside the server while handling this "
+        "request, which the same request meets again; its log has the traceback (not retried)"
+    )
+
+
+_EMPTY_MESSAGE = re.compile(r'"message"\s*:\s*""')
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:

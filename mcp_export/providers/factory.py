@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from mcp_export.errors import ConfigurationError, CredentialsMissing
-from mcp_export.providers._endpoint import EndpointOptions
+from mcp_export.providers._endpoint import EndpointOptions, hosted_name
 from mcp_export.providers.anthropic_provider import AnthropicProvider
 from mcp_export.providers.base import Provider
 from mcp_export.providers.kinds import (
@@ -81,6 +81,7 @@ class _Resolved:
     stream: bool
     max_concurrency: int | None
     api_version: str | None
+    learn_capacity: bool
 
 
 def provider_for_agent(
@@ -117,6 +118,7 @@ def provider_for_agent(
         key_name=resolved.key_name,
         stream=resolved.stream,
         max_concurrency=resolved.max_concurrency,
+        learn_capacity=resolved.learn_capacity,
     )
     provider: Provider
     if resolved.kind.sdk == "anthropic":
@@ -191,6 +193,14 @@ def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
     max_concurrency = _endpoint_setting(
         provider_id, values, "maxConcurrentRequests", parse_max_concurrency, kind.max_concurrency
     )
+    # A local or self-hosted server is asked what it is and how many requests it serves at
+    # once, unless maxConcurrentRequests says how many to send.
+    learn_capacity = (
+        kind.sdk == "openai"
+        and base_url is not None
+        and hosted_name(base_url) is None
+        and not (values.get("maxConcurrentRequests") or "").strip()
+    )
     return _Resolved(
         provider_id,
         model,
@@ -201,6 +211,7 @@ def _resolve(agent: Agent, env: Mapping[str, str] | None) -> _Resolved:
         stream,
         max_concurrency,
         api_version,
+        learn_capacity,
     )
 
 

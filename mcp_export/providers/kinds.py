@@ -90,9 +90,10 @@ PROVIDER_KINDS: dict[str, ProviderKind] = {
     ),
     "ollama": _compatible("OLLAMA", "http://localhost:11434/v1"),
     "lmstudio": _compatible("LMSTUDIO", "http://localhost:1234/v1"),
-    # llama-cpp-python's server (python -m llama_cpp.server) and llama.cpp's llama-server: one
-    # request at a time by default (llama-cpp-python cuts off a stream in progress when another
-    # request arrives), so a second request waits in line instead.
+    # llama.cpp's llama-server and llama-cpp-python's server (python -m llama_cpp.server): one
+    # request at a time unless the server says how many it serves (providers._server_identity:
+    # llama-server's slots; llama-cpp-python one, across processes too, since it cuts off a
+    # stream in progress when another request arrives).
     "llamacpp": _compatible("LLAMACPP", "http://localhost:8080/v1", max_concurrency=1),
     "openrouter": _compatible("OPENROUTER", "https://openrouter.ai/api/v1", key_required=True),
     "vllm": _compatible("VLLM", None),

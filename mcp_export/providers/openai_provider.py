@@ -73,6 +73,7 @@ from mcp_export.providers._openai_messages import (
     tools_and_choice,
 )
 from mcp_export.providers._retry import Failure, open_with_retries, status_failure
+from mcp_export.providers._server_identity import tool_results_notice
 from mcp_export.providers._wire import AnswerTooLarge
 from mcp_export.providers.base import (
     ModelRequest,
@@ -162,6 +163,11 @@ class OpenAIProvider(HTTPEndpoint):
             notice = await self._choice_notice(http, request)
             if notice is not None:
                 yield notice
+            dropped = tool_results_notice(
+                self.base_url, [{"role": m.role} for m in request.messages]
+            )
+            if dropped is not None:
+                yield ProviderNotice(dropped)
             refused = False  # the endpoint said it refuses streamed tool use
             came_back_empty = False
             if self._stream and not (request.tools and self.base_url in _WHOLE_TOOL_TURNS):

@@ -35,6 +35,11 @@ from tests.fakes._script import Reply, RequestBody, Responder, echo
 __all__ = ["FakeModelServer", "RecordedRequest"]
 
 
+CUT_CONNECTION = b"<cut the connection>"
+"""Yielded by ``stream_events`` (the object itself): the server closes the connection there, in
+the middle of the chunked body."""
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     """One request the fake server received. Header names are lower-case."""
@@ -99,7 +104,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         fake = self.server.fake
         fake.record(RecordedRequest("GET", self.path, self._headers(), {}))
-        if self.path.rstrip("/").endswith("/models"):
+        route = fake.get_route(self.path)
+        if route is not None:
+            self._send_json(200, route)
+        elif self.path.rstrip("/").endswith("/models"):
             self._send_json(200, fake.models_body())
         else:
             self._send_json(404, fake.error_body(404, f"no route for GET {self.path}"))
@@ -193,6 +201,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for item in events:
+                if item is CUT_CONNECTION:  # the body ends without its last chunk
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 if isinstance(item, float):
                     if not self._pause(item):
                         return
@@ -368,6 +380,12 @@ class FakeModelServer:
                 self._in_flight -= 1
                 self._flight.notify_all()
 
+    def interrupt(self) -> None:
+        """Count a request that is not a stream as one started (a server that serves one
+        request at a time ends the stream in progress for it too)."""
+        with self._flight:
+            self._streams_started += 1
+
     def latest_stream(self) -> int:
         """The number of the last streamed answer started."""
         with self._flight:
@@ -479,6 +497,10 @@ class FakeModelServer:
             return self._changed.wait_for(lambda: self._disconnects >= count, timeout)
 
     # --- the API, provided by subclasses ---------------------------------------------------------
+
+    def get_route(self, path: str) -> Any:
+        """The JSON a ``GET`` of ``path`` answers with besides the model list; None: 404."""
+        return None
 
     def make_body(self, parsed: dict[str, Any]) -> RequestBody:
         raise NotImplementedError

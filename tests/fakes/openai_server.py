@@ -26,8 +26,17 @@ llama-cpp-python, ``vllm``…). Options reproduce what real servers do different
   its log); one with tools and no ``tool_choice`` is answered as if it had none (the reply's
   tool calls are not sent); a named choice, and any request without streaming, get the reply
   as scripted.
-- ``interrupt_streams``: a stream that starts ends every stream still in progress with
-  ``data: [DONE]`` and no ``finish_reason`` (that server serves one request at a time).
+- ``interrupt_streams``: a stream that starts cuts off every stream still in progress: its
+  connection closes in the middle of the chunked body, without ``[DONE]`` or a
+  ``finish_reason``; one that has sent nothing yet ends with ``data: [DONE]`` alone. A ``GET``
+  (the model list) cuts it off too (that server serves one request at a time; seen with 0.3.36,
+  2026-11-28).
+- ``assert_on_required``: a request with tools and ``tool_choice: "required"`` gets a 500 whose
+  error message is empty (``chatml-function-calling`` asserts the choice is ``auto`` or named).
+
+``like_llama_server()`` is llama.cpp's ``llama-server`` as far as the client can tell before
+sending a request: ``owned_by: llamacpp`` in its model list and ``GET /props`` with
+``total_slots`` (4 by default: ``--parallel``) and ``build_info``; ``GET /slots`` lists the slots.
 
 ``string_tool_choice``: ``tool_choice`` is read as llama.cpp's ``llama-server`` (0.6.0-dev) reads
 it, a string only (``json_value(body, "tool_choice", std::string("auto"))`` in
@@ -75,9 +84,12 @@ from tests.fakes._script import (
     split_evenly,
     status,
 )
-from tests.fakes._server import FakeModelServer, count_words
+from tests.fakes._server import CUT_CONNECTION, FakeModelServer, count_words
 
-__all__ = ["FakeOpenAIServer"]
+__all__ = ["ASSERTION_FAILED", "FakeOpenAIServer"]
+
+ASSERTION_FAILED = "<an assertion failed>"
+"""A scripted error message that the fake sends as llama-cpp-python sends a failed assertion."""
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -111,6 +123,8 @@ class FakeOpenAIServer(FakeModelServer):
         usage_in_stream: bool = True,
         refuse_streamed_tool_choice: bool = False,
         interrupt_streams: bool = False,
+        assert_on_required: bool = False,
+        props: dict[str, Any] | None = None,
         hold_until_in_flight: int | None = None,
         hold_seconds: float = 10.0,
         string_tool_choice: bool = False,
@@ -122,6 +136,8 @@ class FakeOpenAIServer(FakeModelServer):
         self.usage_in_stream = usage_in_stream
         self.refuse_streamed_tool_choice = refuse_streamed_tool_choice
         self.interrupt_streams = interrupt_streams
+        self.assert_on_required = assert_on_required
+        self.props = props
         self.hold_until_in_flight = hold_until_in_flight
         self.hold_seconds = hold_seconds
         self.string_tool_choice = string_tool_choice
@@ -152,15 +168,34 @@ class FakeOpenAIServer(FakeModelServer):
             "usage_in_stream": False,
             "refuse_streamed_tool_choice": True,
             "interrupt_streams": True,
+            "assert_on_required": True,
         }
         return cls(script, **(quirks | options))
 
     @classmethod
-    def like_llama_server(cls, script: Iterable[Reply] = (), **options: Any) -> FakeOpenAIServer:
-        """A fake of llama.cpp's ``llama-server`` (0.6.0-dev): its model list's ``owned_by``
-        and its string-only ``tool_choice`` (``options`` may change them)."""
-        quirks: dict[str, Any] = {"owned_by": "llamacpp", "string_tool_choice": True}
+    def like_llama_server(
+        cls, script: Iterable[Reply] = (), *, slots: int = 4, **options: Any
+    ) -> FakeOpenAIServer:
+        """A fake of llama.cpp's ``llama-server`` (0.6.0-dev) as a client sees it: its model
+        list's ``owned_by``, ``/props`` and ``/slots`` (``slots`` parallel slots) and its
+        string-only ``tool_choice`` (``options`` may change them)."""
+        props = {"total_slots": slots, "build_info": "b1-fake", "model_path": "model.gguf"}
+        quirks: dict[str, Any] = {
+            "owned_by": "llamacpp",
+            "string_tool_choice": True,
+            "props": props,
+        }
         return cls(script, **(quirks | options))
+
+    def get_route(self, path: str) -> Any:
+        if self.interrupt_streams:  # a model list cuts off the stream in progress too
+            self.interrupt()
+        route = path.split("?")[0].rstrip("/")
+        if self.props is not None and route == "/props":
+            return self.props
+        if self.props is not None and route == "/slots":
+            return [{"id": i, "is_processing": False} for i in range(self.props["total_slots"])]
+        return None
 
     @property
     def base_url(self) -> str:
@@ -235,6 +270,8 @@ class FakeOpenAIServer(FakeModelServer):
             )
         elif self.string_tool_choice and choice not in (None, "auto", "none", "required"):
             return status(400, message=f"Invalid tool_choice: {choice}")
+        if self.assert_on_required and body.get("tools") and body.get("tool_choice") == "required":
+            return status(500, message=ASSERTION_FAILED)
         if (
             self.refuse_streamed_tool_choice
             and body.get("stream") is True
@@ -269,9 +306,9 @@ class FakeOpenAIServer(FakeModelServer):
                     self.max_in_flight < self.hold_until_in_flight and time.monotonic() < deadline
                 ):
                     yield 0.01
-            for item in self._events(reply, body):
+            for sent, item in enumerate(self._events(reply, body)):
                 if self.interrupt_streams and self.latest_stream() != number:
-                    yield b"data: [DONE]\n\n"
+                    yield b"data: [DONE]\n\n" if sent == 0 else CUT_CONNECTION
                     return
                 yield item
 
@@ -323,6 +360,15 @@ class FakeOpenAIServer(FakeModelServer):
         }
 
     def error_body(self, code: int, message: str) -> dict[str, Any]:
+        if message == ASSERTION_FAILED:  # llama-cpp-python: str(AssertionError()) is ""
+            return {
+                "error": {
+                    "message": "",
+                    "type": "internal_server_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
         kind, error_code = _ERROR_TYPES.get(code, ("server_error", None))
         return {"error": {"message": message, "type": kind, "param": None, "code": error_code}}
 

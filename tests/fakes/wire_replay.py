@@ -245,8 +245,16 @@ def _bearer_key(request: _Request) -> str | None:
     return None
 
 
+def _tool_choice_string(request: _Request) -> str | None:
+    choice = request.body.get("tool_choice")
+    if choice is not None and not isinstance(choice, str):
+        return f"tool_choice {json.dumps(choice)} is not a string (read as auto)"
+    return None
+
+
 RULES: dict[str, Callable[[_Request], str | None]] = {
     "content_not_null": _content_not_null,
+    "tool_choice_string": _tool_choice_string,
     "tool_choice_with_tools": _tool_choice_with_tools,
     "stream_options_only_when_streaming": _stream_options_only_when_streaming,
     "api_version_query": _api_version_query,

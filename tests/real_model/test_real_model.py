@@ -1,17 +1,23 @@
-"""A tool-using agent end to end against a real model: Gemma 3 270M on llama-cpp-python, on CPU.
+"""A tool-using agent end to end against real models: Gemma 3 270M on llama-cpp-python and on
+llama.cpp's llama-server (or your own server: ``METAAGENT_REAL_MODEL_URL``), on CPU.
 
 The agent's one tool asks for the time in a zone; the model reaches it through the agent's own
 ``mcp-server-time``. The model is tiny and calls a tool only when forced, so ``toolChoice`` names
-``time__get_current_time`` (the session forces the first request only). Each way in runs the same
-agent file to an answer that used the tool: ``metaagent call`` in a subprocess, a served call
-through the official MCP client over stdio, and the studio's test run (offscreen). The figures
-(seconds, model requests, turns, tokens/s from the server's own log) are printed at the end of
-the run.
+``time__get_current_time`` (the session forces the first request only). Each way in (``metaagent
+call`` in a subprocess, a served call through the official MCP client over stdio, the studio's
+test run offscreen) runs once per server, and what it proves is checked, not retried into a
+pass (``_proof``): the tool got the zone asked for, its result was sent and rendered into the
+model's prompt, and the run ended with an answer (not empty, not the call's text, not an echo).
+Each run's findings are printed at the end, per server.
+
+What a 270M base model cannot show is that a model *uses* a result well: run the suite against a
+capable instruct model on your own server for that.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -34,19 +40,28 @@ from mcp_export.history.store import HistoryStore
 from mcp_export.session.events import FinalAnswer, SessionFailed
 from tests.app._windows import studio_window
 from tests.fakes.mcp_clients import MCP_SERVER_TIME, serve_params
-from tests.real_model.conftest import Figures, LlamaRun
+from tests.real_model._proof import TOOL, Proof, prove
+from tests.real_model.conftest import Figures, ModelServer
 
 REPO = Path(__file__).resolve().parents[2]
-TOOL = "time__get_current_time"
-ZONES = ("Asia/Tokyo", "Europe/Paris", "America/New_York")
-"""Each way in tries these in turn until one answer comes: after its tool call the model often
-ends its answer at once (llama-cpp-python's chatml-function-calling template has no place for a
-``tool`` message, so the model never reads the tool's result, and this tiny model then mostly
-stops), which the session reports as an empty answer."""
+ZONES = {
+    "metaagent call": "Asia/Tokyo",
+    "served call": "Europe/Paris",
+    "studio": "America/New_York",
+}
+"""One zone per way in (each runs once per server), so a run cannot pass on another's result."""
 CALL_SECONDS = 600
+OFFERS_NO_TOOLS = (
+    "Gemma 3 270M has no chat template with tools: llama-server falls back to plain chatml, "
+    "offers the model no tools, and a forced choice comes back as text (README, Model servers)"
+)
+DROPS_TOOL_RESULTS = (
+    "llama-cpp-python's chatml-function-calling has no place for a tool message in its prompt: "
+    "the model never sees the tool's result (README, Model servers)"
+)
 
 
-def write_agent(path: Path, base_url: str) -> Path:
+def write_agent(path: Path, server: ModelServer) -> Path:
     agent = {
         "metadata": {
             "name": "Time Desk",
@@ -61,14 +76,16 @@ def write_agent(path: Path, base_url: str) -> Path:
                         "properties": {"zone": {"type": "string", "description": "IANA zone"}},
                         "required": ["zone"],
                     },
-                    "prompt": "Call get_current_time for {zone}.",
+                    "prompt": (
+                        'What time is it in {zone}? Call get_current_time with timezone "{zone}".'
+                    ),
                 }
             ],
         },
         "settings": {
-            "model": "llamacpp:gemma-3-270m",
+            "model": f"llamacpp:{server.model}",
             "toolChoice": TOOL,
-            "temperature": 0.7,
+            "temperature": 0.0,
             "seed": 1,
             "maxOutputTokens": 64,
             "maxChatTurns": 2,
@@ -76,7 +93,7 @@ def write_agent(path: Path, base_url: str) -> Path:
             "toolPermission": "tool",
         },
         "systemPrompt": "You answer questions about time. Use the tools, then answer briefly.",
-        "providers": {"llamacpp": {"LLAMACPP_BASE_URL": base_url}},
+        "providers": {"llamacpp": {"LLAMACPP_BASE_URL": server.base_url}},
         "mcpServers": {
             "time": {
                 "type": "stdio",
@@ -90,128 +107,117 @@ def write_agent(path: Path, base_url: str) -> Path:
     return path
 
 
-def history_figures() -> dict[str, Any]:
-    """The last run in this test's history: its outcome, turns and tool calls."""
+def last_run() -> str:
+    """The last run in this test's history: its status and token counts."""
     with HistoryStore() as store:
         runs = store.runs(limit=1)
-        if not runs:
-            return {"history": "no run recorded"}
-        run = runs[0]
-        messages = store.messages(run.thread_id) if run.thread_id else []
-    return {
-        "status": run.status,
-        "turns": sum(1 for m in messages if m.role == "assistant" and m.status == "complete"),
-        "tool calls": sum(1 for m in messages if m.role == "tool"),
-        "tokens in/out": f"{run.tokens_in}/{run.tokens_out}",
-        "answer": (run.answer or run.error or "")[:120],
-    }
+    if not runs:
+        return "no run recorded"
+    run = runs[0]
+    return f"{run.status}, tokens in/out {run.tokens_in}/{run.tokens_out}"
 
 
-def test_metaagent_call_answers_after_the_tool(
-    llama: LlamaRun, figures: Figures, tmp_path: Path
+def judge(
+    server: ModelServer, figures: Figures, way: str, proof: Proof, ok: bool, outcome: str
 ) -> None:
-    agent = write_agent(tmp_path / "time.agent.yaml", llama.server.base_url)
-    for attempt, zone in enumerate(ZONES, 1):
-        mark = llama.mark()
-        started = time.monotonic()
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mcp_export",
-                "call",
-                str(agent),
-                "time_in",
-                "--arg",
-                f"zone={zone}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=CALL_SECONDS + 60,
-            cwd=REPO,
-        )
-        seconds = time.monotonic() - started
-        figures.add(
-            "metaagent call",
-            attempt=attempt,
-            seconds=round(seconds, 1),
-            exit=done.returncode,
-            **llama.since(mark),
-            **history_figures(),
-        )
-        if done.returncode == 0:
-            break
-    assert done.returncode == 0, f"stdout: {done.stdout}\nstderr: {done.stderr}"
-    assert f"→ {TOOL}" in done.stderr or f"-> {TOOL}" in done.stderr, done.stderr
-    assert " ok" in done.stderr, done.stderr
-    assert done.stdout.strip()
+    """Report the run, then fail on what it did not prove (never retried into a pass)."""
+    figures.add(f"[{server.name}] {way}", **proof.report(), outcome=outcome[:200])
+    if proof.arguments is None and server.name == "llama-server":
+        pytest.xfail(OFFERS_NO_TOOLS)
+    assert proof.arguments == {"timezone": ZONES[way]}, proof.report()
+    assert proof.result_has_zone, proof.report()
+    if proof.rendered is False and server.name == "llama-cpp-python":
+        pytest.xfail(DROPS_TOOL_RESULTS)
+    assert not proof.problems, proof.report()
+    assert ok, outcome
+
+
+def test_metaagent_call(model_server: ModelServer, figures: Figures, tmp_path: Path) -> None:
+    way = "metaagent call"
+    agent = write_agent(tmp_path / "time.agent.yaml", model_server)
+    mark = model_server.proxy.mark()
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcp_export",
+            "call",
+            str(agent),
+            "time_in",
+            "--arg",
+            f"zone={ZONES[way]}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=CALL_SECONDS + 60,
+        cwd=REPO,
+    )
+    seconds = time.monotonic() - started
+    answer = done.stdout.strip() if done.returncode == 0 else ""
+    proof = prove(model_server, model_server.proxy.since(mark), ZONES[way], answer)
+    outcome = f"exit {done.returncode} in {seconds:.1f} s; {last_run()}; " + (
+        ""
+        if done.returncode == 0
+        else done.stderr.strip().splitlines()[-1]
+        if done.stderr.strip()
+        else ""
+    )
+    judge(model_server, figures, way, proof, done.returncode == 0, outcome)
 
 
 @pytest.mark.anyio
-async def test_a_served_call_over_stdio_answers_after_the_tool(
-    llama: LlamaRun, figures: Figures, tmp_path: Path
+async def test_a_served_call_over_stdio(
+    model_server: ModelServer, figures: Figures, tmp_path: Path
 ) -> None:
-    agent = write_agent(tmp_path / "time.agent.yaml", llama.server.base_url)
-    with anyio.fail_after(len(ZONES) * (CALL_SECONDS + 60)):
+    way = "served call"
+    agent = write_agent(tmp_path / "time.agent.yaml", model_server)
+    mark = model_server.proxy.mark()
+    with anyio.fail_after(CALL_SECONDS + 60):
         async with Client(serve_params(str(agent), env=dict(os.environ)), mode="auto") as client:
-            for attempt, zone in enumerate(ZONES, 1):
-                mark = llama.mark()
-                started = time.monotonic()
-                result = await client.call_tool("time_in", {"zone": zone})
-                seconds = time.monotonic() - started
-                figures.add(
-                    "served call (mcp.Client, stdio)",
-                    attempt=attempt,
-                    seconds=round(seconds, 1),
-                    is_error=result.is_error,
-                    **llama.since(mark),
-                    **history_figures(),
-                )
-                if not result.is_error:
-                    break
+            started = time.monotonic()
+            result = await client.call_tool("time_in", {"zone": ZONES[way]})
+            seconds = time.monotonic() - started
     text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
     structured: dict[str, Any] = result.structured_content or {}
-    assert not result.is_error, text
-    calls = structured.get("toolCalls") or []
-    assert calls and calls[0]["name"] == TOOL, structured
-    assert structured.get("answer", "").strip()
+    answer = "" if result.is_error else str(structured.get("answer", text))
+    proof = prove(model_server, model_server.proxy.since(mark), ZONES[way], answer)
+    outcome = f"isError {result.is_error} in {seconds:.1f} s; {last_run()}" + (
+        f"; {text[:160]}" if result.is_error else ""
+    )
+    judge(model_server, figures, way, proof, not result.is_error, outcome)
 
 
-def test_the_studio_test_run_answers_after_the_tool(
+def test_the_studio_test_run(
     qtbot: QtBot,
     qasync_loop: asyncio.AbstractEventLoop,
-    llama: LlamaRun,
+    model_server: ModelServer,
     figures: Figures,
     tmp_path: Path,
 ) -> None:
-    path = write_agent(tmp_path / "time.agent.yaml", llama.server.base_url)
+    way = "studio"
+    path = write_agent(tmp_path / "time.agent.yaml", model_server)
     window = studio_window(qtbot)
     assert window.open_file(path) is not None
     document = window.current_document()
     assert document is not None
     editor = window.open_tool_tab(document, document.agent.tools[0])
     assert isinstance(editor, ToolEditor)
+    mark = model_server.proxy.mark()
     try:
-        for attempt, zone in enumerate(ZONES, 1):
-            outcome = _studio_run(qtbot, window, zone, llama)
-            figures.add(
-                "studio test run (offscreen)",
-                attempt=attempt,
-                **outcome.pop("figures"),
-                **llama.since(outcome.pop("mark")),
-            )
-            if isinstance(outcome["outcome"], FinalAnswer):
-                break
-        answer = outcome["outcome"]
-        assert isinstance(answer, FinalAnswer), getattr(answer, "message", answer)
-        assert answer.tool_calls and answer.tool_calls[0].name == TOOL
-        assert not answer.tool_calls[0].is_error, answer.tool_calls[0].result
-        assert answer.text.strip()
+        outcome, seconds = _studio_run(qtbot, window, ZONES[way])
     finally:
         window.close()
+    ok = isinstance(outcome, FinalAnswer)
+    answer = outcome.text if isinstance(outcome, FinalAnswer) else ""
+    proof = prove(model_server, model_server.proxy.since(mark), ZONES[way], answer)
+    said = "" if ok else f"; {getattr(outcome, 'message', outcome)!s:.160}"
+    judge(
+        model_server, figures, way, proof, ok, f"{type(outcome).__name__} in {seconds:.1f} s{said}"
+    )
 
 
-def _studio_run(qtbot: QtBot, window: Any, zone: str, llama: LlamaRun) -> dict[str, Any]:
+def _studio_run(qtbot: QtBot, window: Any, zone: str) -> tuple[Any, float]:
     """One test run of the open tool through the Test dialog, to its outcome; the tab is closed."""
     window.test_action.trigger()
     dialog = QApplication.activeModalWidget() or next(
@@ -223,7 +229,6 @@ def _studio_run(qtbot: QtBot, window: Any, zone: str, llama: LlamaRun) -> dict[s
     field.clear()
     qtbot.keyClicks(field, zone)
     before = set(window.run_tabs())
-    mark = llama.mark()
     started = time.monotonic()
     dialog.run_button.click()
     (tab,) = [t for t in window.run_tabs() if t not in before]
@@ -233,22 +238,59 @@ def _studio_run(qtbot: QtBot, window: Any, zone: str, llama: LlamaRun) -> dict[s
             lambda: isinstance(tab.outcome, FinalAnswer | SessionFailed),
             timeout=(CALL_SECONDS + 60) * 1000,
         )
-        outcome = tab.outcome
-        shown = (
-            outcome.text[:120]
-            if isinstance(outcome, FinalAnswer)
-            else getattr(outcome, "message", "")[:160]
-        )
-        return {
-            "outcome": outcome,
-            "mark": mark,
-            "figures": {
-                "seconds": round(time.monotonic() - started, 1),
-                "turns": tab.stats.turns,
-                "outcome": type(outcome).__name__,
-                "answer": shown,
-            },
-        }
+        return tab.outcome, time.monotonic() - started
     finally:
         future = asyncio.ensure_future(tab.aclose())
         qtbot.waitUntil(future.done, timeout=60_000)
+
+
+def test_three_calls_at_once(model_server: ModelServer, figures: Figures, tmp_path: Path) -> None:
+    """Three ``metaagent call`` processes at once: none is cut off by another's request (on
+    llama-cpp-python they wait in line across processes; llama-server serves them side by
+    side in its slots), and each tool gets its own zone."""
+    agent = write_agent(tmp_path / "time.agent.yaml", model_server)
+    zones = ("Asia/Kolkata", "Africa/Cairo", "Australia/Sydney")
+    mark = model_server.proxy.mark()
+    started = time.monotonic()
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcp_export",
+                "call",
+                str(agent),
+                "time_in",
+                "--arg",
+                f"zone={z}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        for z in zones
+    ]
+    outputs = [child.communicate(timeout=3 * CALL_SECONDS) for child in children]
+    seconds = time.monotonic() - started
+    sent = model_server.proxy.since(mark)
+    errors = [err.strip().splitlines()[-1] if err.strip() else "" for _, err in outputs]
+    called = sorted(
+        json.loads(c["function"]["arguments"]).get("timezone", "?")
+        for b in sent
+        for m in b.get("messages", [])
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or []
+    )
+    figures.add(
+        f"[{model_server.name}] three metaagent call at once",
+        seconds=round(seconds, 1),
+        exits=[child.returncode for child in children],
+        **{"model requests": len(sent), "tools called with": sorted(set(called))},
+        errors=[e[:120] for e in errors if e],
+    )
+    cut = [e for e in errors if "cut off" in e or "broke off" in e or "was closed" in e]
+    assert not cut, cut
+    if not called and model_server.name == "llama-server":
+        pytest.xfail(OFFERS_NO_TOOLS)
+    assert sorted(set(called)) == sorted(zones), called
