@@ -52,6 +52,7 @@ from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, sho
 from app.test_cases.model_offers import endpoints_to_ask, list_offers
 from app.test_cases.models_memory import MatrixModelMemory, PickedModels
 from app.test_cases.models_picker import ModelPicker
+from app.test_cases.run_modes import RunModes
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
 from app.test_cases.transcript import TranscriptDialog, transcript_for
 from app.tool_editor.highlighter import is_dark
@@ -265,6 +266,7 @@ class MatrixTab(QWidget):
         layout.addWidget(self.rates)
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
+        self.run_modes = RunModes(self, buttons, layout, layout.indexOf(self.notes) + 1)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -305,6 +307,7 @@ class MatrixTab(QWidget):
             self.repeat.value(),
             self.concurrency.value(),
             caller_models=caller_models,
+            mode=self.run_modes.mode(),
         )
         self._arguments = {(t.name, c.name): c.arguments for t, c in cases if c.ask is None}
         try:
