@@ -45,6 +45,7 @@ from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.page_tasks import PageTasks
 from app.settings_store import SettingsStore
+from app.test_cases.ab_dialog import compare_button
 from app.test_cases.caller_cells import caller_result
 from app.test_cases.caller_details import caller_transcript_for
 from app.test_cases.details import AnswerDiff, CellDetails
@@ -267,6 +268,7 @@ class MatrixTab(QWidget):
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
         self.run_modes = RunModes(self, buttons, layout, layout.indexOf(self.notes) + 1)
+        self.compare_button = compare_button(self, buttons)
 
     # -- public API -------------------------------------------------------------------------
 
