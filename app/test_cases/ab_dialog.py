@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
-    QWidget,
 )
 
 from app.test_cases.runner import chosen_cases, run_path
@@ -268,7 +267,7 @@ def open_ab(tab: MatrixTab) -> ABDialog:
     return dialog
 
 
-def compare_button(tab: MatrixTab, buttons: QBoxLayout) -> QWidget:
+def compare_button(tab: MatrixTab, buttons: QBoxLayout) -> QPushButton:
     """The *Compare with a variant…* button, added to ``buttons``."""
     button = QPushButton("Compare with a variant…")
     button.setObjectName("matrixCompare")

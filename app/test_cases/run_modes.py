@@ -109,7 +109,10 @@ class RunModes(QObject):
         where = replay_difference(self.tab.model.results(cells[0])) if len(cells) == 1 else None
         self._cell = cells[0] if where is not None else None
         if where is not None:
+            from mcp_export.testing.replay.tape import RERECORD  # loaded with the run
+
             tool, case, model = cells[0]
+            where = where.removesuffix(f"; {RERECORD}")  # the button here says it
             self.where.setText(f"{tool} / {case} on {model}: {where}")
             self.where.setToolTip(where)
         self.rerecord_button.setEnabled(not self.runner.running)

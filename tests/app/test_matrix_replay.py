@@ -74,6 +74,7 @@ def test_record_then_replay_without_the_model_and_rerecord_mends_a_changed_templ
     assert tab.run_modes.bar.isVisible()
     where = tab.run_modes.where.text()
     assert "differs from the recording at" in where, where
+    assert "metaagent test" not in where, where  # the button beside it re-records
     assert "Book a trip to Oslo" in where or "messages" in where, where
 
     with FakeOpenAIServer(responder=_booked) as again:
