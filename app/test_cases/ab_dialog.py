@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
@@ -36,8 +36,12 @@ from app.tool_editor.highlighter import is_dark
 from mcp_export.costs.prices import PricesError, price_table
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from app.test_cases.matrix_tab import MatrixTab
+    from mcp_export.costs.prices import PriceTable
     from mcp_export.versions.ab import ABResult, SideFigures
+    from schema_types.agent import Agent
 
 __all__ = ["FIGURE_COLUMNS", "ABDialog", "compare_button", "open_ab"]
 
@@ -176,10 +180,18 @@ class ABDialog(QDialog):
         self._task = asyncio.get_running_loop().create_task(coroutine)
         return True
 
-    async def _run(self, agent: Any, name: str, template: str, *rest: Any) -> None:
+    async def _run(
+        self,
+        agent: Agent,
+        name: str,
+        template: str,
+        path: Path,
+        cases: list[tuple[str, str]],
+        models: list[str],
+        prices: PriceTable,
+    ) -> None:
         from mcp_export.errors import ExportError
 
-        path, cases, models, prices = rest
         try:
             await asyncio.to_thread(importlib.import_module, "mcp_export.versions.ab")
             from mcp_export.versions.ab import run_ab, with_template
