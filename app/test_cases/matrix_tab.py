@@ -45,6 +45,7 @@ from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.page_tasks import PageTasks
 from app.settings_store import SettingsStore
+from app.test_cases.ab_dialog import compare_button
 from app.test_cases.caller_cells import caller_result
 from app.test_cases.caller_details import caller_transcript_for
 from app.test_cases.details import AnswerDiff, CellDetails
@@ -52,6 +53,7 @@ from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, sho
 from app.test_cases.model_offers import endpoints_to_ask, list_offers
 from app.test_cases.models_memory import MatrixModelMemory, PickedModels
 from app.test_cases.models_picker import ModelPicker
+from app.test_cases.run_modes import RunModes
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
 from app.test_cases.transcript import TranscriptDialog, transcript_for
 from app.tool_editor.highlighter import is_dark
@@ -265,6 +267,8 @@ class MatrixTab(QWidget):
         layout.addWidget(self.rates)
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
+        self.run_modes = RunModes(self, buttons, layout, layout.indexOf(self.notes) + 1)
+        self.compare_button = compare_button(self, buttons)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -305,6 +309,7 @@ class MatrixTab(QWidget):
             self.repeat.value(),
             self.concurrency.value(),
             caller_models=caller_models,
+            mode=self.run_modes.mode(),
         )
         self._arguments = {(t.name, c.name): c.arguments for t, c in cases if c.ask is None}
         try:

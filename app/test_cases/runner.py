@@ -33,6 +33,7 @@ from app.test_cases.matrix_model import Cell, Change
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.testing.callers.rates import PickChange
+    from mcp_export.testing.replay.tape import Mode
     from mcp_export.testing.run import CaseResult, MatrixResult
     from schema_types.agent import Agent, ToolDefinition
     from schema_types.cases import TestCase
@@ -89,6 +90,8 @@ class RunRequest:
         caller_models: the caller models of the caller cases among ``cases`` (each gets their
             requests; the calls they make are served by the first of ``models``); empty: the
             agent file's ``settings.callers.models``, else the first of ``models``.
+        mode: ``record`` or ``replay`` (``run_matrix``'s, as ``metaagent test --record`` and
+            ``--replay``); None: live.
     """
 
     agent: Agent
@@ -98,6 +101,7 @@ class RunRequest:
     repeat: int = 1
     concurrency: int = 4
     caller_models: list[str] = field(default_factory=lambda: list[str]())
+    mode: Mode | None = None
 
     @property
     def callers(self) -> list[str]:
@@ -277,6 +281,7 @@ class MatrixRunner(QObject):
                 history=self.history,
                 on_result=on_result,
                 callers=CallerOptions(models=tuple(request.callers)),
+                mode=request.mode,
             )
         except asyncio.CancelledError:
             if run_id != self._run_id or not self._stopping:

@@ -39,7 +39,7 @@ from app.tool_editor.case_values import (
 )
 from app.tool_editor.value_editors import error_colour
 
-__all__ = ["ExpectField", "ExpectationsForm", "LimitBox", "problem_line"]
+__all__ = ["ExpectField", "ExpectationsForm", "LimitBox", "parse_cost", "problem_line"]
 
 _LIMIT = 2**31 - 1
 
@@ -128,6 +128,26 @@ class LimitBox(QSpinBox):
             event.ignore()
 
 
+def parse_cost(text: str) -> float | None:
+    """A ``maxCost`` as typed: US dollars, ``$`` allowed; empty: none.
+
+    Raises:
+        ValueError: not a number of dollars, or below 0 (the message says what to type).
+    """
+    typed = text.strip().removeprefix("$").strip()
+    if not typed:
+        return None
+    try:
+        amount = float(typed)
+    except ValueError:
+        raise ValueError(
+            f"not an amount of US dollars: {text.strip()!r} (type e.g. 0.002)"
+        ) from None
+    if not amount >= 0 or amount == float("inf"):
+        raise ValueError(f"a cost is 0 or more US dollars, not {text.strip()!r}")
+    return amount
+
+
 class ExpectationsForm(QWidget):
     """An input per expectation.
 
@@ -175,6 +195,21 @@ class ExpectationsForm(QWidget):
 
         field = ExpectField(name, spin, problem_line(self), show, read, lambda v: v)
         spin.valueChanged.connect(lambda _value: self.edited.emit(field))
+        return field
+
+    def _cost_field(self) -> ExpectField:
+        edit = QLineEdit()
+        edit.setObjectName("expectMaxCost")
+        edit.setPlaceholderText("off · US dollars a run, e.g. 0.002")
+        field = ExpectField(
+            "max_cost",
+            edit,
+            problem_line(self),
+            show=lambda v: edit.setText("" if v is None else f"{v:g}"),
+            read=lambda: parse_cost(edit.text()),
+            normal=lambda v: v,
+        )
+        edit.textEdited.connect(lambda _text: self.edited.emit(field))
         return field
 
     def _build(self) -> None:
@@ -239,6 +274,13 @@ class ExpectationsForm(QWidget):
                 self._limit_field(name, spin),
                 (f"At most this many {tip}" if not suffix else f"At most {tip}") + " ('off': any)",
             )
+        self._add(
+            form,
+            "Max c&ost:",
+            self._cost_field(),
+            "At most this many US dollars a run, at the price table's price of the model "
+            "(empty: any; an unknown cost fails it)",
+        )
         schema_box = _text_box("expectJsonSchema", 4, mono=True)
         schema_box.setPlaceholderText('{"type": "object"}')
         schema = ExpectField(
