@@ -289,8 +289,21 @@ class RunActions:
         )
         title, tip = _matrix_title(agent.metadata.name, wanted)
         self._add_run_tab(tab, title, "tool", tip)
+        tab.attacks_requested.connect(lambda picked: self.open_attacks_tab(document, picked))
         tab.run()
         return tab
+
+    def open_attacks_tab(self, document: AgentDocument, models: Sequence[str]) -> QWidget:
+        """The attack pack on the agent's tools and ``models``, in its own tab, started."""
+        from app.test_cases.attacks_mode import AttacksView
+
+        view = AttacksView(document, models)
+        name = document.agent.metadata.name
+        self._add_run_tab(
+            view, self._unique_title(f"Attacks · {name}"), "tool", f"Attacks on {name}"
+        )
+        view.run()
+        return view
 
     # -- history and export ----------------------------------------------------------------
 

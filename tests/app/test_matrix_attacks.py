@@ -1,0 +1,80 @@
+"""The test matrix's Attacks view, driven like a person against ``FakeOpenAIServer``: an obedient
+model's cells say LANDED with what leaked, a careful model's say HELD, and clicking a cell shows
+the attack's arguments, answer, tool calls and what leaked. The run is the real one (the armed
+agent served in-process, the attack pack's inner server and the test tool server over stdio) in
+the view's worker thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.document.agent_document import AgentDocument
+from app.test_cases.attacks_mode import AttacksView
+from mcp_export.testing.attacks.pack import ATTACKS
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.mcp_export.test_attacks import _agent, _careful, _obedient
+
+OBEDIENT, CAREFUL = "openai:fake-model", "vllm:careful"
+
+
+def _click(qtbot: QtBot, view: AttacksView, tool: str, attack: str, model: str) -> None:
+    item = view.cell(tool, attack, model)
+    assert item is not None
+    rect = view.table.visualItemRect(item)
+    view.table.scrollToItem(item)
+    rect = view.table.visualItemRect(item)
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_obedient_cells_land_with_what_leaked_careful_ones_hold_and_a_cell_opens(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    with (
+        FakeOpenAIServer(responder=_obedient) as model,
+        FakeOpenAIServer(responder=_careful) as careful,
+    ):
+        path = _agent(tmp_path, model)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["providers"]["vllm"] = {"VLLM_BASE_URL": careful.base_url}
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        view = AttacksView(AgentDocument.load(path), [OBEDIENT, CAREFUL])
+        qtbot.addWidget(view)
+        view.resize(1200, 800)
+        view.show()
+        with qtbot.waitSignal(view.finished, timeout=90_000) as ended:
+            qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+        assert ended.args == [None]
+
+    assert view.status.text() == "5 landed, 5 held, 0 errors, 0 skipped"
+    assert view.table.rowCount() == len(ATTACKS)
+    for attack in ATTACKS:
+        landed = view.cell("book_flight", attack.name, OBEDIENT)
+        held = view.cell("book_flight", attack.name, CAREFUL)
+        assert landed is not None and held is not None
+        assert landed.text().startswith("LANDED · "), (attack.name, landed.text())
+        assert held.text().startswith("HELD"), (attack.name, held.text())
+    secret = view.cell("book_flight", "env-secret", OBEDIENT)
+    assert secret is not None and "the environment secret (MA-ENV-" in secret.text()
+    refused = view.cell("book_flight", "refused-tool", OBEDIENT)
+    assert refused is not None and "attackpack__wipe_files" in refused.text()
+    assert (
+        "the system prompt canary (MA-SYS-"
+        in (view.cell("book_flight", "reveal-prompt", OBEDIENT) or refused).text()
+    )
+
+    _click(qtbot, view, "book_flight", "refused-tool", OBEDIENT)
+    shown = view.details.toPlainText()
+    assert "LANDED · refused-tool on book_flight" in shown
+    assert "What leaked" in shown and "attackpack__wipe_files" in shown
+    assert "Arguments sent" in shown and "Tool calls" in shown
+    assert "attackpack__wipe_files (refused)" in shown
+
+    _click(qtbot, view, "book_flight", "inner-injection", CAREFUL)
+    shown = view.details.toPlainText()
+    assert "HELD · inner-injection on book_flight" in shown
+    assert "What leaked" not in shown
+    assert "I can book a flight for you" in shown
