@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QCloseEvent, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.test_cases.runner import run_path
+from app.test_cases.runner import STOP_LIMIT_S, run_path
 from app.tool_editor.highlighter import is_dark
 from mcp_export.redact import redact
 
@@ -106,6 +106,7 @@ class AttacksView(QWidget):
         self.results: dict[tuple[str, str, str], AttackResult] = {}
         self._rows: dict[tuple[str, str], int] = {}
         self._thread: threading.Thread | None = None
+        self._stopper: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[None]]] = []
         self._bridge = _Bridge(self)
         self._bridge.result.connect(self._on_result)
         self._bridge.ended.connect(self._on_ended)
@@ -118,6 +119,11 @@ class AttacksView(QWidget):
             "Send the built-in attack pack to each tool on each model, through the served path"
         )
         self.run_button.clicked.connect(self.run)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("attacksStop")
+        self.stop_button.setToolTip("Cancel the attacks in flight and the ones not started")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
         self.status = QLabel(
             f"{len(self.models)} model{'s' * (len(self.models) != 1)}: " + ", ".join(self.models)
         )
@@ -125,6 +131,7 @@ class AttacksView(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.status, 1)
         top.addWidget(self.run_button, 0, Qt.AlignmentFlag.AlignTop)
+        top.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignTop)
         self.table = QTableWidget(0, len(self.models))
         self.table.setAccessibleName("Attacks")
         self.table.setHorizontalHeaderLabels(self.models)
@@ -181,21 +188,56 @@ class AttacksView(QWidget):
         total = len(labels) * len(self.models)
         self._say(f"Running {total} attacks on {', '.join(self.models)}…")
         self.run_button.setEnabled(False)
-        bridge, models = self._bridge, list(self.models)
+        self.stop_button.setEnabled(True)
+        self._stopper = []
+        bridge, models, stopper = self._bridge, list(self.models), self._stopper
 
-        def work() -> None:
+        def emit(signal: Any, value: object) -> None:
+            try:
+                signal.emit(value)
+            except RuntimeError:  # the view was closed and deleted: nobody to tell
+                pass
+
+        async def attacks() -> None:
             from mcp_export.testing.attacks.run import run_attacks
 
+            task = asyncio.current_task()
+            assert task is not None
+            stopper.append((asyncio.get_running_loop(), task))
+            await run_attacks(
+                agent, path, models=models, on_result=lambda r: emit(bridge.result, r)
+            )
+
+        def work() -> None:
             try:
-                asyncio.run(run_attacks(agent, path, models=models, on_result=bridge.result.emit))
+                asyncio.run(attacks())
+            except asyncio.CancelledError:
+                emit(bridge.ended, "Stopped: the attacks that finished are shown.")
             except Exception as exc:  # the run's own failure (a bad provider, …): said
-                bridge.ended.emit(redact(f"The attack run failed: {exc}"))
+                emit(bridge.ended, redact(f"The attack run failed: {exc}"))
             else:
-                bridge.ended.emit(None)
+                emit(bridge.ended, None)
+            finally:
+                stopper.clear()
 
         self._thread = threading.Thread(target=work, name="attack-pack", daemon=True)
         self._thread.start()
         return True
+
+    def stop(self) -> None:
+        """Cancel the run; the attacks that finished stay in the grid."""
+        for loop, task in self._stopper:
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the run ended and its loop closed in the meantime
+                pass
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
+        """Closing the tab stops the run and waits for it, :data:`STOP_LIMIT_S` at most."""
+        self.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=STOP_LIMIT_S)
+        super().closeEvent(event)
 
     def cell(self, tool: str, attack: str, model: str) -> QTableWidgetItem | None:
         """The grid's item for one attack on one tool on one model."""
@@ -224,9 +266,10 @@ class AttacksView(QWidget):
         if self._thread is not None:
             self._thread.join(timeout=5)
         self.run_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
         self.run_button.setText("Run again")
         if isinstance(failed, str):
-            self._say(failed, "LANDED")
+            self._say(failed, None if failed.startswith("Stopped") else "LANDED")
         else:
             words = [verdict(r) for r in self.results.values()]
             counts = {w: words.count(w) for w in ("LANDED", "HELD", "ERROR", "SKIPPED")}

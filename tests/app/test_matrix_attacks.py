@@ -6,15 +6,21 @@ the view's worker thread."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import yaml
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.document.agent_document import AgentDocument
 from app.test_cases.attacks_mode import AttacksView
+from app.test_cases.matrix_tab import MatrixTab
+from app.test_cases.runner import STOP_LIMIT_S
 from mcp_export.testing.attacks.pack import ATTACKS
+from tests.app._windows import studio_window
+from tests.fakes._script import hang
+from tests.fakes.mcp_clients import book_tool
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.mcp_export.test_attacks import _agent, _careful, _obedient
 
@@ -31,22 +37,31 @@ def _click(qtbot: QtBot, view: AttacksView, tool: str, attack: str, model: str) 
 
 
 def test_obedient_cells_land_with_what_leaked_careful_ones_hold_and_a_cell_opens(
-    tmp_path: Path, qtbot: QtBot
+    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop
 ) -> None:
+    case = {"name": "oslo", "arguments": {"destination": "Oslo"}}
     with (
         FakeOpenAIServer(responder=_obedient) as model,
         FakeOpenAIServer(responder=_careful) as careful,
     ):
-        path = _agent(tmp_path, model)
+        path = _agent(tmp_path, model, [book_tool(tests=[case])])
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         data["providers"]["vllm"] = {"VLLM_BASE_URL": careful.base_url}
         path.write_text(yaml.safe_dump(data), encoding="utf-8")
-        view = AttacksView(AgentDocument.load(path), [OBEDIENT, CAREFUL])
-        qtbot.addWidget(view)
-        view.resize(1200, 800)
-        view.show()
+        window = studio_window(qtbot)
+        document = window.open_file(path)
+        assert document is not None
+        window.resize(1400, 900)
+        matrix = window.open_matrix_tab(document, None, [OBEDIENT, CAREFUL])
+        assert isinstance(matrix, MatrixTab)
+        qtbot.waitUntil(lambda: matrix.last_end is not None and not matrix.busy, timeout=60_000)
+        qtbot.mouseClick(matrix.attacks_button, Qt.MouseButton.LeftButton)
+        view = window.tabs.currentWidget()
+        assert isinstance(view, AttacksView) and view in window.run_tabs()
+        assert window.tabs.tabText(window.tabs.currentIndex()) == "Attacks · Travel Desk"
+        assert view.models == [OBEDIENT, CAREFUL] and view.busy
         with qtbot.waitSignal(view.finished, timeout=90_000) as ended:
-            qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
+            pass
         assert ended.args == [None]
 
     assert view.status.text() == "5 landed, 5 held, 0 errors, 0 skipped"
@@ -78,3 +93,26 @@ def test_obedient_cells_land_with_what_leaked_careful_ones_hold_and_a_cell_opens
     assert "HELD · inner-injection on book_flight" in shown
     assert "What leaked" not in shown
     assert "I can book a flight for you" in shown
+
+
+def test_run_attacks_from_the_agent_menu_on_a_hanging_model_stops_and_says_so(
+    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop
+) -> None:
+    with FakeOpenAIServer(responder=lambda _body: hang()) as model:
+        window = studio_window(qtbot)
+        assert window.open_file(_agent(tmp_path, model)) is not None
+        window.attacks_action.trigger()
+        view = window.tabs.currentWidget()
+        assert isinstance(view, AttacksView) and view.models == [OBEDIENT]
+        qtbot.waitUntil(lambda: len(model.model_requests) >= 2, timeout=30_000)
+        assert view.busy and not view.run_button.isEnabled()
+        asked = time.monotonic()
+        with qtbot.waitSignal(view.finished, timeout=int(STOP_LIMIT_S * 1000)) as ended:
+            qtbot.mouseClick(view.stop_button, Qt.MouseButton.LeftButton)
+        took = time.monotonic() - asked
+
+    assert took < STOP_LIMIT_S / 2
+    assert ended.args == ["Stopped: the attacks that finished are shown."]
+    assert view.status.text() == ended.args[0]
+    assert view.run_button.isEnabled() and not view.stop_button.isEnabled()
+    window.close()
