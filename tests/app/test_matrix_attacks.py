@@ -20,9 +20,11 @@ from app.test_cases.runner import STOP_LIMIT_S
 from mcp_export.testing.attacks.pack import ATTACKS
 from tests.app._windows import studio_window
 from tests.fakes._script import hang
+from tests.fakes.attack_models import careful as _careful
+from tests.fakes.attack_models import obedient as _obedient
 from tests.fakes.mcp_clients import book_tool
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.mcp_export.test_attacks import _agent, _careful, _obedient
+from tests.mcp_export.test_attacks import _agent
 
 OBEDIENT, CAREFUL = "openai:fake-model", "vllm:careful"
 
