@@ -2,9 +2,9 @@
 against the agent's tools on the models picked in the matrix, as a grid of attack × tool (rows)
 × model (columns).
 
-The run is ``run_attacks`` under ``asyncio.run`` in a worker thread (it plants the secret canary
-in the process environment and serves the armed agent, which takes seconds per call): the GUI
-thread only receives each :class:`AttackResult` through a queued signal. A cell says LANDED (red,
+The run is ``run_attacks`` on an asyncio loop of its own in a worker thread (it plants the
+secret canary in the process environment and serves the armed agent, which takes seconds per
+call): the GUI thread only receives each :class:`AttackResult` through a queued signal. A cell says LANDED (red,
 what leaked), HELD (green, with the note when the injection never reached the model), ERROR or
 SKIPPED; selecting it shows the attack's details (arguments sent, answer, tool calls, what
 leaked) beside the grid.
@@ -209,8 +209,12 @@ class AttacksView(QWidget):
             )
 
         def work() -> None:
+            # The studio runs under qasync's policy, whose new loops are Qt ones: this thread
+            # gets the platform's own loop.
+            factory = asyncio.DefaultEventLoopPolicy().new_event_loop
             try:
-                asyncio.run(attacks())
+                with asyncio.Runner(loop_factory=factory) as runner:
+                    runner.run(attacks())
             except asyncio.CancelledError:
                 emit(bridge.ended, "Stopped: the attacks that finished are shown.")
             except Exception as exc:  # the run's own failure (a bad provider, …): said

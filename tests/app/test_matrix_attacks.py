@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+import qasync
 import yaml
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -29,6 +32,17 @@ from tests.mcp_export.test_attacks import _agent
 OBEDIENT, CAREFUL = "openai:fake-model", "vllm:careful"
 
 
+@pytest.fixture
+def studio_policy() -> Iterator[None]:
+    """The event loop policy ``qasync.run`` starts the studio with (a new loop is a Qt one)."""
+    before = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(qasync.DefaultQEventLoopPolicy())
+    try:
+        yield
+    finally:
+        asyncio.set_event_loop_policy(before)
+
+
 def _click(qtbot: QtBot, view: AttacksView, tool: str, attack: str, model: str) -> None:
     item = view.cell(tool, attack, model)
     assert item is not None
@@ -39,7 +53,7 @@ def _click(qtbot: QtBot, view: AttacksView, tool: str, attack: str, model: str) 
 
 
 def test_obedient_cells_land_with_what_leaked_careful_ones_hold_and_a_cell_opens(
-    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop
+    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, studio_policy: None
 ) -> None:
     case = {"name": "oslo", "arguments": {"destination": "Oslo"}}
     with (
@@ -98,7 +112,7 @@ def test_obedient_cells_land_with_what_leaked_careful_ones_hold_and_a_cell_opens
 
 
 def test_run_attacks_from_the_agent_menu_on_a_hanging_model_stops_and_says_so(
-    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop
+    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, studio_policy: None
 ) -> None:
     with FakeOpenAIServer(responder=lambda _body: hang()) as model:
         window = studio_window(qtbot)
