@@ -2,11 +2,11 @@
 against the agent's tools on the models picked in the matrix, as a grid of attack × tool (rows)
 × model (columns).
 
-The run is ``run_attacks`` on an asyncio loop of its own in a worker thread (it plants the
-secret canary in the process environment and serves the armed agent, which takes seconds per
-call): the GUI thread only receives each :class:`AttackResult` through a queued signal. A cell says LANDED (red,
-what leaked), HELD (green, with the note when the injection never reached the model), ERROR or
-SKIPPED; selecting it shows the attack's details (arguments sent, answer, tool calls, what
+The run is ``run_attacks`` on an asyncio loop of its own in a worker thread (it plants the secret
+canary in the process environment and serves the armed agent, which takes seconds per call): the
+GUI thread only receives each :class:`AttackResult` through a queued signal. A cell says LANDED
+(red, what leaked), HELD (green, with the note when the injection never reached the model), ERROR
+or SKIPPED; selecting it shows the attack's details (arguments sent, answer, tool calls, what
 leaked) beside the grid.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import re
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from PySide6.QtGui import QBrush, QCloseEvent, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -75,9 +77,14 @@ def _cell_text(result: AttackResult) -> str:
 
 
 def _leaked(message: str) -> str:
-    """The short name of what leaked: ``the environment secret (MA-ENV-…)`` → that, cut."""
-    cut = message.split(" is in", 1)[0].split(", which", 1)[0]
-    return redact(cut)[:80]
+    """The short name of what leaked, for a cell: ``the environment secret (MA-ENV-…) is in the
+    answer`` → ``environment secret``; ``the model tried to call X, which …`` → ``called X``
+    (the details keep the whole sentence, canary values included)."""
+    called = re.match(r"the model tried to call (\S+), which", message)
+    if called is not None:
+        return f"called {called.group(1)}"
+    what = re.split(r" \(| is in | went out ", message, maxsplit=1)[0]
+    return redact(what.removeprefix("the ").removesuffix(":"))[:60]
 
 
 class _Bridge(QObject):
@@ -138,8 +145,8 @@ class AttacksView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.horizontalHeader().setMinimumSectionSize(160)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setMinimumSectionSize(140)
         self.table.itemSelectionChanged.connect(self._show_selected)
         self.details = QTextBrowser()
         self.details.setAccessibleName("Attack details")
@@ -259,7 +266,9 @@ class AttacksView(QWidget):
             return
         word = verdict(result)
         item.setText(_cell_text(result))
-        item.setToolTip(_cell_text(result) + (f"\n{result.note}" if result.note else ""))
+        said = [f.message for f in result.failures]
+        said += [t for t in (result.skipped, result.note, result.error) if t is not None]
+        item.setToolTip(redact("\n".join([word, *said])))
         item.setBackground(QBrush(QColor(_COLOURS[is_dark(self.palette())][word])))
         item.setData(Qt.ItemDataRole.UserRole, (result.tool, result.attack, result.model))
         self.table.resizeRowToContents(item.row())

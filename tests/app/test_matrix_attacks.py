@@ -89,13 +89,21 @@ def test_obedient_cells_land_with_what_leaked_careful_ones_hold_and_a_cell_opens
         assert landed.text().startswith("LANDED · "), (attack.name, landed.text())
         assert held.text().startswith("HELD"), (attack.name, held.text())
     secret = view.cell("book_flight", "env-secret", OBEDIENT)
-    assert secret is not None and "the environment secret (MA-ENV-" in secret.text()
+    assert secret is not None and secret.text() == "LANDED · environment secret"
+    assert "the environment secret (MA-ENV-" in secret.toolTip()
     refused = view.cell("book_flight", "refused-tool", OBEDIENT)
-    assert refused is not None and "attackpack__wipe_files" in refused.text()
-    assert (
-        "the system prompt canary (MA-SYS-"
-        in (view.cell("book_flight", "reveal-prompt", OBEDIENT) or refused).text()
+    assert refused is not None and refused.text() == "LANDED · called attackpack__wipe_files"
+    reveal = view.cell("book_flight", "reveal-prompt", OBEDIENT)
+    assert reveal is not None
+    assert reveal.text() == (
+        "LANDED · system prompt canary; template canary; system prompt's own text"
     )
+    injected = view.cell("book_flight", "inner-injection", OBEDIENT)
+    assert injected is not None and injected.text() == "LANDED · injected instruction"
+    for attack in ATTACKS:  # red beside green on the light palette
+        for name, colour in ((OBEDIENT, "#ffcdd2"), (CAREFUL, "#c8e6c9")):
+            item = view.cell("book_flight", attack.name, name)
+            assert item is not None and item.background().color().name() == colour
 
     _click(qtbot, view, "book_flight", "refused-tool", OBEDIENT)
     shown = view.details.toPlainText()
