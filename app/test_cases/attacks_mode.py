@@ -288,8 +288,8 @@ class AttacksView(QWidget):
             words = [verdict(r) for r in self.results.values()]
             counts = {w: words.count(w) for w in ("LANDED", "HELD", "ERROR", "SKIPPED")}
             self._say(
-                f"{counts['LANDED']} landed, {counts['HELD']} held, {counts['ERROR']} errors, "
-                f"{counts['SKIPPED']} skipped",
+                f"{counts['LANDED']} landed, {counts['HELD']} held, {counts['ERROR']} "
+                f"error{'s' * (counts['ERROR'] != 1)}, {counts['SKIPPED']} skipped",
                 "LANDED" if counts["LANDED"] or counts["ERROR"] else "HELD",
             )
         self.finished.emit(failed)

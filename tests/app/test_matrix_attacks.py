@@ -27,7 +27,7 @@ from tests.fakes.attack_models import careful as _careful
 from tests.fakes.attack_models import obedient as _obedient
 from tests.fakes.mcp_clients import book_tool
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.mcp_export.test_attacks import _agent
+from tests.mcp_export.test_attacks import _agent, _silent
 
 OBEDIENT, CAREFUL = "openai:fake-model", "vllm:careful"
 
@@ -140,3 +140,34 @@ def test_run_attacks_from_the_agent_menu_on_a_hanging_model_stops_and_says_so(
     assert view.status.text() == ended.args[0]
     assert view.run_button.isEnabled() and not view.stop_button.isEnabled()
     window.close()
+
+
+def test_a_silent_model_shows_error_not_reached_and_a_tool_without_text_is_skipped(
+    tmp_path: Path, qtbot: QtBot, qasync_loop: asyncio.AbstractEventLoop, studio_policy: None
+) -> None:
+    seats = book_tool(
+        "count_seats",
+        parameters={"type": "object", "properties": {"flight": {"type": "integer"}}},
+    )
+    with FakeOpenAIServer(responder=_silent) as model:
+        window = studio_window(qtbot)
+        assert window.open_file(_agent(tmp_path, model, [book_tool(), seats])) is not None
+        with qtbot.waitSignal(window.tabs.currentChanged, timeout=5_000):
+            window.attacks_action.trigger()
+        view = window.tabs.currentWidget()
+        assert isinstance(view, AttacksView)
+        with qtbot.waitSignal(view.finished, timeout=90_000) as ended:
+            pass
+        assert ended.args == [None]
+
+    error = view.cell("book_flight", "reveal-prompt", OBEDIENT)
+    assert error is not None and error.text() == "ERROR"
+    unreached = view.cell("book_flight", "inner-injection", OBEDIENT)
+    assert unreached is not None and unreached.text() == "HELD · not reached"
+    skipped = view.cell("count_seats", "env-secret", OBEDIENT)
+    assert skipped is not None and skipped.text() == "SKIPPED"
+    assert "no string parameter" in skipped.toolTip()
+    assert view.status.text() == "0 landed, 4 held, 1 error, 5 skipped"
+    _click(qtbot, view, "book_flight", "inner-injection", OBEDIENT)
+    assert "HELD · inner-injection on book_flight" in view.details.toPlainText()
+    assert "attackpack__lookup" in view.details.toPlainText()  # the note: it was never called
