@@ -36,6 +36,7 @@ from app.screenshot_kit import (
     settle,
     wait_until,
 )
+from app.screenshots_attacks import attack_views
 from app.screenshots_callers import caller_views
 from app.screenshots_history import history_views
 from app.screenshots_replay import replay_views
@@ -540,6 +541,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "typed": lambda window, camera, _agent: typed_views(window, camera),
     "ship": lambda window, camera, _agent: ship_views(window, camera),
     "replay": lambda window, camera, _agent: replay_views(window, camera),
+    "attacks": lambda window, camera, _agent: attack_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

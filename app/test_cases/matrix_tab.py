@@ -98,6 +98,7 @@ class MatrixTab(QWidget):
     """
 
     finished = Signal(object)
+    attacks_requested = Signal(list)  # the checked models: open the Attacks view on them
 
     def __init__(
         self,
@@ -195,6 +196,13 @@ class MatrixTab(QWidget):
         buttons = QVBoxLayout()
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
+        self.attacks_button = QPushButton("Attacks…")
+        self.attacks_button.setObjectName("matrixAttacks")
+        self.attacks_button.setToolTip("Run the built-in attack pack on the checked models")
+        self.attacks_button.clicked.connect(
+            lambda: self.attacks_requested.emit(self.picker.models())
+        )
+        buttons.addWidget(self.attacks_button)
         toolbar = QHBoxLayout()
         toolbar.addWidget(QLabel("Models"), 0, Qt.AlignmentFlag.AlignTop)
         toolbar.addWidget(self.picker, 1)

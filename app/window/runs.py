@@ -64,6 +64,11 @@ class RunActions:
         )
         self.cases_action.setToolTip("Run every test case of the agent on its model")
         self.cases_action.triggered.connect(lambda: self._with_document(self.open_matrix_tab))
+        self.attacks_action = QAction(icon("tool"), "Run &attacks", window)
+        self.attacks_action.setToolTip(
+            "The built-in attack pack on every tool, on the agent's model"
+        )
+        self.attacks_action.triggered.connect(lambda: self._with_document(self.open_attacks_tab))
         self.chat_action = QAction(icon("agent"), "&Chat with agent", window)
         self.chat_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.chat_action.triggered.connect(lambda: self._with_document(self.open_chat_tab))
@@ -87,6 +92,7 @@ class RunActions:
         for action in (
             self.test_action,
             self.cases_action,
+            self.attacks_action,
             self.chat_action,
             self.history_action,
             self.versions_action,
@@ -101,6 +107,7 @@ class RunActions:
         for action in (
             self.test_action,
             self.cases_action,
+            self.attacks_action,
             self.chat_action,
             self.history_action,
             self.versions_action,
@@ -289,8 +296,22 @@ class RunActions:
         )
         title, tip = _matrix_title(agent.metadata.name, wanted)
         self._add_run_tab(tab, title, "tool", tip)
+        tab.attacks_requested.connect(lambda picked: self.open_attacks_tab(document, picked))
         tab.run()
         return tab
+
+    def open_attacks_tab(self, document: AgentDocument, models: Sequence[str] = ()) -> QWidget:
+        """The attack pack on the agent's tools and ``models`` (none: the agent's own), in its
+        own tab, started."""
+        from app.test_cases.attacks_mode import AttacksView
+
+        view = AttacksView(document, models)
+        name = document.agent.metadata.name
+        self._add_run_tab(
+            view, self._unique_title(f"Attacks · {name}"), "tool", f"Attacks on {name}"
+        )
+        view.run()
+        return view
 
     # -- history and export ----------------------------------------------------------------
 
