@@ -159,12 +159,19 @@ def schema_proposals(tool: ToolDefinition) -> list[Proposal]:
     if not isinstance(properties, Mapping):
         return []
     required = set(parameters.get("required") or [])
-    base = sample_arguments(parameters)
-    # the base holds every property; optional ones are left out unless the proposal is about them
-    base = {k: v for k, v in base.items() if k in required}
+    full = sample_arguments(parameters)
+    # bounds, enum values and a present optional one go with the required ones alone; an absent
+    # optional one is left out of every other (each absent case then calls differently)
+    base = {k: v for k, v in full.items() if k in required}
     out: list[Proposal] = []
 
-    def propose(kind: str, name: str, arguments: dict[str, Any], why: str) -> None:
+    tried: set[str] = set()  # one parameter's proposals with the same call are one
+
+    def propose(prop: str, kind: str, name: str, arguments: dict[str, Any], why: str) -> None:
+        key = json.dumps([prop, apply_defaults(parameters, arguments)], sort_keys=True)
+        if key in tried:
+            return
+        tried.add(key)
         case = TestCase(name=name, arguments=arguments, expect=_expect_for(parameters, arguments))
         verdict = "must fail" if case.expect.is_error else "must succeed"
         out.append(Proposal("schema", kind, case, f"{why}: {verdict}"))
@@ -173,18 +180,19 @@ def schema_proposals(tool: ToolDefinition) -> list[Proposal]:
         if not isinstance(schema, Mapping):
             continue
         if prop not in required:
-            absent = {k: v for k, v in base.items() if k != prop}
+            absent = {k: v for k, v in full.items() if k != prop}
             present = {**base, prop: _present_value(parameters, base, prop, schema)}
-            propose("optional", f"{prop} absent", absent, f"optional {prop} left out")
-            propose("optional", f"{prop} present", present, f"optional {prop} given")
+            propose(prop, "optional", f"{prop} absent", absent, f"optional {prop} left out")
+            if not isinstance(schema.get("enum"), list):  # else each enum value presents it
+                propose(prop, "optional", f"{prop} present", present, f"optional {prop} given")
         for label, value, phrase in _bound_values(schema):
-            propose("bound", f"{prop} {label}", {**base, prop: value}, f"{prop} {phrase}")
+            propose(prop, "bound", f"{prop} {label}", {**base, prop: value}, f"{prop} {phrase}")
         enum = schema.get("enum")
         if isinstance(enum, list):
             for value in enum:
                 shown = json.dumps(value, ensure_ascii=False)
-                propose("enum", f"{prop} = {shown}", {**base, prop: value}, f"{prop} {shown}")
-    return _unique(tool, out)
+                propose(prop, "enum", f"{prop} = {shown}", {**base, prop: value}, f"{prop} {shown}")
+    return _unique(tool, out, among=False)
 
 
 def _served_thread_ids(store: StoreReads, agent_path: str) -> set[str]:
@@ -217,9 +225,11 @@ def _key(parameters: Mapping[str, Any], case: TestCase) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
-def _unique(tool: ToolDefinition, proposals: Iterable[Proposal]) -> list[Proposal]:
-    """Proposals whose arguments no existing case and no earlier proposal has, with names no
-    existing case and no earlier proposal has (``name (2)``, ``name (3)``…)."""
+def _unique(
+    tool: ToolDefinition, proposals: Iterable[Proposal], *, among: bool = True
+) -> list[Proposal]:
+    """Proposals whose arguments no existing case has (nor, with ``among``, an earlier
+    proposal), with names no existing case and no earlier proposal has (``name (2)``…)."""
     seen = {_key(tool.parameters, c) for c in tool.tests if not c.is_caller_case}
     names = {c.name for c in tool.tests}
     out: list[Proposal] = []
@@ -229,7 +239,8 @@ def _unique(tool: ToolDefinition, proposals: Iterable[Proposal]) -> list[Proposa
             key = _key(tool.parameters, case)
             if key in seen:
                 continue
-            seen.add(key)
+            if among:
+                seen.add(key)
         name, n = case.name, 1
         while name in names:
             n += 1
