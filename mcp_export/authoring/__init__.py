@@ -1,1 +1,1 @@
-"""The model helps author: proposals of tools and test cases the author accepts or not."""
+"""The model helps author: drafting a tool, growing its cases, improving it from failures."""
