@@ -45,6 +45,7 @@ __all__ = [
     "add_cases",
     "history_proposals",
     "schema_proposals",
+    "unique_proposals",
     "with_cases",
 ]
 
@@ -192,7 +193,7 @@ def schema_proposals(tool: ToolDefinition) -> list[Proposal]:
             for value in enum:
                 shown = json.dumps(value, ensure_ascii=False)
                 propose(prop, "enum", f"{prop} = {shown}", {**base, prop: value}, f"{prop} {shown}")
-    return _unique(tool, out, among=False)
+    return unique_proposals(tool, out, among=False)
 
 
 def _served_thread_ids(store: StoreReads, agent_path: str) -> set[str]:
@@ -217,7 +218,7 @@ def history_proposals(tool: ToolDefinition, store: StoreReads, agent_path: Path)
             case = case.model_copy(update={"expect": Expectations(is_error=True)})
             why += " (it failed)"
         out.append(Proposal("history", "served", case, why, answer=answer))
-    return _unique(tool, out)
+    return unique_proposals(tool, out)
 
 
 def _key(parameters: Mapping[str, Any], case: TestCase) -> str:
@@ -225,7 +226,7 @@ def _key(parameters: Mapping[str, Any], case: TestCase) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
-def _unique(
+def unique_proposals(
     tool: ToolDefinition, proposals: Iterable[Proposal], *, among: bool = True
 ) -> list[Proposal]:
     """Proposals whose arguments no existing case has (nor, with ``among``, an earlier

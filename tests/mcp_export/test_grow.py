@@ -1,10 +1,13 @@
 """Growing a tool's cases: proposals from its schema (bounds, enum values, optional parameters),
-from History's served calls (a real SQLite history written by a call served against
-``FakeOpenAIServer``), and ``metaagent grow`` as a subprocess: what it lists, what it adds to the
-file (the rest kept), and its exit codes."""
+from the authoring model (caller cases in words, ``FakeOpenAIServer`` playing it), from
+History's served calls (a real SQLite history written by a call served against
+``FakeOpenAIServer``), and ``metaagent grow`` as a subprocess: what it lists, what it adds to
+the file (the rest kept), and its exit codes."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from mcp_export.authoring.exchange import authoring_model
 from mcp_export.authoring.grow import (
     GrowError,
     Proposal,
@@ -19,12 +23,13 @@ from mcp_export.authoring.grow import (
     schema_proposals,
     with_cases,
 )
+from mcp_export.authoring.grow_requests import request_proposals
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
 from schema_types.files.agent_file import load_agent
-from tests.fakes._script import text
+from tests.fakes._script import status, text
 from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -231,3 +236,55 @@ def test_grow_refuses_unknown_names_tools_and_sources_with_exit_2(tmp_path: Path
     assert bad_from.returncode == 2
     assert "--from takes schema, history, requests" in bad_from.stderr
     assert path.read_text(encoding="utf-8") == AGENT_TEXT
+
+
+REQUESTS = {
+    "paraphrases": ["Get me a seat to Oslo next week", "I need flights for 2 to Rome", ""],
+    "decoys": ["Put my Oslo trip in my calendar", "get me a seat to oslo next week"],
+}
+
+
+def test_the_authoring_model_proposes_caller_cases_in_words(tmp_path: Path) -> None:
+    asked = [{"name": "old", "ask": "I need flights for 2 to Rome"}]
+    with FakeOpenAIServer([text(json.dumps(REQUESTS))]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, tools=[book_tool(tests=asked)]
+        )
+        agent = load_agent(path)
+        tool = agent.metadata.tool("book_flight")
+        assert tool is not None
+        with HistoryStore() as store:
+            proposals = asyncio.run(
+                request_proposals(tool, authoring_model(agent), history=store, agent_path="x")
+            )
+            threads = store.threads(kind="authoring")
+        question = model.bodies[0]["messages"][-1]["content"]
+
+    assert [(p.kind, p.case.ask, p.case.expect.picks) for p in proposals] == [
+        ("paraphrase", "Get me a seat to Oslo next week", "book_flight"),
+        ("decoy", "Put my Oslo trip in my calendar", "none"),
+    ]  # the empty one, the one a case asks already and the repeated one are left out
+    assert proposals[0].case.name == "asks: Get me a seat to Oslo…"
+    assert "book_flight: Books a flight for a traveller." in question
+    assert [t.title for t in threads] == ["grow cases: book_flight"]
+
+
+def test_grow_from_requests_adds_them_all_and_a_failing_model_exits_1(tmp_path: Path) -> None:
+    with FakeOpenAIServer([text(json.dumps(REQUESTS)), status(400)]) as model:
+        path = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
+        done = metaagent("grow", str(path), "book_flight", "--from", "requests", "--all")
+        failed = metaagent("grow", str(path), "book_flight", "--from", "requests")
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[0] == "added asks: Get me a seat to Oslo…"
+    tool = load_agent(path).metadata.tool("book_flight")
+    assert tool is not None
+    assert [(c.ask, c.expect.picks) for c in tool.tests] == [
+        ("Get me a seat to Oslo next week", "book_flight"),
+        ("I need flights for 2 to Rome", "book_flight"),
+        ("Put my Oslo trip in my calendar", "none"),
+    ]
+    assert failed.returncode == 1
+    assert failed.stderr.startswith(
+        "metaagent grow: the authoring model (openai:fake-model) gave no requests: "
+    )
