@@ -1,1 +1,1 @@
-"""The studio's side of authoring with the model's help: drafts, grown cases, fixes."""
+"""The studio's side of authoring with a model: drafting a tool from a sentence."""

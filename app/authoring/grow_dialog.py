@@ -221,6 +221,12 @@ class GrowDialog(QDialog):
                 state = Qt.CheckState.Checked if ticked else Qt.CheckState.Unchecked
                 item.setCheckState(0, state)
 
+    def show_proposal(self, name: str) -> None:
+        """Select the proposal named ``name`` (its answer or request shows below the list)."""
+        for item, proposal in self._items:
+            if proposal.case.name == name:
+                self.tree.setCurrentItem(item)
+
     def chosen(self) -> list[Proposal]:
         """The ticked proposals, in list order."""
         return [p for item, p in self._items if item.checkState(0) == Qt.CheckState.Checked]
