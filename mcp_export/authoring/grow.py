@@ -52,6 +52,9 @@ __all__ = [
 Source = Literal["schema", "history", "requests"]
 SOURCES: tuple[Source, ...] = ("schema", "history", "requests")
 
+_MAX_DEPTH = 4
+"""How deep into nested objects schema proposals go."""
+
 _HISTORY_SCAN = 500
 """How many of the tool's newest runs History proposals look at."""
 
@@ -134,12 +137,77 @@ def _bound_values(schema: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     return out
 
 
+def _required_sample(schema: Any, name: str | None = None) -> Any:
+    """A sample value with only the required properties of each object (the shortest call)."""
+    if (
+        isinstance(schema, Mapping)
+        and isinstance(schema.get("properties"), Mapping)
+        and not any(k in schema for k in ("examples", "default", "const", "enum"))
+    ):
+        required = set(schema.get("required") or [])
+        return {
+            key: _required_sample(sub, key)
+            for key, sub in schema["properties"].items()
+            if key in required
+        }
+    return sample_value(schema, name)
+
+
+def _sites(
+    schema: Mapping[str, Any], prefix: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], Mapping[str, Any], bool]]:
+    """Each property, nested objects' included, as (path, schema, whether it is optional)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or len(prefix) >= _MAX_DEPTH:
+        return []
+    required = set(schema.get("required") or [])
+    out: list[tuple[tuple[str, ...], Mapping[str, Any], bool]] = []
+    for key, sub in properties.items():
+        if isinstance(sub, Mapping):
+            path = (*prefix, key)
+            out.append((path, sub, key not in required))
+            out += _sites(sub, path)
+    return out
+
+
+def _schema_at(parameters: Mapping[str, Any], path: Sequence[str]) -> Any:
+    schema: Any = parameters
+    for key in path:
+        schema = schema["properties"][key]
+    return schema
+
+
+def _put(
+    parameters: Mapping[str, Any], arguments: dict[str, Any], path: Sequence[str], value: Any
+) -> dict[str, Any]:
+    """A copy of ``arguments`` with ``value`` at ``path`` (parents made from their shortest
+    sample where missing)."""
+    result = deepcopy(arguments)
+    here: Any = result
+    for depth, key in enumerate(path[:-1]):
+        if not isinstance(here.get(key), dict):
+            here[key] = _required_sample(_schema_at(parameters, path[: depth + 1]), key)
+        here = here[key]
+    here[path[-1]] = deepcopy(value)
+    return result
+
+
+def _without(arguments: dict[str, Any], path: Sequence[str]) -> dict[str, Any]:
+    result = deepcopy(arguments)
+    here: Any = result
+    for key in path[:-1]:
+        here = here.get(key) if isinstance(here, dict) else None
+    if isinstance(here, dict):
+        here.pop(path[-1], None)
+    return result
+
+
 def _present_value(
-    parameters: Mapping[str, Any], base: dict[str, Any], prop: str, schema: Mapping[str, Any]
+    parameters: Mapping[str, Any], base: dict[str, Any], path: Sequence[str], schema: Any
 ) -> Any:
     """A value for an optional parameter that differs from its default where one is easy to
     find (leaving it out already calls with the default)."""
-    value = sample_value({k: v for k, v in schema.items() if k != "default"}, prop)
+    value = sample_value({k: v for k, v in schema.items() if k != "default"}, path[-1])
     if "default" not in schema or value != schema["default"]:
         return value
     enum = schema.get("enum")
@@ -148,24 +216,24 @@ def _present_value(
         return others[0]
     if _is_number(value):
         nudged = value + 1
-        if not _expect_for(parameters, {**base, prop: nudged}).is_error:
+        if not _expect_for(parameters, _put(parameters, base, path, nudged)).is_error:
             return nudged
     return value
 
 
 def schema_proposals(tool: ToolDefinition) -> list[Proposal]:
-    """Boundaries, each enum value and each optional parameter absent and present."""
+    """Boundaries, each enum value and each optional parameter absent and present, for every
+    property (nested objects' too, named by their dotted path)."""
     parameters = tool.parameters
-    properties = parameters.get("properties")
-    if not isinstance(properties, Mapping):
+    if not isinstance(parameters.get("properties"), Mapping):
         return []
-    required = set(parameters.get("required") or [])
     full = sample_arguments(parameters)
-    # bounds, enum values and a present optional one go with the required ones alone; an absent
-    # optional one is left out of every other (each absent case then calls differently)
-    base = {k: v for k, v in full.items() if k in required}
+    # bounds, enum values and a present optional one go into the shortest call; an absent
+    # optional one is left out of the fullest (each absent case then calls differently)
+    base = _required_sample(parameters)
+    if not isinstance(base, dict):
+        return []
     out: list[Proposal] = []
-
     tried: set[str] = set()  # one parameter's proposals with the same call are one
 
     def propose(prop: str, kind: str, name: str, arguments: dict[str, Any], why: str) -> None:
@@ -177,22 +245,23 @@ def schema_proposals(tool: ToolDefinition) -> list[Proposal]:
         verdict = "must fail" if case.expect.is_error else "must succeed"
         out.append(Proposal("schema", kind, case, f"{why}: {verdict}"))
 
-    for prop, schema in properties.items():
-        if not isinstance(schema, Mapping):
-            continue
-        if prop not in required:
-            absent = {k: v for k, v in full.items() if k != prop}
-            present = {**base, prop: _present_value(parameters, base, prop, schema)}
+    for path, schema, optional in _sites(parameters):
+        prop = ".".join(path)
+        if optional:
+            absent = _without(full, path)
+            present = _put(parameters, base, path, _present_value(parameters, base, path, schema))
             propose(prop, "optional", f"{prop} absent", absent, f"optional {prop} left out")
             if not isinstance(schema.get("enum"), list):  # else each enum value presents it
                 propose(prop, "optional", f"{prop} present", present, f"optional {prop} given")
         for label, value, phrase in _bound_values(schema):
-            propose(prop, "bound", f"{prop} {label}", {**base, prop: value}, f"{prop} {phrase}")
+            at = _put(parameters, base, path, value)
+            propose(prop, "bound", f"{prop} {label}", at, f"{prop} {phrase}")
         enum = schema.get("enum")
         if isinstance(enum, list):
             for value in enum:
                 shown = json.dumps(value, ensure_ascii=False)
-                propose(prop, "enum", f"{prop} = {shown}", {**base, prop: value}, f"{prop} {shown}")
+                at = _put(parameters, base, path, value)
+                propose(prop, "enum", f"{prop} = {shown}", at, f"{prop} {shown}")
     return unique_proposals(tool, out, among=False)
 
 

@@ -98,6 +98,33 @@ def test_each_optional_parameter_is_proposed_absent_and_present() -> None:
     assert all(p.source == "schema" for p in found.values())
 
 
+def test_nested_objects_properties_are_proposed_by_their_dotted_path() -> None:
+    traveller = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "seat": {"type": "string", "enum": ["aisle", "window"]},
+        },
+        "required": ["name"],
+    }
+    parameters = {
+        "type": "object",
+        "properties": {"traveller": traveller, "note": {"type": "string"}},
+        "required": ["traveller"],
+    }
+    found = _by_name(schema_proposals(_tool(parameters=parameters)))
+
+    assert found["traveller.name past minLength"].case.arguments == {"traveller": {"name": ""}}
+    assert found["traveller.name past minLength"].case.expect.is_error is True
+    assert found['traveller.seat = "window"'].case.arguments == {
+        "traveller": {"name": "<name>", "seat": "window"}
+    }
+    assert found["traveller.seat absent"].case.arguments == {
+        "traveller": {"name": "<name>"},
+        "note": "<note>",
+    }
+
+
 def test_a_proposal_equal_to_an_existing_case_is_left_out_and_names_never_clash() -> None:
     first = _by_name(schema_proposals(_tool()))['cabin = "first"'].case.arguments
     existing = {"name": "cabin absent", "arguments": first}
