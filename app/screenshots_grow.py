@@ -1,6 +1,6 @@
 """The *Grow cases…* picture for ``python -m app.screenshots --only grow``: the dialog of the
 richest tool at 1024×700, with the schema's proposals and the authoring model's requests in
-words listed, two ticked and one selected.
+words listed, two ticked and one selected (its arguments below the list).
 
 The requests come from a local scripted model (``FakeOpenAIServer``) set as the authoring model
 through a ``vllm`` endpoint added to the agent for the picture and taken back (undo) after.
@@ -62,7 +62,7 @@ async def grow_views(window: MainWindow, camera: Camera) -> None:
         proposals = dialog.proposals()
         for proposal in (proposals[1], next(p for p in proposals if p.kind == "decoy")):
             dialog.set_ticked(proposal.case.name)
-        dialog.show_proposal(next(p for p in proposals if p.kind == "paraphrase").case.name)
+        dialog.show_proposal(proposals[1].case.name)
         await camera.shoot(dialog, "grow-dialog-1024.png")
         dialog.reject()
         editor.sections.setCurrentIndex(0)

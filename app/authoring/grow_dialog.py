@@ -125,7 +125,7 @@ class GrowDialog(QDialog):
         self.detail.setObjectName("growDetail")
         self.detail.setReadOnly(True)
         self.detail.setPlaceholderText("The selected proposal's served answer or request")
-        self.detail.setMaximumHeight(110)
+        self.detail.setMaximumHeight(200)
         self.status = QLabel()
         self.status.setObjectName("growStatus")
         self.status.setWordWrap(True)
@@ -164,7 +164,7 @@ class GrowDialog(QDialog):
                 self.add_proposals(history_proposals(tool, history, agent_path))
             except ExportError as exc:
                 self._say(f"History cannot be read: {exc}")
-        for column, width in ((0, 220), (1, 260), (2, 150)):
+        for column, width in ((0, 300), (1, 230), (2, 140)):
             self.tree.setColumnWidth(column, width)
         self._update_add()
 
@@ -243,8 +243,11 @@ class GrowDialog(QDialog):
             self.detail.clear()
         elif found.answer is not None:
             self.detail.setPlainText(f"Served answer:\n{found.answer}")
+        elif found.case.ask is not None:
+            self.detail.setPlainText(f"{found.why}\n{found.case.ask}")
         else:
-            self.detail.setPlainText(f"{found.why}\n{_called_with(found)}")
+            called = json.dumps(found.case.arguments, ensure_ascii=False, indent=2)
+            self.detail.setPlainText(f"{found.why}\n{called}")
 
     def _say(self, text: str) -> None:
         self.status.setText(text)
