@@ -7,8 +7,9 @@ file each time the tab is shown), and edits the selected one below it
 (:class:`~app.tool_editor.case_editor.CaseEditor`). New case (from the template pane's sample
 values, or with empty arguments), New caller case (a request in words,
 :mod:`app.document.caller_cases`), Duplicate and Delete go through
-:mod:`app.document.test_cases`, one undo step each; an undo or redo anywhere updates the table
-and the editor. Run case and Run all ask for a run of the chosen cases
+:mod:`app.document.test_cases`, one undo step each; *Grow cases…* opens proposed cases to
+tick (:mod:`app.authoring.grow_dialog`), the ticked ones added as one undo step; an undo or redo
+anywhere updates the table and the editor. Run case and Run all ask for a run of the chosen cases
 (:attr:`TestsPanel.run_requested`; the main window opens the results matrix). A tool without
 cases shows what a test case is and how to make one.
 
@@ -237,6 +238,13 @@ class TestsPanel(QWidget):
         self.delete_button = QPushButton(icon("delete"), "De&lete")
         self.delete_button.setObjectName("deleteCase")
         self.delete_button.setToolTip("Delete the selected case (Delete; Ctrl+Z brings it back)")
+        self.grow_button = QPushButton("&Grow cases…")
+        self.grow_button.setObjectName("growCases")
+        self.grow_button.setToolTip(
+            "Proposed cases to tick: bounds, enum values and optional parameters of the "
+            "schema, served calls from History, requests in words from the authoring model"
+        )
+        self.grow_button.clicked.connect(self.grow_cases)
         self.run_button = QPushButton(icon("tool"), "&Run case")
         self.run_button.setObjectName("runCase")
         self.run_button.setToolTip("Run the selected case and show the results")
@@ -259,6 +267,7 @@ class TestsPanel(QWidget):
             self.new_caller_button,
             self.duplicate_button,
             self.delete_button,
+            self.grow_button,
         ):
             row.addWidget(button)
         row.addStretch(1)
@@ -391,6 +400,22 @@ class TestsPanel(QWidget):
         if added is not None and self._built:
             self.editor.ask.edit.setFocus(Qt.FocusReason.OtherFocusReason)
         return added
+
+    def grow_cases(self) -> None:
+        """Open *Grow cases…* (``app/authoring/grow_dialog.py``); the ticked proposals are added
+        as one undo step and the first of them selected."""
+        from app.authoring.grow_dialog import open_grow_dialog
+
+        tool = self.ref.tool()
+        if tool is None:
+            return
+        store = self._history() if self._history is not None else None
+
+        def added(names: list[str]) -> None:
+            if names and self._built:
+                self.select_case(names[0])
+
+        self.grow_dialog = open_grow_dialog(self, self.document, tool, store, added)
 
     def _ask_for_request(self, tool_name: str) -> None:
         dialog = QInputDialog(self)
