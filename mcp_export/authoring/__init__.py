@@ -1,0 +1,2 @@
+"""The model helps author: a change proposed from a tool's failed cases, checked before it is
+offered (``improve``)."""
