@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "_call",
     "_test",
     "_versions",
+    "_improve",
     "_hints",
     "_chat",
     "_serve",
