@@ -106,6 +106,7 @@ _KIND_LABELS: dict[str, str] = {
     "served": "served call",
     "call": "CLI call",
     "caller": "caller turn",
+    "authoring": "authoring",
 }
 CASE_RUN = "case run"
 """The kind of a conversation that is a test case's served call."""

@@ -1,2 +1,1 @@
-"""The model helps author: a change proposed from a tool's failed cases, checked before it is
-offered (``improve``)."""
+"""The model helps author: drafting a tool, growing its cases, improving it from failures."""

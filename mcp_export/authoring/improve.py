@@ -18,9 +18,9 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from mcp_export.authoring._ask import AskModel, AuthoringError
+from mcp_export.authoring.exchange import AuthoringConversation, AuthoringModel
 from mcp_export.errors import ExportError
 from mcp_export.testing.callers.runner import CallerOptions
 from mcp_export.testing.run import (
@@ -34,6 +34,10 @@ from schema_types.agent import Agent, ToolDefinition
 from schema_types.agent_checks import check_agent_data
 from schema_types.files.agent_file import text_for_save
 
+if TYPE_CHECKING:
+    from mcp_export.history.store import HistoryStore
+    from mcp_export.protocol_log import ProtocolLog
+
 __all__ = [
     "FIELDS",
     "PROPOSAL_SCHEMA",
@@ -45,6 +49,7 @@ __all__ = [
     "compare",
     "comparison_lines",
     "failed_results",
+    "fix_conversation",
     "rerun",
     "rerun_cases",
     "suggest_fix",
@@ -188,35 +193,62 @@ def _diff(before: str, after: str, path: Path) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
+def fix_conversation(
+    model: AuthoringModel,
+    tool: str,
+    failed: Sequence[CaseResult],
+    *,
+    history: HistoryStore | None = None,
+    agent_path: str | None = None,
+    protocol_log: ProtocolLog | None = None,
+) -> AuthoringConversation:
+    """The conversation :func:`suggest_fix` asks in (recorded in ``history`` and the log)."""
+    count = len({(r.case, r.model) for r in failed})
+    return AuthoringConversation(
+        model,
+        system=SYSTEM,
+        schema=PROPOSAL_SCHEMA,
+        schema_name="tool_fix",
+        title=f"improve {tool}: {count} failed case{'s' * (count != 1)}",
+        history=history,
+        agent_path=agent_path,
+        protocol_log=protocol_log,
+    )
+
+
 async def suggest_fix(
-    agent: Agent, path: Path, tool: str, failed: Sequence[CaseResult], ask: AskModel
+    agent: Agent,
+    path: Path,
+    tool: str,
+    failed: Sequence[CaseResult],
+    conversation: AuthoringConversation,
 ) -> Fix:
-    """Ask the authoring model for one change that fixes ``failed`` (runs of ``tool``'s cases).
+    """Ask the authoring model (in ``conversation``, from :func:`fix_conversation`) for one
+    change that fixes ``failed`` (runs of ``tool``'s cases).
 
     Raises:
-        FixRefused: the proposal was invalid (does not fit the answer's schema, or the changed
-            agent does not validate, or changes nothing) twice.
+        FixRefused: the proposal was invalid twice: no answer in the schema, a changed agent
+            that does not validate, or no change at all.
         ExportError: ``tool`` is not a tool of the agent.
     """
-    brief = _brief(agent, _tool(agent, tool), failed)
-    user = brief
+    question = _brief(agent, _tool(agent, tool), failed)
     problems: list[str] = []
     for turn in range(2):
+        answer = await conversation.ask(question)
         try:
-            answer = await ask(SYSTEM, user, PROPOSAL_SCHEMA)
+            if not answer.ok:
+                raise ExportError(answer.error or "the authoring model gave no answer")
+            value = cast("dict[str, Any]", answer.value)
             proposal = Proposal(
-                cast("Field", answer["field"]), str(answer["text"]), str(answer["reason"])
+                cast("Field", value["field"]), str(value["text"]), str(value["reason"])
             )
             changed = apply_proposal(agent, tool, proposal)
             before, after = text_for_save(agent, path), text_for_save(changed, path)
             if before == after:
                 raise ExportError(f"{proposal.field}: the new text is the same as the old")
-        except (AuthoringError, ExportError) as exc:
+        except ExportError as exc:
             problems.append(str(exc))
-            user = (
-                f"{brief}\n\nYour last change was refused: {exc}\n"
-                "Answer again with one valid change."
-            )
+            question = f"Your change was refused: {exc}\nAnswer again with one valid change."
             continue
         diff = _diff(before, after, path)
         return Fix(tool, proposal, changed, before, after, diff, repaired=turn > 0)

@@ -21,20 +21,24 @@ import asyncio
 import sys
 from pathlib import Path
 
-from mcp_export.authoring._ask import model_asker
+from mcp_export.authoring.exchange import authoring_model
 from mcp_export.authoring.improve import (
+    Fix,
     FixRefused,
     compare,
     comparison_lines,
     failed_results,
+    fix_conversation,
     rerun,
     rerun_cases,
     suggest_fix,
 )
 from mcp_export.cli._report import error, load_agent_or_report
 from mcp_export.errors import ExportError
+from mcp_export.history.store import HistoryStore
 from mcp_export.redact import redact
-from mcp_export.testing.run import NoCases, run_matrix, select_cases
+from mcp_export.testing.run import CaseResult, NoCases, run_matrix, select_cases
+from schema_types.agent import Agent
 from schema_types.errors import SchemaError
 from schema_types.files.agent_file import save_agent
 
@@ -75,9 +79,30 @@ def _say(text: str) -> None:
     sys.stdout.flush()
 
 
+async def _suggest(
+    agent: Agent, path: Path, args: argparse.Namespace, failed: list[CaseResult]
+) -> Fix:
+    """The fix, asked of the authoring model and recorded in History (when it opens)."""
+    model = authoring_model(agent, args.authoring_model)
+    history: HistoryStore | None = None
+    try:
+        history = HistoryStore()
+    except ExportError as exc:
+        error("history", f"{exc}; going on without recording")
+    try:
+        conversation = fix_conversation(
+            model, args.tool, failed, history=history, agent_path=str(path)
+        )
+        async with conversation:
+            return await suggest_fix(agent, path, args.tool, failed, conversation)
+    finally:
+        if history is not None:
+            history.close()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run, suggest, re-run; returns the exit code."""
-    path = Path(args.agent_file)
+    path = Path(args.agent_file).resolve()
     agent = load_agent_or_report("improve", path)
     if agent is None:
         return 2
@@ -96,9 +121,7 @@ def run(args: argparse.Namespace) -> int:
         for failure in result.failures:
             _say(f"      {failure}")
     try:
-        fix = asyncio.run(
-            suggest_fix(agent, path, args.tool, failed, model_asker(agent, args.authoring_model))
-        )
+        fix = asyncio.run(_suggest(agent, path, args, failed))
     except FixRefused as exc:
         error("improve", str(exc))
         return 3

@@ -53,9 +53,9 @@ __all__ = [
     "thread_record",
 ]
 
-ThreadKind = Literal["chat", "tool-test", "served", "call", "caller"]
+ThreadKind = Literal["chat", "tool-test", "served", "call", "caller", "authoring"]
 """``caller``: a caller case's run that made no served call: the caller model's turn only
-(``testing/callers``)."""
+(``testing/callers``); ``authoring``: an exchange with the authoring model (``authoring``)."""
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 

@@ -85,7 +85,7 @@ def test_an_invalid_proposal_gets_one_repair_turn(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=responder) as model:
         path = agent_file(tmp_path / "desk.agent.yaml", model.base_url)
         done = metaagent("improve", str(path), "book_flight")
-        repair = [b for b in model.bodies if "was refused" in str(b["messages"][-1]["content"])]
+        repair = [b for b in model.bodies if "change was refused" in str(b["messages"][-1]["content"])]
 
     assert done.returncode == 0, done.stderr
     assert "Suggested change to prompt (after one repair turn): " in done.stdout
