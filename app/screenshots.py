@@ -38,6 +38,7 @@ from app.screenshot_kit import (
 )
 from app.screenshots_callers import caller_views
 from app.screenshots_history import history_views
+from app.screenshots_improve import improve_views
 from app.screenshots_ship import ship_views
 from app.screenshots_typed import typed_model, typed_views
 
@@ -538,6 +539,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "history": lambda window, camera, _agent: history_views(window, camera),
     "typed": lambda window, camera, _agent: typed_views(window, camera),
     "ship": lambda window, camera, _agent: ship_views(window, camera),
+    "improve": lambda window, camera, _agent: improve_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

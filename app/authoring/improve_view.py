@@ -202,6 +202,10 @@ class ImprovePanel(QWidget):
             f"<b>{html.escape(fix.proposal.field)}</b>: {html.escape(redact(fix.proposal.reason))}"
         )
         self.diff.setHtml(_diff_html(redact(fix.diff), is_dark(self.palette())))
+        splitter = self.parentWidget()
+        if isinstance(splitter, QSplitter) and splitter.count() == 3:  # room for the diff
+            total = sum(splitter.sizes())
+            splitter.setSizes([total * 3 // 10, total * 2 // 10, total * 5 // 10])
 
     # -- apply, re-run, undo ---------------------------------------------------------------
 
@@ -246,7 +250,7 @@ class ImprovePanel(QWidget):
             regressed = len(self.comparison.regressions)
             self.status.setText(
                 f"Applied (not saved): {regressed} passing case{'s' * (regressed != 1)} now "
-                "fail. Undo takes the change back."
+                f"fail{'s' * (regressed == 1)}. Undo takes the change back."
                 if regressed
                 else "Applied (not saved): nothing regressed. Save to keep it."
             )

@@ -189,6 +189,7 @@ def _diff(before: str, after: str, path: Path) -> str:
         after.splitlines(keepends=True),
         fromfile=f"{path.name} (now)",
         tofile=f"{path.name} (with the fix)",
+        n=2,
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 

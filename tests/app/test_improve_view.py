@@ -123,7 +123,7 @@ def test_a_fix_that_breaks_another_case_shows_the_regression_first(
         f"{SERVED}: 1/2 → 1/2 passed",
     ]
     assert panel.status.text() == (
-        "Applied (not saved): 1 passing case now fail. Undo takes the change back."
+        "Applied (not saved): 1 passing case now fails. Undo takes the change back."
     )
 
 
