@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_export.history.store import HistoryStore
 from tests.fakes.authoring import (
     FIX_THAT_BREAKS,
     FIX_THAT_PASSES,
@@ -50,6 +51,13 @@ def test_a_fix_that_passes_prints_the_diff_and_rates_and_apply_writes_it(tmp_pat
     assert out[-1] == f"applied: {path} saved with the change to prompt"
     saved = path.read_text(encoding="utf-8")
     assert saved != original and "Give the confirmation code." in saved
+    store = HistoryStore()  # the test's own METAAGENT_HOME, as the subprocess's
+    try:
+        asked = [t for t in store.threads() if t.kind == "authoring"]
+        assert [t.title for t in asked] == ["improve book_flight: 1 failed case"]
+        assert [m.role for m in store.messages(asked[0].id)] == ["user", "assistant"]
+    finally:
+        store.close()
 
 
 def test_without_apply_the_file_is_untouched(tmp_path: Path) -> None:
@@ -85,7 +93,9 @@ def test_an_invalid_proposal_gets_one_repair_turn(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=responder) as model:
         path = agent_file(tmp_path / "desk.agent.yaml", model.base_url)
         done = metaagent("improve", str(path), "book_flight")
-        repair = [b for b in model.bodies if "change was refused" in str(b["messages"][-1]["content"])]
+        repair = [
+            b for b in model.bodies if "change was refused" in str(b["messages"][-1]["content"])
+        ]
 
     assert done.returncode == 0, done.stderr
     assert "Suggested change to prompt (after one repair turn): " in done.stdout
