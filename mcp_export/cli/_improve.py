@@ -1,9 +1,10 @@
 """``metaagent improve AGENT_FILE TOOL``: ask the authoring model to fix a tool's failed cases.
 
 Runs the tool's cases (on the agent's model or each ``--model``); when some fail, the authoring
-model (``--authoring-model``, default the agent's own) proposes one change to the tool's
-description, template or parameters schema, or to the system prompt, with its reason
-(``mcp_export.authoring.improve``). The change is checked like ``metaagent validate`` (one repair
+model (``--authoring-model``, default the agent's own; the exchange is recorded in History
+unless ``--no-history``) proposes one change to the tool's description, template or parameters
+schema, or to the system prompt, with its reason (``mcp_export.authoring.improve``).
+The change is checked like ``metaagent validate`` (one repair
 turn, then a refusal), printed as a unified diff of the agent file, and re-run on the same models
 with every case that passed before; each model's pass rate before → after follows, regressions
 first. ``--apply`` writes the change (atomically, the file's comments and order kept) only when
@@ -69,6 +70,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--authoring-model", metavar="M", help="the model that proposes the fix (default: own)"
     )
     parser.add_argument(
+        "--no-history", action="store_true", help="do not record the authoring exchange"
+    )
+    parser.add_argument(
         "--apply", action="store_true", help="write the fix to AGENT_FILE if nothing regressed"
     )
     parser.set_defaults(func=run)
@@ -85,10 +89,11 @@ async def _suggest(
     """The fix, asked of the authoring model and recorded in History (when it opens)."""
     model = authoring_model(agent, args.authoring_model)
     history: HistoryStore | None = None
-    try:
-        history = HistoryStore()
-    except ExportError as exc:
-        error("history", f"{exc}; going on without recording")
+    if not args.no_history:
+        try:
+            history = HistoryStore()
+        except ExportError as exc:
+            error("history", f"{exc}; going on without recording")
     try:
         conversation = fix_conversation(
             model, args.tool, failed, history=history, agent_path=str(path)

@@ -64,11 +64,16 @@ def test_without_apply_the_file_is_untouched(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=authoring_and_served([FIX_THAT_PASSES])) as model:
         path = agent_file(tmp_path / "desk.agent.yaml", model.base_url)
         original = path.read_bytes()
-        done = metaagent("improve", str(path), "book_flight")
+        done = metaagent("improve", str(path), "book_flight", "--no-history")
 
     assert done.returncode == 0, done.stderr
     assert "openai:fake-model: 1/2 → 2/2 passed" in done.stdout
     assert path.read_bytes() == original
+    store = HistoryStore()
+    try:
+        assert not [t for t in store.threads() if t.kind == "authoring"]
+    finally:
+        store.close()
 
 
 def test_a_fix_that_breaks_another_case_shows_the_regression_first_and_is_not_written(
