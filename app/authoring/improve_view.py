@@ -185,9 +185,16 @@ class ImprovePanel(QWidget):
             self.fix = None
             self.status.setText(redact(f"The authoring model could not be asked: {exc}"))
         else:
-            self.fix, self._before, self._undo_index, self.comparison = fix, matrix, None, None
-            repaired = " after one repair turn" if fix.repaired else ""
-            self.status.setText(f"Suggested a change to {fix.proposal.field}{repaired}.")
+            self.offer(fix, matrix)
+            return
+        self._show_fix()
+        self._refresh()
+
+    def offer(self, fix: Fix, before: MatrixResult) -> None:
+        """Show ``fix`` (suggested for failures of ``before``) for the author to apply."""
+        self.fix, self._before, self._undo_index, self.comparison = fix, before, None, None
+        repaired = " after one repair turn" if fix.repaired else ""
+        self.status.setText(f"Suggested a change to {fix.proposal.field}{repaired}.")
         self._show_fix()
         self._refresh()
 
