@@ -7,7 +7,7 @@ person leak in, walks through the views and saves one PNG per view into ``OUT_DI
 starts it in the dark theme, as View ▸ Theme ▸ Dark leaves it (a dark palette where the platform
 has no dark theme, as under Xvfb); ``--only`` takes the named groups of views (studio, editor,
 window, runs, endpoint, matrix, tests, callers, verify, newuser, history, typed, ship, replay,
-attacks, grow) instead of all. Getting started, which a first start shows, is taken in the window
+attacks, grow, improve) instead of all. Getting started, which a first start shows, is taken in the window
 group, from the Help menu. It stops with a non-zero status when a view cannot be reached, so a
 broken view never leaves a stale picture behind unnoticed.
 """
@@ -40,6 +40,7 @@ from app.screenshots_attacks import attack_views
 from app.screenshots_callers import caller_views
 from app.screenshots_grow import grow_views
 from app.screenshots_history import history_views
+from app.screenshots_improve import improve_views
 from app.screenshots_newuser import new_user_views
 from app.screenshots_replay import replay_views
 from app.screenshots_ship import ship_views
@@ -473,6 +474,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "replay": lambda window, camera, _agent: replay_views(window, camera),
     "attacks": lambda window, camera, _agent: attack_views(window, camera),
     "grow": lambda window, camera, _agent: grow_views(window, camera),
+    "improve": lambda window, camera, _agent: improve_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

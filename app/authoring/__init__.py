@@ -1,1 +1,1 @@
-"""The studio's side of authoring with a model: drafting a tool from a sentence."""
+"""The studio side of the authoring model: drafts, cases and fixes offered to the author."""

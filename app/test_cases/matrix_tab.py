@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.authoring.improve_view import attach_improve
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.pages.page_tasks import PageTasks
@@ -162,6 +163,7 @@ class MatrixTab(QWidget):
         self.caller_picker.changed.connect(self._remember_caller_models)
         self.caller_picker.list_requested.connect(self.list_models)
         self._show_caller_row()
+        self.improve = attach_improve(self)  # Suggest a fix (app.authoring.improve_view)
 
     # -- layout -----------------------------------------------------------------------------
 

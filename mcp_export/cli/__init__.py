@@ -36,6 +36,7 @@ COMMANDS: tuple[str, ...] = (
     "_test",
     "_versions",
     "_grow",
+    "_improve",
     "_hints",
     "_chat",
     "_serve",
