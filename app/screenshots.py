@@ -7,9 +7,9 @@ person leak in, walks through the views and saves one PNG per view into ``OUT_DI
 starts it in the dark theme, as View ▸ Theme ▸ Dark leaves it (a dark palette where the platform
 has no dark theme, as under Xvfb); ``--only`` takes the named groups of views (studio, editor,
 window, runs, endpoint, matrix, tests, callers, verify, newuser, history, typed, ship, replay,
-attacks, grow, improve) instead of all. Getting started, which a first start shows, is taken in the window
-group, from the Help menu. It stops with a non-zero status when a view cannot be reached, so a
-broken view never leaves a stale picture behind unnoticed.
+attacks, grow, improve) instead of all. Getting started, which a first start shows, is taken in
+the window group, from the Help menu. It stops with a non-zero status when a view cannot be
+reached, so a broken view never leaves a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
