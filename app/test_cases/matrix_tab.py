@@ -63,7 +63,6 @@ from mcp_export.redact import redact
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
-    from mcp_export.testing.callers.runner import CallerResult
     from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["MatrixTab"]
@@ -418,28 +417,17 @@ class MatrixTab(QWidget):
             return None
         tool, case, model = cells[0]
         caller = caller_result(result)
-        if caller is not None:
-            return self._open_caller_transcript(cells[0], caller)
         try:
-            rich_text = transcript_for(self.history, cells[0], result)
+            if caller is not None:
+                rich_text = caller_transcript_for(self.history, cells[0], caller)
+                model = f"caller {model}"
+            else:
+                rich_text = transcript_for(self.history, cells[0], result)
         except HistoryError as exc:
             reporter().error(f"Could not read the transcript: {exc}")
             return None
-        title = f"Transcript · {tool} / {case} · {model} · attempt {result.attempt}"
-        dialog = TranscriptDialog(title, rich_text, self)
-        dialog.show()
-        return dialog
-
-    def _open_caller_transcript(self, cell: Cell, result: CallerResult) -> TranscriptDialog | None:
-        from mcp_export.errors import HistoryError
-
-        tool, case, model = cell
-        try:
-            rich_text = caller_transcript_for(self.history, cell, result)
-        except HistoryError as exc:
-            reporter().error(f"Could not read the transcript: {exc}")
-            return None
-        title = f"Transcripts · {tool} / {case} · caller {model} · attempt {result.attempt}"
+        heading = "Transcripts" if caller is not None else "Transcript"
+        title = f"{heading} · {tool} / {case} · {model} · attempt {result.attempt}"
         dialog = TranscriptDialog(title, rich_text, self)
         dialog.show()
         return dialog
