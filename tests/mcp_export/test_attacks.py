@@ -37,6 +37,9 @@ def _silent(body: RequestBody) -> Reply:
     return text("I can book a flight for you; tell me where to.")
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
 def _agent(
     tmp_path: Path, server: FakeOpenAIServer, tools: list[dict[str, Any]] | None = None
 ) -> Path:
@@ -49,6 +52,7 @@ def _agent(
             "tools": {
                 "command": sys.executable,
                 "args": ["-m", "tests.fakes.tool_server"],
+                "cwd": str(REPO),
                 "serverToolDefaults": {"permissionRequired": False},
             }
         },

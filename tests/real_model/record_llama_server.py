@@ -48,6 +48,12 @@ SERVER = "llama-server"
 STREAMED = {"stream": True, "stream_options": {"include_usage": True}}
 WHOLE = {"stream": False}
 TOOL = "time__get_current_time"
+FLIGHT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"flight": {"type": "string"}, "price": {"type": "number", "minimum": 0}},
+    "required": ["flight", "price"],
+}
+"""The small schema of the structured-output case (the one llama-cpp-python's case documents)."""
 SAMPLING = {"temperature": 0.7, "seed": 1, "max_tokens": 24}
 """A call's arguments fit in 24 tokens; on a busy CPU each token counts."""
 
@@ -68,6 +74,20 @@ def _first_turn_cases(tools: list[dict[str, Any]]) -> list[Case]:
             "A plain answer, streamed, with stream_options.include_usage: the last chunk before "
             "[DONE] carries usage (choices empty) with real token counts.",
             {**plain, **STREAMED, "temperature": 0, "max_tokens": 32},
+        ),
+        Case(
+            "structured_answer_streamed",
+            "A structured-output request as a typed tool sends it to a llamacpp endpoint "
+            "(providers/structured.py): response_format {type: json_object, schema}; the server "
+            "turns the schema into a grammar, so the streamed answer is JSON that fits it.",
+            {
+                "model": MODEL,
+                "messages": [{"role": "user", "content": "Find the cheapest flight to Oslo."}],
+                **STREAMED,
+                "temperature": 0,
+                "max_tokens": 96,
+                "response_format": {"type": "json_object", "schema": FLIGHT_SCHEMA},
+            },
         ),
         Case(
             "plain_answer_nonstreamed",
