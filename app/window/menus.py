@@ -349,6 +349,7 @@ class MenuActions:
             self.view.theme(),
             window.autosaver.timer.interval() / 1000,
             tuple(self.settings.endpoints()),
+            self.settings.authoring_model(),
         )
 
     def show_preferences(self) -> QWidget:
@@ -372,6 +373,7 @@ class MenuActions:
         window.autosaver.timer.setInterval(round(preferences.autosave_seconds * 1000))
         self.settings.set_endpoints(list(preferences.endpoints))
         self.endpoint_urls.setStringList(_urls(preferences.endpoints))
+        self.settings.set_authoring_model(preferences.authoring_model)
 
     def offer_endpoints(self, field: QLineEdit) -> QCompleter:
         """Suggest the preferences' endpoint URLs in the base URL ``field`` as it is typed."""

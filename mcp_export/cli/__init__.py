@@ -41,6 +41,7 @@ COMMANDS: tuple[str, ...] = (
     "_export",
     "_verify",
     "_schema",
+    "_draft",
 )
 
 
