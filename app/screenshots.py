@@ -36,6 +36,7 @@ from app.screenshot_kit import (
     settle,
     wait_until,
 )
+from app.screenshots_authoring import authoring_views
 from app.screenshots_callers import caller_views
 from app.screenshots_history import history_views
 from app.screenshots_ship import ship_views
@@ -538,6 +539,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "history": lambda window, camera, _agent: history_views(window, camera),
     "typed": lambda window, camera, _agent: typed_views(window, camera),
     "ship": lambda window, camera, _agent: ship_views(window, camera),
+    "authoring": lambda window, camera, _agent: authoring_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

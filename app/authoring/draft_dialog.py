@@ -200,7 +200,8 @@ class DraftToolDialog(QDialog):
         self.outcome = outcome
         if outcome.tool is None:
             self.preview.clear()
-            self._say(outcome.refusal(), error=True)
+            refusal = outcome.refusal()
+            self._say(refusal[:1].upper() + refusal[1:], error=True)
         else:
             self.preview.show_tool(outcome.tool)
             repaired = " after one repair turn" if outcome.repaired else ""

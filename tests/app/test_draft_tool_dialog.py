@@ -159,6 +159,7 @@ def test_an_invalid_draft_twice_is_refused_with_the_messages(
         dialog = _dialog_from_menu(qtbot, window)
         _draft(qtbot, dialog)
     status = dialog.status_label.text()
+    assert status.startswith("The authoring model (openai:fake-model) drafted a tool that does not")
     assert "does not pass validation, even after one repair turn; nothing was added" in status
     assert "prompt: line 1, column 28: unknown placeholder {unit}" in status
     assert "tests: no case must fail" in status
