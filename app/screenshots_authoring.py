@@ -32,10 +32,8 @@ async def authoring_views(window: MainWindow, camera: Camera) -> None:
     assert document is not None
     previous_model = window.settings.authoring_model()
     previous_url = os.environ.get("VLLM_BASE_URL")
-    server = FakeOpenAIServer(
-        [draft_reply(BAD_DRAFT), draft_reply(GOOD_DRAFT), draft_reply(BAD_DRAFT)]
-        + [draft_reply(BAD_DRAFT)]
-    )
+    drafts = (BAD_DRAFT, GOOD_DRAFT, BAD_DRAFT, BAD_DRAFT)  # repaired once, then refused
+    server = FakeOpenAIServer([draft_reply(draft) for draft in drafts])
     try:
         os.environ["VLLM_BASE_URL"] = server.base_url
         window.settings.set_authoring_model(_MODEL)
