@@ -19,9 +19,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_export.cli._validate import warnings_for
 from schema_types.agent import ToolDefinition
 from schema_types.agent_checks import check_agent_data
+from schema_types.agent_warnings import warnings_for
 from schema_types.arguments import validate_arguments
 from schema_types.errors import ArgumentsError, SchemaDefinitionError
 
