@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -129,20 +128,12 @@ class DraftToolDialog(QDialog):
         ask_row = QHBoxLayout()
         ask_row.addWidget(self.sentence_edit, 1)
         ask_row.addWidget(self.draft_button, 0, Qt.AlignmentFlag.AlignTop)
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(QLabel("Describe the tool in a sentence:"))
-        top_layout.addLayout(ask_row)
-        top_layout.addWidget(self.model_label)
-        top_layout.addWidget(self.status_label)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(top)
-        splitter.addWidget(self.tabs)
-        splitter.setStretchFactor(1, 1)
-        splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(QLabel("Describe the tool in a sentence:"))
+        layout.addLayout(ask_row)
+        layout.addWidget(self.model_label)
+        layout.addWidget(self.status_label)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(self.buttons)
         self.tasks.busy_changed.connect(lambda *_: self._update_buttons())
         self._update_buttons()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,26 @@ def test_preferences_keep_the_authoring_model_and_empty_means_the_agents_own(
     again.authoring_edit.clear()
     press(again, QDialogButtonBox.StandardButton.Ok)
     assert window.settings.authoring_model() == ""
+
+
+def test_discard_while_the_model_is_asked_stops_it_and_adds_nothing(
+    qtbot: QtBot, tmp_path: Path, qasync_loop: asyncio.AbstractEventLoop
+) -> None:
+    from tests.fakes._script import delay
+
+    with FakeOpenAIServer([delay(30, draft_reply(GOOD_DRAFT))]) as server:
+        window, path = _open(qtbot, tmp_path, server.base_url)
+        before = path.read_bytes()
+        dialog = _dialog_from_menu(qtbot, window)
+        QTest.keyClicks(dialog.sentence_edit, SENTENCE)
+        QTest.mouseClick(dialog.draft_button, Qt.MouseButton.LeftButton)
+        assert dialog.busy and not dialog.draft_button.isEnabled()
+        assert "Asking openai:fake-model for a draft…" in dialog.status_label.text()
+        qtbot.waitUntil(lambda: len(server.model_requests) == 1, timeout=WAIT)
+        started = time.monotonic()
+        QTest.mouseClick(dialog.discard_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not dialog.busy, timeout=WAIT)
+        assert time.monotonic() - started < 5  # not the 30 s the model would take
+    document = window.current_document()
+    assert document is not None and [t.name for t in document.agent.tools] == ["forecast"]
+    assert path.read_bytes() == before
