@@ -7,9 +7,9 @@ person leak in, walks through the views and saves one PNG per view into ``OUT_DI
 starts it in the dark theme, as View ▸ Theme ▸ Dark leaves it (a dark palette where the platform
 has no dark theme, as under Xvfb); ``--only`` takes the named groups of views (studio, editor,
 window, runs, endpoint, matrix, tests, callers, verify, newuser, history, typed, ship, replay,
-attacks, grow, improve) instead of all. Getting started, which a first start shows, is taken in
-the window group, from the Help menu. It stops with a non-zero status when a view cannot be
-reached, so a broken view never leaves a stale picture behind unnoticed.
+attacks, grow, improve, authoring) instead of all. Getting started, which a first start shows,
+is taken in the window group, from the Help menu. It stops with a non-zero status when a view
+cannot be reached, so a broken view never leaves a stale picture behind unnoticed.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from app.screenshot_kit import (
     wait_until,
 )
 from app.screenshots_attacks import attack_views
+from app.screenshots_authoring import authoring_views
 from app.screenshots_callers import caller_views
 from app.screenshots_grow import grow_views
 from app.screenshots_history import history_views
@@ -475,6 +476,7 @@ GROUPS: dict[str, Callable[[Any, Camera, Path], Awaitable[None]]] = {
     "attacks": lambda window, camera, _agent: attack_views(window, camera),
     "grow": lambda window, camera, _agent: grow_views(window, camera),
     "improve": lambda window, camera, _agent: improve_views(window, camera),
+    "authoring": lambda window, camera, _agent: authoring_views(window, camera),
 }
 """The groups of views, in the order they are walked (later groups use the agent opened by
 ``studio``)."""

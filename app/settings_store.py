@@ -196,6 +196,14 @@ class SettingsStore:
         """Remember the model endpoints (an empty list is kept as empty, not as the defaults)."""
         self._set("preferences/endpoints", [f"{e.kind} {e.base_url}" for e in endpoints])
 
+    def authoring_model(self) -> str:
+        """The authoring model (``provider:model``); "" for each agent's own model."""
+        return str(self._settings.value("preferences/authoring_model", "") or "").strip()
+
+    def set_authoring_model(self, model: str) -> None:
+        """Remember the authoring model ("" for each agent's own)."""
+        self._set("preferences/authoring_model", model.strip())
+
     # -- first run -------------------------------------------------------------------------
 
     def getting_started_shown(self) -> bool:

@@ -31,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,11 +160,15 @@ async def main(reps: int, delay: float, studio: bool) -> int:
             path.write_text(AGENT.format(base_url=model.base_url), encoding="utf-8")
             agent = load_agent(path)
             before = plan_matrix(agent, path, select_cases(agent, tool="book_flight"))
-            accept = lambda rep: accept_to_first_result(path, before, rep)  # noqa: E731
-            if studio:
-                clicks = StudioApply(path)
+            clicks = StudioApply(path) if studio else None
+            if clicks is not None:
                 before = await clicks.first_run()
-                accept = lambda rep: clicks(before, rep)  # noqa: E731
+
+            async def accept(rep: int) -> float:
+                if clicks is not None:
+                    return await clicks(before, rep)
+                return await accept_to_first_result(path, before, rep)
+
             await accept(-1)  # warm-up: imports, first connection
             await model_latency(model.base_url)
             baseline: list[float] = []
@@ -172,7 +177,7 @@ async def main(reps: int, delay: float, studio: bool) -> int:
                 base, mine = await alternated(
                     rep,
                     lambda: model_latency(model.base_url),
-                    lambda rep=rep: accept(rep),  # type: ignore[misc]
+                    partial(accept, rep),
                 )
                 baseline.append(base)
                 ours.append(mine)

@@ -111,6 +111,7 @@ class ToolsListWidget(QWidget):
 
     open_tool = Signal(object)  # ToolDefinition
     test_tool = Signal(object)  # ToolDefinition: run it from the Test dialog
+    draft_tool = Signal()  # New tool from a description…: the window opens its dialog
 
     def __init__(self, document: AgentDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -155,6 +156,13 @@ class ToolsListWidget(QWidget):
         self.add_action = self._action(
             "add", "&Add tool", "Add a new tool", "Ctrl+Shift+N", self.add_tool
         )
+        self.draft_action = self._action(
+            "add",
+            "From a &description…",
+            "New tool from a description: the authoring model drafts it, you accept it or not",
+            None,
+            self.draft_tool.emit,
+        )
         self.duplicate_action = self._action(
             "duplicate", "D&uplicate", "Duplicate the tool", "Ctrl+D", self.duplicate_selected
         )
@@ -198,6 +206,7 @@ class ToolsListWidget(QWidget):
         buttons = QHBoxLayout()
         for action in (
             self.add_action,
+            self.draft_action,
             self.duplicate_action,
             self.rename_action,
             self.delete_action,

@@ -565,6 +565,7 @@ def _default_page_factories(window: MainWindow) -> dict[str, PageFactory]:
         page = ToolsListWidget(document)
         page.open_tool.connect(lambda tool: window.open_tool_tab(document, tool))
         page.test_tool.connect(lambda tool: window.open_test_dialog(document, tool))
+        page.draft_tool.connect(lambda: window.new_tool_from_description(document))
         return page
 
     def model_page(document: AgentDocument) -> QWidget:

@@ -5,7 +5,8 @@ Mixed into :class:`~app.window.main_window.MainWindow` like :class:`~app.window.
 - File: New agent (blank or from an example), Open, Open Recent, Save, Save As, Close, Quit;
 - Edit: Undo and Redo on the current agent, Find… and Replace… in the focused editor
   (:mod:`app.window.edit_menu`), Preferences… (:mod:`app.window.preferences`);
-- Agent: Add tool, then the runs (:mod:`app.window.runs`);
+- Agent: Add tool, New tool from a description… (:mod:`app.authoring.draft_dialog`), then the
+  runs (:mod:`app.window.runs`);
 - View: theme, zoom, toolbar and outline (:mod:`app.window.view_menu`);
 - Help: Getting started, Keyboard shortcuts, About (:mod:`app.window.help_pages`,
   :mod:`app.window.shortcuts`).
@@ -106,8 +107,16 @@ class MenuActions:
             icon_name="add",
             tip="Add a tool to the current agent and type its name",
         )
+        self.draft_tool_action = self._action(
+            "New tool from a &description…",
+            self.new_tool_from_description,
+            icon_name="add",
+            tip="The authoring model drafts a tool from a sentence; nothing is added unless you "
+            "accept it",
+        )
         agent_menu.insertAction(agent_menu.actions()[0], self.add_tool_action)
-        agent_menu.insertSeparator(agent_menu.actions()[1])
+        agent_menu.insertAction(agent_menu.actions()[1], self.draft_tool_action)
+        agent_menu.insertSeparator(agent_menu.actions()[2])
         self.toolbar: QToolBar = MainToolbar(
             [
                 (self.new_blank_action, "New"),
@@ -250,6 +259,27 @@ class MenuActions:
         if isinstance(add, QAction):
             add.trigger()
 
+    def new_tool_from_description(self, document: AgentDocument | None = None) -> QWidget | None:
+        """Agent ▸ New tool from a description…: the draft dialog for ``document`` (the current
+        agent by default), without blocking; an added draft opens in its editor."""
+        from app.authoring.draft_dialog import DraftToolDialog
+
+        window: Any = self
+        document = document or self.current_document()
+        if document is None:
+            return None
+        dialog = DraftToolDialog(
+            document,
+            chosen_model=self.settings.authoring_model(),
+            history=window.history_store(),
+            parent=window,
+        )
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.tool_added.connect(lambda tool: window.open_tool_tab(document, tool))
+        dialog.show()
+        dialog.activateWindow()
+        return dialog
+
     def show_about(self) -> QWidget:
         """Help ▸ About, without blocking."""
         from app.window.help_pages import show_about
@@ -349,6 +379,7 @@ class MenuActions:
             self.view.theme(),
             window.autosaver.timer.interval() / 1000,
             tuple(self.settings.endpoints()),
+            self.settings.authoring_model(),
         )
 
     def show_preferences(self) -> QWidget:
@@ -372,6 +403,7 @@ class MenuActions:
         window.autosaver.timer.setInterval(round(preferences.autosave_seconds * 1000))
         self.settings.set_endpoints(list(preferences.endpoints))
         self.endpoint_urls.setStringList(_urls(preferences.endpoints))
+        self.settings.set_authoring_model(preferences.authoring_model)
 
     def offer_endpoints(self, field: QLineEdit) -> QCompleter:
         """Suggest the preferences' endpoint URLs in the base URL ``field`` as it is typed."""

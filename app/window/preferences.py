@@ -2,9 +2,10 @@
 
 :class:`PreferencesDialog` edits a :class:`Preferences`: the theme, how often unsaved agents get
 a recovery copy, and the model endpoints the Model page suggests for its base URL (a provider kind
-and a URL each). It also shows where the studio keeps its data, with a button that opens that
-folder; the folder itself is chosen by ``METAAGENT_HOME`` before the studio starts, not here.
-OK and Apply hand the preferences to whoever listens to :attr:`PreferencesDialog.applied`
+and a URL each), and the authoring model (the model that helps write tools; each agent's own
+model unless one is chosen). It also shows where the studio keeps its data, with a button that
+opens that folder; the folder itself is chosen by ``METAAGENT_HOME`` before the studio starts,
+not here. OK and Apply hand the preferences to whoever listens to :attr:`PreferencesDialog.applied`
 (the main window saves and applies them).
 """
 
@@ -62,11 +63,14 @@ class Preferences:
         theme: ``system``, ``light`` or ``dark``.
         autosave_seconds: how often unsaved agents get a recovery copy.
         endpoints: the base URLs the Model page suggests, each with its provider kind.
+        authoring_model: the model that drafts tools, grows cases and suggests fixes
+            (``provider:model``); "" for each agent's own model.
     """
 
     theme: Theme
     autosave_seconds: float
     endpoints: tuple[Endpoint, ...]
+    authoring_model: str = ""
 
 
 class PreferencesDialog(QDialog):
@@ -104,10 +108,19 @@ class PreferencesDialog(QDialog):
             "How often an agent with unsaved changes gets a recovery copy, which the next start "
             "offers after a crash"
         )
+        self.authoring_edit = QLineEdit()
+        self.authoring_edit.setObjectName("authoringModel")
+        self.authoring_edit.setPlaceholderText("the agent's own model")
+        self.authoring_edit.setToolTip(
+            "The model that drafts tools, grows test cases and suggests fixes, as provider:model "
+            "(e.g. openai:gpt-4.1-mini); its key and endpoint come from the agent's providers "
+            "and the environment, as for the agent's own model. Empty: the agent's own model."
+        )
         general = QGroupBox("General")
         form = QFormLayout(general)
         form.addRow(_buddy("&Theme:", self.theme_combo), self.theme_combo)
         form.addRow(_buddy("&Autosave every:", self.autosave_spin), self.autosave_spin)
+        form.addRow(_buddy("Auth&oring model:", self.authoring_edit), self.authoring_edit)
 
         self.endpoints_table = QTableWidget(0, 2)
         self.endpoints_table.setObjectName("endpointsTable")
@@ -185,11 +198,17 @@ class PreferencesDialog(QDialog):
         self.theme_combo.setCurrentIndex(THEMES.index(preferences.theme))
         self.autosave_spin.setValue(round(preferences.autosave_seconds))
         self.set_endpoints(list(preferences.endpoints))
+        self.authoring_edit.setText(preferences.authoring_model)
 
     def preferences(self) -> Preferences:
         """The preferences as the dialog shows them (rows without a URL left out)."""
         theme = THEMES[max(0, self.theme_combo.currentIndex())]
-        return Preferences(theme, float(self.autosave_spin.value()), tuple(self.endpoints()))
+        return Preferences(
+            theme,
+            float(self.autosave_spin.value()),
+            tuple(self.endpoints()),
+            self.authoring_edit.text().strip(),
+        )
 
     def _apply(self) -> bool:
         """Apply: the price table is written when it reads (else it says why); the other

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_export.errors import ConfigurationError, ExportError
+from mcp_export.errors import ConfigurationError, ExportError, OutputInvalid
 from mcp_export.protocol_log import ProtocolLog, attach
 from mcp_export.providers.factory import provider_for_agent
 from mcp_export.redact import redact
@@ -160,6 +160,7 @@ class AuthoringConversation:
     ) -> None:
         self.model = model
         self.title = title
+        self._schema_name = schema_name
         if protocol_log is not None:
             attach(protocol_log, model.provider)
         self.thread_id = self._create_thread(history, title, agent_path)
@@ -227,6 +228,12 @@ class AuthoringConversation:
             )
         if failed is not None:
             message = redact(failed.message)
+            if isinstance(failed.error, OutputInvalid):
+                listed = "; ".join(
+                    f"{p.path or '(the whole answer)'}: {p.message}" for p in failed.error.problems
+                )
+                message = f"its answer does not fit the {self._schema_name} schema even after "
+                message += f"one repair turn: {redact(listed)}"
             return AuthoringAnswer(None, message, problems, repaired, failed.usage, 0.0)
         return AuthoringAnswer(
             None, "the authoring model gave no answer", problems, repaired, None, 0.0

@@ -43,6 +43,7 @@ COMMANDS: tuple[str, ...] = (
     "_export",
     "_verify",
     "_schema",
+    "_draft",
 )
 
 

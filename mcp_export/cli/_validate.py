@@ -12,16 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
+from schema_types.agent_warnings import warnings_for
 from schema_types.errors import AgentFileError
 from schema_types.files.agent_file import load_agent
-from schema_types.secrets import find_literal_secrets
-from schema_types.template.diagnostic import Diagnostic, grouped, line_starts, location
-from schema_types.template.engine import diagnose
-
-if TYPE_CHECKING:
-    from schema_types.agent import Agent
 
 __all__ = ["register", "run", "warnings_for"]
 
@@ -46,37 +40,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--strict", action="store_true", help="fail on warnings too (literal secrets, templates)"
     )
     parser.set_defaults(func=run)
-
-
-def warnings_for(agent: Agent) -> list[str]:
-    """What is loadable but probably wrong: literal secrets, then template diagnostics.
-
-    Returns:
-        Messages that start with the JSON path they are about.
-    """
-    found = [str(problem) for problem in find_literal_secrets(agent)]
-    for index, tool in enumerate(agent.tools):
-        diagnostics = diagnose(tool.prompt, tool.parameters)
-        if not diagnostics:
-            continue
-        starts = line_starts(tool.prompt)
-        found += [
-            f"metadata.tools[{index}].prompt: {_described(first, count, starts)}"
-            for first, count in grouped(diagnostics)
-        ]
-    return found
-
-
-def _described(diagnostic: Diagnostic, count: int, starts: list[int]) -> str:
-    """``line L, column C: message (and N more like it)``; no place for a prompt-wide one."""
-    text = diagnostic.message
-    if diagnostic.code != "unused-required":
-        line, column = location(starts, diagnostic.start)
-        text = f"line {line}, column {column}: {text}"
-    if count > 1:
-        more = f"{count - 1:,}".replace(",", " ")
-        text += f" (and {more} more like it)"
-    return text
 
 
 def run(args: argparse.Namespace) -> int:
