@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.authoring.model_choice import preferred_authoring_model
 from app.document.agent_document import FieldPath
 from app.test_cases.runner import run_path
 from app.tool_editor.highlighter import is_dark
@@ -70,7 +71,8 @@ class ImprovePanel(QWidget):
     Attributes:
         fix: the suggestion shown (None before one).
         comparison: the last re-run's before → after (None before one).
-        authoring_model_name: the authoring model (``provider:model``); None: the agent's own.
+        authoring_model_name: the authoring model (``provider:model``); None: the one chosen in
+            Preferences, else the agent's own.
         accepted_at: ``perf_counter()`` when *Apply and re-run* was clicked.
         first_result_at: ``perf_counter()`` when the re-run's first result arrived.
     """
@@ -172,7 +174,8 @@ class ImprovePanel(QWidget):
         tool = failed[0].tool
         path = run_path(document.path, agent.metadata.name, document.base_dir)
         try:
-            model = authoring_model(agent, self.authoring_model_name)
+            chosen = self.authoring_model_name or preferred_authoring_model(self)
+            model = authoring_model(agent, chosen)
             conversation = fix_conversation(
                 model, tool, failed, history=self.tab.history, agent_path=str(path)
             )

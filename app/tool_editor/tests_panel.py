@@ -405,6 +405,7 @@ class TestsPanel(QWidget):
         """Open *Grow cases…* (``app/authoring/grow_dialog.py``); the ticked proposals are added
         as one undo step and the first of them selected."""
         from app.authoring.grow_dialog import open_grow_dialog
+        from app.authoring.model_choice import preferred_authoring_model
 
         tool = self.ref.tool()
         if tool is None:
@@ -415,7 +416,9 @@ class TestsPanel(QWidget):
             if names and self._built:
                 self.select_case(names[0])
 
-        self.grow_dialog = open_grow_dialog(self, self.document, tool, store, added)
+        self.grow_dialog = open_grow_dialog(
+            self, self.document, tool, store, added, chosen_model=preferred_authoring_model(self)
+        )
 
     def _ask_for_request(self, tool_name: str) -> None:
         dialog = QInputDialog(self)
