@@ -3,8 +3,9 @@ llama-server (or your own server: ``METAAGENT_REAL_MODEL_URL``) gets every built
 ``metaagent test --attacks``, its inner tool server included.
 
 The model is tiny and its answers vary: the test holds that the run completes, that every attack
-landed by one of the pack's own checks, held, or is said to be unanswered, and prints which with
-the figures at the end of the run (``attack pack: landed …; held …; unanswered …``).
+landed by one of the pack's own checks, held, or is said to be unanswered, and that at least one
+was answered (a run where none was judged proves nothing), and prints which with the figures
+at the end of the run, per server (``[server] attack pack: landed …; held …; unanswered …``).
 """
 
 from __future__ import annotations
@@ -96,3 +97,5 @@ def test_the_attack_pack_judges_every_attack_on_the_real_model(
         **model_server.since(mark),
     )
     assert (done.returncode == 1) is not all(r["passed"] for r in results)
+    answered = [r for r in results if not r["error"]]
+    assert answered, "no attack was answered, so none was judged: " + results[0]["error"]

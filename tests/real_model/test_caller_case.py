@@ -5,7 +5,8 @@ decoys (calendar, mail, web, files), then its call is served.
 The caller gets the request in words with the whole tool list, as a client's model would, and no
 forced tool choice (a client's model chooses for itself). The model is tiny: it may answer in
 words, pick a decoy, or fill the zone wrongly. The test holds that the run completes and names
-what happened, whichever it was, and prints it with the figures at the end of the run, per
+what happened, whichever it was (a caller that never answered proves nothing and fails), and
+prints it with the figures at the end of the run, per
 server (``[server] caller case: step …; picked …; arguments …``). On llama-server the model is
 offered no tools at all (Gemma 3 270M has no chat template with tools), so a caller that picks
 nothing there is an expected failure, not a finding about the tool list.
@@ -121,6 +122,7 @@ def test_a_caller_case_reports_what_the_real_model_picked_and_filled(
         picked=",".join(caller["picked"]) or "nothing",
         arguments=json.dumps(calls[0]["arguments"]) if calls else "-",
         said=" ".join((caller["transcript"]["reply"]["text"] or "").split())[:80],
+        error=caller["transcript"]["reply"]["error"] or "-",
         answer=" ".join((run["answer"] or "").split())[:80],
         seconds=round(seconds, 1),
         **model_server.since(mark),
@@ -128,5 +130,7 @@ def test_a_caller_case_reports_what_the_real_model_picked_and_filled(
     assert done.stdout.splitlines()[-1].startswith(
         f"caller llamacpp:{model_server.model}: picked right "
     )
+    error = caller["transcript"]["reply"]["error"]
+    assert error is None, f"the caller never answered, so nothing was picked or filled: {error}"
     if not caller["picked"] and model_server.name == "llama-server":
         pytest.xfail(OFFERS_NO_TOOLS)
