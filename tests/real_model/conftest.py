@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,11 @@ __all__ = ["Figures", "ModelServer", "_collect_on_the_gui_thread", "qasync_loop"
 ENABLED = os.environ.get("METAAGENT_REAL_MODEL") == "1"
 if not ENABLED:
     collect_ignore_glob = ["test_*.py"]
+
+_PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
+_EVAL = re.compile(r"(?<!prompt )\beval time =\s+([\d.]+) ms /\s+(\d+) (?:runs|tokens)")
+"""Both servers' timing lines: llama-cpp-python's ``llama_perf_context_print`` (``N runs``) and
+llama-server's ``print_timing`` (``N tokens``)."""
 
 YOURS = os.environ.get("METAAGENT_REAL_MODEL_URL", "").rstrip("/")
 SERVERS = ["yours"] if YOURS else ["llama-cpp-python", "llama-server"]
@@ -63,6 +69,28 @@ class ModelServer:
     proxy: RecordingProxy
     log: Path | None = None
     about: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+
+    def mark(self) -> tuple[int, int]:
+        """Where the recording and the server's log end now (requests, bytes)."""
+        return self.proxy.mark(), self.log.stat().st_size if self.log else 0
+
+    def since(self, mark: tuple[int, int]) -> dict[str, Any]:
+        """Model requests sent (the proxy) and tokens generated and per second (the server's
+        timing lines in its log, when there is a log) since ``mark``."""
+        figures: dict[str, Any] = {"model requests": len(self.proxy.since(mark[0]))}
+        if self.log is None:
+            return figures
+        with self.log.open("rb") as log:
+            log.seek(mark[1])
+            text = log.read().decode("utf-8", "replace")
+        for what, pattern in (("generation", _EVAL), ("prompt", _PROMPT_EVAL)):
+            timings = [(float(ms), int(n)) for ms, n in pattern.findall(text)]
+            ms = sum(ms for ms, _ in timings)
+            tokens = sum(n for _, n in timings)
+            if what == "generation":
+                figures["tokens generated"] = tokens
+            figures[f"tokens/s ({what})"] = round(tokens / ms * 1000, 1) if ms else None
+        return figures
 
     @property
     def origin(self) -> str:

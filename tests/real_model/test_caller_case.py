@@ -1,11 +1,15 @@
-"""A caller case on a real model: Gemma 3 270M on llama-cpp-python picks among our time tool and
-the bundled decoys (calendar, mail, web, files), then its call is served.
+"""A caller case on real models: Gemma 3 270M on llama-cpp-python and on llama.cpp's llama-server
+(or your own server: ``METAAGENT_REAL_MODEL_URL``) picks among our time tool and the bundled
+decoys (calendar, mail, web, files), then its call is served.
 
 The caller gets the request in words with the whole tool list, as a client's model would, and no
 forced tool choice (a client's model chooses for itself). The model is tiny: it may answer in
 words, pick a decoy, or fill the zone wrongly. The test holds that the run completes and names
-what happened, whichever it was, and prints it with the figures at the end of the run
-(``caller case: step …; picked …; arguments …``).
+what happened, whichever it was (a caller that never answered proves nothing and fails), and
+prints it with the figures at the end of the run, per
+server (``[server] caller case: step …; picked …; arguments …``). On llama-server the model is
+offered no tools at all (Gemma 3 270M has no chat template with tools), so a caller that picks
+nothing there is an expected failure, not a finding about the tool list.
 """
 
 from __future__ import annotations
@@ -17,18 +21,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from mcp_export.testing.callers.steps import STEPS
 from tests.fakes.mcp_clients import MCP_SERVER_TIME
-from tests.real_model.conftest import Figures, LlamaRun
+from tests.real_model.conftest import Figures, ModelServer
+from tests.real_model.test_real_model import OFFERS_NO_TOOLS
 
 REPO = Path(__file__).resolve().parents[2]
 ASK = "What time is it in Tokyo right now?"
 RUN_SECONDS = 900
 
 
-def _agent(path: Path, base_url: str) -> Path:
+def _agent(path: Path, server: ModelServer) -> Path:
     agent = {
         "metadata": {
             "name": "Time Desk",
@@ -57,7 +63,7 @@ def _agent(path: Path, base_url: str) -> Path:
             ],
         },
         "settings": {
-            "model": "llamacpp:gemma-3-270m",
+            "model": f"llamacpp:{server.model}",
             "toolChoice": "time__get_current_time",
             "temperature": 0.7,
             "seed": 1,
@@ -69,7 +75,7 @@ def _agent(path: Path, base_url: str) -> Path:
         "systemPrompt": "You answer questions about time. Use the tools, then answer briefly.",
         # Without streaming: llama-cpp-python ignores tools on a streamed request that names no
         # tool choice, and a caller names none.
-        "providers": {"llamacpp": {"LLAMACPP_BASE_URL": base_url, "stream": "false"}},
+        "providers": {"llamacpp": {"LLAMACPP_BASE_URL": server.base_url, "stream": "false"}},
         "mcpServers": {
             "time": {
                 "type": "stdio",
@@ -84,11 +90,11 @@ def _agent(path: Path, base_url: str) -> Path:
 
 
 def test_a_caller_case_reports_what_the_real_model_picked_and_filled(
-    tmp_path: Path, llama: LlamaRun, figures: Figures
+    tmp_path: Path, model_server: ModelServer, figures: Figures
 ) -> None:
-    path = _agent(tmp_path / "time.agent.yaml", llama.server.base_url)
+    path = _agent(tmp_path / "time.agent.yaml", model_server)
     report = tmp_path / "report.json"
-    mark = llama.mark()
+    mark = model_server.mark()
     began = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "mcp_export", "test", str(path), "--json", str(report)],
@@ -111,13 +117,20 @@ def test_a_caller_case_reports_what_the_real_model_picked_and_filled(
     assert offered[0] == "time_in" and "send_email" in offered
     calls = caller["transcript"]["reply"]["toolCalls"]
     figures.add(
-        "caller case",
+        f"[{model_server.name}] caller case",
         step=run["step"] or "passed",
         picked=",".join(caller["picked"]) or "nothing",
         arguments=json.dumps(calls[0]["arguments"]) if calls else "-",
         said=" ".join((caller["transcript"]["reply"]["text"] or "").split())[:80],
+        error=caller["transcript"]["reply"]["error"] or "-",
         answer=" ".join((run["answer"] or "").split())[:80],
         seconds=round(seconds, 1),
-        **llama.since(mark),
+        **model_server.since(mark),
     )
-    assert done.stdout.splitlines()[-1].startswith("caller llamacpp:gemma-3-270m: picked right ")
+    assert done.stdout.splitlines()[-1].startswith(
+        f"caller llamacpp:{model_server.model}: picked right "
+    )
+    error = caller["transcript"]["reply"]["error"]
+    assert error is None, f"the caller never answered, so nothing was picked or filled: {error}"
+    if not caller["picked"] and model_server.name == "llama-server":
+        pytest.xfail(OFFERS_NO_TOOLS)

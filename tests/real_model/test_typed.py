@@ -1,11 +1,13 @@
-"""A typed tool against a real model: Gemma 3 270M on llama-cpp-python, on CPU.
+"""A typed tool against real models: Gemma 3 270M on llama-cpp-python and on llama.cpp's
+llama-server (or your own server: ``METAAGENT_REAL_MODEL_URL``), on CPU.
 
 The tool declares a small ``outputSchema``; the agent has no inner tools, so every request
-carries the schema as ``response_format: {type: json_object, schema}``, which llama-cpp-python
-turns into a grammar: even this tiny base model can only write an object of that shape. The
+carries the schema as ``response_format: {type: json_object, schema}``, which both servers turn
+into a grammar: even this tiny base model can only write an object of that shape. The
 served call (the official MCP client over stdio, which itself validates ``structuredContent``
 against the listed outputSchema) must answer a valid object. The figures (seconds, model
-requests, whether a repair turn was needed, the object) are printed at the end of the run.
+requests, whether a repair turn was needed, tokens generated, the object) are printed at the end
+of the run, per server.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from mcp import Client
 from mcp_export.server.typed_result import TRACE_META
 from schema_types.output_schema import output_problems
 from tests.fakes.mcp_clients import serve_params
-from tests.real_model.conftest import Figures, LlamaRun
+from tests.real_model.conftest import Figures, ModelServer
 
 CALL_SECONDS = 600
 SCHEMA: dict[str, Any] = {
@@ -38,7 +40,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def write_agent(path: Path, base_url: str) -> Path:
+def write_agent(path: Path, server: ModelServer) -> Path:
     agent = {
         "metadata": {
             "name": "Geo Desk",
@@ -57,7 +59,7 @@ def write_agent(path: Path, base_url: str) -> Path:
             ],
         },
         "settings": {
-            "model": "llamacpp:gemma-3-270m",
+            "model": f"llamacpp:{server.model}",
             "temperature": 0.2,
             "seed": 1,
             "maxOutputTokens": 96,
@@ -65,7 +67,7 @@ def write_agent(path: Path, base_url: str) -> Path:
             "timeoutSeconds": CALL_SECONDS,
         },
         "systemPrompt": "You answer questions about places.",
-        "providers": {"llamacpp": {"LLAMACPP_BASE_URL": base_url}},
+        "providers": {"llamacpp": {"LLAMACPP_BASE_URL": server.base_url}},
     }
     path.write_text(yaml.safe_dump(agent, sort_keys=False), encoding="utf-8")
     return path
@@ -73,25 +75,25 @@ def write_agent(path: Path, base_url: str) -> Path:
 
 @pytest.mark.anyio
 async def test_a_typed_tool_answers_a_valid_object_on_the_real_model(
-    llama: LlamaRun, figures: Figures, tmp_path: Path
+    model_server: ModelServer, figures: Figures, tmp_path: Path
 ) -> None:
-    agent = write_agent(tmp_path / "geo.agent.yaml", llama.server.base_url)
+    agent = write_agent(tmp_path / "geo.agent.yaml", model_server)
     with anyio.fail_after(CALL_SECONDS + 60):
         async with Client(serve_params(str(agent), env=dict(os.environ)), mode="auto") as client:
             await client.list_tools()
-            mark = llama.mark()
+            mark = model_server.mark()
             started = time.monotonic()
             result = await client.call_tool("locate", {"city": "Oslo"})
             seconds = time.monotonic() - started
     text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
     trace: dict[str, Any] = (result.meta or {}).get(TRACE_META) or {}
     figures.add(
-        "typed call (mcp.Client, stdio)",
+        f"[{model_server.name}] typed call (mcp.Client, stdio)",
         seconds=round(seconds, 1),
         is_error=result.is_error,
         turns=trace.get("turns"),
         repaired=(trace.get("output") or {}).get("repaired"),
-        **llama.since(mark),
+        **model_server.since(mark),
         answer=text[:120],
     )
     assert not result.is_error, text
