@@ -1,4 +1,5 @@
-"""``metaagent draft`` against a real model: Gemma 3 270M on llama-cpp-python, on CPU.
+"""``metaagent draft`` against a real model: Gemma 3 270M on each server (llama-cpp-python and
+llama-server, or your own with ``METAAGENT_REAL_MODEL_URL``), on CPU.
 
 The authoring model is the agent's own (``llamacpp:gemma-3-270m``): the draft request carries
 the draft schema as ``response_format: {type: json_object, schema}``, which the server turns into
@@ -18,17 +19,17 @@ from pathlib import Path
 import yaml
 
 from tests.fakes.cli import metaagent
-from tests.real_model.conftest import Figures, LlamaRun
+from tests.real_model.conftest import Figures, ModelServer
 
 DRAFT_SECONDS = 800
 SENTENCE = "Tell the capital city of a country."
 
 
-def write_agent(path: Path, base_url: str) -> Path:
+def write_agent(path: Path, base_url: str, model: str) -> Path:
     agent = {
         "metadata": {"name": "Geo Desk", "description": "Answers questions about places."},
         "settings": {
-            "model": "llamacpp:gemma-3-270m",
+            "model": f"llamacpp:{model}",
             "temperature": 0.2,
             "seed": 1,
             "maxOutputTokens": 700,
@@ -41,28 +42,31 @@ def write_agent(path: Path, base_url: str) -> Path:
 
 
 def test_a_tool_drafted_on_the_real_model_validates_or_is_refused_clearly(
-    llama: LlamaRun, figures: Figures, tmp_path: Path
+    model_server: ModelServer, figures: Figures, tmp_path: Path
 ) -> None:
-    agent = write_agent(tmp_path / "geo.agent.yaml", llama.server.base_url)
+    agent = write_agent(tmp_path / "geo.agent.yaml", model_server.base_url, model_server.model)
     before = agent.read_bytes()
-    mark = llama.mark()
+    mark = model_server.mark()
     started = time.perf_counter()
     done = metaagent(
         "draft", str(agent), SENTENCE, "--write", env=dict(os.environ), timeout=DRAFT_SECONDS
     )
     seconds = round(time.perf_counter() - started, 1)
-    log = llama.since(mark)
+    log = model_server.since(mark)
     validated = done.returncode == 0
     figures.add(
-        "draft a tool from a sentence",
+        f"[{model_server.name}] draft a tool from a sentence",
         seconds=seconds,
         exit=done.returncode,
         validated=validated,
         repaired="after one repair turn" in done.stderr,
-        **{"model requests": log["model requests"], "statuses": log["statuses"]},
+        **log,
     )
     if not validated:
-        figures.add("draft a tool from a sentence", refusal=done.stderr.strip()[-400:])
+        figures.add(
+            f"[{model_server.name}] draft a tool from a sentence",
+            refusal=done.stderr.strip()[-400:],
+        )
     assert "Traceback" not in done.stderr
     assert done.returncode in (0, 1), done.stderr
     if validated:
@@ -72,7 +76,9 @@ def test_a_tool_drafted_on_the_real_model_validates_or_is_refused_clearly(
     else:
         assert done.stdout == ""
         assert agent.read_bytes() == before
-        assert "metaagent draft: the authoring model (llamacpp:gemma-3-270m)" in done.stderr
+        assert (
+            f"metaagent draft: the authoring model (llamacpp:{model_server.model})" in done.stderr
+        )
         assert (
             "does not pass validation, even after one repair turn; nothing was added" in done.stderr
             or "gave no draft" in done.stderr
