@@ -48,7 +48,6 @@ from app.pages.page_tasks import PageTasks
 from app.settings_store import SettingsStore
 from app.test_cases.ab_dialog import compare_button
 from app.test_cases.caller_cells import caller_result
-from app.test_cases.caller_details import caller_transcript_for
 from app.test_cases.details import AnswerDiff, CellDetails
 from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, shown_result
 from app.test_cases.matrix_tab_base import MatrixTabBase
@@ -57,7 +56,7 @@ from app.test_cases.models_memory import MatrixModelMemory, PickedModels
 from app.test_cases.models_picker import ModelPicker
 from app.test_cases.run_modes import RunModes
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
-from app.test_cases.transcript import TranscriptDialog, transcript_for
+from app.test_cases.transcript import TranscriptDialog, caller_transcript_for, transcript_for
 from app.tool_editor.highlighter import is_dark
 from mcp_export.costs.prices import PricesError, price_table
 from mcp_export.redact import redact
