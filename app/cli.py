@@ -7,26 +7,10 @@ install-desktop`` adds the studio's desktop launcher (no Qt either); a bare ``me
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Sequence
 
-STUDIO_MISSING = (
-    "metaagent: the studio is not installed here (it needs the 'studio' extra: PySide6 and "
-    "qasync).\n"
-    "Install it with:  pip install 'meta-agent-studio[studio]'\n"
-    "             or:  uv tool install 'meta-agent-studio[studio]'  /  "
-    "pipx install 'meta-agent-studio[studio]'\n"
-    "Every subcommand works without it: `metaagent --help` lists them (serve, test, export…)."
-)
-"""What a bare ``metaagent`` says when the studio's packages are missing."""
-
-_STUDIO_MODULES = ("PySide6", "qasync")
-
-
-def studio_installed() -> bool:
-    """Whether the studio's packages can be imported (looked up without importing them)."""
-    return all(importlib.util.find_spec(name) is not None for name in _STUDIO_MODULES)
+from app.studio_extra import STUDIO_MISSING, studio_installed
 
 
 def main(argv: Sequence[str] | None = None) -> int:

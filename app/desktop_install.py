@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.studio_extra import STUDIO_MISSING, studio_installed
+
 __all__ = [
     "APP_ID",
     "MIME_TYPE",
@@ -255,8 +257,6 @@ def main(args: Sequence[str]) -> int:
     if options.uninstall:
         result = uninstall_desktop()
     else:
-        from app.cli import STUDIO_MISSING, studio_installed
-
         if not studio_installed():
             sys.stderr.write(STUDIO_MISSING + "\n")
             return 2

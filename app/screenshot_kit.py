@@ -25,6 +25,7 @@ __all__ = [
     "BUDGET_MODEL",
     "RICHEST_TOOL",
     "Camera",
+    "matrix_cases",
     "run_test_dialog",
     "run_tests_panel_cases",
     "settle",
@@ -33,6 +34,30 @@ __all__ = [
 ]
 
 RICHEST_TOOL = "book_flight"
+
+
+def matrix_cases(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Test cases of the richest tool for the matrix view (``arguments``: sample arguments)."""
+    invoice = {**arguments, "payment": {"method": "invoice", "cost_center": "CC-4711"}}
+    return [
+        {
+            "name": "Grace to Lisbon",
+            "arguments": arguments,
+            "expect": {"contains": ["TP1351"], "toolCalls": ["time__get_current_time"]},
+        },
+        {"name": "Window seat", "arguments": arguments, "expect": {"matches": "(?i)window"}},
+        {
+            "name": "Price in euros",
+            "arguments": arguments,
+            "expect": {"contains": ["EUR"], "notContains": ["USD"]},
+        },
+        {"name": "Pay by invoice", "arguments": invoice, "expect": {"contains": ["QX7R2M"]}},
+        {
+            "name": "No traveller",
+            "arguments": {"flight": arguments.get("flight", {})},
+            "expect": {"isError": True},
+        },
+    ]
 
 
 async def wait_until(predicate: Callable[[], bool], what: str, limit: float = 30.0) -> None:

@@ -31,6 +31,7 @@ from app.screenshot_kit import (
     BUDGET_MODEL,
     RICHEST_TOOL,
     Camera,
+    matrix_cases,
     run_test_dialog,
     run_tests_panel_cases,
     settle,
@@ -313,30 +314,6 @@ async def endpoint_views(window: MainWindow, camera: Camera) -> None:
         for tab in tabs:
             await tab.aclose()
             tab.close()
-
-
-def matrix_cases(arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """Test cases of the richest tool for the matrix view (``arguments``: sample arguments)."""
-    invoice = {**arguments, "payment": {"method": "invoice", "cost_center": "CC-4711"}}
-    return [
-        {
-            "name": "Grace to Lisbon",
-            "arguments": arguments,
-            "expect": {"contains": ["TP1351"], "toolCalls": ["time__get_current_time"]},
-        },
-        {"name": "Window seat", "arguments": arguments, "expect": {"matches": "(?i)window"}},
-        {
-            "name": "Price in euros",
-            "arguments": arguments,
-            "expect": {"contains": ["EUR"], "notContains": ["USD"]},
-        },
-        {"name": "Pay by invoice", "arguments": invoice, "expect": {"contains": ["QX7R2M"]}},
-        {
-            "name": "No traveller",
-            "arguments": {"flight": arguments.get("flight", {})},
-            "expect": {"isError": True},
-        },
-    ]
 
 
 async def matrix_views(window: MainWindow, camera: Camera) -> None:

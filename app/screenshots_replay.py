@@ -27,8 +27,13 @@ _PLAIN = (
 async def replay_views(window: MainWindow, camera: Camera) -> None:
     """Record, a replay that differs, and an A/B comparison (see the module docstring)."""
     from app.document.test_cases import add_test_case
-    from app.screenshot_kit import BUDGET_ANSWER, BUDGET_MODEL, RICHEST_TOOL, wait_until
-    from app.screenshots import matrix_cases
+    from app.screenshot_kit import (
+        BUDGET_ANSWER,
+        BUDGET_MODEL,
+        RICHEST_TOOL,
+        matrix_cases,
+        wait_until,
+    )
     from app.test_cases.ab_dialog import ABDialog
     from app.test_cases.matrix_tab import MatrixTab
     from schema_types.arguments import sample_arguments

@@ -45,7 +45,7 @@ from mcp_export.errors import ExportError
 from mcp_export.redact import redact
 
 if TYPE_CHECKING:
-    from app.test_cases.matrix_tab import MatrixTab
+    from app.test_cases.matrix_tab_base import MatrixTabBase
     from mcp_export.testing.run import CaseResult, MatrixResult
 
 __all__ = ["ImprovePanel", "attach_improve"]
@@ -56,7 +56,7 @@ _COLOURS = {
 }
 
 
-def attach_improve(tab: MatrixTab) -> ImprovePanel:
+def attach_improve(tab: MatrixTabBase) -> ImprovePanel:
     """Add the fix panel under ``tab``'s table (the tab's splitter gets a third pane)."""
     panel = ImprovePanel(tab)
     splitter = tab.table.parentWidget()
@@ -77,7 +77,7 @@ class ImprovePanel(QWidget):
         first_result_at: ``perf_counter()`` when the re-run's first result arrived.
     """
 
-    def __init__(self, tab: MatrixTab) -> None:
+    def __init__(self, tab: MatrixTabBase) -> None:
         super().__init__(tab)
         self.setObjectName("improvePanel")
         self.tab = tab

@@ -38,7 +38,7 @@ from mcp_export.costs.prices import PricesError, price_table
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from app.test_cases.matrix_tab import MatrixTab
+    from app.test_cases.matrix_tab_base import MatrixTabBase
     from mcp_export.costs.prices import PriceTable
     from mcp_export.versions.ab import ABResult, SideFigures
     from schema_types.agent import Agent
@@ -72,7 +72,7 @@ class ABDialog(QDialog):
         tab: the matrix tab: its agent, its cases and its checked models.
     """
 
-    def __init__(self, tab: MatrixTab) -> None:
+    def __init__(self, tab: MatrixTabBase) -> None:
         super().__init__(tab)
         self.setObjectName("abDialog")
         self.setWindowTitle("Compare with a variant")
@@ -272,14 +272,14 @@ class ABDialog(QDialog):
         )
 
 
-def open_ab(tab: MatrixTab) -> ABDialog:
+def open_ab(tab: MatrixTabBase) -> ABDialog:
     """Open the comparison for ``tab`` (not modal: the matrix stays usable)."""
     dialog = ABDialog(tab)
     dialog.show()
     return dialog
 
 
-def compare_button(tab: MatrixTab, buttons: QBoxLayout) -> QPushButton:
+def compare_button(tab: MatrixTabBase, buttons: QBoxLayout) -> QPushButton:
     """The *Compare with a variant…* button, added to ``buttons``."""
     button = QPushButton("Compare with a variant…")
     button.setObjectName("matrixCompare")

@@ -3,11 +3,11 @@
 :func:`caller_html` heads a caller cell's details: the step that failed (or that every step
 passed), the caller model and the model that served its call, the tools it called with the
 arguments it filled, and whether those were valid and as the case expects. The transcript of a
-caller run is two (:func:`caller_transcript_html`, :func:`caller_transcript_for`): first the
-caller's request (its system prompt and the request), its reply, and the whole tool list the
-request offered (ours and the decoys, each as ``tools/list`` gives it); then our served call,
-from the history, when the caller's call got that far. Everything shown passes the runtime's
-one ``redact``.
+caller run is two (:func:`caller_transcript_html` here, put together by
+:func:`app.test_cases.transcript.caller_transcript_for`): first the caller's request (its system
+prompt and the request), its reply, and the whole tool list the request offered (ours and the
+decoys, each as ``tools/list`` gives it); then our served call, from the history, when the
+caller's call got that far. Everything shown passes the runtime's one ``redact``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from app.test_cases.caller_cells import STEP_WORDS
-from app.test_cases.matrix_cells import Cell, format_ms
+from app.test_cases.matrix_cells import format_ms
 from mcp_export.redact import redact
 
 if TYPE_CHECKING:
-    from mcp_export.history.store import HistoryStore
     from mcp_export.testing.callers.runner import CallerResult
 
-__all__ = ["caller_html", "caller_transcript_for", "caller_transcript_html"]
+__all__ = ["caller_html", "caller_transcript_html", "not_served_html"]
 
 _COLOURS = {False: ("#2e7d32", "#c62828"), True: ("#8fd694", "#ff9c94")}
 
@@ -158,28 +157,3 @@ def not_served_html(step: str | None) -> str:
         return "<p><i>Not served: the case expects no call of ours, and none was made.</i></p>"
     words = STEP_WORDS.get(step, step)
     return f"<p><i>Not served: the caller's reply failed at {html.escape(words)}.</i></p>"
-
-
-def caller_transcript_for(store: HistoryStore | None, cell: Cell, result: CallerResult) -> str:
-    """Both transcripts of a caller run: the caller's, then our served call's (from ``store``;
-    a line saying why when there is none).
-
-    Raises:
-        HistoryError: the store cannot be read.
-    """
-    from app.test_cases.transcript import transcript_for
-
-    first = (
-        caller_transcript_html(result.turn.transcript())
-        if result.turn is not None
-        else "<p><i>The caller model was not asked.</i></p>"
-    )
-    second = "<h3>2 · Our served call</h3>"
-    served = result.pick is not None and result.pick.serve
-    if served and result.outcome.thread_id is not None and store is not None:
-        second += transcript_for(store, cell, result)
-    elif not served:
-        second += not_served_html(result.step)
-    else:
-        second += "<p><i>History is off, so the served call has no transcript.</i></p>"
-    return first + second

@@ -48,15 +48,15 @@ from app.pages.page_tasks import PageTasks
 from app.settings_store import SettingsStore
 from app.test_cases.ab_dialog import compare_button
 from app.test_cases.caller_cells import caller_result
-from app.test_cases.caller_details import caller_transcript_for
 from app.test_cases.details import AnswerDiff, CellDetails
 from app.test_cases.matrix_model import CASE_COLUMN, Cell, MatrixTableModel, shown_result
+from app.test_cases.matrix_tab_base import MatrixTabBase
 from app.test_cases.model_offers import endpoints_to_ask, list_offers
 from app.test_cases.models_memory import MatrixModelMemory, PickedModels
 from app.test_cases.models_picker import ModelPicker
 from app.test_cases.run_modes import RunModes
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
-from app.test_cases.transcript import TranscriptDialog, transcript_for
+from app.test_cases.transcript import TranscriptDialog, caller_transcript_for, transcript_for
 from app.tool_editor.highlighter import is_dark
 from mcp_export.costs.prices import PricesError, price_table
 from mcp_export.redact import redact
@@ -79,7 +79,7 @@ _PLACEHOLDER = (
 )
 
 
-class MatrixTab(QWidget):
+class MatrixTab(MatrixTabBase):
     """The test cases of one open agent (all, or a selection) on a matrix of models.
 
     Args:
@@ -97,7 +97,6 @@ class MatrixTab(QWidget):
         finished(object): a run ended; its :class:`~app.test_cases.runner.RunEnd`.
     """
 
-    finished = Signal(object)
     attacks_requested = Signal(list)  # the checked models: open the Attacks view on them
 
     def __init__(
@@ -281,11 +280,6 @@ class MatrixTab(QWidget):
 
     # -- public API -------------------------------------------------------------------------
 
-    @property
-    def busy(self) -> bool:
-        """Whether a run is in progress."""
-        return self.runner.running
-
     def run(self) -> bool:
         """Run the cases on the checked models, with the agent as it is now.
 
@@ -398,14 +392,6 @@ class MatrixTab(QWidget):
         self.table.selectionModel().select(
             selection, self.table.selectionModel().SelectionFlag.ClearAndSelect
         )
-
-    def selected_cells(self) -> list[Cell]:
-        """The selected cells (not the case column), top to bottom, left to right."""
-        indexes = sorted(
-            self.table.selectionModel().selectedIndexes(), key=lambda i: (i.row(), i.column())
-        )
-        found = (self.model.cell_at(i.row(), i.column()) for i in indexes)
-        return [cell for cell in found if cell is not None]
 
     def open_transcript(self) -> TranscriptDialog | None:
         """Show the transcript of the run in the details pane (None when there is none)."""

@@ -28,7 +28,7 @@ from app.test_cases.matrix_model import Cell
 from app.test_cases.runner import MatrixRunner, RunEnd, RunRequest, chosen_cases, run_path
 
 if TYPE_CHECKING:
-    from app.test_cases.matrix_tab import MatrixTab
+    from app.test_cases.matrix_tab_base import MatrixTabBase
     from mcp_export.testing.replay.tape import Mode
     from mcp_export.testing.run import CaseResult
 
@@ -60,7 +60,9 @@ class RunModes(QObject):
             ``layout`` at ``at``.
     """
 
-    def __init__(self, tab: MatrixTab, buttons: QBoxLayout, layout: QBoxLayout, at: int) -> None:
+    def __init__(
+        self, tab: MatrixTabBase, buttons: QBoxLayout, layout: QBoxLayout, at: int
+    ) -> None:
         super().__init__(tab)
         self.tab = tab
         self.choice = QComboBox()

@@ -15,14 +15,16 @@ from PySide6.QtWidgets import QDialog, QTextBrowser, QWidget
 from app.history.model import HistoryEntry
 from app.history.view import transcript_html
 from app.layouts import closable_column
+from app.test_cases.caller_details import caller_transcript_html, not_served_html
 from app.test_cases.matrix_model import Cell
 from app.window.screen_fit import fit_to_screen
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
+    from mcp_export.testing.callers.runner import CallerResult
     from mcp_export.testing.run import CaseResult
 
-__all__ = ["TranscriptDialog", "transcript_for"]
+__all__ = ["TranscriptDialog", "caller_transcript_for", "transcript_for"]
 
 
 def transcript_for(store: HistoryStore, cell: Cell, result: CaseResult) -> str:
@@ -65,3 +67,26 @@ class TranscriptDialog(QDialog):
         closable_column(self, self.browser, stretch=self.browser)
         fit_to_screen(self, 720, 560)
         self.finished.connect(lambda _result: self.deleteLater())
+
+
+def caller_transcript_for(store: HistoryStore | None, cell: Cell, result: CallerResult) -> str:
+    """Both transcripts of a caller run: the caller's, then our served call's (from ``store``;
+    a line saying why when there is none).
+
+    Raises:
+        HistoryError: the store cannot be read.
+    """
+    first = (
+        caller_transcript_html(result.turn.transcript())
+        if result.turn is not None
+        else "<p><i>The caller model was not asked.</i></p>"
+    )
+    second = "<h3>2 · Our served call</h3>"
+    served = result.pick is not None and result.pick.serve
+    if served and result.outcome.thread_id is not None and store is not None:
+        second += transcript_for(store, cell, result)
+    elif not served:
+        second += not_served_html(result.step)
+    else:
+        second += "<p><i>History is off, so the served call has no transcript.</i></p>"
+    return first + second

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp_export.cli._verify import _can_show
+from mcp_export.cli._report import can_show
 from mcp_export.clients.entry import server_name
 from mcp_export.errors import ConfigurationError
 from mcp_export.lint import LINT_CLIENTS, LintClient, lint_tools, served_tools
@@ -47,9 +47,9 @@ def run_lint(args: argparse.Namespace) -> int:
         tool_count=len(tools),
         clients=clients,
         color=color,
-        ascii_only=not _can_show("✔✘"),
+        ascii_only=not can_show(sys.stdout, "✔✘"),
     )
-    if not _can_show(text):
+    if not can_show(sys.stdout, text):
         encoding = sys.stdout.encoding or "ascii"
         text = text.encode(encoding, errors="replace").decode(encoding)
     sys.stdout.write(text + "\n")

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from mcp_export.redact import redact
 from schema_types.agent import Agent
 from schema_types.errors import SchemaError
 from schema_types.files.agent_file import load_agent
 
-__all__ = ["error", "load_agent_or_report"]
+__all__ = ["can_show", "error", "load_agent_or_report"]
 
 
 def error(command: str, message: str) -> None:
@@ -32,3 +33,12 @@ def load_agent_or_report(command: str, path: Path) -> Agent | None:
     except OSError as exc:
         error(command, f"cannot read {path}: {exc.strerror or exc}")
     return None
+
+
+def can_show(stream: TextIO, text: str) -> bool:
+    """Whether ``stream``'s encoding can write ``text`` (a console may not show ✔, → or …)."""
+    try:
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mcp_export.cli._report import error
+from mcp_export.cli._report import can_show, error
 from mcp_export.errors import ConfigurationError, ExportError, HistoryError
 from mcp_export.history.store import HistoryStore
 from mcp_export.providers.factory import provider_for_agent
@@ -212,7 +212,7 @@ class EventPrinter:
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self._fancy = _can_show(self.err, "→←")
+        self._fancy = can_show(self.err, "→←")
         self._line_open = False
         self._noted: set[str] = set()
 
@@ -261,11 +261,3 @@ class EventPrinter:
 def _one_line(text: str, limit: int = 200) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _can_show(stream: TextIO, text: str) -> bool:
-    try:
-        text.encode(getattr(stream, "encoding", None) or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True

@@ -23,6 +23,8 @@ from typing import cast
 
 import anyio
 
+from mcp_export.cli._lint import run_lint
+from mcp_export.cli._report import can_show
 from mcp_export.clients.entry import CLIENT_IDS, ClientId
 from mcp_export.clients.verify import verify_export
 from mcp_export.clients.verify_report import render_report
@@ -104,8 +106,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     """Run ``verify`` with parsed arguments; returns the exit code."""
     if args.lint:
-        from mcp_export.cli._lint import run_lint
-
         return run_lint(args)
     if args.strict:
         sys.stderr.write("metaagent verify: --strict goes with --lint\n")
@@ -133,8 +133,8 @@ def run(args: argparse.Namespace) -> int:
             call_timeout=args.call_timeout,
         )
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        text = render_report(report, color=color, ascii_only=not _can_show("✔✘"))
-        if not _can_show(text):  # a console that cannot show ›, … or a quoted answer
+        text = render_report(report, color=color, ascii_only=not can_show(sys.stdout, "✔✘"))
+        if not can_show(sys.stdout, text):  # a console that cannot show ›, … or a quoted answer
             encoding = sys.stdout.encoding or "ascii"
             text = text.encode(encoding, errors="replace").decode(encoding)
         sys.stdout.write(text + "\n")
@@ -142,11 +142,3 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
 
     return anyio.run(main)
-
-
-def _can_show(text: str) -> bool:
-    try:
-        text.encode(sys.stdout.encoding or "ascii")
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True

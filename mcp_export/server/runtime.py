@@ -7,9 +7,10 @@ the runtime: the toolbox, the providers and the chat session are imported by the
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from mcp_export.server.history import HistoryAccess
+from mcp_export.server.stand_ins import StandIns
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -20,24 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentRuntime", "CallPolicy", "StandIns"]
 
 logger = logging.getLogger(__name__)
-
-
-class StandIns(Protocol):
-    """What answers in place of an agent's configured provider and tool servers (a test case's
-    recording, replay or mocks): plugged in where the real ones are made, so the rest of a call
-    (template, session, result) is the real path."""
-
-    def provider(self) -> tuple[Provider, str]:
-        """The provider and model name the calls use.
-
-        Raises:
-            ConfigurationError: it cannot be used.
-        """
-        ...
-
-    def toolbox(self) -> AgentToolbox:
-        """The toolbox the calls use (closed with the runtime)."""
-        ...
 
 
 class CallPolicy:

@@ -32,7 +32,7 @@ from mcp_export.errors import ConfigurationError
 from mcp_export.versions.fingerprint import tool_version
 
 if TYPE_CHECKING:
-    from mcp_export.server.runtime import StandIns
+    from mcp_export.server.stand_ins import StandIns
     from mcp_export.toolbox.agent_toolbox import ToolSpec
     from schema_types.agent import Agent, McpServerConfig, ToolDefinition
 

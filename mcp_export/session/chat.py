@@ -35,7 +35,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
@@ -57,14 +57,12 @@ from mcp_export.providers.base import (
     TextDelta,
     ToolCallRequest,
     ToolSchema,
-    Usage,
 )
 from mcp_export.providers.parameters import resolve_parameters
 from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
     FinalAnswer,
     Notice,
-    OutputChecked,
     SessionEvent,
     SessionFailed,
     SessionStarted,
@@ -77,6 +75,7 @@ from mcp_export.session.events import (
 from mcp_export.session.failure import failure_for, turn_limit_error
 from mcp_export.session.record import SessionRecorder, repair_tool_results
 from mcp_export.session.result import SessionResult, aclose_stream, collect_result
+from mcp_export.session.run_state import RunState, last_request_notice
 from mcp_export.session.steps import StepReporter
 from mcp_export.session.typed import OutputSpec, typed_turns
 
@@ -180,26 +179,6 @@ class _Withholding(Protocol):
     def withheld(self) -> Sequence[WithheldTools]:
         """Per server, the tools the model is not offered because nobody can permit them."""
         ...
-
-
-@dataclass
-class _RunState:
-    """What one run has accumulated so far."""
-
-    started: float
-    steps: StepReporter
-    turns: int = 0
-    usages: list[Usage] = field(default_factory=lambda: list[Usage]())
-    calls: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
-    stop_reason: str | None = None
-    """Why the last model request ended (``max_tokens``: cut off at the token limit)."""
-    output: OutputChecked | None = None
-    """A typed run's accepted answer (``session.typed``)."""
-
-    @property
-    def usage(self) -> Usage:
-        """The run's token totals so far (``Usage.total``: an unknown count is never a 0)."""
-        return Usage.total(self.usages)
 
 
 class ChatSession:
@@ -332,7 +311,7 @@ class ChatSession:
 
     async def _drive(self, user_message: str, emit: _Emit) -> None:
         steps = StepReporter(emit if self.steps else None)
-        state = _RunState(started=time.perf_counter(), steps=steps)
+        state = RunState(started=time.perf_counter(), steps=steps)
         answer: str | None = None
         failure: SessionFailed | None = None
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
@@ -384,7 +363,7 @@ class ChatSession:
             )
         emit(None)
 
-    async def _turns(self, user_message: str, emit: _Emit, state: _RunState) -> str:
+    async def _turns(self, user_message: str, emit: _Emit, state: RunState) -> str:
         self.messages.append(ChatMessage("user", user_message))
         self._recorder.user_message(redact(user_message))
         emit(SessionStarted(self.id, self._recorder.thread_id, self.model))
@@ -398,7 +377,7 @@ class ChatSession:
             if tools and turn == self.max_turns and turn > 1 and asked.get("tool_choice") != "none":
                 # Tools asked for now could not run: the model answers with what it has.
                 asked = {**parameters, "tool_choice": "none"}
-                emit(Notice(_last_request_notice(self.max_turns)))
+                emit(Notice(last_request_notice(self.max_turns)))
             request = ModelRequest(self.model, tuple(self.messages), tools, asked)
             message = await self._ask(request, emit, state)
             forced = _forced_choice(asked) if tools else None  # no tools: nothing to force
@@ -414,7 +393,7 @@ class ChatSession:
             parameters = _unforced(parameters)
         raise turn_limit_error(self.max_turns)
 
-    async def _ask(self, request: ModelRequest, emit: _Emit, state: _RunState) -> ChatMessage:
+    async def _ask(self, request: ModelRequest, emit: _Emit, state: RunState) -> ChatMessage:
         """One model request of turn ``state.turns``: recorded, its message appended, its
         ``TurnFinished`` emitted; an empty answer raises ``EmptyAnswer``."""
         turn = state.turns
@@ -478,7 +457,7 @@ class ChatSession:
         return completion
 
     async def _run_tools(
-        self, calls: Sequence[ToolCallRequest], emit: _Emit, state: _RunState
+        self, calls: Sequence[ToolCallRequest], emit: _Emit, state: RunState
     ) -> None:
         for call in calls:
             emit(ToolCallStarted(call.id, call.name, redact_json(call.arguments)))
@@ -547,13 +526,6 @@ class ChatSession:
         )
         emit(finished)
         return finished.record()
-
-
-def _last_request_notice(max_turns: int) -> str:
-    return (
-        f"model request {max_turns} of {max_turns} (settings.maxChatTurns): it goes with "
-        "tool_choice none, so the model answers with what the tools gave it"
-    )
 
 
 def _unforced(parameters: dict[str, Any]) -> dict[str, Any]:

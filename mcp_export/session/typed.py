@@ -31,13 +31,13 @@ from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import Notice, SessionEvent
 from mcp_export.session.failure import turn_limit_error
 from mcp_export.session.output_events import OutputChecked, OutputStage
+from mcp_export.session.run_state import RunState, TurnSession, last_request_notice
 from schema_types.errors import Problem, SchemaDefinitionError
 from schema_types.output_schema import output_problems
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mcp_export.session.chat import ChatSession, _RunState
     from schema_types.agent import ToolDefinition
 
 __all__ = [
@@ -171,11 +171,11 @@ class _TypedRun:
 
     def __init__(
         self,
-        session: ChatSession,
+        session: TurnSession,
         plan: StructuredOutput,
         tools: tuple[ToolSchema, ...],
         emit: Callable[[SessionEvent | None], None],
-        state: _RunState,
+        state: RunState,
     ) -> None:
         self.session, self.plan, self.tools, self.emit, self.state = (
             session,
@@ -223,7 +223,7 @@ class _TypedRun:
                 and asked.get("tool_choice") != "none"
             ):
                 asked = {**parameters, "tool_choice": "none"}
-                self.emit(Notice(_last_request_notice(session.max_turns)))
+                self.emit(Notice(last_request_notice(session.max_turns)))
             request = ModelRequest(session.model, tuple(session.messages), self.tools, asked)
             final = self.final_next or (last and turn > 1)
             sent = plan.shape(request, final=final)
@@ -319,19 +319,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _last_request_notice(max_turns: int) -> str:
-    from mcp_export.session.chat import _last_request_notice as notice  # chat imports this module
-
-    return notice(max_turns)
-
-
 async def typed_turns(
-    session: ChatSession,
+    session: TurnSession,
     output: OutputSpec,
     tools: tuple[ToolSchema, ...],
     parameters: dict[str, Any],
     emit: Callable[[SessionEvent | None], None],
-    state: _RunState,
+    state: RunState,
 ) -> str:
     """Play a typed run's turns (after the user message is added); the accepted answer as JSON
     text (its object is ``state.output``).

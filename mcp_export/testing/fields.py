@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_export.session.typed import parse_answer
 from mcp_export.testing.bounded import CheckTimeout, Deadline, search
+from mcp_export.testing.outcome import CallOutcome, Failure
 from schema_types.cases import Expectations, FieldCheck
 from schema_types.errors import SchemaDefinitionError
 from schema_types.output_schema import output_problems
 from schema_types.pointer import PointerError, resolve_pointer
-
-if TYPE_CHECKING:
-    from mcp_export.testing.expect import CallOutcome, Failure
 
 __all__ = ["typed_failures"]
 
@@ -40,8 +38,6 @@ def typed_failures(
     deadline: Deadline,
 ) -> list[Failure]:
     """The typed checks of one successful call (see the module docstring)."""
-    from mcp_export.testing.expect import Failure  # expect imports this module
-
     failures: list[Failure] = []
     value = outcome.value
     if output_schema is not None:
@@ -72,8 +68,6 @@ def typed_failures(
 def _field_failures(
     pointer: str, wanted: FieldCheck, value: Any, deadline: Deadline
 ) -> list[Failure]:
-    from mcp_export.testing.expect import Failure
-
     key = f"fields[{json.dumps(pointer)}]"
     try:
         found = resolve_pointer(value, pointer)
@@ -133,8 +127,6 @@ def _measure(value: Any) -> tuple[float | None, str]:
 
 
 def _match(key: str, where: str, pattern: str, found: Any, deadline: Deadline) -> list[Failure]:
-    from mcp_export.testing.expect import Failure
-
     if not isinstance(found, str):
         return [Failure(f"{key}.matches", f"{where} is {_shown(found)}, not text")]
     try:
