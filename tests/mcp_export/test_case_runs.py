@@ -323,7 +323,7 @@ async def test_a_matrix_runs_every_case_on_every_endpoint_with_bounded_concurren
     assert {r.model for r in matrix.results if r.passed} == {"openai:fake-model"}
     assert {r.model for r in matrix.results if not r.passed} == {"vllm:other"}
     assert 2 <= max(busiest) <= 3  # calls overlap, never more than `concurrency` at once
-    assert {r.body["model"] for r in second.requests} == {"other"}
+    assert {r.body["model"] for r in second.model_requests} == {"other"}
 
 
 async def test_repeats_give_a_pass_rate_per_case_and_model(tmp_path: Path) -> None:
