@@ -89,16 +89,7 @@ class CallerCellSummary(CellSummary):
         """Two lines: the outcome and the failed step, then the funnel."""
         if self.runs == 0:
             return "…"
-        mark = "✘" if self.failed else "✔"
-        first = f"{mark} {self.passed}/{self.runs}"
-        if self.runs < self.expected:
-            first += f" of {self.expected}"
-        if self.change == "regressed":
-            first += " ▼ regressed"
-        elif self.change == "fixed":
-            first += " ▲ fixed"
-        if self.step:
-            first += f" · {self.step}"
+        first = self.outcome(self.step)
         n = self.runs
         funnel = (
             f"picked {self.picked}/{n} · args {self.as_expected}/{n} · answer {self.passed}/{n}"

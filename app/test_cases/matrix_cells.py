@@ -55,10 +55,9 @@ class CellSummary:
         """Whether a finished run of the cell failed."""
         return self.passed < self.runs
 
-    def text(self) -> str:
-        """Two lines: the outcome, then time and tokens."""
-        if self.runs == 0:
-            return "…"
+    def outcome(self, failure: str | None) -> str:
+        """The first line: passed over finished runs (of how many), the change from the run
+        before, and ``failure`` (what failed first), e.g. ``✘ 1/3 ▼ regressed · contains[0]``."""
         mark = "✘" if self.failed else "✔"
         first = f"{mark} {self.passed}/{self.runs}"
         if self.runs < self.expected:
@@ -67,10 +66,16 @@ class CellSummary:
             first += " ▼ regressed"
         elif self.change == "fixed":
             first += " ▲ fixed"
-        if self.first_failure:
-            first += f" · {self.first_failure}"
+        if failure:
+            first += f" · {failure}"
+        return first
+
+    def text(self) -> str:
+        """Two lines: the outcome, then time and tokens."""
+        if self.runs == 0:
+            return "…"
         tokens = "— tokens" if self.tokens is None else f"{self.tokens} tokens"
-        return f"{first}\n{format_ms(self.slowest_ms)} · {tokens}"
+        return f"{self.outcome(self.first_failure)}\n{format_ms(self.slowest_ms)} · {tokens}"
 
 
 def format_ms(ms: float | None) -> str:
