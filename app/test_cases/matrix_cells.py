@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from mcp_export.testing.case import CaseResult
 
-__all__ = ["Cell", "CellSummary", "Change", "format_ms", "shown_result", "summarize"]
+__all__ = [
+    "Cell",
+    "CellSummary",
+    "Change",
+    "format_ms",
+    "shown_result",
+    "summarize",
+    "total_tokens",
+]
 
 Cell = tuple[str, str, str]
 """(tool, case, model), as ``mcp_export.testing.record`` names a cell."""
@@ -91,17 +99,23 @@ def summarize(
     """The summary of one cell's runs (any order)."""
     ordered = sorted(results, key=lambda r: r.attempt)
     failure = next((r.failures[0].expectation for r in ordered if r.failures), None)
-    counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in ordered]
-    known = all(i is not None and o is not None for i, o in counts)
     return CellSummary(
         runs=len(ordered),
         expected=expected,
         passed=sum(r.passed for r in ordered),
         first_failure=failure,
         slowest_ms=max((r.outcome.duration_ms for r in ordered), default=None),
-        tokens=sum((i or 0) + (o or 0) for i, o in counts) if known and counts else None,
+        tokens=total_tokens(ordered),
         change=change,
     )
+
+
+def total_tokens(results: Sequence[CaseResult]) -> int | None:
+    """Tokens in and out over ``results``; None when there are none or a model server did not
+    report them for one (unknown, not 0)."""
+    counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in results]
+    known = all(i is not None and o is not None for i, o in counts)
+    return sum((i or 0) + (o or 0) for i, o in counts) if known and counts else None
 
 
 def shown_result(results: Sequence[CaseResult]) -> CaseResult | None:
