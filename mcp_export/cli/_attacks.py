@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,21 +43,13 @@ def run_attack_pack(agent: Agent, path: Path, args: argparse.Namespace) -> int:
     if not tools:
         error("test", "the agent has no tools to attack: add a tool first")
         return 2
-    models = list(dict.fromkeys(args.model)) or [agent.settings.model or ""]
-    run = AttackRun(
-        uuid.uuid4().hex,
-        agent.metadata.name,
-        str(path),
-        models,
-        [t.name for t in tools],
-        list(ATTACKS),
-    )
+    run = AttackRun.planned(agent, path, tools, args.model, ATTACKS)
     began = time.perf_counter()
     interrupted = False
     try:
         asyncio.run(
             run_attacks(
-                agent, path, tools=tools, models=models, concurrency=args.concurrency, run=run
+                agent, path, tools=tools, models=run.models, concurrency=args.concurrency, run=run
             )
         )
     except KeyboardInterrupt:
