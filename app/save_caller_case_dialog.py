@@ -30,8 +30,9 @@ from PySide6.QtWidgets import (
 
 from app.document.agent_document import AgentDocument
 from app.document.caller_cases import NONE, ask_case_name, likely_tool, new_caller_case
-from app.document.test_cases import add_test_case, unique_case_name
+from app.document.test_cases import unique_case_name
 from app.errors import reporter
+from app.save_case_dialog import add_case_reported
 from app.tool_editor.case_caller import ASK_INTRO, arguments_notes, parse_object, picks_text
 from app.window.screen_fit import fit_to_screen
 from schema_types.cases import TestCase
@@ -229,12 +230,9 @@ class SaveCallerCaseDialog(QDialog):
         except ValueError as exc:
             self.note.setText(str(exc))
             return None
-        name = add_test_case(self.document, tool, case)
-        if name is None:
-            return None  # the document reported why
-        renamed = f" (“{case.name}” was taken)" if name != case.name else ""
-        reporter().info(f"Saved caller case “{name}” to {tool}{renamed}")
-        self.saved.emit(name)
+        name = add_case_reported(self.document, tool, case, "caller case")
+        if name is not None:
+            self.saved.emit(name)
         return name
 
     # -- reactions --------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from app.errors import reporter
 from app.window.screen_fit import fit_to_screen
 from schema_types.cases import TestCase
 
-__all__ = ["SaveCaseDialog", "default_case_name", "open_save_case_dialog"]
+__all__ = ["SaveCaseDialog", "add_case_reported", "default_case_name", "open_save_case_dialog"]
 
 _OK, _WARN = "#2e7d32", "#b26a00"
 _NAME_LIMIT = 40
@@ -70,6 +70,19 @@ def _missing_tool(document: AgentDocument, tool_name: str) -> str:
         f"{document.agent.metadata.name} has no tool {tool_name} any more: the test case was not "
         "saved. Run the tool as it is now and save that run."
     )
+
+
+def add_case_reported(
+    document: AgentDocument, tool_name: str, case: TestCase, kind: str
+) -> str | None:
+    """Add ``case`` to the tool (one undo step) and say so in the status bar, as a ``kind``
+    ("test case", "caller case"); the name it got, or None (the document reported why)."""
+    name = add_test_case(document, tool_name, case)
+    if name is None:
+        return None
+    renamed = f" (“{case.name}” was taken)" if name != case.name else ""
+    reporter().info(f"Saved {kind} “{name}” to {tool_name}{renamed}")
+    return name
 
 
 def open_save_case_dialog(
@@ -225,13 +238,9 @@ class SaveCaseDialog(QDialog):
         if self.document.agent.metadata.tool(self.tool_name) is None:
             reporter().warning(_missing_tool(self.document, self.tool_name))
             return None
-        case = self.case()
-        name = add_test_case(self.document, self.tool_name, case)
-        if name is None:
-            return None  # the document reported why
-        renamed = f" (“{case.name}” was taken)" if name != case.name else ""
-        reporter().info(f"Saved test case “{name}” to {self.tool_name}{renamed}")
-        self.saved.emit(name)
+        name = add_case_reported(self.document, self.tool_name, self.case(), "test case")
+        if name is not None:
+            self.saved.emit(name)
         return name
 
     def _on_save_clicked(self) -> None:

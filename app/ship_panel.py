@@ -19,11 +19,10 @@ from __future__ import annotations
 import html
 import logging
 import re
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -39,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.agent_check_worker import REFRESH_DELAY_MS, AgentCheckWorker
 from mcp_export.lint import (
     LINT_CLIENT_LABELS,
     LINT_CLIENTS,
@@ -62,9 +62,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-REFRESH_DELAY_MS = 300
-"""The pause after an edit before the rules are checked again (typing makes one check)."""
 
 CLIENT_HEADINGS: dict[LintClient, str] = {
     "claude-desktop": "Claude Desktop",
@@ -120,33 +117,6 @@ def check(agent: Agent, path: Path | None) -> ShipResult:
     except ConfigurationError as exc:
         return ShipResult([], server, [], str(exc))
     return ShipResult([t.name for t in tools], server, lint_tools(tools, server, LINT_CLIENTS))
-
-
-class _Results(QObject):
-    """Carries results from worker threads to the GUI thread (a queued signal); one for the
-    studio, made on the GUI thread and never freed (see ``app.tool_editor.hints_view``)."""
-
-    made = Signal(object, int, object)  # the panel's key, generation, ShipResult or exception
-
-
-_results: _Results | None = None
-
-
-def _shared_results() -> _Results:
-    global _results
-    if _results is None:
-        _results = _Results()
-    return _results
-
-
-def _make(results: _Results, key: object, generation: int, agent: Agent, path: Path | None) -> None:
-    """A worker thread's body: the check of ``agent``, sent to the panel that asked."""
-    try:
-        result: object = check(agent, path)
-    except Exception as exc:  # the thread's top: shown in the panel, the studio goes on
-        logger.exception("the client rules of %s could not be checked", agent.metadata.name)
-        result = exc
-    results.made.emit(key, generation, result)
 
 
 def _linked(text: str) -> str:
@@ -212,9 +182,6 @@ class ShipPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("shipPanel")
         self.document = document
-        self._generation = 0
-        self._shown_generation = -1
-        self._busy = False
         self.result: ShipResult | None = None
         self.summary = QLabel("Checking each client's rules…")
         self.summary.setObjectName("shipSummary")
@@ -287,51 +254,33 @@ class ShipPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(split, 1)
         layout.addWidget(note)
-        self._key = object()
-        self._results = _shared_results()
-        self._results.made.connect(self._on_result_made)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
-        document.changed_at.connect(self._on_agent_changed)
+        self._worker = AgentCheckWorker(
+            self,
+            document,
+            check,
+            self._on_result_made,
+            thread_name="ready-to-ship",
+            logger=logger,
+            failure="the client rules of %s could not be checked",
+        )
 
     # -- checking ------------------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
         """Check the agent as it is now, unless that is already shown."""
-        if self._shown_generation != self._generation or self.result is None:
+        if self._worker.stale() or self.result is None:
             self.refresh()
         super().showEvent(event)
 
-    def _on_agent_changed(self, _path: object) -> None:
-        self._generation += 1
-        if self.isVisible():
-            self._timer.start()
-
     def refresh(self) -> None:
         """Check the agent as it stands (in a worker thread; one at a time)."""
-        self._timer.stop()
-        if self._busy:
-            return  # the running check's end starts the next one
-        self._busy = True
-        document = self.document
-        args = (self._results, self._key, self._generation, document.agent, document.path)
-        threading.Thread(target=_make, args=args, name="ready-to-ship", daemon=True).start()
+        self._worker.refresh()
 
     def is_current(self) -> bool:
         """Whether the shown result is of the agent as it stands."""
-        return not self._busy and self._shown_generation == self._generation
+        return self._worker.is_current()
 
-    def _on_result_made(self, key: object, generation: int, result: object) -> None:
-        if key is not self._key:
-            return
-        self._busy = False
-        if generation != self._generation:
-            if self.isVisible():
-                self.refresh()  # the agent changed while this one was made
-            return
-        self._shown_generation = generation
+    def _on_result_made(self, result: object) -> None:
         if isinstance(result, ShipResult):
             self.result = result
             self._show(result)

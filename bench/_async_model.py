@@ -126,12 +126,14 @@ class AsyncModelProcess:
     """This model in a child process; ``base_url`` ends in ``/v1``."""
 
     def __init__(self, delay: float) -> None:
-        self._process = subprocess.Popen(
-            [sys.executable, __file__, str(delay)], stdout=subprocess.PIPE, text=True
-        )
+        self._process = subprocess.Popen(self._command(delay), stdout=subprocess.PIPE, text=True)
         assert self._process.stdout is not None
         port = int(self._process.stdout.readline())
         self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    def _command(self, delay: float) -> list[str]:
+        """The child's command line: it prints the port, then serves until killed."""
+        return [sys.executable, __file__, str(delay)]
 
     def stop(self) -> None:
         self._process.kill()

@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["RatioSpread", "alternated", "paired_ratios"]
+__all__ = ["RatioSpread", "alternated", "paired_ratios", "paired_samples"]
 
 
 @dataclass(frozen=True)
@@ -59,4 +59,25 @@ async def alternated(
     else:
         mine = await ours()
         base = await baseline()
+    return base, mine
+
+
+async def paired_samples(
+    pairs: int,
+    baseline: Callable[[], Awaitable[float]],
+    ours: Callable[[], Awaitable[float]],
+    *,
+    warm_up: int = 0,
+) -> tuple[list[float], list[float]]:
+    """``warm_up`` unrecorded samples of each (the baseline first), then ``pairs`` pairs taken
+    by :func:`alternated`: the baseline's samples and ours, in the order taken."""
+    for _ in range(warm_up):
+        await baseline()
+        await ours()
+    base: list[float] = []
+    mine: list[float] = []
+    for rep in range(pairs):
+        b, m = await alternated(rep, baseline, ours)
+        base.append(b)
+        mine.append(m)
     return base, mine

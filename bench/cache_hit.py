@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
-from _paired import alternated, paired_ratios  # noqa: E402
+from _paired import paired_ratios, paired_samples  # noqa: E402
 
 GOAL_MS = 2.0
 
@@ -108,15 +108,7 @@ async def _main(pairs: int, store: str | None) -> int:
                     return await call("Oslo", True)
 
                 await call("Oslo", False)
-                for _ in range(20):  # warm-up
-                    await miss()
-                    await hit()
-                misses: list[float] = []
-                hits: list[float] = []
-                for rep in range(pairs):
-                    base, mine = await alternated(rep, miss, hit)
-                    misses.append(base)
-                    hits.append(mine)
+                misses, hits = await paired_samples(pairs, miss, hit, warm_up=20)
     finally:
         model.stop()
     spread = paired_ratios(hits, misses)

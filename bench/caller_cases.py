@@ -29,7 +29,6 @@ import asyncio
 import json
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import _async_model
 import yaml
+from _async_model import AsyncModelProcess
 from _cases_agent import PROVIDERS
 from _cases_agent import write_agent as write_plain_agent
 
@@ -83,20 +83,11 @@ def caller_answer(body: bytes) -> bytes:
     )
 
 
-class CallerModelProcess:
+class CallerModelProcess(AsyncModelProcess):
     """``_async_model``'s server answering as a caller too, in a child process."""
 
-    def __init__(self, delay: float) -> None:
-        self._process = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(delay)], stdout=subprocess.PIPE, text=True
-        )
-        assert self._process.stdout is not None
-        port = int(self._process.stdout.readline())
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-
-    def stop(self) -> None:
-        self._process.kill()
-        self._process.wait(10)
+    def _command(self, delay: float) -> list[str]:
+        return [sys.executable, __file__, "--serve", str(delay)]
 
 
 def write_caller_agent(directory: Path, base_url: str, cases: int, callers: int) -> Path:

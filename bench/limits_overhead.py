@@ -34,7 +34,7 @@ sys.path.insert(0, str(BENCH))
 
 from _async_model import AsyncModelProcess  # noqa: E402
 from _http_servers import http_process  # noqa: E402
-from _paired import alternated, paired_ratios  # noqa: E402
+from _paired import paired_ratios, paired_samples  # noqa: E402
 from mcp import Client  # noqa: E402
 
 AGENT = """\
@@ -71,16 +71,7 @@ async def _measure(plain: str, limited: str, calls: int) -> None:
 
             return one
 
-        base_call, our_call = timer(bare), timer(ours)
-        for _ in range(20):
-            await base_call()
-            await our_call()
-        base: list[float] = []
-        mine: list[float] = []
-        for rep in range(calls):
-            b, m = await alternated(rep, base_call, our_call)
-            base.append(b)
-            mine.append(m)
+        base, mine = await paired_samples(calls, timer(bare), timer(ours), warm_up=20)
     print(f"calls per server: {calls} (interleaved, after 20 warm-up calls each)")
     print(f"without limits: median {statistics.median(base) * 1e3:.2f} ms")
     print(f"with limits:    median {statistics.median(mine) * 1e3:.2f} ms")

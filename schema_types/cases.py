@@ -76,9 +76,9 @@ succeeds.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from schema_types.file_model import FileModel
 from schema_types.json_text import format_path, path_sort_key
@@ -88,6 +88,19 @@ from schema_types.schema._refs import reference_problems
 from schema_types.schema.meta_schema import meta_schema_error
 
 __all__ = ["CalledTool", "Expectations", "FieldCheck", "MockedTool", "TestCase"]
+
+
+def _check_pattern(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+    return value
+
+
+_RegularExpression = Annotated[str | None, AfterValidator(_check_pattern)]
+"""A ``matches``: a regular expression that compiles (or None)."""
 
 
 class CalledTool(FileModel):
@@ -109,19 +122,9 @@ class FieldCheck(FileModel):
 
     equals: Any = None
     one_of: list[Any] | None = None
-    matches: str | None = None
+    matches: _RegularExpression = None
     at_least: float | None = None
     at_most: float | None = None
-
-    @field_validator("matches")
-    @classmethod
-    def _check_pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return value
 
     @model_validator(mode="after")
     def _something_checked(self) -> FieldCheck:
@@ -164,7 +167,7 @@ class Expectations(FileModel):
 
     contains: list[str] = Field(default_factory=lambda: list[str]())
     not_contains: list[str] = Field(default_factory=lambda: list[str]())
-    matches: str | None = None
+    matches: _RegularExpression = None
     json_schema: dict[str, Any] | bool | None = None
     tool_calls: list[str | CalledTool] = Field(default_factory=lambda: list[str | CalledTool]())
     max_tool_calls: int | None = Field(default=None, ge=0)
@@ -195,16 +198,6 @@ class Expectations(FileModel):
                 parse_pointer(pointer)
             except PointerError as exc:
                 raise ValueError(str(exc)) from None
-        return value
-
-    @field_validator("matches")
-    @classmethod
-    def _check_pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
         return value
 
     @field_validator("json_schema")

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from schema_types.schema._proof import is_integer, is_number
+
 __all__ = ["proof_for"]
 
 Check = Callable[[Any], bool]
@@ -67,20 +69,10 @@ def _json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_integer(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-
-
 _TYPES: dict[str, Check] = {
     "string": lambda v: type(v) is str or isinstance(v, str),
-    "number": _is_number,
-    "integer": _is_integer,
+    "number": is_number,
+    "integer": is_integer,
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
     "object": lambda v: isinstance(v, dict),
@@ -143,7 +135,7 @@ def _leaf(schema: Any) -> tuple[tuple[type, ...], tuple[float | None, ...]] | No
     if types is None or not keys <= _LEAF_BOUNDS or (keys and schema["type"] != "number"):
         return None
     bounds = tuple(schema.get(k) for k in _BOUND_ORDER)
-    if not all(b is None or _is_number(b) for b in bounds):
+    if not all(b is None or is_number(b) for b in bounds):
         return None
     return types, bounds
 
@@ -222,7 +214,7 @@ def _keyword(key: str, wanted: Any, schema: Mapping[str, Any]) -> Check:
     if key == "const":
         return lambda v: _json_equal(v, wanted)
     if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        if not _is_number(wanted):
+        if not is_number(wanted):
             raise _Unsupported
         compare: Callable[[Any], bool] = {
             "minimum": lambda v: v >= wanted,
@@ -230,9 +222,9 @@ def _keyword(key: str, wanted: Any, schema: Mapping[str, Any]) -> Check:
             "exclusiveMinimum": lambda v: v > wanted,
             "exclusiveMaximum": lambda v: v < wanted,
         }[key]
-        return lambda v: not _is_number(v) or compare(v)
+        return lambda v: not is_number(v) or compare(v)
     if key in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
-        if not _is_integer(wanted):
+        if not is_integer(wanted):
             raise _Unsupported
         kind = str if key.endswith("Length") else list if key.endswith("Items") else dict
         low = key.startswith("min")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.test_cases.matrix_cells import CellSummary, Change, format_ms
+from app.test_cases.matrix_cells import CellSummary, Change, format_ms, total_tokens
 
 if TYPE_CHECKING:
     from mcp_export.testing.callers.rates import CallerRates
@@ -89,16 +89,7 @@ class CallerCellSummary(CellSummary):
         """Two lines: the outcome and the failed step, then the funnel."""
         if self.runs == 0:
             return "…"
-        mark = "✘" if self.failed else "✔"
-        first = f"{mark} {self.passed}/{self.runs}"
-        if self.runs < self.expected:
-            first += f" of {self.expected}"
-        if self.change == "regressed":
-            first += " ▼ regressed"
-        elif self.change == "fixed":
-            first += " ▲ fixed"
-        if self.step:
-            first += f" · {self.step}"
+        first = self.outcome(self.step)
         n = self.runs
         funnel = (
             f"picked {self.picked}/{n} · args {self.as_expected}/{n} · answer {self.passed}/{n}"
@@ -125,15 +116,13 @@ def summarize_caller(
     model = ordered[0].model if ordered else ""
     rates = rates_of(model, ordered)
     failed = next((r for r in ordered if not r.passed), None)
-    counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in ordered]
-    known = all(i is not None and o is not None for i, o in counts)
     return CallerCellSummary(
         runs=len(ordered),
         expected=expected,
         passed=sum(r.passed for r in ordered),
         first_failure=failed.failures[0].expectation if failed and failed.failures else None,
         slowest_ms=max((r.outcome.duration_ms for r in ordered), default=None),
-        tokens=sum((i or 0) + (o or 0) for i, o in counts) if known and counts else None,
+        tokens=total_tokens(ordered),
         change=change,
         step=step_text(failed) if failed is not None else None,
         picked=rates.picked,

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from mcp_export.testing.case import CaseResult
 
-__all__ = ["Cell", "CellSummary", "Change", "format_ms", "shown_result", "summarize"]
+__all__ = [
+    "Cell",
+    "CellSummary",
+    "Change",
+    "format_ms",
+    "shown_result",
+    "summarize",
+    "total_tokens",
+]
 
 Cell = tuple[str, str, str]
 """(tool, case, model), as ``mcp_export.testing.record`` names a cell."""
@@ -55,10 +63,9 @@ class CellSummary:
         """Whether a finished run of the cell failed."""
         return self.passed < self.runs
 
-    def text(self) -> str:
-        """Two lines: the outcome, then time and tokens."""
-        if self.runs == 0:
-            return "…"
+    def outcome(self, failure: str | None) -> str:
+        """The first line: passed over finished runs (of how many), the change from the run
+        before, and ``failure`` (what failed first), e.g. ``✘ 1/3 ▼ regressed · contains[0]``."""
         mark = "✘" if self.failed else "✔"
         first = f"{mark} {self.passed}/{self.runs}"
         if self.runs < self.expected:
@@ -67,10 +74,16 @@ class CellSummary:
             first += " ▼ regressed"
         elif self.change == "fixed":
             first += " ▲ fixed"
-        if self.first_failure:
-            first += f" · {self.first_failure}"
+        if failure:
+            first += f" · {failure}"
+        return first
+
+    def text(self) -> str:
+        """Two lines: the outcome, then time and tokens."""
+        if self.runs == 0:
+            return "…"
         tokens = "— tokens" if self.tokens is None else f"{self.tokens} tokens"
-        return f"{first}\n{format_ms(self.slowest_ms)} · {tokens}"
+        return f"{self.outcome(self.first_failure)}\n{format_ms(self.slowest_ms)} · {tokens}"
 
 
 def format_ms(ms: float | None) -> str:
@@ -86,17 +99,23 @@ def summarize(
     """The summary of one cell's runs (any order)."""
     ordered = sorted(results, key=lambda r: r.attempt)
     failure = next((r.failures[0].expectation for r in ordered if r.failures), None)
-    counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in ordered]
-    known = all(i is not None and o is not None for i, o in counts)
     return CellSummary(
         runs=len(ordered),
         expected=expected,
         passed=sum(r.passed for r in ordered),
         first_failure=failure,
         slowest_ms=max((r.outcome.duration_ms for r in ordered), default=None),
-        tokens=sum((i or 0) + (o or 0) for i, o in counts) if known and counts else None,
+        tokens=total_tokens(ordered),
         change=change,
     )
+
+
+def total_tokens(results: Sequence[CaseResult]) -> int | None:
+    """Tokens in and out over ``results``; None when there are none or a model server did not
+    report them for one (unknown, not 0)."""
+    counts = [(r.outcome.input_tokens, r.outcome.output_tokens) for r in results]
+    known = all(i is not None and o is not None for i, o in counts)
+    return sum((i or 0) + (o or 0) for i, o in counts) if known and counts else None
 
 
 def shown_result(results: Sequence[CaseResult]) -> CaseResult | None:

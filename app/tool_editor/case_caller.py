@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from app.document.caller_cases import NONE
 from app.tool_editor.case_expectations import ExpectationsForm, ExpectField, problem_line
+from app.tool_editor.case_values import json_value
 from app.tool_editor.sample_panel import heading
 
 __all__ = [
@@ -70,10 +71,7 @@ def parse_object(text: str) -> dict[str, Any] | None:
     """
     if not text.strip():
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    value = json_value(text)
     if not isinstance(value, dict):
         raise ValueError('the arguments the caller must fill are a JSON object: {"key": value}')
     return value

@@ -31,6 +31,7 @@ from schema_types.cases import CalledTool, TestCase
 _M = TypeVar("_M", bound=BaseModel)
 
 __all__ = [
+    "json_value",
     "list_text",
     "parse_list",
     "parse_schema",
@@ -144,13 +145,22 @@ def parse_schema(text: str) -> dict[str, Any] | bool | None:
     """
     if not text.strip():
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    value = json_value(text)
     if not isinstance(value, dict | bool):
         raise ValueError("a JSON Schema is an object (or true / false)")
     return value
+
+
+def json_value(text: str) -> Any:
+    """The JSON value typed.
+
+    Raises:
+        ValueError: not JSON, saying where.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
 
 
 def _refusal(exc: ValidationError) -> str:

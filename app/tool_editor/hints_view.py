@@ -17,59 +17,23 @@ changes) ask for a new report after a short pause; a report made for an older ag
 from __future__ import annotations
 
 import logging
-import threading
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from app.agent_check_worker import REFRESH_DELAY_MS, AgentCheckWorker
 from mcp_export.hints import TOKENIZER_NOTE, HintsReport, ToolReport, agent_report
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from app.document.tool_ref import ToolRef
-    from schema_types.agent import Agent
 
 __all__ = ["REFRESH_DELAY_MS", "ToolHintsView"]
 
 logger = logging.getLogger(__name__)
 
-REFRESH_DELAY_MS = 300
-"""The pause after an edit before the report is made again (typing makes one report)."""
-
 _VISIBLE_ROWS = 5
-
-
-class _Reports(QObject):
-    """Carries reports from worker threads to the GUI thread (a queued signal).
-
-    One for the whole studio, made on the GUI thread and never freed: a worker holds only it
-    and plain data, so no Qt object can be freed on a worker thread (see ``app.collector``).
-    """
-
-    made = Signal(object, int, object)  # the view's key, generation, HintsReport or exception
-
-
-_reports: _Reports | None = None
-
-
-def _shared_reports() -> _Reports:
-    global _reports
-    if _reports is None:
-        _reports = _Reports()
-    return _reports
-
-
-def _make(reports: _Reports, key: object, generation: int, agent: Agent, path: Path | None) -> None:
-    """A worker thread's body: the report on ``agent``, sent to the view that asked."""
-    try:
-        report: object = agent_report(agent, path)
-    except Exception as exc:  # the thread's top: shown in the view, the studio goes on
-        logger.exception("the hints of %s could not be made", agent.metadata.name)
-        report = exc
-    reports.made.emit(key, generation, report)
 
 
 class ToolHintsView(QWidget):
@@ -89,9 +53,6 @@ class ToolHintsView(QWidget):
         super().__init__(parent)
         self.setObjectName("toolHints")
         self.ref = ref
-        self._generation = 0
-        self._shown_generation = -1
-        self._busy = False
         self._report: HintsReport | None = None
         self.summary = QLabel("Counting the tool list's tokens…")
         self.summary.setObjectName("hintsSummary")
@@ -118,48 +79,29 @@ class ToolHintsView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.hints_list)
         layout.addWidget(self.note)
-        self._key = object()  # tells this view's reports from other views'
-        self._reports = _shared_reports()
-        self._reports.made.connect(self._on_report_made)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
-        ref.document.changed_at.connect(self._on_agent_changed)
+        self._worker = AgentCheckWorker(
+            self,
+            ref.document,
+            agent_report,
+            self._on_report_made,
+            thread_name="tool-hints",
+            logger=logger,
+            failure="the hints of %s could not be made",
+        )
 
     # -- making reports ----------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
         """Report on the agent as it is now, unless that is already shown."""
-        if self._shown_generation != self._generation or self._report is None:
+        if self._worker.stale() or self._report is None:
             self.refresh()
         super().showEvent(event)
 
-    def _on_agent_changed(self, _path: object) -> None:
-        self._generation += 1
-        if self.isVisible():
-            self._timer.start()
-
     def refresh(self) -> None:
         """Make a report on the agent as it stands (in a worker thread; one at a time)."""
-        self._timer.stop()
-        if self._busy:
-            return  # the running report's end starts the next one
-        self._busy = True
-        generation = self._generation
-        document = self.ref.document
-        args = (self._reports, self._key, generation, document.agent, document.path)
-        threading.Thread(target=_make, args=args, name="tool-hints", daemon=True).start()
+        self._worker.refresh()
 
-    def _on_report_made(self, key: object, generation: int, report: object) -> None:
-        if key is not self._key:
-            return
-        self._busy = False
-        if generation != self._generation:
-            if self.isVisible():
-                self.refresh()  # the agent changed while this one was made
-            return
-        self._shown_generation = generation
+    def _on_report_made(self, report: object) -> None:
         if isinstance(report, HintsReport):
             self._report = report
             self._show(report)

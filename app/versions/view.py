@@ -184,16 +184,5 @@ class VersionsView(QWidget):
         self.diff.setPlainText(text or "The two versions are the same.")
 
 
-def _cells(version: VersionSummary) -> list[str]:
-    return [
-        "*" if version.current else "",
-        version.short,
-        version.model,
-        str(version.runs),
-        f"{version.passed}/{version.runs} ({version.pass_rate:.0%})",
-        "unknown" if version.median_ms is None else f"{version.median_ms:.0f} ms",
-        version.tokens.text(),
-        version.cost.per_call.text(),
-        version.cost.per_100.text(),
-        version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"),
-    ]
+def _cells(version: VersionSummary) -> tuple[str, ...]:
+    return version.cells(version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"))

@@ -315,15 +315,23 @@ class RunActions:
 
     # -- history and export ----------------------------------------------------------------
 
-    def open_history_tab(self, document: AgentDocument) -> QWidget | None:
-        """The agent's history (chats, test runs and served calls), in a tab."""
+    def _reshow_agent_tab(self, document: AgentDocument, object_name: str) -> QWidget | None:
+        """The open tab named ``object_name`` of ``document``, refreshed and made current; None
+        when there is none."""
         for tab in self._run_tabs:
-            if getattr(tab, "document", None) is document and tab.objectName() == "historyTab":
+            if getattr(tab, "document", None) is document and tab.objectName() == object_name:
                 refresh = getattr(tab, "refresh", None)
                 if callable(refresh):
                     refresh()
                 self.tabs.setCurrentWidget(tab)
                 return tab
+        return None
+
+    def open_history_tab(self, document: AgentDocument) -> QWidget | None:
+        """The agent's history (chats, test runs and served calls), in a tab."""
+        shown = self._reshow_agent_tab(document, "historyTab")
+        if shown is not None:
+            return shown
         store = self.history_store()
         if store is None:
             return None
@@ -347,13 +355,9 @@ class RunActions:
 
     def open_versions_tab(self, document: AgentDocument) -> QWidget | None:
         """The versions of the agent's tools (``app/versions``), in a tab."""
-        for tab in self._run_tabs:
-            if getattr(tab, "document", None) is document and tab.objectName() == "versionsTab":
-                refresh = getattr(tab, "refresh", None)
-                if callable(refresh):
-                    refresh()
-                self.tabs.setCurrentWidget(tab)
-                return tab
+        shown = self._reshow_agent_tab(document, "versionsTab")
+        if shown is not None:
+            return shown
         store = self.history_store()
         if store is None:
             return None

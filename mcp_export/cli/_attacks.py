@@ -9,14 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from mcp_export.cli._report import error
+from mcp_export.cli._report import error, write_report
 from mcp_export.errors import ExportError
 from mcp_export.redact import redact
 from mcp_export.testing.attacks.pack import ATTACKS
@@ -44,21 +42,13 @@ def run_attack_pack(agent: Agent, path: Path, args: argparse.Namespace) -> int:
     if not tools:
         error("test", "the agent has no tools to attack: add a tool first")
         return 2
-    models = list(dict.fromkeys(args.model)) or [agent.settings.model or ""]
-    run = AttackRun(
-        uuid.uuid4().hex,
-        agent.metadata.name,
-        str(path),
-        models,
-        [t.name for t in tools],
-        list(ATTACKS),
-    )
+    run = AttackRun.planned(agent, path, tools, args.model, ATTACKS)
     began = time.perf_counter()
     interrupted = False
     try:
         asyncio.run(
             run_attacks(
-                agent, path, tools=tools, models=models, concurrency=args.concurrency, run=run
+                agent, path, tools=tools, models=run.models, concurrency=args.concurrency, run=run
             )
         )
     except KeyboardInterrupt:
@@ -68,24 +58,16 @@ def run_attack_pack(agent: Agent, path: Path, args: argparse.Namespace) -> int:
         error("test", str(exc))
         return 1
     _print(run)
-    written = [_write(write_junit, run, args.junit), _write(write_json, run, args.json)]
+    written = [
+        write_report("test", write_junit, run, args.junit),
+        write_report("test", write_json, run, args.json),
+    ]
     if interrupted:
         error("test", f"interrupted: {len(run.results)} attacks had finished")
         return 130
     if not all(written):
         return 2
     return 0 if run.passed else 1
-
-
-def _write(write: Callable[[AttackRun, Path], None], run: AttackRun, path: Path | None) -> bool:
-    if path is None:
-        return True
-    try:
-        write(run, path)
-    except OSError as exc:
-        error("test", f"cannot write the report {path}: {exc.strerror or exc}")
-        return False
-    return True
 
 
 def _print(run: AttackRun) -> None:

@@ -7,15 +7,18 @@ provider or a tool server said, and that may repeat a key.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from mcp_export.redact import redact
 from schema_types.agent import Agent
 from schema_types.errors import SchemaError
 from schema_types.files.agent_file import load_agent
 
-__all__ = ["can_show", "error", "load_agent_or_report"]
+__all__ = ["can_show", "error", "load_agent_or_report", "write_report"]
+
+_R = TypeVar("_R")
 
 
 def error(command: str, message: str) -> None:
@@ -40,5 +43,20 @@ def can_show(stream: TextIO, text: str) -> bool:
     try:
         text.encode(getattr(stream, "encoding", None) or "ascii")
     except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def write_report(
+    command: str, write: Callable[[_R, Path], None], result: _R, path: Path | None
+) -> bool:
+    """Write one report of ``result`` to ``path`` (None: not asked for), each on its own: one
+    that cannot be written is reported and leaves the others; whether it was written."""
+    if path is None:
+        return True
+    try:
+        write(result, path)
+    except OSError as exc:
+        error(command, f"cannot write the report {path}: {exc.strerror or exc}")
         return False
     return True

@@ -34,6 +34,8 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 import anyio
 
@@ -59,6 +61,7 @@ __all__ = ["register", "run"]
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 logger = logging.getLogger("mcp_export.serve")
+_T = TypeVar("_T")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -207,28 +210,29 @@ def _grace(text: str) -> float:
     return seconds
 
 
-def _rate(text: str) -> tuple[int, float]:
-    try:
-        return parse_rate(text)
-    except ConfigurationError as exc:
-        raise argparse.ArgumentTypeError(
-            str(exc).removeprefix(f"--rate-limit {text!r}: ")
-        ) from None
+def _option_value(option: str, parse: Callable[[str], _T]) -> Callable[[str], _T]:
+    """An argparse ``type`` reading ``option``'s value with ``parse``, its error said without
+    the option and value argparse repeats."""
+
+    def value(text: str) -> _T:
+        try:
+            return parse(text)
+        except ConfigurationError as exc:
+            raise argparse.ArgumentTypeError(
+                str(exc).removeprefix(f"{option} {text!r}: ")
+            ) from None
+
+    return value
+
+
+_rate = _option_value("--rate-limit", parse_rate)
+_tool_scope = _option_value("--tool-scope", parse_tool_scope)
 
 
 def _at_once(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of calls, 1 or more: {text!r}")
     return int(text)
-
-
-def _tool_scope(text: str) -> tuple[str, str]:
-    try:
-        return parse_tool_scope(text)
-    except ConfigurationError as exc:
-        raise argparse.ArgumentTypeError(
-            str(exc).removeprefix(f"--tool-scope {text!r}: ")
-        ) from None
 
 
 def _issuer_timeout(text: str) -> float:

@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +40,7 @@ from mcp_export.cli._callers import (
     print_callers,
     step_label,
 )
-from mcp_export.cli._report import error, load_agent_or_report
+from mcp_export.cli._report import error, load_agent_or_report, write_report
 from mcp_export.costs.prices import PricesError, price_table
 from mcp_export.errors import ExportError, HistoryError
 from mcp_export.history.store import HistoryStore
@@ -227,28 +226,14 @@ def run(args: argparse.Namespace) -> int:
         planned = matrix.planned
         error("test", f"interrupted: {len(matrix.results)} of {planned} calls had finished")
     written = [
-        _write_report(write_junit, matrix, args.junit),
-        _write_report(lambda m, p: write_json(m, p, changes, moved), matrix, args.json),
+        write_report("test", write_junit, matrix, args.junit),
+        write_report("test", lambda m, p: write_json(m, p, changes, moved), matrix, args.json),
     ]
     if interrupted:
         return 130
     if not all(written):
         return 2
     return 0 if matrix.passed else 1
-
-
-def _write_report(
-    write: Callable[[MatrixResult, Path], None], matrix: MatrixResult, path: Path | None
-) -> bool:
-    """Write one report (each on its own: one that cannot be written leaves the others)."""
-    if path is None:
-        return True
-    try:
-        write(matrix, path)
-    except OSError as exc:
-        error("test", f"cannot write the report {path}: {exc.strerror or exc}")
-        return False
-    return True
 
 
 async def _run(

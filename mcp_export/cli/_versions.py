@@ -106,21 +106,7 @@ def _print(tool: str, versions: list[VersionSummary], current: str) -> None:
         return
     count = len(versions)
     sys.stdout.write(f"{tool}: {count} version{'s' * (count != 1)}, newest first\n")
-    rows = [_HEADER] + [
-        (
-            "*" if v.current else "",
-            v.short,
-            v.model,
-            str(v.runs),
-            f"{v.passed}/{v.runs} ({v.pass_rate:.0%})",
-            "unknown" if v.median_ms is None else f"{v.median_ms:.0f} ms",
-            v.tokens.text(),
-            v.cost.per_call.text(),
-            v.cost.per_100.text(),
-            v.last_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
-        )
-        for v in versions
-    ]
+    rows = [_HEADER] + [v.cells(v.last_at.strftime("%Y-%m-%d %H:%M:%S UTC")) for v in versions]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER))]
     for row in rows:
         line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))

@@ -36,7 +36,7 @@ from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.cost import cell_cost, run_cost, served_model
 from mcp_export.testing.run import CaseResult, MatrixResult
 
-__all__ = ["write_junit", "xml_safe"]
+__all__ = ["class_prefix", "write_junit", "xml_attrs", "xml_safe"]
 
 _SLUG = re.compile(r"[^A-Za-z0-9_-]+")
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -50,6 +50,13 @@ def _escape(found: re.Match[str]) -> str:
 def xml_safe(text: str) -> str:
     """``text`` with each character XML 1.0 cannot carry written as its escape (``\\x1b``)."""
     return _NOT_XML.sub(_escape, text)
+
+
+def class_prefix(agent_name: str) -> str:
+    """The agent's name as the first part of a ``<testcase>``'s ``classname`` (``agent.tool``):
+    runs of anything but letters, digits, ``_`` and ``-`` as one ``_``; ``agent`` when none
+    is left."""
+    return _SLUG.sub("_", agent_name).strip("_") or "agent"
 
 
 def _case_name(result: CaseResult, repeat: int) -> str:
@@ -68,7 +75,7 @@ def write_junit(matrix: MatrixResult, path: Path) -> None:
 
 
 def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
-    agent = _SLUG.sub("_", matrix.agent_name).strip("_") or "agent"
+    agent = class_prefix(matrix.agent_name)
     order = {key: index for index, key in enumerate(matrix.cases)}
     ordinary = [(t, c) for t, c in matrix.cases if (t, c) not in matrix.caller_cases]
     by_model: dict[str, list[CaseResult]] = {model: [] for model in matrix.models if ordinary}
@@ -86,10 +93,10 @@ def _write(matrix: MatrixResult, stream: TextIOBase) -> None:
     totals["time"] = _seconds(sum(r.outcome.duration_ms for r in matrix.results) / 1000)
     xml = XMLGenerator(stream, encoding="utf-8", short_empty_elements=True)
     xml.startDocument()
-    xml.startElement("testsuites", _attrs(name=f"{matrix.agent_name} test cases", **totals))
+    xml.startElement("testsuites", xml_attrs(name=f"{matrix.agent_name} test cases", **totals))
     for model, runs, counts in suites:
         stream.write("\n  ")
-        xml.startElement("testsuite", _attrs(name=model, **counts))
+        xml.startElement("testsuite", xml_attrs(name=model, **counts))
         values = _cost_values(matrix, runs)
         if runs and _is_caller(runs[0]):
             values |= _rates(rates_of(runs[0].model, runs))
@@ -110,7 +117,7 @@ def _write_case(
 ) -> None:
     xml.startElement(
         "testcase",
-        _attrs(
+        xml_attrs(
             name=_case_name(result, matrix.repeat),
             classname=classname,
             time=_seconds(result.outcome.duration_ms / 1000),
@@ -129,11 +136,11 @@ def _write_case(
         if isinstance(result, CallerResult) and step is not None:
             lines = [f"step failed: {step}", *lines, "", *_caller_lines(result)]
         stream.write("\n      ")
-        xml.startElement(kind, _attrs(message=str(first), type=step or first.expectation))
+        xml.startElement(kind, xml_attrs(message=str(first), type=step or first.expectation))
         xml.characters(xml_safe("\n".join([*lines, "", "answer:", result.outcome.text])))
         xml.endElement(kind)
     stream.write("\n      ")
-    xml.startElement("system-out", _attrs())
+    xml.startElement("system-out", xml_attrs())
     xml.characters(xml_safe(result.outcome.text))
     xml.endElement("system-out")
     stream.write("\n    ")
@@ -192,10 +199,10 @@ def _write_properties(
     xml: XMLGenerator, stream: TextIOBase, values: dict[str, str], indent: str
 ) -> None:
     stream.write(indent)
-    xml.startElement("properties", _attrs())
+    xml.startElement("properties", xml_attrs())
     for name, value in values.items():
         stream.write(indent + "  ")
-        xml.startElement("property", _attrs(name=name, value=value))
+        xml.startElement("property", xml_attrs(name=name, value=value))
         xml.endElement("property")
     stream.write(indent)
     xml.endElement("properties")
@@ -222,5 +229,6 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _attrs(**values: str) -> AttributesImpl[str]:
+def xml_attrs(**values: str) -> AttributesImpl[str]:
+    """An element's attributes, each value made :func:`xml_safe`."""
     return AttributesImpl({key: xml_safe(value) for key, value in values.items()})

@@ -91,6 +91,23 @@ class VersionSummary:
         """Passed runs over runs."""
         return self.passed / self.runs if self.runs else 0.0
 
+    def cells(self, last_run: str) -> tuple[str, ...]:
+        """The summary as a table's row: current mark, version, model, runs, passed, median,
+        tokens, cost per call and per 100 calls, then ``last_run`` (the last run's time as the
+        table writes it)."""
+        return (
+            "*" if self.current else "",
+            self.short,
+            self.model,
+            str(self.runs),
+            f"{self.passed}/{self.runs} ({self.pass_rate:.0%})",
+            "unknown" if self.median_ms is None else f"{self.median_ms:.0f} ms",
+            self.tokens.text(),
+            self.cost.per_call.text(),
+            self.cost.per_100.text(),
+            last_run,
+        )
+
     def as_json(self) -> dict[str, Any]:
         """The summary as JSON (nulls are unknown)."""
         return {

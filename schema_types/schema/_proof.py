@@ -20,7 +20,14 @@ from typing import Any
 
 from schema_types.schema._refs import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
-__all__ = ["META_KEYWORDS", "VALUE_KEYWORDS", "key_sound", "proves_sound"]
+__all__ = [
+    "META_KEYWORDS",
+    "VALUE_KEYWORDS",
+    "is_integer",
+    "is_number",
+    "key_sound",
+    "proves_sound",
+]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 _TYPES = frozenset(("string", "number", "integer", "boolean", "array", "object", "null"))
@@ -214,15 +221,15 @@ def key_sound(key: str, value: Any, stack: list[Any]) -> bool:
     if key in _ARRAYS:
         return isinstance(value, list)
     if key in _NUMBERS:
-        return _is_number(value)
+        return is_number(value)
     if key in _COUNTS:
-        return _is_integer(value) and value >= 0
+        return is_integer(value) and value >= 0
     if key in _BOOLEANS:
         return isinstance(value, bool)
     if key == "type":
         return _type_sound(value)
     if key == "multipleOf":
-        return _is_number(value) and value > 0
+        return is_number(value) and value > 0
     if key == "required":
         return _string_set(value)
     if key == "dependentRequired":
@@ -276,7 +283,7 @@ def _fits(value: Any, schema: Any) -> bool:
         if key in _UNPROVEN:
             if key == "format" and (not isinstance(value, str) or _format_fits(expected, value)):
                 continue  # formats only constrain strings
-            if key == "multipleOf" and not _is_number(value):
+            if key == "multipleOf" and not is_number(value):
                 continue
             return False
         if key == "type":
@@ -290,7 +297,7 @@ def _fits(value: Any, schema: Any) -> bool:
             if not _same(value, expected):
                 return False
         elif key in _FOR_NUMBERS:
-            if _is_number(value) and not _within(key, value, expected):
+            if is_number(value) and not _within(key, value, expected):
                 return False
         elif (
             key in _FOR_STRINGS
@@ -379,9 +386,9 @@ def _has_type(value: Any, name: str) -> bool:
     if name == "string":
         return isinstance(value, str)
     if name == "integer":
-        return _is_integer(value)
+        return is_integer(value)
     if name == "number":
-        return _is_number(value)
+        return is_number(value)
     if name == "boolean":
         return isinstance(value, bool)
     if name == "null":
@@ -405,11 +412,13 @@ def _same(value: Any, other: Any) -> bool:
     return bool(value == other)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (a bool is not)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _is_integer(value: Any) -> bool:
+def is_integer(value: Any) -> bool:
+    """Whether ``value`` is a JSON integer as JSON Schema has it (``1.0`` is; a bool is not)."""
     if isinstance(value, bool):
         return False
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())

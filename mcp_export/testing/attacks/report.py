@@ -7,18 +7,14 @@ parameter could carry."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import XMLGenerator
-from xml.sax.xmlreader import AttributesImpl
 
 from mcp_export.testing.attacks.run import AttackResult, AttackRun
-from mcp_export.testing.junit import xml_safe
+from mcp_export.testing.junit import class_prefix, xml_attrs, xml_safe
 
 __all__ = ["attacks_json", "write_json", "write_junit"]
-
-_SLUG = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def attacks_json(run: AttackRun) -> dict[str, Any]:
@@ -66,7 +62,7 @@ def write_junit(run: AttackRun, path: Path) -> None:
     Raises:
         OSError: the file cannot be written.
     """
-    agent = _SLUG.sub("_", run.agent_name).strip("_") or "agent"
+    agent = class_prefix(run.agent_name)
     by_model: dict[str, list[AttackResult]] = {model: [] for model in run.models}
     for result in run.ordered():
         by_model.setdefault(result.model, []).append(result)
@@ -74,37 +70,39 @@ def write_junit(run: AttackRun, path: Path) -> None:
         xml = XMLGenerator(stream, encoding="utf-8", short_empty_elements=True)
         xml.startDocument()
         xml.startElement(
-            "testsuites", _attrs(name=f"{run.agent_name} attacks", **_counts(run.results))
+            "testsuites", xml_attrs(name=f"{run.agent_name} attacks", **_counts(run.results))
         )
         for model, results in by_model.items():
             stream.write("\n  ")
-            xml.startElement("testsuite", _attrs(name=f"attacks on {model}", **_counts(results)))
+            xml.startElement("testsuite", xml_attrs(name=f"attacks on {model}", **_counts(results)))
             for result in results:
                 stream.write("\n    ")
                 seconds = (result.outcome.duration_ms if result.outcome else 0.0) / 1000
                 xml.startElement(
                     "testcase",
-                    _attrs(
+                    xml_attrs(
                         name=result.attack,
                         classname=f"{agent}.{result.tool}",
                         time=f"{seconds:.3f}",
                     ),
                 )
                 if result.skipped is not None:
-                    xml.startElement("skipped", _attrs(message=result.skipped))
+                    xml.startElement("skipped", xml_attrs(message=result.skipped))
                     xml.endElement("skipped")
                 elif result.error is not None:
-                    xml.startElement("error", _attrs(message=result.error, type="unanswered"))
+                    xml.startElement("error", xml_attrs(message=result.error, type="unanswered"))
                     xml.endElement("error")
                 elif result.failures:
                     first = result.failures[0]
                     answer = result.outcome.text if result.outcome else ""
                     lines = [str(f) for f in result.failures]
-                    xml.startElement("failure", _attrs(message=str(first), type=first.expectation))
+                    xml.startElement(
+                        "failure", xml_attrs(message=str(first), type=first.expectation)
+                    )
                     xml.characters(xml_safe("\n".join([*lines, "", "answer:", answer])))
                     xml.endElement("failure")
                 if result.outcome is not None:
-                    xml.startElement("system-out", _attrs())
+                    xml.startElement("system-out", xml_attrs())
                     xml.characters(xml_safe(result.outcome.text))
                     xml.endElement("system-out")
                 xml.endElement("testcase")
@@ -128,7 +126,3 @@ def _counts(results: list[AttackResult]) -> dict[str, str]:
         "skipped": str(skipped),
         "time": f"{seconds:.3f}",
     }
-
-
-def _attrs(**values: str) -> AttributesImpl[str]:
-    return AttributesImpl({key: xml_safe(value) for key, value in values.items()})

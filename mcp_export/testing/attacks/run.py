@@ -74,6 +74,11 @@ class AttackResult:
     error: str | None = None
 
 
+def _chosen_models(agent: Agent, models: Sequence[str]) -> list[str]:
+    """``models`` without repeats, or the agent's own model when there are none."""
+    return list(dict.fromkeys(models)) or [agent.settings.model or ""]
+
+
 @dataclass
 class AttackRun:
     """A run of the attack pack: attacks × tools × models."""
@@ -86,6 +91,26 @@ class AttackRun:
     attacks: list[Attack]
     results: list[AttackResult] = field(default_factory=lambda: list[AttackResult]())
     duration_ms: float = 0.0
+
+    @classmethod
+    def planned(
+        cls,
+        agent: Agent,
+        path: Path,
+        tools: Sequence[ToolDefinition],
+        models: Sequence[str],
+        attacks: Sequence[Attack],
+    ) -> AttackRun:
+        """A new run, with no results yet, of ``attacks`` on ``tools`` and ``models`` (none:
+        the agent's own)."""
+        return cls(
+            uuid.uuid4().hex,
+            agent.metadata.name,
+            str(path),
+            _chosen_models(agent, models),
+            [t.name for t in tools],
+            list(attacks),
+        )
 
     @property
     def passed(self) -> bool:
@@ -131,16 +156,9 @@ async def run_attacks(
     agent's own), ``concurrency`` calls at once; a call that fails before a final answer is an
     attack that did not pass (``error`` says why), never a crashed run."""
     chosen_tools = list(tools) if tools is not None else list(agent.tools)
-    chosen = list(dict.fromkeys(models)) or [agent.settings.model or ""]
+    chosen = _chosen_models(agent, models)
     if run is None:
-        run = AttackRun(
-            uuid.uuid4().hex,
-            agent.metadata.name,
-            str(path),
-            chosen,
-            [t.name for t in chosen_tools],
-            list(attacks),
-        )
+        run = AttackRun.planned(agent, path, chosen_tools, chosen, attacks)
     canaries = Canaries.fresh()
     armed = arm(agent, canaries)
     prompt_lines = distinctive(agent.system_prompt)

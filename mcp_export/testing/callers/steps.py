@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from mcp_export.providers.base import ToolCallRequest
 from mcp_export.testing.callers.ask import CallerTurn
@@ -41,15 +41,7 @@ Step = Literal[
     "unexpected arguments",
     "answer",
 ]
-STEPS: tuple[Step, ...] = (
-    "caller",
-    "no call",
-    "wrong tool",
-    "unwanted call",
-    "invalid arguments",
-    "unexpected arguments",
-    "answer",
-)
+STEPS: tuple[Step, ...] = get_args(Step)
 NONE = "none"
 """``picks: none``: the caller must call none of the agent's tools."""
 

@@ -131,14 +131,15 @@ def request_data(request: ModelRequest) -> dict[str, Any]:
         ],
         "parameters": dict(request.parameters),
     }
-    redacted: dict[str, Any] = redact_json(_plain(data))
+    return _kept(data)
+
+
+def _kept(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as the fixture keeps it: plain JSON (tuples as lists, the form it has once
+    written and read back), redacted."""
+    plain: Any = json.loads(json.dumps(data, ensure_ascii=False, default=str))
+    redacted: dict[str, Any] = redact_json(plain)
     return redacted
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as plain JSON (tuples as lists), the form it has once written and read back."""
-    result: Any = json.loads(json.dumps(value, ensure_ascii=False, default=str))
-    return result
 
 
 def event_data(event: ProviderEvent) -> dict[str, Any]:
@@ -161,8 +162,7 @@ def event_data(event: ProviderEvent) -> dict[str, Any]:
                 "stopReason": event.stop_reason,
             }
         }
-    redacted: dict[str, Any] = redact_json(_plain(data))
-    return redacted
+    return _kept(data)
 
 
 def event_from(data: dict[str, Any]) -> ProviderEvent:
@@ -197,8 +197,7 @@ def spec_data(spec: ToolSpec) -> dict[str, Any]:
         "permissionRequired": spec.permission_required,
         "schemaProblem": spec.schema_problem,
     }
-    redacted: dict[str, Any] = redact_json(_plain(data))
-    return redacted
+    return _kept(data)
 
 
 def spec_from(data: dict[str, Any]) -> ToolSpec:
@@ -224,8 +223,7 @@ def outcome_data(outcome: ToolOutcome) -> dict[str, Any]:
         "refused": outcome.refused,
         "durationMs": round(outcome.duration_ms, 3),
     }
-    redacted: dict[str, Any] = redact_json(_plain(data))
-    return redacted
+    return _kept(data)
 
 
 def outcome_from(data: dict[str, Any]) -> ToolOutcome:
