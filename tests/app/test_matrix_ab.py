@@ -68,7 +68,7 @@ def test_compare_with_a_variant_shows_both_sides_and_keep_is_one_undo_step(
         tab = window.open_matrix_tab(document, None, [MODEL])
         assert isinstance(tab, MatrixTab)
         qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
-        before = len(server.requests)
+        before = len(server.model_requests)
         qtbot.mouseClick(tab.compare_button, Qt.MouseButton.LeftButton)
         dialog = tab.findChild(ABDialog)
         assert isinstance(dialog, ABDialog)
@@ -78,7 +78,7 @@ def test_compare_with_a_variant_shows_both_sides_and_keep_is_one_undo_step(
         dialog.rounds.setValue(2)
         qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: dialog.comparison is not None and not dialog.busy, timeout=RUN_MS)
-        sent = ["trip" in json.dumps(r.body) for r in server.requests[before:]]
+        sent = ["trip" in json.dumps(r.body) for r in server.model_requests[before:]]
     assert sent == [False, False, True, True] * 2  # A, B, A, B
     figures = _cells(dialog.figures)
     assert [row[:2] for row in figures] == [[MODEL, "A (current)"], [MODEL, "B (variant)"]]

@@ -55,7 +55,7 @@ def test_record_then_replay_without_the_model_and_rerecord_mends_a_changed_templ
         qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
         _run(qtbot, tab, "Record")
         assert tab.last_end is not None and all(r.passed for r in tab.last_end.results)
-        asked = len(server.requests)
+        asked = len(server.model_requests)
     assert list((tmp_path).rglob("*.json")), "the recording is beside the agent file"
 
     _run(qtbot, tab, "Replay")  # the model server is gone

@@ -97,7 +97,7 @@ def test_a_typed_answer_shows_as_a_tree_and_reaches_the_caller_as_structured_con
     with FakeOpenAIServer(responder=_answers(RIGHT)) as model:
         tab = make_tab(model)
         outcome = _run(qtbot, tab)
-        sent = model.requests[0].body
+        sent = model.model_requests[0].body
 
     assert isinstance(outcome, FinalAnswer)
     assert sent["response_format"]["json_schema"]["schema"] == SCHEMA  # made to answer in it
@@ -123,7 +123,7 @@ def test_a_wrong_answer_is_shown_with_its_messages_then_the_repair_turn(
     with FakeOpenAIServer(responder=_answers(WRONG, RIGHT)) as model:
         tab = make_tab(model)
         outcome = _run(qtbot, tab)
-        repair = model.requests[1].body
+        repair = model.model_requests[1].body
 
     assert isinstance(outcome, FinalAnswer)
     first, second = _checks(tab)

@@ -56,7 +56,7 @@ async def test_ab_runs_both_sides_interleaved_and_puts_the_differing_cells_first
             rounds=2,
             on_round=lambda round_, side: order.append((round_, side)),
         )
-        prompts = ["trip" in json.dumps(r.body) for r in server.requests]
+        prompts = ["trip" in json.dumps(r.body) for r in server.model_requests]
     assert order == [(1, "A"), (1, "B"), (2, "A"), (2, "B")]
     assert prompts == [False, False, True, True, False, False, True, True]
     a, b = result.figures[MODEL, "A"], result.figures[MODEL, "B"]

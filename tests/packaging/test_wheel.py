@@ -165,7 +165,9 @@ async def test_the_installed_wheel_serves_a_call_without_qt(
     assert "mcp_export.server" in modules  # the report is the served process's own
     assert served_from.startswith(str(installed / "tools"))  # the wheel's code, not the checkout's
     qt = [
-        m for m in modules if m.split(".")[0] in _QT or m.startswith(("app.window", "app.studio"))
+        m
+        for m in modules
+        if m.split(".")[0] in _QT or m == "app.studio" or m.startswith("app.window")
     ]
     assert qt == []
 
