@@ -7,8 +7,9 @@ gives *Tokens this answer* and *Time this answer* of the last answer, for the ta
 An answer's time is the session's own (``FinalAnswer.duration_ms``: from the question to the
 answer, what History records); a failed or stopped answer is timed from its question to the
 failure. While an answer runs, the clock ticks, so a slow model visibly keeps the tab busy. A
-token count the model server never reported shows as "—", never as 0; the totals add up the
-counts that were reported, and the tooltip says how many model requests reported none.
+token count the model server never reported shows as "—", never as 0; a total some requests
+reported and others did not is a lower bound and says so (``≥ 12 in / 9 out``), and the tooltip
+says how many model requests reported none.
 
 *Cost* is the conversation's model requests at the agent's model's price (``costs.prices``:
 Preferences' price table and the agent file's ``settings.prices``), and what 100 answers like
@@ -63,6 +64,7 @@ class StatsStrip(QFrame):
         self.conversation = Figures()
         self.answer: Figures | None = None
         self.unreported_turns = 0  # model requests whose server reported no token count
+        self._answer_turns = (0, 0)  # the last answer's model requests, and those unreported
         self.prices = PriceTable()
         self.priced_model: str | None = None  # provider:model, as the price table names it
         self.answers = 0
@@ -124,7 +126,8 @@ class StatsStrip(QFrame):
         """``Time this answer: … · Tokens this answer: …`` of the last answer ("" before one)."""
         if self.answer is None:
             return ""
-        return f"{ANSWER_TIME}: {self.answer.time()} · {ANSWER_TOKENS}: {self.answer.tokens()}"
+        tokens = _at_least(self.answer.tokens(), *self._answer_turns)
+        return f"{ANSWER_TIME}: {self.answer.time()} · {ANSWER_TOKENS}: {tokens}"
 
     def set_pricing(self, prices: PriceTable, model: str | None) -> None:
         """Reckon the cost of the model requests to come with ``prices`` for ``model``
@@ -160,14 +163,17 @@ class StatsStrip(QFrame):
         if isinstance(event, SessionStarted):
             self.model = event.model
             self.answer = Figures()
+            self._answer_turns = (0, 0)
             self._clock.start()
         elif isinstance(event, TurnFinished):
             self.turns += 1
             used = Figures(event.input_tokens, event.output_tokens)
             self.conversation = self.conversation.plus(used)
             self.answer = (self.answer or Figures()).plus(used)
-            if event.input_tokens is None and event.output_tokens is None:
-                self.unreported_turns += 1
+            unreported = event.input_tokens is None and event.output_tokens is None
+            self.unreported_turns += unreported
+            asked, unsaid = self._answer_turns
+            self._answer_turns = (asked + 1, unsaid + unreported)
             model = self.priced_model or self.model
             self._costs.append(self.prices.cost(model, event.input_tokens, event.output_tokens))
         elif isinstance(event, ToolCallStarted):
@@ -194,7 +200,8 @@ class StatsStrip(QFrame):
         self._labels["turns"].setText(f"Turns: {self.turns}")
         self._labels["calls"].setText(f"Tool calls: {self.tool_calls}")
         tokens = self._labels["tokens"]
-        tokens.setText(f"{CONVERSATION_TOKENS}: {self.conversation.tokens()}")
+        counted = _at_least(self.conversation.tokens(), self.turns, self.unreported_turns)
+        tokens.setText(f"{CONVERSATION_TOKENS}: {counted}")
         tip = _TOKENS_TIP
         if self.unreported_turns:
             tip += (
@@ -221,3 +228,9 @@ class StatsStrip(QFrame):
         label.setText(text)
         tip = "What this conversation's model requests cost, at the model's price"
         label.setToolTip(f"{tip}\n{total.why}" if total.why else tip)
+
+
+def _at_least(tokens: str, requests: int, unreported: int) -> str:
+    """``tokens`` as a lower bound (``≥ …``) when some of ``requests`` reported no count and
+    others did; as it is when all or none did."""
+    return f"≥ {tokens}" if 0 < unreported < requests else tokens
