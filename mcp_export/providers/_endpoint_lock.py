@@ -4,7 +4,9 @@ llama-cpp-python's server serves one request at a time: a request that arrives w
 another ends that answer. A queue in one process (``HTTPEndpoint.request_slot``) keeps that
 process's requests apart; ``one_process_at_a_time`` keeps the requests of every process apart
 (three ``metaagent call`` at once, the studio and a served agent): a file lock per base URL in
-the data directory (``locks/endpoint-<hash>.lock``), held from sending a request to the end of
+the user's runtime directory (``$XDG_RUNTIME_DIR/metaagent/locks/endpoint-<hash>.lock``, else
+the temporary directory's ``metaagent-<uid>/locks``: the data directory is for what a person
+keeps, and ``--no-history`` writes nothing there), held from sending a request to the end of
 its answer, with the holder's process id beside it (``.owner``) for the message of a wait that
 ran out. The wait polls, so cancelling the waiting task (a session's time budget) ends it at
 once; it is bounded by ``wait`` seconds.
@@ -19,6 +21,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,7 +30,6 @@ import anyio
 from filelock import FileLock, Timeout
 
 from mcp_export.errors import ProviderError
-from mcp_export.paths import data_dir
 
 __all__ = ["LOCK_WAIT", "EndpointBusy", "lock_path", "one_process_at_a_time"]
 
@@ -47,7 +49,16 @@ def lock_path(base_url: str) -> Path:
     """The lock file of ``base_url`` (its hash names it: a URL may hold what a file name may
     not, or a secret)."""
     digest = hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:24]
-    return data_dir() / "locks" / f"endpoint-{digest}.lock"
+    return _locks_dir() / f"endpoint-{digest}.lock"
+
+
+def _locks_dir() -> Path:
+    """Where the endpoint locks of this user live: shared by all their processes, runtime only."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        return Path(runtime) / "metaagent" / "locks"
+    user = getattr(os, "getuid", lambda: "user")()
+    return Path(tempfile.gettempdir()) / f"metaagent-{user}" / "locks"
 
 
 @contextlib.asynccontextmanager
