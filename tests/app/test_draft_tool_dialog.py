@@ -49,12 +49,12 @@ providers:
 """
 
 
-@pytest.fixture(autouse=True)
 def _text(item: QTableWidgetItem | None) -> str:
     assert item is not None
     return item.text()
 
 
+@pytest.fixture(autouse=True)
 def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DRAFT_TEST_KEY", "sk-draft-studio-0123456789abcdef")
 
