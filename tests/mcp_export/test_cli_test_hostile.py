@@ -115,6 +115,10 @@ def test_a_backtracking_pattern_fails_its_case_within_the_check_limit(tmp_path: 
     assert took < 20
 
 
+def _sigint_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _one_then_hang(body: RequestBody) -> Reply:
     return text("Booked AF1.") if "Oslo" in body.last_user_text else hang()
 
@@ -132,6 +136,9 @@ def test_ctrl_c_stops_the_run_at_once_and_reports_what_finished(tmp_path: Path) 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # As from a terminal: a suite started in the background ignores SIGINT, and a child
+            # inherits that (Python then installs no KeyboardInterrupt handler at all).
+            preexec_fn=_sigint_as_in_a_terminal,
         )
         try:
             deadline = time.monotonic() + 30
