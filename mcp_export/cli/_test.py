@@ -33,7 +33,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from mcp_export.cli._attacks import run_attack_pack
 from mcp_export.cli._callers import (
     add_caller_options,
     caller_options,
@@ -162,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
                 "--attacks runs live: it cannot be recorded or replayed (drop --record/--replay)",
             )
             return 2
+        from mcp_export.cli._attacks import run_attack_pack
+
         return run_attack_pack(agent, path.resolve(), args)
     try:
         cases = select_cases(agent, tool=args.tool, case=args.case)
