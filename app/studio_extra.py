@@ -13,9 +13,10 @@ __all__ = ["STUDIO_MISSING", "studio_installed"]
 STUDIO_MISSING = (
     "metaagent: the studio is not installed here (it needs the 'studio' extra: PySide6 and "
     "qasync).\n"
-    "Install it with:  pip install 'meta-agent-studio[studio]'\n"
-    "             or:  uv tool install 'meta-agent-studio[studio]'  /  "
-    "pipx install 'meta-agent-studio[studio]'\n"
+    "Add it with:  pip install 'meta-agent-studio[studio]'\n"
+    "         or:  uv tool install 'meta-agent-studio[studio]'  /  "
+    "pipx install --force 'meta-agent-studio[studio]'\n"
+    "(installed from a wheel? name that file instead: 'meta_agent_studio-….whl[studio]')\n"
     "Every subcommand works without it: `metaagent --help` lists them (serve, test, export…)."
 )
 """What a bare ``metaagent`` says when the studio's packages are missing."""

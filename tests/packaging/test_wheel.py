@@ -139,6 +139,7 @@ def test_the_installed_wheel_leaves_the_studio_out(installed: Path, tmp_path: Pa
         assert studio.returncode == 2
         assert "the studio is not installed here" in studio.stderr
         assert "pip install 'meta-agent-studio[studio]'" in studio.stderr
+        assert "pipx install --force 'meta-agent-studio[studio]'" in studio.stderr
 
 
 @pytest.mark.anyio
