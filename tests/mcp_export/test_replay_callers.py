@@ -174,3 +174,20 @@ def test_a_caller_case_without_a_recording_says_how_to_make_one(tmp_path: Path) 
     assert done.returncode == 1
     assert "replay: no recording at " in done.stdout, done.stdout
     assert "record it with metaagent test --record" in done.stdout
+
+
+def test_a_decoy_server_added_after_recording_fails_the_replay_naming_it(tmp_path: Path) -> None:
+    path, recorded, _ = _record(tmp_path)
+    assert recorded.returncode == 0, recorded.stdout
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["settings"]["callers"]["decoyServers"]["calendar"] = time_server()
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+    done = _replay_offline(path)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().endswith("OPENED 0 []"), done.stderr
+    assert done.stdout.splitlines()[2] == (
+        "    [caller] replay: the decoy server 'calendar' is not in the recording (it holds "
+        "'clock'); re-record with metaagent test --record"
+    )
