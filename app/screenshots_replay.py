@@ -3,7 +3,8 @@
 Three cases of the richest tool on the budget model: recorded (Record), then replayed with the
 model server stopped after the template changed, so the first cell's replay differs and its
 Re-record bar shows, beside the run-mode choice on Replay; then *Compare with a variant…* with
-an edited template, both sides run for real. Each at 1400×900 and 1024×700.
+an edited template, both sides run for real. Each at 1400×900 and 1024×700. Then the caller
+matrix in Replay (``app.screenshots_caller_replay``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ async def replay_views(window: MainWindow, camera: Camera) -> None:
         matrix_cases,
         wait_until,
     )
+    from app.screenshots_caller_replay import caller_replay_views
     from app.test_cases.ab_dialog import ABDialog
     from app.test_cases.matrix_tab import MatrixTab
     from schema_types.arguments import sample_arguments
@@ -104,3 +106,4 @@ async def replay_views(window: MainWindow, camera: Camera) -> None:
     dialog.close()
     window.remove_run_tab(tab)
     document.undo_stack.setIndex(start)
+    await caller_replay_views(window, camera)

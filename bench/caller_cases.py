@@ -55,6 +55,8 @@ def _event(payload: dict[str, Any]) -> bytes:
 
 def caller_answer(body: bytes) -> bytes:
     """A tool call of the first offered tool when the request offers tools, else the text."""
+    if not body:  # a request without a body (not a chat request) gets the plain answer
+        return _text_answer(body)
     data = json.loads(body)
     tools = data.get("tools") or []
     if not tools:

@@ -1,7 +1,8 @@
 """Replayed test cases: how long ``metaagent test --replay`` takes for 10, 100 and 1000 cases.
 
-Run: ``.venv/bin/python bench/replay_cases.py [--cases 10,100,1000] [--reps 5]``. Prints a table;
-exits 0 (1 when the goal is missed). Not a test: the figures depend on the machine.
+Run: ``.venv/bin/python bench/replay_cases.py [--cases 10,100,1000] [--reps 5]
+[--caller-cases 10,100]``. Prints two tables; exits 0 (1 when the goal is missed or a replay
+fails). Not a test: the figures depend on the machine.
 
 The agent is ``bench/_cases_agent.py``'s (one tool, N cases, each expecting its city in the
 answer); its cases are recorded once against ``bench/_async_model.py`` (answering at once), then
@@ -16,6 +17,15 @@ per size, each the median of ``--reps`` runs:
   agent file and exits 2), the baseline of the row; ``ms/case`` is the CLI figure less it, per case.
 
 Goal: 100 replayed cases in ≤ 2 s in all (the CLI figure).
+
+Then replayed *caller* cases (``--caller-cases 10,100``; ``0``: skip): ``caller_cases.py``'s agent
+(one tool, N caller cases, each asking about its city; the bundled decoys offered beside our
+tool) recorded once for one caller model against its caller model process, beside N ordinary
+cases recorded the same way; with the model stopped, ``run_matrix(mode="replay")`` of each, in
+this process, alternated (ABAB, the ordinary cases the baseline). Each caller case replays two
+recorded requests (the caller's pick, checked against the offered tool list, then the served
+call's) where an ordinary case replays one. Printed: the medians, and the median and spread of
+the per-pair ratio caller / ordinary.
 """
 
 from __future__ import annotations
@@ -35,7 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _async_model import AsyncModelProcess
 from _cases_agent import write_agent
+from caller_cases import CallerModelProcess, write_caller_agent
 
+from mcp_export.testing.callers import CallerOptions
 from mcp_export.testing.replay.tape import Mode
 from mcp_export.testing.run import run_matrix, select_cases
 from schema_types.files.agent_file import load_agent
@@ -43,10 +55,15 @@ from schema_types.files.agent_file import load_agent
 METAAGENT = Path(sys.executable).parent / "metaagent"
 
 
+CALLER = "openai:bench"
+
+
 async def _matrix(path: Path, mode: Mode) -> tuple[float, int]:
     agent = load_agent(path)
     began = time.perf_counter()
-    matrix = await run_matrix(agent, path, select_cases(agent), mode=mode)
+    matrix = await run_matrix(
+        agent, path, select_cases(agent), mode=mode, callers=CallerOptions(models=(CALLER,))
+    )
     return time.perf_counter() - began, sum(not r.passed for r in matrix.results)
 
 
@@ -66,6 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="10,100,1000")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--caller-cases", default="10,100")
     args = parser.parse_args()
     ok = True
     print(f"replayed cases, {datetime.date.today().isoformat()}, median of {args.reps} runs")
@@ -105,7 +123,53 @@ def main() -> int:
             if cases == 100 and cli_s > 2.0:
                 ok = False
     print("goal (100 replayed cases ≤ 2 s in all):", "met" if ok else "MISSED")
+    sizes = [int(c) for c in args.caller_cases.split(",") if int(c) > 0]
+    if sizes and not _callers(sizes, args.reps):
+        ok = False
     return 0 if ok else 1
+
+
+def _callers(sizes: list[int], reps: int) -> bool:
+    """Replayed caller cases against as many replayed ordinary cases, interleaved."""
+    ok = True
+    print(f"replayed caller cases against ordinary ones, ABAB, median of {reps} runs each")
+    print(
+        f"{'cases':>6} {'ordinary s':>11} {'caller s':>9} {'ms/caller case':>15} "
+        f"{'ratio':>6} {'ratios':>12}"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        for cases in sizes:
+            directory = Path(folder) / str(cases)
+            directory.mkdir()
+            model = CallerModelProcess(0.0)
+            try:
+                plain = write_agent(directory, model.base_url, cases, 1)
+                caller = write_caller_agent(directory / "callers", model.base_url, cases, 1)
+                failed = sum(asyncio.run(_matrix(p, "record"))[1] for p in (plain, caller))
+            finally:
+                model.stop()
+            if failed:
+                print(f"{failed} of {2 * cases} recorded cases failed", file=sys.stderr)
+                return False
+            times: dict[str, list[float]] = {"ordinary": [], "caller": []}
+            for _ in range(reps):  # ABAB
+                for kind, path in (("ordinary", plain), ("caller", caller)):
+                    elapsed, failed = asyncio.run(_matrix(path, "replay"))
+                    times[kind].append(elapsed)
+                    if failed:
+                        print(f"{kind}: {failed} of {cases} replays failed", file=sys.stderr)
+                        ok = False
+            ratios = [c / o for c, o in zip(times["caller"], times["ordinary"], strict=True)]
+            plain_s, caller_s = (
+                statistics.median(times["ordinary"]),
+                statistics.median(times["caller"]),
+            )
+            spread = f"{min(ratios):.2f}–{max(ratios):.2f}"
+            print(
+                f"{cases:>6} {plain_s:>11.2f} {caller_s:>9.2f} {caller_s / cases * 1000:>15.1f} "
+                f"{statistics.median(ratios):>6.2f} {spread:>12}"
+            )
+    return ok
 
 
 if __name__ == "__main__":

@@ -54,10 +54,14 @@ def caller_result(result: CaseResult) -> CallerResult | None:
 
 def step_text(result: CaseResult) -> str | None:
     """The step a caller run failed at, in words, with what it names (``other tool:
-    book_hotel``, ``answer: contains[0]``); None when it passed or is no caller run."""
+    book_hotel``, ``answer: contains[0]``), or that its replay left the recording (``replay
+    differs``, ``not recorded``); None when it passed or is no caller run."""
     caller = caller_result(result)
     if caller is None or caller.step is None:
         return None
+    first = caller.failures[0] if caller.failures else None
+    if first is not None and first.expectation == "replay":  # not the caller's doing
+        return "not recorded" if first.message.startswith("no recording at") else "replay differs"
     words = STEP_WORDS.get(caller.step, caller.step)
     picked = list(dict.fromkeys(caller.pick.picked)) if caller.pick is not None else []
     if caller.step in ("wrong tool", "unwanted call") and picked:

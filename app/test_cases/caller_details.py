@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from app.test_cases.caller_cells import STEP_WORDS
+from app.test_cases.caller_cells import STEP_WORDS, step_text
 from app.test_cases.matrix_cells import format_ms
 from mcp_export.redact import redact
 
@@ -52,6 +52,8 @@ def caller_html(result: CallerResult, *, dark: bool = False) -> str:
         step = f'<b style="color:{passing}">every step passed</b>'
     else:
         words = STEP_WORDS.get(result.step, result.step)
+        if result.failures and result.failures[0].expectation == "replay":
+            words = step_text(result) or words  # the replay's doing, not the caller's
         step = f'failed at <b style="color:{failing}">{html.escape(words)}</b>'
     parts = [
         f"<p><b>Caller case</b>: {step} · caller <b>{html.escape(result.model)}</b> · served "

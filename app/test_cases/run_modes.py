@@ -2,12 +2,14 @@
 
 A choice beside Run picks how the next run goes, the same headless path as ``metaagent test
 --record/--replay`` (``run_matrix``'s ``mode``): *Live* asks the models (a case's mocks still
-apply), *Record* asks them and keeps each ordinary case's exchange in its fixture beside the
-agent file, *Replay* answers each case from its fixture with no model and no tool server.
+apply), *Record* asks them and keeps each case's exchange in its fixture beside the agent file
+(a caller case's per caller model: the caller's turn and the call it picked), *Replay* answers
+each case from its fixture with no model, no tool server and no decoy server.
 
 When one selected cell's replay differs from its recording, a bar under the status line says
 where (the first difference, as the replay found it) and offers *Re-record*: that case is
-recorded again on that model, then the matrix is replayed again to show it mended.
+recorded again on that model (a caller cell: for that caller model, its call served by the
+tab's first model), then the matrix is replayed again to show it mended.
 """
 
 from __future__ import annotations
@@ -138,7 +140,13 @@ class RunModes(QObject):
             self.where.setText(f"{tool} / {case} is not in the agent any more.")
             return False
         path = run_path(document.path, agent.metadata.name, document.base_dir)
-        request = RunRequest(agent, path, cases, [model], 1, 1, mode="record")
+        if cases[0][1].ask is None:
+            request = RunRequest(agent, path, cases, [model], 1, 1, mode="record")
+        else:  # a caller cell's model is its caller model; the tab's first model serves
+            served = self.tab.picker.models()[:1] or [agent.settings.model or model]
+            request = RunRequest(
+                agent, path, cases, served, 1, 1, caller_models=[model], mode="record"
+            )
         if not self.runner.start(request):
             return False
         self.rerecord_button.setEnabled(False)

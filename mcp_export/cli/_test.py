@@ -11,8 +11,9 @@ when every case passes, 1 when one fails, 2 for a bad command line or agent file
 or a report that cannot be written; Ctrl+C stops the run at once and reports what finished before
 it, with exit code 130.
 
-``--record`` keeps each ordinary case's exchange in a fixture beside the agent file; ``--replay``
-runs the cases from their fixtures with no model and no tool server (``testing.replay``).
+``--record`` keeps each case's exchange in a fixture beside the agent file (a caller case's per
+caller model); ``--replay`` runs the cases from their fixtures with no model, no tool server and
+no decoy server (``testing.replay``).
 
 Caller cases (``ask``) run once per ``--caller-model`` (default: ``settings.callers.models``,
 else the first model), with decoys

@@ -46,6 +46,7 @@ from mcp_export.testing.callers.runner import (
 from mcp_export.testing.case import CaseResult, named, run_case
 from mcp_export.testing.cost import cost_failure, run_cost
 from mcp_export.testing.expect import CallOutcome, Failure
+from mcp_export.testing.replay.callers import CallerTape, run_caller_with_tape
 from mcp_export.testing.replay.cases import (
     CaseServers,
     RealParts,
@@ -268,9 +269,10 @@ async def run_matrix(
             repeat and caller models); default a new one.
         callers: the caller models and the caller setup of the caller cases (decoys, system
             prompt, prefix), added to the agent file's ``settings.callers``.
-        mode: ``record`` keeps each ordinary case's exchange in its fixture beside the agent
-            file; ``replay`` answers each from it, with no model and no tool server
-            (``testing.replay``); None: neither (a case's mocks still apply).
+        mode: ``record`` keeps each case's exchange in its fixture beside the agent file (a
+            caller case's per caller model, with the caller's turn and what the live decoy
+            servers listed); ``replay`` answers each from it, with no model, no tool server and
+            no decoy server (``testing.replay``); None: neither (a case's mocks still apply).
         read_cache: answer a tool that declares a cache from the cache (and keep its answers
             there), as a served call would; default off: every case asks the model.
 
@@ -288,9 +290,9 @@ async def run_matrix(
         )
     chosen = matrix.models
     setup = CallerSetup(prefix=callers.prefix)
-    replaying_callers = mode == "replay"  # no caller model and no decoy server to ask
-    if matrix.caller_cases and not replaying_callers:
-        setup = await prepare_callers(agent, path, callers)
+    if matrix.caller_cases:
+        # A replay starts no decoy server: each case offers what they listed when recorded.
+        setup = await prepare_callers(agent, path, callers, live_servers=mode != "replay")
     limiter = anyio.Semaphore(max(1, concurrency))
     began = time.perf_counter()
     async with AsyncExitStack() as stack:
@@ -319,10 +321,14 @@ async def run_matrix(
         if any(c.ask is None and needs_stand_ins(mode, c) for _, c in cases):
             for model in chosen:
                 await stand_in_servers.start(with_model(agent, model), model)
+        ours: list[OfferedTool] = []
         offered: list[OfferedTool] = []
         callers_by_model: dict[str, tuple[Provider, str]] = {}
-        if matrix.caller_cases and not replaying_callers:
-            offered = setup.offer(await listed_tools(clients[chosen[0]]))
+        if matrix.caller_cases:
+            ours = await listed_tools(clients[chosen[0]])
+            offered = setup.offer(ours)
+            if mode is not None:
+                await stand_in_servers.start(with_model(agent, chosen[0]), chosen[0])
 
         async def judge_for(model: str) -> tuple[Provider, str]:
             name = judge_model or model
@@ -362,10 +368,21 @@ async def run_matrix(
                 return await run_case(
                     clients[model], agent, model, tool, case, attempt, judge_for, served_name=name
                 )
-            if mode == "replay":
-                text = "a caller case cannot be replayed: run it with its models (without --replay)"
-                return caller_unavailable(tool, case, model, attempt, text, served_model=chosen[0])
             try:
+                if mode is not None:
+                    return await run_caller_with_tape(
+                        CallerTape(
+                            mode, setup, tuple(ours), real, caller_for, judge_for, stand_in_servers
+                        ),
+                        agent,
+                        path,
+                        served=with_model(agent, chosen[0]),
+                        served_model=chosen[0],
+                        caller_model=model,
+                        tool=tool,
+                        case=case,
+                        attempt=attempt,
+                    )
                 caller = caller_for(model)
             except ExportError as exc:
                 return caller_unavailable(

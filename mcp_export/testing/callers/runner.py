@@ -77,11 +77,14 @@ class CallerSetup:
         system_prompt: the caller system prompt.
         decoys: the decoy tools, in the order offered after ours.
         prefix: whether our tools are offered with the prefix.
+        decoy_servers: the names of the live decoy servers (their tools are among ``decoys``
+            when they were listed).
     """
 
     system_prompt: str = DEFAULT_CALLER_PROMPT
     decoys: tuple[OfferedTool, ...] = ()
     prefix: bool = False
+    decoy_servers: tuple[str, ...] = ()
 
     def offer(self, ours: Sequence[OfferedTool]) -> list[OfferedTool]:
         """The whole tool list: ``ours`` (as listed), then the decoys not named like them."""
@@ -89,12 +92,13 @@ class CallerSetup:
 
 
 async def prepare_callers(
-    agent: Agent, path: Path, options: CallerOptions | None = None
+    agent: Agent, path: Path, options: CallerOptions | None = None, *, live_servers: bool = True
 ) -> CallerSetup:
     """The caller setup of a run: ``settings.callers`` of the agent file with ``options``.
 
     Decoy agent files of the agent file are relative to its folder; live decoy servers are
-    started once here, listed and stopped.
+    started once here, listed and stopped (with ``live_servers``; without, they are only named
+    in ``decoy_servers``: a replay offers what they listed when recorded).
 
     Raises:
         DecoyError: a decoy cannot be listed (the message says which and why).
@@ -109,10 +113,15 @@ async def prepare_callers(
     decoys = merge_offers(
         (),
         await agent_decoys(agent_files, prefix=options.prefix),
-        await server_decoys(servers, base_dir=base),
+        await server_decoys(servers, base_dir=base) if live_servers else [],
         common_decoys(sets),
     )
-    return CallerSetup(system_prompt=prompt, decoys=tuple(decoys), prefix=options.prefix)
+    return CallerSetup(
+        system_prompt=prompt,
+        decoys=tuple(decoys),
+        prefix=options.prefix,
+        decoy_servers=tuple(servers),
+    )
 
 
 def served_name(agent: Agent, tool: ToolDefinition, *, prefix: bool) -> str:

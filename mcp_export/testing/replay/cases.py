@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TypeVar
 
 import mcp_types as types
 from mcp import Client
@@ -44,7 +45,18 @@ from mcp_export.toolbox.agent_toolbox import AgentToolbox
 from schema_types.agent import Agent, ToolDefinition
 from schema_types.cases import TestCase
 
-__all__ = ["CaseServers", "RealParts", "needs_stand_ins", "run_with_stand_ins"]
+__all__ = [
+    "CaseServers",
+    "CaseStandIns",
+    "RealParts",
+    "finish_tape",
+    "needs_stand_ins",
+    "run_with_stand_ins",
+    "taped_judge",
+]
+
+
+_R = TypeVar("_R", bound=CaseResult)
 
 
 def needs_stand_ins(mode: Mode | None, case: TestCase) -> bool:
@@ -86,8 +98,10 @@ class RealParts:
             await provider.aclose()
 
 
-class _StandIns:
-    """The stand-ins of one case (``server.runtime.StandIns``), each made once."""
+class CaseStandIns:
+    """The stand-ins of one case (``server.runtime.StandIns``), each made once: the served
+    model's provider and the agent's toolbox, recorded or replayed on ``tape`` when there is
+    one, behind the case's mocks."""
 
     def __init__(
         self,
@@ -170,7 +184,7 @@ class CaseServers:
         return self._clients[model]
 
 
-def _judge_for(mode: Mode | None, tape: Tape | None, judge_for: JudgeFor) -> JudgeFor:
+def taped_judge(mode: Mode | None, tape: Tape | None, judge_for: JudgeFor) -> JudgeFor:
     """The case's judge: recorded, replayed, or the run's own."""
 
     async def judge(model: str) -> tuple[Provider, str]:
@@ -236,7 +250,7 @@ async def run_with_stand_ins(
             return _failed(tool, case, model, attempt, "replay", str(exc))
     elif mode == "record":
         tape = Tape(Fixture(agent.metadata.name, tool.name, case.name, model), where)
-    stand_ins = _StandIns(served, model, case, mode, tape, real)
+    stand_ins = CaseStandIns(served, model, case, mode, tape, real)
     client = servers.client(model)
     with calling_as(stand_ins):
         result = await run_case(
@@ -246,9 +260,15 @@ async def run_with_stand_ins(
             tool,
             case,
             attempt,
-            _judge_for(mode, tape, judge_for),
+            taped_judge(mode, tape, judge_for),
             served_name=served_name,
         )
+    return finish_tape(result, mode, tape)
+
+
+def finish_tape(result: _R, mode: Mode | None, tape: Tape | None) -> _R:
+    """``result`` once its case has run on ``tape``: a recording is saved; a replay that left
+    the recording fails, saying where first (a ``replay`` failure, before the others)."""
     if tape is None:
         return result
     if mode == "record":
@@ -256,5 +276,7 @@ async def run_with_stand_ins(
         return result
     if tape.mismatch is not None:
         failure = Failure("replay", f"{tape.mismatch}; {RERECORD}")
-        return dataclasses.replace(result, passed=False, failures=(failure, *result.failures))
+        # A caller whose request differed fails its step with the same words: said once.
+        rest = tuple(f for f in result.failures if f.message != failure.message)
+        return dataclasses.replace(result, passed=False, failures=(failure, *rest))
     return result

@@ -11,7 +11,12 @@ holds:
   (the servers that were down, with why);
 - ``exchanges``: each model request as it was sent, and the events the provider yielded for it;
 - ``toolCalls``: each inner tool call (name, arguments) and the outcome the model got back;
-- ``judge``: the judge model's exchanges, when the case has a ``judge`` criterion.
+- ``judge``: the judge model's exchanges, when the case has a ``judge`` criterion;
+- ``caller``, for a caller case only (its file is named by the caller model; ``model`` is the
+  model that served the picked call, whose exchanges are the ones above): the caller model
+  (``model``, ``provider``, ``modelName``), its ``exchanges`` (what it was offered and what it
+  answered: its pick and arguments) and ``decoyServers``, what each live decoy server listed
+  (a replay offers that listing instead of starting the server).
 
 A replay compares each request it would send with the recorded one: :func:`first_difference`
 says where they part.
@@ -252,6 +257,7 @@ class Fixture:
     exchanges: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
     tool_calls: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
     judge: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
+    caller: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         """The file's text."""
@@ -269,6 +275,8 @@ class Fixture:
             "toolCalls": self.tool_calls,
             "judge": self.judge,
         }
+        if self.caller is not None:
+            data["caller"] = self.caller
         return json.dumps(redact_json(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     def save(self, path: Path) -> None:
@@ -308,9 +316,25 @@ class Fixture:
                 exchanges=list(data["exchanges"]),
                 tool_calls=list(data["toolCalls"]),
                 judge=list(data.get("judge") or []),
+                caller=_caller_from(data.get("caller")),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise FixtureError(f"the recording {path} cannot be read ({exc}): {again}") from None
+
+
+def _caller_from(data: Any) -> dict[str, Any] | None:
+    """A fixture's ``caller`` part, checked for the keys a replay reads."""
+    if data is None:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("exchanges"), list):
+        raise ValueError("its caller part holds no exchanges")
+    for key in ("model", "provider", "modelName"):
+        if not isinstance(data.get(key), str):
+            raise ValueError(f"its caller part has no {key}")
+    if not isinstance(data.get("decoyServers", {}), dict):
+        raise ValueError("its caller part's decoyServers is not a mapping")
+    caller: dict[str, Any] = data
+    return caller
 
 
 _EXCERPT = 40

@@ -48,7 +48,13 @@ __all__ = [
 ]
 
 Mode = Literal["record", "replay"]
-Stream = Literal["exchanges", "judge"]
+Stream = Literal["exchanges", "judge", "caller"]
+"""Whose model requests: the served call's model, the judge's, or a caller case's caller's."""
+_WHAT: dict[Stream, str] = {
+    "exchanges": "model request",
+    "judge": "judge request",
+    "caller": "caller request",
+}
 
 RERECORD = "re-record with metaagent test --record"
 
@@ -72,6 +78,7 @@ class Tape:
     mismatch: str | None = None
     _next_exchange: int = 0
     _next_judge: int = 0
+    _next_caller: int = 0
     _next_call: int = 0
 
     def differs(self, text: str) -> str:
@@ -85,8 +92,21 @@ class Tape:
         if stream == "judge":
             self._next_judge += 1
             return self._next_judge - 1
+        if stream == "caller":
+            self._next_caller += 1
+            return self._next_caller - 1
         self._next_exchange += 1
         return self._next_exchange - 1
+
+    def exchanges(self, stream: Stream) -> list[dict[str, Any]]:
+        """The recorded exchanges of ``stream`` (a caller case's caller's: in its ``caller``
+        part, made when recording)."""
+        if stream == "caller":
+            if self.fixture.caller is None:
+                self.fixture.caller = {}
+            found: list[dict[str, Any]] = self.fixture.caller.setdefault("exchanges", [])
+            return found
+        return self.fixture.judge if stream == "judge" else self.fixture.exchanges
 
     def next_call(self) -> int:
         """The index of the next recorded tool call (and move past it)."""
@@ -125,7 +145,7 @@ class RecordingProvider:
                 yield event
             return
         entry: dict[str, Any] = {"request": request_data(request), "events": []}
-        getattr(self._tape.fixture, self._stream).append(entry)
+        self._tape.exchanges(self._stream).append(entry)
         try:
             async for event in self._real.stream(request):
                 entry["events"].append(event_data(event))
@@ -148,6 +168,9 @@ class ReplayProvider:
     @property
     def name(self) -> str:
         """The recorded provider's name."""
+        caller = self._tape.fixture.caller
+        if self._stream == "caller" and caller is not None:
+            return str(caller["provider"])
         return self._tape.fixture.provider
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
@@ -158,9 +181,9 @@ class ReplayProvider:
             ProviderError: the recorded request failed (the same error again).
         """
         tape = self._tape
-        recorded: list[dict[str, Any]] = getattr(tape.fixture, self._stream)
+        recorded = tape.exchanges(self._stream)
         index = tape.next_index(self._stream)
-        what = "judge request" if self._stream == "judge" else "model request"
+        what = _WHAT[self._stream]
         if index >= len(recorded):
             raise ReplayMismatch(
                 tape.differs(
