@@ -59,8 +59,10 @@ def step_text(result: CaseResult) -> str | None:
     caller = caller_result(result)
     if caller is None or caller.step is None:
         return None
-    first = caller.failures[0] if caller.failures else None
-    if first is not None and first.expectation == "replay":  # not the caller's doing
+    from mcp_export.testing.callers.rates import left_recording
+
+    if left_recording(caller):  # not the caller's doing
+        first = caller.failures[0]
         return "not recorded" if first.message.startswith("no recording at") else "replay differs"
     words = STEP_WORDS.get(caller.step, caller.step)
     picked = list(dict.fromkeys(caller.pick.picked)) if caller.pick is not None else []
@@ -146,6 +148,8 @@ def rates_text(rates: CallerRates) -> str:
         parts.append(f"no call {rates.no_call}")
     if rates.caller_failed:
         parts.append(f"caller failed {rates.caller_failed}")
+    if rates.left_recording:
+        parts.append(f"{rates.left_recording} replayed left the recording (not counted)")
     parts += [
         f"arguments valid {rates.arguments_valid}/{n}",
         f"as expected {rates.arguments_expected}/{n}",

@@ -121,6 +121,11 @@ def step_label(result: CallerResult) -> str:
 def rates_line(rates: CallerRates) -> str:
     """One caller model's rates in words: ``picked right 3/4, wrong tool 1/4 (send_email ×1)…``."""
     n = rates.runs
+    left = (
+        f"{rates.left_recording} replayed run(s) left the recording, not counted (re-record)"
+    )
+    if not n:
+        return left
     wrong = f"wrong tool {rates.wrong_tool}/{n}"
     if rates.wrong_tools:
         wrong += " (" + ", ".join(f"{k} ×{v}" for k, v in rates.wrong_tools.items()) + ")"
@@ -134,6 +139,8 @@ def rates_line(rates: CallerRates) -> str:
     ]
     if rates.caller_failed:
         parts.append(f"caller failed {rates.caller_failed}/{n}")
+    if rates.left_recording:
+        parts.append(left)
     return ", ".join(parts)
 
 
@@ -142,7 +149,7 @@ def print_callers(console: Console, matrix: MatrixResult, moved: list[PickChange
     if not matrix.caller_cases:
         return
     for rates in caller_rates(matrix.results, matrix.caller_models):
-        if rates.runs:
+        if rates.runs or rates.left_recording:
             console.print(f"caller {_shown(rates.model)}: {_shown(rates_line(rates))}")
     for change in moved or []:
         (k0, n0), (k1, n1) = change.before, change.after

@@ -158,6 +158,11 @@ def test_a_changed_description_fails_the_replay_saying_where_and_re_recording_me
         "now 'Reserves a seat on a plane.'; re-record with metaagent test --record"
     )
     assert "replay:" not in "\n".join(lines[3:]), lines  # said once
+    # The replay never asked the caller: it counts in no pick rate and moves none.
+    assert "caller openai:fake-model: 1 replayed run(s) left the recording, not counted" in (
+        changed.stdout
+    )
+    assert "picked right" not in changed.stdout, changed.stdout
 
     again, rerecorded, _ = _record(tmp_path, description="Reserves a seat on a plane.")
     assert rerecorded.returncode == 0, rerecorded.stdout

@@ -16,7 +16,7 @@ from mcp_export.history.caller_rows import offered_tools
 from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.history import call_title
-from mcp_export.testing.callers.rates import PickChange, pick_rate_changes
+from mcp_export.testing.callers.rates import PickChange, left_recording, pick_rate_changes
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.run import MatrixResult
 
@@ -42,6 +42,7 @@ def caller_record(result: CallerResult, *, with_tools: bool = True) -> dict[str,
         "argumentsValid": pick.arguments_valid if pick is not None else None,
         "argumentsExpected": pick.arguments_expected if pick is not None else None,
         "description": result.description,
+        "leftRecording": left_recording(result),
         "transcript": (
             result.turn.transcript(with_tools=with_tools) if result.turn is not None else None
         ),

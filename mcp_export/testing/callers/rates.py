@@ -20,7 +20,21 @@ from typing import Any
 from mcp_export.testing.callers.runner import CallerResult
 from mcp_export.testing.case import CaseResult
 
-__all__ = ["CallerRates", "PickChange", "caller_rates", "pick_rate_changes", "rates_of"]
+__all__ = [
+    "CallerRates",
+    "PickChange",
+    "caller_rates",
+    "left_recording",
+    "pick_rate_changes",
+    "rates_of",
+]
+
+
+def left_recording(result: CaseResult) -> bool:
+    """Whether ``result`` is a replayed run that never reached its caller: the request it would
+    send differs from its recording, or there is none (``testing.replay.callers``). Such a run
+    says nothing of how the caller picks, so rates and pick changes leave it out."""
+    return bool(result.failures) and result.failures[0].expectation == "replay"
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,8 @@ class CallerRates:
         arguments_expected: runs whose arguments held the case's ``expect.arguments`` (a case
             without it counts when its arguments were valid).
         answer_passed: runs that passed every step (served answer included).
+        left_recording: replayed runs that left their recording (:func:`left_recording`),
+            counted in none of the above.
     """
 
     model: str
@@ -51,6 +67,7 @@ class CallerRates:
     arguments_valid: int = 0
     arguments_expected: int = 0
     answer_passed: int = 0
+    left_recording: int = 0
 
     def as_json(self) -> dict[str, Any]:
         """The JSON form (camelCase, as the reports write it)."""
@@ -65,15 +82,19 @@ class CallerRates:
             "argumentsValid": self.arguments_valid,
             "argumentsExpected": self.arguments_expected,
             "answerPassed": self.answer_passed,
+            "leftRecording": self.left_recording,
         }
 
 
 def rates_of(model: str, results: Iterable[CaseResult]) -> CallerRates:
     """The rates of ``model`` over the caller results among ``results``."""
-    runs = picked = wrong = no_call = failed = valid = expected = passed = 0
+    runs = picked = wrong = no_call = failed = valid = expected = passed = left = 0
     others: Counter[str] = Counter()
     for result in results:
         if not isinstance(result, CallerResult) or result.model != model:
+            continue
+        if left_recording(result):
+            left += 1
             continue
         runs += 1
         pick = result.pick
@@ -103,6 +124,7 @@ def rates_of(model: str, results: Iterable[CaseResult]) -> CallerRates:
         arguments_valid=valid,
         arguments_expected=expected,
         answer_passed=passed,
+        left_recording=left,
     )
 
 
@@ -157,15 +179,19 @@ def pick_rate_changes(
         earlier: the rows of that last earlier run of each cell, as ``(tool, case, model,
             caller)`` with ``caller`` the recorded JSON (``description``, ``picked``).
 
+    Runs that left their recording (now, or ``leftRecording`` then) count on neither side.
+
     Returns:
         One change per cell whose description differs, in the order of ``results``.
     """
     now: dict[tuple[str, str, str], list[CallerResult]] = {}
     for result in results:
-        if isinstance(result, CallerResult):
+        if isinstance(result, CallerResult) and not left_recording(result):
             now.setdefault((result.tool, result.case, result.model), []).append(result)
     before: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for tool, case, model, caller in earlier:
+        if caller.get("leftRecording"):
+            continue
         before.setdefault((tool, case, model), []).append(caller)
     changes: list[PickChange] = []
     for key, runs in now.items():
