@@ -6,13 +6,20 @@ marks the version of the agent as it is in the editor now. Selecting one row sho
 between it and the editor's version; selecting two shows what differs between them (older first).
 *Restore* puts the one selected version back into the editor as one undo step
 (:mod:`app.versions.restore`); the file is saved as usual. A/B is not here.
+
+The versions are read on a worker thread (a tool's figures sum all its runs: a history of
+100 000 runs takes a tenth of a second or more), so the tab is painted at once, saying that it
+reads, and the rows follow; a read made for another tool, or before a later refresh, is dropped.
+Results come back through the studio's one carrier (``app.agent_check_worker.shared_results``).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.agent_check_worker import shared_results
 from app.document.agent_document import AgentDocument
 from app.test_cases.runner import run_path
 from app.versions.restore import restore
@@ -38,6 +46,8 @@ from mcp_export.versions.fingerprint import Version, tool_version
 from mcp_export.versions.query import CURRENT, VersionSummary, tool_versions, version_diff
 
 __all__ = ["COLUMNS", "VersionsView"]
+
+_log = logging.getLogger(__name__)
 
 COLUMNS = (
     "",
@@ -56,6 +66,9 @@ COLUMNS = (
 class VersionsView(QWidget):
     """A tool's versions and the diff of the selected ones."""
 
+    read_done = Signal()
+    """A read of the versions is shown (its rows, or why History cannot be read)."""
+
     def __init__(
         self, document: AgentDocument, store: HistoryStore, parent: QWidget | None = None
     ) -> None:
@@ -64,9 +77,14 @@ class VersionsView(QWidget):
         self.document = document
         self.store = store
         self.versions: list[VersionSummary] = []
+        self.reading = False
+        self._key = object()  # tells this view's reads from other workers' results
+        self._generation = 0
+        self._shown_tool = ""
+        self._after_read = ""
+        shared_results().made.connect(self._on_read)
         self.tool_combo = QComboBox()
         self.tool_combo.setObjectName("versionsTool")
-        self.tool_combo.currentTextChanged.connect(lambda _: self.refresh())
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("versionsTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -102,6 +120,8 @@ class VersionsView(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(splitter, 1)
         self.tool_combo.addItems([tool.name for tool in document.agent.tools])
+        self.tool_combo.currentTextChanged.connect(lambda _: self.refresh())
+        self.refresh()
 
     @property
     def path(self) -> Path:
@@ -115,29 +135,55 @@ class VersionsView(QWidget):
         tool = agent.metadata.tool(self.tool_combo.currentText())
         return None if tool is None else tool_version(agent, tool)
 
-    def refresh(self) -> None:
-        """Read the chosen tool's versions again."""
+    def refresh(self, note: str = "") -> None:
+        """Read the chosen tool's versions again, on a worker thread (:attr:`read_done` says
+        when they are shown); ``note`` then replaces the line that counts them."""
         name = self.tool_combo.currentText()
-        current = self.current()
-        try:
-            self.versions = tool_versions(self.store, self.path, name, current) if name else []
-        except ExportError as exc:
-            self.versions = []
-            self.note.setText(f"History cannot be read: {exc}")
-        else:
+        self._generation += 1
+        self._after_read = note
+        if name != self._shown_tool:
+            self._show([], name)
+        if not name:
+            self.note.setText("This agent has no tools yet: add one and run its test cases")
+            return
+        self.reading = True
+        self.note.setText(f"Reading the versions of {name} from History…")
+        args = (self._key, self._generation, self.store, self.path, name, self.current())
+        threading.Thread(target=_read, args=args, name="versions-read", daemon=True).start()
+
+    def _on_read(self, key: object, generation: int, result: object) -> None:
+        if key is not self._key or generation != self._generation:
+            return
+        self.reading = False
+        name = self.tool_combo.currentText()
+        if isinstance(result, list):
+            self._show(result, name)
+            current = self.current()
             shown = current.short if current is not None else "—"
             self.note.setText(
-                f"{len(self.versions)} version(s) of {name}, newest first; * is the editor's "
-                f"version ({shown})"
-                if self.versions
-                else f"No test run of {name} is recorded yet: run its test cases to record one"
+                self._after_read
+                or (
+                    f"{len(result)} version(s) of {name}, newest first; * is the editor's "
+                    f"version ({shown})"
+                    if result
+                    else f"No test run of {name} is recorded yet: run its test cases to record one"
+                )
             )
-        self.table.setRowCount(len(self.versions))
-        for row, version in enumerate(self.versions):
+        else:
+            self._show([], name)
+            self.note.setText(f"History cannot be read: {result}")
+        self.read_done.emit()
+
+    def _show(self, versions: list[VersionSummary], tool: str) -> None:
+        self.versions = versions
+        self._shown_tool = tool
+        self.table.setRowCount(len(versions))
+        for row, version in enumerate(versions):
             for column, value in enumerate(_cells(version)):
                 self.table.setItem(row, column, QTableWidgetItem(value))
         self.table.resizeColumnsToContents()
         self.diff.clear()
+        self.restore_button.setEnabled(False)
 
     def _selected(self) -> list[int]:
         return sorted({index.row() for index in self.table.selectedIndexes()})
@@ -157,8 +203,7 @@ class VersionsView(QWidget):
             self.note.setText(f"History cannot be read: {exc}")
             return False
         done = decisive is not None and restore(self.document, tool, version.fingerprint, decisive)
-        self.refresh()
-        self.note.setText(
+        self.refresh(
             f"Restored version {version.short} of {tool} (Undo takes it back)"
             if done
             else f"Version {version.short} could not be restored exactly: History keeps it "
@@ -182,6 +227,26 @@ class VersionsView(QWidget):
         except ExportError as exc:
             text = str(exc)
         self.diff.setPlainText(text or "The two versions are the same.")
+
+
+def _read(
+    key: object,
+    generation: int,
+    store: HistoryStore,
+    path: Path,
+    tool: str,
+    current: Version | None,
+) -> None:
+    """A worker thread's body: the versions of ``tool`` (or the error), sent to the view."""
+    result: object
+    try:
+        result = tool_versions(store, path, tool, current)
+    except ExportError as exc:
+        result = exc
+    except Exception as exc:  # the thread's top: shown in the view, the studio goes on
+        _log.exception("Reading the versions of %s failed", tool)
+        result = exc
+    shared_results().made.emit(key, generation, result)
 
 
 def _cells(version: VersionSummary) -> tuple[str, ...]:

@@ -63,6 +63,7 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     view = window.open_versions_tab(document)
     assert isinstance(view, VersionsView)
     assert window.tabs.currentWidget() is view
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
     rows = [
         [_text(view.table.item(r, c)) for c in range(len(COLUMNS))]
         for r in range(view.table.rowCount())
@@ -91,6 +92,7 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     # Restore the older version: one undo step; the agent is the old file's agent again.
     view.table.selectRow(1)
     assert view.restore_selected() is True
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
     tool = document.agent.metadata.tool("book_flight")
     assert tool is not None and tool.prompt == OLD
     assert [_text(view.table.item(r, 0)) for r in range(2)] == ["", "*"]
