@@ -19,8 +19,8 @@ import logging
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QFontDatabase, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -53,7 +53,6 @@ COLUMNS = (
     "",
     "Version",
     "Model",
-    "Runs",
     "Passed",
     "Median",
     "Tokens/call",
@@ -61,6 +60,11 @@ COLUMNS = (
     "Cost/100 calls",
     "Last run",
 )
+_RUNS = 3  # where VersionSummary.cells puts the number of runs
+_VERSION = COLUMNS.index("Version")
+_MODEL = COLUMNS.index("Model")
+_LEAST_MODEL = "openai:gpt-4"
+"""What the Model column keeps room for when the table is narrower than its columns."""
 
 
 class VersionsView(QWidget):
@@ -82,6 +86,8 @@ class VersionsView(QWidget):
         self._generation = 0
         self._shown_tool = ""
         self._after_read = ""
+        self._model_width = 0  # the Model column's width for its longest model
+        self._filling = False
         shared_results().made.connect(self._on_read)
         self.tool_combo = QComboBox()
         self.tool_combo.setObjectName("versionsTool")
@@ -89,6 +95,7 @@ class VersionsView(QWidget):
         self.table.setObjectName("versionsTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -100,6 +107,10 @@ class VersionsView(QWidget):
         self.diff.setObjectName("versionsDiff")
         self.diff.setReadOnly(True)
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.diff.setPlaceholderText(
+            "Select a version to see what differs between it and the editor's version; "
+            "select two (Ctrl+click) to compare them."
+        )
         self.restore_button = QPushButton("&Restore")
         self.restore_button.setObjectName("versionsRestore")
         self.restore_button.setToolTip(
@@ -109,7 +120,9 @@ class VersionsView(QWidget):
         self.restore_button.setEnabled(False)
         self.restore_button.clicked.connect(self.restore_selected)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Tool:"))
+        label = QLabel("&Tool:")
+        label.setBuddy(self.tool_combo)
+        top.addWidget(label)
         top.addWidget(self.tool_combo, 1)
         top.addWidget(self.restore_button)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -175,15 +188,48 @@ class VersionsView(QWidget):
         self.read_done.emit()
 
     def _show(self, versions: list[VersionSummary], tool: str) -> None:
+        """Show ``versions`` of ``tool``; the versions selected before stay selected (their
+        diff shown again: Restore changes the editor's version)."""
+        kept = {self.versions[row].fingerprint for row in self._selected()}
+        self._filling = True
+        self.table.clearSelection()
         self.versions = versions
         self._shown_tool = tool
         self.table.setRowCount(len(versions))
         for row, version in enumerate(versions):
             for column, value in enumerate(_cells(version)):
-                self.table.setItem(row, column, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                if column == _VERSION:
+                    item.setToolTip(version.fingerprint)
+                elif column == _MODEL:
+                    item.setToolTip(version.model)
+                self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
-        self.diff.clear()
-        self.restore_button.setEnabled(False)
+        self._model_width = self.table.horizontalHeader().sectionSize(_MODEL)
+        self._fit_columns()
+        selection = self.table.selectionModel()
+        for row, version in enumerate(versions):
+            if version.fingerprint in kept:
+                selection.select(
+                    self.table.model().index(row, 0),
+                    QItemSelectionModel.SelectionFlag.Select
+                    | QItemSelectionModel.SelectionFlag.Rows,
+                )
+        self._filling = False
+        self._show_diff()
+
+    def _fit_columns(self) -> None:
+        """The Model column gives way (its text elided, whole in its tool tip) so that the
+        figures and the last run fit the table's width."""
+        header = self.table.horizontalHeader()
+        others = header.length() - header.sectionSize(_MODEL)
+        room = self.table.viewport().width() - others
+        least = self.table.fontMetrics().horizontalAdvance(_LEAST_MODEL)
+        header.resizeSection(_MODEL, max(min(self._model_width, room), least))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802  (Qt's name)
+        super().resizeEvent(event)
+        self._fit_columns()
 
     def _selected(self) -> list[int]:
         return sorted({index.row() for index in self.table.selectedIndexes()})
@@ -212,6 +258,8 @@ class VersionsView(QWidget):
         return done
 
     def _show_diff(self) -> None:
+        if self._filling:
+            return
         rows = self._selected()
         self.restore_button.setEnabled(len(rows) == 1)
         if not rows or len(rows) > 2:
@@ -250,4 +298,6 @@ def _read(
 
 
 def _cells(version: VersionSummary) -> tuple[str, ...]:
-    return version.cells(version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"))
+    """The row of ``version``: the CLI's cells but the runs, which Passed shows (2/3)."""
+    cells = version.cells(version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"))
+    return cells[:_RUNS] + cells[_RUNS + 1 :]

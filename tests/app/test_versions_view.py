@@ -69,8 +69,8 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
         for r in range(view.table.rowCount())
     ]
     assert [row[0] for row in rows] == ["*", ""]  # the newest is the editor's version
-    assert [(row[3], row[4]) for row in rows] == [("1", "0/1 (0%)"), ("2", "2/2 (100%)")]
-    assert [(row[7], row[8]) for row in rows] == [("$0.0000800", "$0.00800")] * 2
+    assert [row[3] for row in rows] == ["0/1 (0%)", "2/2 (100%)"]
+    assert [(row[6], row[7]) for row in rows] == [("$0.0000800", "$0.00800")] * 2
     assert view.note.text().startswith("2 version(s) of book_flight, newest first")
 
     view.table.clearSelection()
@@ -97,6 +97,10 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert tool is not None and tool.prompt == OLD
     assert [_text(view.table.item(r, 0)) for r in range(2)] == ["", "*"]
     assert view.note.text().startswith(f"Restored version {rows[1][1]} of book_flight")
+    # The restored version stays selected, its diff against the editor's version shown again.
+    assert view.table.selectionModel().selectedRows()[0].row() == 1
+    assert view.diff.toPlainText() == "The two versions are the same."
+    assert view.restore_button.isEnabled()
     old_file = tmp_path / "old.agent.yaml"
     old_file.write_bytes(old_bytes)
     assert document.agent.to_data() == load_agent(old_file).to_data()

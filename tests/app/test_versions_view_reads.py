@@ -10,7 +10,7 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from app.versions.view import VersionsView
+from app.versions.view import COLUMNS, VersionsView
 from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import tool_version
@@ -23,6 +23,7 @@ def _add(
     store: HistoryStore, path: Path, tool: str, fingerprint: str, ms: float, **row: Any
 ) -> None:
     values: dict[str, Any] = {
+        "model": "openai:x",
         "passed": True,
         "tokens_in": 20,
         "tokens_out": 5,
@@ -35,7 +36,6 @@ def _add(
         agent_name="Travel Desk",
         tool_name=tool,
         case_name="oslo",
-        model="openai:x",
         attempt=1,
         failures=[],
         answer="Booked.",
@@ -89,11 +89,11 @@ def test_the_tab_shows_at_once_that_it_reads_and_then_each_versions_figures(
         pass
     rows = _rows(view)
     assert [row[:2] for row in rows] == [["*", current[:12]], ["", older[:12]]]  # newest first
-    assert [row[3:7] for row in rows] == [
-        ["2", "2/2 (100%)", "50 ms", "25"],
-        ["3", "2/3 (67%)", "200 ms", "25"],
+    assert [row[3:6] for row in rows] == [
+        ["2/2 (100%)", "50 ms", "25"],
+        ["2/3 (67%)", "200 ms", "25"],
     ]
-    assert [row[7] for row in rows] == ["≥ $0.0000500", "$0.000100"]  # one cost unknown
+    assert [row[6] for row in rows] == ["≥ $0.0000500", "$0.000100"]  # one cost unknown
     assert view.note.text().startswith("2 version(s) of book_flight, newest first")
     window.close()
 
@@ -132,4 +132,37 @@ def test_a_history_that_cannot_be_read_is_said_in_the_tab(qtbot: QtBot, tmp_path
         view.refresh()
     assert view.note.text().startswith("History cannot be read: ")
     assert view.table.rowCount() == 0
+    window.close()
+
+
+def test_at_1024_wide_the_model_gives_way_so_the_figures_and_last_run_fit(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path, current = _agent(tmp_path)
+    model = "openai:a-fine-tuned-model-with-a-very-long-name-2026-11-01"
+    with HistoryStore() as store:
+        _add(store, path, "book_flight", current, 40.0, model=model)
+    window = studio_window(qtbot)
+    document = window.open_file(path)
+    assert document is not None
+    view = window.open_versions_tab(document)
+    assert isinstance(view, VersionsView)
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
+    table, header = view.table, view.table.horizontalHeader()
+    last = len(COLUMNS) - 1
+    model_column = COLUMNS.index("Model")
+    whole = table.fontMetrics().horizontalAdvance(model)
+
+    def last_run_shown() -> bool:
+        end = header.sectionViewportPosition(last) + header.sectionSize(last)
+        return header.sectionViewportPosition(0) == 0 and end <= table.viewport().width()
+
+    window.resize(1024, 700)
+    qtbot.waitUntil(last_run_shown, timeout=2_000)
+    assert header.sectionSize(model_column) < whole  # elided; whole in the tool tip
+    assert table.item(0, model_column).toolTip() == model  # type: ignore[union-attr]
+    assert table.item(0, 1).toolTip() == current  # type: ignore[union-attr]
+    window.resize(1900, 1000)
+    qtbot.waitUntil(lambda: header.sectionSize(model_column) >= whole, timeout=2_000)
+    assert last_run_shown()
     window.close()
