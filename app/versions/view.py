@@ -45,7 +45,7 @@ from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import Version, tool_version
 from mcp_export.versions.query import CURRENT, VersionSummary, tool_versions, version_diff
 
-__all__ = ["COLUMNS", "VersionsView"]
+__all__ = ["COLUMNS", "SAME_AS_EDITOR", "VersionsView"]
 
 _log = logging.getLogger(__name__)
 
@@ -60,6 +60,9 @@ COLUMNS = (
     "Cost/100 calls",
     "Last run",
 )
+SAME_AS_EDITOR = "This is the editor's version: nothing differs."
+"""The diff pane when the one version selected is the editor's."""
+
 _RUNS = 3  # where VersionSummary.cells puts the number of runs
 _VERSION = COLUMNS.index("Version")
 _MODEL = COLUMNS.index("Model")
@@ -96,6 +99,7 @@ class VersionsView(QWidget):
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)  # a narrowed model is elided, not wrapped and cut
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -274,7 +278,8 @@ class VersionsView(QWidget):
             )
         except ExportError as exc:
             text = str(exc)
-        self.diff.setPlainText(text or "The two versions are the same.")
+        same = "The two versions are the same." if len(rows) == 2 else SAME_AS_EDITOR
+        self.diff.setPlainText(text or same)
 
 
 def _read(

@@ -11,7 +11,7 @@ from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QTableWidgetItem
 from pytestqt.qtbot import QtBot
 
-from app.versions.view import COLUMNS, VersionsView
+from app.versions.view import COLUMNS, SAME_AS_EDITOR, VersionsView
 from mcp_export.costs.prices import PRICES_FILE
 from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
@@ -87,7 +87,7 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert f"+template: {NEW}" in lines
     view.table.clearSelection()  # selectRow adds to the selection while Ctrl reads as held
     view.table.selectRow(0)
-    assert view.diff.toPlainText() == "The two versions are the same."
+    assert view.diff.toPlainText() == SAME_AS_EDITOR
 
     # Restore the older version: one undo step; the agent is the old file's agent again.
     view.table.selectRow(1)
@@ -99,7 +99,7 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert view.note.text().startswith(f"Restored version {rows[1][1]} of book_flight")
     # The restored version stays selected, its diff against the editor's version shown again.
     assert view.table.selectionModel().selectedRows()[0].row() == 1
-    assert view.diff.toPlainText() == "The two versions are the same."
+    assert view.diff.toPlainText() == SAME_AS_EDITOR
     assert view.restore_button.isEnabled()
     old_file = tmp_path / "old.agent.yaml"
     old_file.write_bytes(old_bytes)
