@@ -13,6 +13,8 @@ of another tool and of the tool under another agent. The studio's main window (o
 - view: from triggering the window's *Agent ▸ Versions of a tool* action (as the menu does) to
   the end of the first paint of the view's table showing the tool's 40 rows; Qt's events are
   processed (the view may read off the GUI thread) until then. The tab is closed after each.
+- select: then, from a click on the oldest row to the end of the diff pane's paint (the diff of
+  that version against the editor's; reported, not compared).
 - query: ``versions.query.tool_versions`` on the window's store, the view's own question
   (the baseline, in the same run).
 
@@ -30,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,8 +45,16 @@ os.environ["METAAGENT_HOME"] = str(HOME)
 
 import yaml  # noqa: E402
 from _paired import paired_ratios  # noqa: E402
-from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer, qInstallMessageHandler  # noqa: E402
-from PySide6.QtWidgets import QApplication, QTableView  # noqa: E402
+from PySide6.QtCore import (  # noqa: E402
+    QEvent,
+    QEventLoop,
+    QObject,
+    Qt,
+    QTimer,
+    qInstallMessageHandler,
+)
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QApplication, QTableView, QWidget  # noqa: E402
 from versions_query import TOOL, VERSIONS, _fill  # noqa: E402
 
 from app.window.main_window import MainWindow  # noqa: E402
@@ -81,6 +92,29 @@ def write_agent(folder: Path) -> Path:
     return path
 
 
+class _Painted(QObject):
+    """Notes a paint of a widget."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.done = False
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.done = True
+        return False
+
+
+def _until(app: QApplication, done: Callable[[], bool]) -> bool:
+    for _ in range(ROUNDS):
+        # Waits for the next event (a worker's result, a paint); the ticker bounds each wait.
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        if done():
+            return True
+    return False
+
+
 class _FilledPaint(QObject):
     """Notes the first paint of a table's viewport while its model has ``rows`` rows."""
 
@@ -97,8 +131,9 @@ class _FilledPaint(QObject):
         return False
 
 
-def open_view(app: QApplication, window: MainWindow) -> float:
-    """Trigger the action, wait for the filled table's paint; the time in ms (the tab closed)."""
+def open_view(app: QApplication, window: MainWindow) -> tuple[float, float]:
+    """Trigger the action, wait for the filled table's paint, then click the oldest row and
+    wait for the diff's paint; the two times in ms (the tab closed)."""
     started = time.perf_counter()
     window.versions_action.trigger()
     view = window.tabs.currentWidget()
@@ -106,20 +141,26 @@ def open_view(app: QApplication, window: MainWindow) -> float:
     if not isinstance(table, QTableView):
         raise SystemExit(f"the action opened {view!r}, not the Versions view")
     watch = _FilledPaint(table, VERSIONS)
-    for _ in range(ROUNDS):
-        # Waits for the next event (a worker's result, a paint); the ticker bounds each wait.
-        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-        if watch.done:
-            break
+    filled = _until(app, lambda: watch.done)
     elapsed = (time.perf_counter() - started) * 1000
     table.viewport().removeEventFilter(watch)
-    if not watch.done:
+    if not filled:
         shown = table.model().rowCount()
         raise SystemExit(f"the view showed {shown} rows, not {VERSIONS}, within {ROUNDS} rounds")
+    diff = getattr(view, "diff")  # noqa: B009
+    painted = _Painted(diff.viewport())
+    started = time.perf_counter()
+    cell = table.visualRect(table.model().index(VERSIONS - 1, 1)).center()
+    QTest.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    shown_diff = _until(app, lambda: painted.done and diff.toPlainText() != "")
+    selected = (time.perf_counter() - started) * 1000
+    diff.viewport().removeEventFilter(painted)
+    if not shown_diff:
+        raise SystemExit("the diff was not shown")
     window.remove_run_tab(view)
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     app.processEvents()
-    return elapsed
+    return elapsed, selected
 
 
 def query(window: MainWindow, agent: Path) -> float:
@@ -134,8 +175,11 @@ def query(window: MainWindow, agent: Path) -> float:
     return elapsed
 
 
-def measure(app: QApplication, runs: int, reps: int) -> tuple[list[float], list[float]]:
-    """``reps`` pairs (view, query) over a history of ``runs`` runs of the tool."""
+def measure(
+    app: QApplication, runs: int, reps: int
+) -> tuple[list[float], list[float], list[float]]:
+    """``reps`` pairs (view, query) over a history of ``runs`` runs of the tool, and the
+    selections' times."""
     folder = Path(tempfile.mkdtemp(dir=HOME, prefix=f"runs-{runs}-"))
     os.environ["METAAGENT_HOME"] = str(folder / "home")  # a history of its own
     agent = write_agent(folder)
@@ -152,24 +196,27 @@ def measure(app: QApplication, runs: int, reps: int) -> tuple[list[float], list[
     for _ in range(5):
         app.processEvents()
     views: list[float] = []
+    selects: list[float] = []
     queries: list[float] = []
     try:
         open_view(app, window)  # warm-up: imports, the page cache
         query(window, agent)
         for rep in range(reps):
             if rep % 2 == 0:
-                views.append(open_view(app, window))
+                view, select = open_view(app, window)
                 queries.append(query(window, agent))
             else:
                 queries.append(query(window, agent))
-                views.append(open_view(app, window))
+                view, select = open_view(app, window)
+            views.append(view)
+            selects.append(select)
     finally:
         window.close()
         window.close_history_store()
         window.deleteLater()
         app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         app.processEvents()
-    return views, queries
+    return views, queries, selects
 
 
 def _quiet(kind: object, context: object, message: str) -> None:
@@ -193,15 +240,16 @@ def main() -> int:
         f"Versions view of a tool ({VERSIONS} versions), studio window ({platform}), "
         f"{options.reps} pairs, medians in ms; load {os.getloadavg()[0]:.2f}"
     )
-    print(f"{'runs':>8} {'view':>8} {'query':>8}  {'view ÷ query':<44} growth")
+    print(f"{'runs':>8} {'view':>8} {'query':>8}  {'view ÷ query':<44} {'growth':>6} {'select':>7}")
     over = False
     previous: float | None = None
     for runs in options.runs:
-        views, queries = measure(app, runs, options.reps)
+        views, queries, selects = measure(app, runs, options.reps)
         view, alone = statistics.median(views), statistics.median(queries)
         growth = "" if previous is None else f"{view / previous:.1f}×"
         spread = paired_ratios(views, queries)
-        print(f"{runs:>8} {view:8.1f} {alone:8.1f}  {spread!s:<44} {growth}")
+        select = statistics.median(selects)
+        print(f"{runs:>8} {view:8.1f} {alone:8.1f}  {spread!s:<44} {growth:>6} {select:7.1f}")
         previous = view
         if runs == 10_000 and view > GOAL_MS:
             over = True
