@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.agent_check_worker import shared_results
+from app.agent_check_worker import REFRESH_DELAY_MS, shared_results
 from app.document.agent_document import AgentDocument
 from app.test_cases.runner import run_path
 from app.versions.restore import restore
@@ -91,7 +92,14 @@ class VersionsView(QWidget):
         self._after_read = ""
         self._model_width = 0  # the Model column's width for its longest model
         self._filling = False
+        self._failed = False  # the last read could not read History
         shared_results().made.connect(self._on_read)
+        # An edit moves the editor's version: its mark follows after a pause in the typing.
+        self._edited = QTimer(self)
+        self._edited.setSingleShot(True)
+        self._edited.setInterval(REFRESH_DELAY_MS)
+        self._edited.timeout.connect(self._mark_current)
+        document.changed_at.connect(self._on_edited)  # a method: let go with the view
         self.tool_combo = QComboBox()
         self.tool_combo.setObjectName("versionsTool")
         self.table = QTableWidget(0, len(COLUMNS))
@@ -173,23 +181,42 @@ class VersionsView(QWidget):
             return
         self.reading = False
         name = self.tool_combo.currentText()
+        self._failed = not isinstance(result, list)
         if isinstance(result, list):
             self._show(result, name)
-            current = self.current()
-            shown = current.short if current is not None else "—"
-            self.note.setText(
-                self._after_read
-                or (
-                    f"{len(result)} version(s) of {name}, newest first; * is the editor's "
-                    f"version ({shown})"
-                    if result
-                    else f"No test run of {name} is recorded yet: run its test cases to record one"
-                )
-            )
+            self.note.setText(self._after_read or self._count_note())
         else:
             self._show([], name)
             self.note.setText(f"History cannot be read: {result}")
         self.read_done.emit()
+
+    def _count_note(self) -> str:
+        name = self.tool_combo.currentText()
+        if not self.versions:
+            return f"No test run of {name} is recorded yet: run its test cases to record one"
+        current = self.current()
+        shown = current.short if current is not None else "—"
+        return (
+            f"{len(self.versions)} version(s) of {name}, newest first; * is the editor's "
+            f"version ({shown})"
+        )
+
+    def _on_edited(self, _path: object) -> None:
+        self._edited.start()
+
+    def _mark_current(self) -> None:
+        """Mark the editor's version as the agent is now (the diff against it follows)."""
+        if self.reading or self._failed:
+            return  # the read under way marks it; a failed read's note stays
+        current = self.current()
+        fingerprint = current.fingerprint if current is not None else None
+        self.versions = [replace(v, current=v.fingerprint == fingerprint) for v in self.versions]
+        for row, version in enumerate(self.versions):
+            item = self.table.item(row, 0)
+            if item is not None:
+                item.setText("*" if version.current else "")
+        self.note.setText(self._count_note())
+        self._show_diff()
 
     def _show(self, versions: list[VersionSummary], tool: str) -> None:
         """Show ``versions`` of ``tool``; the versions selected before stay selected (their
@@ -253,6 +280,7 @@ class VersionsView(QWidget):
             self.note.setText(f"History cannot be read: {exc}")
             return False
         done = decisive is not None and restore(self.document, tool, version.fingerprint, decisive)
+        self._edited.stop()  # the read below marks the restored version, keeping its note
         self.refresh(
             f"Restored version {version.short} of {tool} (Undo takes it back)"
             if done

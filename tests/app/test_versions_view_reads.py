@@ -10,7 +10,7 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from app.versions.view import COLUMNS, VersionsView
+from app.versions.view import COLUMNS, SAME_AS_EDITOR, VersionsView
 from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import tool_version
@@ -165,4 +165,39 @@ def test_at_1024_wide_the_model_gives_way_so_the_figures_and_last_run_fit(
     window.resize(1900, 1000)
     qtbot.waitUntil(lambda: header.sectionSize(model_column) >= whole, timeout=2_000)
     assert last_run_shown()
+    window.close()
+
+
+def test_an_edit_moves_the_editors_mark_and_undo_brings_it_back(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    path, current = _agent(tmp_path)
+    agent = load_agent(path)
+    tool = agent.metadata.tool("book_flight")
+    assert tool is not None
+    with HistoryStore() as store:
+        decisive = tool_version(agent, tool).decisive
+        _add(store, path, "book_flight", current, 40.0, version=decisive)
+        _add(store, path, "book_flight", "c" * 64, 50.0)
+    window = studio_window(qtbot)
+    document = window.open_file(path)
+    assert document is not None
+    view = window.open_versions_tab(document)
+    assert isinstance(view, VersionsView)
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
+    marks = lambda: [row[0] for row in _rows(view)]  # noqa: E731
+    assert marks() == ["", "*"]  # the older run is "c…", the newest the editor's
+    view.table.selectRow(1)
+    assert view.diff.toPlainText() == SAME_AS_EDITOR
+    document.set_field(
+        ("metadata", "tools", 0, "prompt"), "Book {destination} now.", text="Edit the template"
+    )
+    qtbot.waitUntil(lambda: marks() == ["", ""], timeout=5_000)
+    assert "+template: Book {destination} now." in view.diff.toPlainText().splitlines()
+    edited = view.current()
+    assert edited is not None
+    assert view.note.text().endswith(f"* is the editor's version ({edited.short})")
+    document.undo_stack.undo()
+    qtbot.waitUntil(lambda: marks() == ["", "*"], timeout=5_000)
+    assert view.diff.toPlainText() == SAME_AS_EDITOR
     window.close()
