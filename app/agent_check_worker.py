@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.document.agent_document import AgentDocument
     from schema_types.agent import Agent
 
-__all__ = ["REFRESH_DELAY_MS", "AgentCheckWorker"]
+__all__ = ["REFRESH_DELAY_MS", "AgentCheckWorker", "shared_results"]
 
 REFRESH_DELAY_MS = 300
 """The pause after an edit before the agent is checked again (typing makes one check)."""
@@ -43,7 +43,9 @@ class _Results(QObject):
 _results: _Results | None = None
 
 
-def _shared_results() -> _Results:
+def shared_results() -> _Results:
+    """The studio's one carrier of results from worker threads (its ``made`` signal: a key that
+    tells whose result it is, a generation, the result or exception)."""
     global _results
     if _results is None:
         _results = _Results()
@@ -106,7 +108,7 @@ class AgentCheckWorker(QObject):
         self._shown_generation = -1
         self._busy = False
         self._key = object()  # tells this worker's results from other workers'
-        self._results = _shared_results()
+        self._results = shared_results()
         self._results.made.connect(self._on_made)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)

@@ -36,13 +36,19 @@ TOOL = "book_flight"
 VERSIONS = 40
 
 
-def _fill(path: Path, runs: int) -> None:
+def _fill(path: Path, runs: int, agent_path: str = AGENT) -> None:
+    """``runs`` case runs of ``TOOL`` of the agent keyed ``agent_path`` over ``VERSIONS``
+    versions, as many of another of its tools and of the tool under another agent."""
     with HistoryStore(path):
         pass
     rng = random.Random(7)
     conn = sqlite3.connect(path)
     rows = []
-    for agent, tool in ((AGENT, TOOL), (AGENT, "other"), ("/bench/other.agent.yaml", TOOL)):
+    for agent, tool in (
+        (agent_path, TOOL),
+        (agent_path, "other"),
+        ("/bench/other.agent.yaml", TOOL),
+    ):
         for n in range(runs):
             version = n * VERSIONS // runs
             known = n % 10 != 0

@@ -6,14 +6,22 @@ marks the version of the agent as it is in the editor now. Selecting one row sho
 between it and the editor's version; selecting two shows what differs between them (older first).
 *Restore* puts the one selected version back into the editor as one undo step
 (:mod:`app.versions.restore`); the file is saved as usual. A/B is not here.
+
+The versions are read on a worker thread (a tool's figures sum all its runs: a history of
+100 000 runs takes a tenth of a second or more), so the tab is painted at once, saying that it
+reads, and the rows follow; a read made for another tool, or before a later refresh, is dropped.
+Results come back through the studio's one carrier (``app.agent_check_worker.shared_results``).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -28,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.agent_check_worker import REFRESH_DELAY_MS, shared_results
 from app.document.agent_document import AgentDocument
 from app.test_cases.runner import run_path
 from app.versions.restore import restore
@@ -37,13 +46,14 @@ from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import Version, tool_version
 from mcp_export.versions.query import CURRENT, VersionSummary, tool_versions, version_diff
 
-__all__ = ["COLUMNS", "VersionsView"]
+__all__ = ["COLUMNS", "SAME_AS_EDITOR", "VersionsView"]
+
+_log = logging.getLogger(__name__)
 
 COLUMNS = (
     "",
     "Version",
     "Model",
-    "Runs",
     "Passed",
     "Median",
     "Tokens/call",
@@ -51,10 +61,21 @@ COLUMNS = (
     "Cost/100 calls",
     "Last run",
 )
+SAME_AS_EDITOR = "This is the editor's version: nothing differs."
+"""The diff pane when the one version selected is the editor's."""
+
+_RUNS = 3  # where VersionSummary.cells puts the number of runs
+_VERSION = COLUMNS.index("Version")
+_MODEL = COLUMNS.index("Model")
+_LEAST_MODEL = "openai:gpt-4"
+"""What the Model column keeps room for when the table is narrower than its columns."""
 
 
 class VersionsView(QWidget):
     """A tool's versions and the diff of the selected ones."""
+
+    read_done = Signal()
+    """A read of the versions is shown (its rows, or why History cannot be read)."""
 
     def __init__(
         self, document: AgentDocument, store: HistoryStore, parent: QWidget | None = None
@@ -64,13 +85,29 @@ class VersionsView(QWidget):
         self.document = document
         self.store = store
         self.versions: list[VersionSummary] = []
+        self.reading = False
+        self._key = object()  # tells this view's reads from other workers' results
+        self._generation = 0
+        self._shown_tool = ""
+        self._after_read = ""
+        self._model_width = 0  # the Model column's width for its longest model
+        self._filling = False
+        self._failed = False  # the last read could not read History
+        shared_results().made.connect(self._on_read)
+        # An edit moves the editor's version: its mark follows after a pause in the typing.
+        self._edited = QTimer(self)
+        self._edited.setSingleShot(True)
+        self._edited.setInterval(REFRESH_DELAY_MS)
+        self._edited.timeout.connect(self._mark_current)
+        document.changed_at.connect(self._on_edited)  # a method: let go with the view
         self.tool_combo = QComboBox()
         self.tool_combo.setObjectName("versionsTool")
-        self.tool_combo.currentTextChanged.connect(lambda _: self.refresh())
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("versionsTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)  # a narrowed model is elided, not wrapped and cut
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -82,6 +119,10 @@ class VersionsView(QWidget):
         self.diff.setObjectName("versionsDiff")
         self.diff.setReadOnly(True)
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.diff.setPlaceholderText(
+            "Select a version to see what differs between it and the editor's version; "
+            "select two (Ctrl+click) to compare them."
+        )
         self.restore_button = QPushButton("&Restore")
         self.restore_button.setObjectName("versionsRestore")
         self.restore_button.setToolTip(
@@ -91,7 +132,9 @@ class VersionsView(QWidget):
         self.restore_button.setEnabled(False)
         self.restore_button.clicked.connect(self.restore_selected)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Tool:"))
+        label = QLabel("&Tool:")
+        label.setBuddy(self.tool_combo)
+        top.addWidget(label)
         top.addWidget(self.tool_combo, 1)
         top.addWidget(self.restore_button)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -102,6 +145,8 @@ class VersionsView(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(splitter, 1)
         self.tool_combo.addItems([tool.name for tool in document.agent.tools])
+        self.tool_combo.currentTextChanged.connect(lambda _: self.refresh())
+        self.refresh()
 
     @property
     def path(self) -> Path:
@@ -115,29 +160,107 @@ class VersionsView(QWidget):
         tool = agent.metadata.tool(self.tool_combo.currentText())
         return None if tool is None else tool_version(agent, tool)
 
-    def refresh(self) -> None:
-        """Read the chosen tool's versions again."""
+    def refresh(self, note: str = "") -> None:
+        """Read the chosen tool's versions again, on a worker thread (:attr:`read_done` says
+        when they are shown); ``note`` then replaces the line that counts them."""
         name = self.tool_combo.currentText()
-        current = self.current()
-        try:
-            self.versions = tool_versions(self.store, self.path, name, current) if name else []
-        except ExportError as exc:
-            self.versions = []
-            self.note.setText(f"History cannot be read: {exc}")
+        self._generation += 1
+        self._after_read = note
+        if name != self._shown_tool:
+            self._show([], name)
+        if not name:
+            self.note.setText("This agent has no tools yet: add one and run its test cases")
+            return
+        self.reading = True
+        self.note.setText(f"Reading the versions of {name} from History…")
+        args = (self._key, self._generation, self.store, self.path, name, self.current())
+        threading.Thread(target=_read, args=args, name="versions-read", daemon=True).start()
+
+    def _on_read(self, key: object, generation: int, result: object) -> None:
+        if key is not self._key or generation != self._generation:
+            return
+        self.reading = False
+        name = self.tool_combo.currentText()
+        self._failed = not isinstance(result, list)
+        if isinstance(result, list):
+            self._show(result, name)
+            self.note.setText(self._after_read or self._count_note())
         else:
-            shown = current.short if current is not None else "—"
-            self.note.setText(
-                f"{len(self.versions)} version(s) of {name}, newest first; * is the editor's "
-                f"version ({shown})"
-                if self.versions
-                else f"No test run of {name} is recorded yet: run its test cases to record one"
-            )
-        self.table.setRowCount(len(self.versions))
+            self._show([], name)
+            self.note.setText(f"History cannot be read: {result}")
+        self.read_done.emit()
+
+    def _count_note(self) -> str:
+        name = self.tool_combo.currentText()
+        if not self.versions:
+            return f"No test run of {name} is recorded yet: run its test cases to record one"
+        current = self.current()
+        shown = current.short if current is not None else "—"
+        return (
+            f"{len(self.versions)} version(s) of {name}, newest first; * is the editor's "
+            f"version ({shown})"
+        )
+
+    def _on_edited(self, _path: object) -> None:
+        self._edited.start()
+
+    def _mark_current(self) -> None:
+        """Mark the editor's version as the agent is now (the diff against it follows)."""
+        if self.reading or self._failed:
+            return  # the read under way marks it; a failed read's note stays
+        current = self.current()
+        fingerprint = current.fingerprint if current is not None else None
+        self.versions = [replace(v, current=v.fingerprint == fingerprint) for v in self.versions]
         for row, version in enumerate(self.versions):
+            item = self.table.item(row, 0)
+            if item is not None:
+                item.setText("*" if version.current else "")
+        self.note.setText(self._count_note())
+        self._show_diff()
+
+    def _show(self, versions: list[VersionSummary], tool: str) -> None:
+        """Show ``versions`` of ``tool``; the versions selected before stay selected (their
+        diff shown again: Restore changes the editor's version)."""
+        kept = {self.versions[row].fingerprint for row in self._selected()}
+        self._filling = True
+        self.table.clearSelection()
+        self.versions = versions
+        self._shown_tool = tool
+        self.table.setRowCount(len(versions))
+        for row, version in enumerate(versions):
             for column, value in enumerate(_cells(version)):
-                self.table.setItem(row, column, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                if column == _VERSION:
+                    item.setToolTip(version.fingerprint)
+                elif column == _MODEL:
+                    item.setToolTip(version.model)
+                self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
-        self.diff.clear()
+        self._model_width = self.table.horizontalHeader().sectionSize(_MODEL)
+        self._fit_columns()
+        selection = self.table.selectionModel()
+        for row, version in enumerate(versions):
+            if version.fingerprint in kept:
+                selection.select(
+                    self.table.model().index(row, 0),
+                    QItemSelectionModel.SelectionFlag.Select
+                    | QItemSelectionModel.SelectionFlag.Rows,
+                )
+        self._filling = False
+        self._show_diff()
+
+    def _fit_columns(self) -> None:
+        """The Model column gives way (its text elided, whole in its tool tip) so that the
+        figures and the last run fit the table's width."""
+        header = self.table.horizontalHeader()
+        others = header.length() - header.sectionSize(_MODEL)
+        room = self.table.viewport().width() - others
+        least = self.table.fontMetrics().horizontalAdvance(_LEAST_MODEL)
+        header.resizeSection(_MODEL, max(min(self._model_width, room), least))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802  (Qt's name)
+        super().resizeEvent(event)
+        self._fit_columns()
 
     def _selected(self) -> list[int]:
         return sorted({index.row() for index in self.table.selectedIndexes()})
@@ -157,8 +280,8 @@ class VersionsView(QWidget):
             self.note.setText(f"History cannot be read: {exc}")
             return False
         done = decisive is not None and restore(self.document, tool, version.fingerprint, decisive)
-        self.refresh()
-        self.note.setText(
+        self._edited.stop()  # the read below marks the restored version, keeping its note
+        self.refresh(
             f"Restored version {version.short} of {tool} (Undo takes it back)"
             if done
             else f"Version {version.short} could not be restored exactly: History keeps it "
@@ -167,6 +290,8 @@ class VersionsView(QWidget):
         return done
 
     def _show_diff(self) -> None:
+        if self._filling:
+            return
         rows = self._selected()
         self.restore_button.setEnabled(len(rows) == 1)
         if not rows or len(rows) > 2:
@@ -181,8 +306,31 @@ class VersionsView(QWidget):
             )
         except ExportError as exc:
             text = str(exc)
-        self.diff.setPlainText(text or "The two versions are the same.")
+        same = "The two versions are the same." if len(rows) == 2 else SAME_AS_EDITOR
+        self.diff.setPlainText(text or same)
+
+
+def _read(
+    key: object,
+    generation: int,
+    store: HistoryStore,
+    path: Path,
+    tool: str,
+    current: Version | None,
+) -> None:
+    """A worker thread's body: the versions of ``tool`` (or the error), sent to the view."""
+    result: object
+    try:
+        result = tool_versions(store, path, tool, current)
+    except ExportError as exc:
+        result = exc
+    except Exception as exc:  # the thread's top: shown in the view, the studio goes on
+        _log.exception("Reading the versions of %s failed", tool)
+        result = exc
+    shared_results().made.emit(key, generation, result)
 
 
 def _cells(version: VersionSummary) -> tuple[str, ...]:
-    return version.cells(version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"))
+    """The row of ``version``: the CLI's cells but the runs, which Passed shows (2/3)."""
+    cells = version.cells(version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"))
+    return cells[:_RUNS] + cells[_RUNS + 1 :]

@@ -364,7 +364,6 @@ class RunActions:
         from app.versions.view import VersionsView
 
         view = VersionsView(document, store)
-        view.refresh()
         name = document.agent.metadata.name
         self._add_run_tab(view, f"Versions · {name}", "agent", f"Versions of {name}'s tools")
         return view

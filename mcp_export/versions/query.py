@@ -31,6 +31,9 @@ __all__ = [
     "version_diff",
 ]
 
+FINGERPRINT_LENGTH = 64
+"""The length of a whole fingerprint (a SHA-256 in hex)."""
+
 CURRENT = "current"
 """The name of the agent file's own version (as it is now) where a version is asked for."""
 
@@ -201,6 +204,10 @@ def _resolve(
         if current is None:
             raise UnknownVersion("there is no current version to compare with")
         return current.fingerprint, current.decisive
+    if len(name) == FINGERPRINT_LENGTH:  # a whole fingerprint: its record, without the list
+        decisive = history.stored_version(key, tool, name.lower())
+        if decisive is not None:
+            return name.lower(), decisive
     known = [figures.fingerprint for figures in history.tool_versions(key, tool)]
     fits = [fingerprint for fingerprint in known if fingerprint.startswith(name.lower())]
     listing = ", ".join(f[:12] for f in known) or "none"

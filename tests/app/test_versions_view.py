@@ -11,7 +11,7 @@ from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QTableWidgetItem
 from pytestqt.qtbot import QtBot
 
-from app.versions.view import COLUMNS, VersionsView
+from app.versions.view import COLUMNS, SAME_AS_EDITOR, VersionsView
 from mcp_export.costs.prices import PRICES_FILE
 from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
@@ -63,13 +63,14 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     view = window.open_versions_tab(document)
     assert isinstance(view, VersionsView)
     assert window.tabs.currentWidget() is view
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
     rows = [
         [_text(view.table.item(r, c)) for c in range(len(COLUMNS))]
         for r in range(view.table.rowCount())
     ]
     assert [row[0] for row in rows] == ["*", ""]  # the newest is the editor's version
-    assert [(row[3], row[4]) for row in rows] == [("1", "0/1 (0%)"), ("2", "2/2 (100%)")]
-    assert [(row[7], row[8]) for row in rows] == [("$0.0000800", "$0.00800")] * 2
+    assert [row[3] for row in rows] == ["0/1 (0%)", "2/2 (100%)"]
+    assert [(row[6], row[7]) for row in rows] == [("$0.0000800", "$0.00800")] * 2
     assert view.note.text().startswith("2 version(s) of book_flight, newest first")
 
     view.table.clearSelection()
@@ -86,15 +87,20 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert f"+template: {NEW}" in lines
     view.table.clearSelection()  # selectRow adds to the selection while Ctrl reads as held
     view.table.selectRow(0)
-    assert view.diff.toPlainText() == "The two versions are the same."
+    assert view.diff.toPlainText() == SAME_AS_EDITOR
 
     # Restore the older version: one undo step; the agent is the old file's agent again.
     view.table.selectRow(1)
     assert view.restore_selected() is True
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
     tool = document.agent.metadata.tool("book_flight")
     assert tool is not None and tool.prompt == OLD
     assert [_text(view.table.item(r, 0)) for r in range(2)] == ["", "*"]
     assert view.note.text().startswith(f"Restored version {rows[1][1]} of book_flight")
+    # The restored version stays selected, its diff against the editor's version shown again.
+    assert view.table.selectionModel().selectedRows()[0].row() == 1
+    assert view.diff.toPlainText() == SAME_AS_EDITOR
+    assert view.restore_button.isEnabled()
     old_file = tmp_path / "old.agent.yaml"
     old_file.write_bytes(old_bytes)
     assert document.agent.to_data() == load_agent(old_file).to_data()
