@@ -121,9 +121,7 @@ def step_label(result: CallerResult) -> str:
 def rates_line(rates: CallerRates) -> str:
     """One caller model's rates in words: ``picked right 3/4, wrong tool 1/4 (send_email ×1)…``."""
     n = rates.runs
-    left = (
-        f"{rates.left_recording} replayed run(s) left the recording, not counted (re-record)"
-    )
+    left = f"{rates.left_recording} replayed run(s) left the recording, not counted (re-record)"
     if not n:
         return left
     wrong = f"wrong tool {rates.wrong_tool}/{n}"
