@@ -84,19 +84,24 @@ class CallerCellSummary(CellSummary):
         valid: runs whose call of our tool had arguments its schema takes.
         as_expected: runs whose arguments held the case's ``arguments`` (valid ones, when it
             sets none).
+        counted: runs the funnel counts: all but replays that left their recording (None:
+            all of them).
     """
 
     step: str | None = None
     picked: int = 0
     valid: int = 0
     as_expected: int = 0
+    counted: int | None = None
 
     def text(self) -> str:
         """Two lines: the outcome and the failed step, then the funnel."""
         if self.runs == 0:
             return "…"
         first = self.outcome(self.step)
-        n = self.runs
+        n = self.runs if self.counted is None else self.counted
+        if not n:
+            return f"{first}\nnot replayed: re-record it"
         funnel = (
             f"picked {self.picked}/{n} · args {self.as_expected}/{n} · answer {self.passed}/{n}"
         )
@@ -104,7 +109,9 @@ class CallerCellSummary(CellSummary):
 
     def tip(self) -> str:
         """The funnel in full words, and the slowest run's time."""
-        n = self.runs
+        n = self.runs if self.counted is None else self.counted
+        if not n:
+            return "The replay left its recording: no run reached the caller (Re-record it)."
         return (
             f"Picked the expected tool {self.picked}/{n} · arguments valid {self.valid}/{n} · "
             f"as expected {self.as_expected}/{n} · answer passed {self.passed}/{n} · slowest "
@@ -133,6 +140,7 @@ def summarize_caller(
         step=step_text(failed) if failed is not None else None,
         picked=rates.picked,
         valid=rates.arguments_valid,
+        counted=rates.runs,
         as_expected=rates.arguments_expected,
     )
 

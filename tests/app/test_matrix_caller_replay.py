@@ -81,6 +81,8 @@ def test_a_caller_case_replays_without_the_model_and_rerecord_mends_a_changed_de
     assert tab.run_modes.bar.isVisible()
     shown = tab.model.data(tab.model.index_of(CELL))
     assert shown.startswith("✘ 0/1") and "replay differs" in shown, shown
+    assert shown.endswith("not replayed: re-record it"), shown  # no pick to count
+    assert "1 replayed left the recording (not counted)" in tab.rates.text(), tab.rates.text()
     assert "Caller case: failed at replay differs" in tab.details.browser.toPlainText()
     where = tab.run_modes.where.text()
     assert where.startswith(f"book_flight / words on {CALLER}: caller request 1 differs"), where
