@@ -465,8 +465,8 @@ def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
         facts.append(caller_facts(entry.case))
     elif entry.case is not None:
         facts.append(f"test case {entry.case.case_name} on {entry.case.model}")
-    if entry.case is not None:
-        facts.append(entry.case.cost_text())
+    if entry.cost_text:
+        facts.append(entry.cost_text)
     if entry.caller:
         facts.append(f"called by {entry.caller}")
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")

@@ -14,7 +14,8 @@ continued it.
   nobody asked anything, is not in it; an answer cut off by a process that ended has no time).
 
 A token count that no model request reported is unknown: shown as "—", never as 0; a sum adds
-the counts that were reported. The history database keeps these figures whoever writes (its
+the counts that were reported, and when some request reported none it is a lower bound and says
+so (``≥ 80 in / 9 out``). The history database keeps these figures whoever writes (its
 triggers, :func:`triggers`; :func:`backfill` works them out once for rows written before):
 each answer's time on the message that ended it (``answer_ms``),
 and the conversation's tokens, time and status in its thread row, so a list of conversations
@@ -66,6 +67,8 @@ class Figures:
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: float | None = None
+    at_least: bool = False
+    """The token counts are lower bounds: a model request did not report its count."""
 
     def plus(self, other: Figures) -> Figures:
         """The figures of both together: what either knows, None where neither does."""
@@ -78,11 +81,15 @@ class Figures:
             _known_sum(self.tokens_in, other.tokens_in),
             _known_sum(self.tokens_out, other.tokens_out),
             duration,
+            self.at_least or other.at_least,
         )
 
     def tokens(self) -> str:
-        """The token counts as shown: ``80 in / 9 out`` (``— in / — out`` when unknown)."""
-        return tokens_text(self.tokens_in, self.tokens_out)
+        """The token counts as shown: ``80 in / 9 out`` (``— in / — out`` when unknown,
+        ``≥ 80 in / 9 out`` when a lower bound)."""
+        text = tokens_text(self.tokens_in, self.tokens_out)
+        known = self.tokens_in is not None or self.tokens_out is not None
+        return f"≥ {text}" if self.at_least and known else text
 
     def time(self) -> str:
         """The time as shown (see :func:`format_duration`); "—" when unknown."""
