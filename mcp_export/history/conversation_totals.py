@@ -5,7 +5,8 @@ Each run row keeps what its call cost (``runs.cost_usd``: US dollars, NULL unkno
 ``cost_at_least``: a lower bound), worked out when the call ends (``server/cost.py``). Each
 thread row keeps, by triggers whoever writes:
 
-- ``calls``: its runs that ended;
+- ``calls``: its runs that ended (a run may be written ended at once: the background writer
+  applies its start and its end as one insert);
 - ``cost_usd``: the sum of their costs that are known (NULL: none is);
 - ``cost_unsure``: those of them whose cost is unknown or a lower bound, so the total is
   ``costs.cost.Cost.total``'s: a lower bound when one is unsure, unknown when none is known;
@@ -50,6 +51,11 @@ def _run_totals(same: str) -> str:
 
 
 _ADDED = "CASE WHEN NEW.{c} IS NULL THEN {c} ELSE coalesce({c}, 0) + NEW.{c} END"
+# A run written when it had ended already (its start and end applied as one insert).
+_RUN_ADDED = f"""
+        calls = calls + 1,
+        cost_usd = {_ADDED.format(c="cost_usd")},
+        cost_unsure = cost_unsure + {_UNSURE.format(r="NEW")}"""
 _BACKFILL = f"""
 UPDATE threads SET
     tokens_unreported = (SELECT count(*) FROM messages AS m WHERE m.thread_id = threads.id
@@ -77,6 +83,7 @@ SQLITE_TOTALS = f"""{_BACKFILL}
 DROP TRIGGER IF EXISTS thread_message_added;
 DROP TRIGGER IF EXISTS thread_message_changed;
 DROP TRIGGER IF EXISTS thread_run_cost;
+DROP TRIGGER IF EXISTS thread_run_cost_added;
 CREATE TRIGGER thread_message_added AFTER INSERT ON messages BEGIN
     UPDATE threads SET
         updated_at = NEW.created_at,
@@ -99,6 +106,11 @@ END;
 CREATE TRIGGER thread_run_cost AFTER UPDATE OF status, cost_usd, cost_at_least ON runs
 WHEN NEW.thread_id IS NOT NULL BEGIN
     UPDATE threads SET{_run_totals("IS")}
+    WHERE id = NEW.thread_id;
+END;
+CREATE TRIGGER thread_run_cost_added AFTER INSERT ON runs
+WHEN NEW.thread_id IS NOT NULL AND NEW.status <> 'pending' BEGIN
+    UPDATE threads SET{_RUN_ADDED}
     WHERE id = NEW.thread_id;
 END;
 """
@@ -157,6 +169,17 @@ END $$;
 DROP TRIGGER IF EXISTS thread_run_cost ON runs;
 CREATE TRIGGER thread_run_cost AFTER UPDATE OF status, cost_usd, cost_at_least ON runs
 FOR EACH ROW WHEN (NEW.thread_id IS NOT NULL) EXECUTE FUNCTION history_run_cost();
+
+CREATE OR REPLACE FUNCTION history_run_cost_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE threads SET{_RUN_ADDED}
+    WHERE id = NEW.thread_id;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS thread_run_cost_added ON runs;
+CREATE TRIGGER thread_run_cost_added AFTER INSERT ON runs
+FOR EACH ROW WHEN (NEW.thread_id IS NOT NULL AND NEW.status <> 'pending')
+EXECUTE FUNCTION history_run_cost_added();
 """
 
 PG_TOTALS = _PG_COLUMNS + _BACKFILL + _PG_TRIGGERS
