@@ -95,14 +95,15 @@ class VersionSummary:
         return self.passed / self.runs if self.runs else 0.0
 
     def cells(self, last_run: str) -> tuple[str, ...]:
-        """The summary as a table's row: current mark, version, model, runs, passed, median,
+        """The summary as a table's row: current mark, version, model, runs (``4 + 3 served``:
+        case runs and other served calls, whose cost is in the cost columns), passed, median,
         tokens, cost per call and per 100 calls, then ``last_run`` (the last run's time as the
         table writes it)."""
         return (
             "*" if self.current else "",
             self.short,
             self.model,
-            str(self.runs),
+            f"{self.runs} + {self.served_calls} served" if self.served_calls else str(self.runs),
             f"{self.passed}/{self.runs} ({self.pass_rate:.0%})",
             "unknown" if self.median_ms is None else f"{self.median_ms:.0f} ms",
             self.tokens.text(),

@@ -198,6 +198,7 @@ async def test_costs_add_up_in_the_runs_the_conversation_and_the_versions(
     assert thread.cost.total.at_least  # the third call's cost is unknown
     assert thread.cost.text().startswith(f"cost ≥ ${sum(known):.5f} in 3 calls: ")
     assert version.served_calls == 3 and version.runs == 1
+    assert version.cells("")[3] == "1 + 3 served" and version.as_json()["servedCalls"] == 3
     assert version.cost.total.usd == pytest.approx(0.5 + sum(known))
     assert version.cost.total.at_least
     assert version.cost.per_call.usd == pytest.approx((0.5 + sum(known)) / 4)
