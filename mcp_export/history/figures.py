@@ -26,7 +26,7 @@ reads them without adding up messages. A tool call's run row keeps the figures o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 __all__ = [
@@ -144,7 +144,8 @@ def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
     Args:
         messages: the conversation's messages in order (``HistoryStore.messages``).
 
-    An answer still running has no entry; one cut off by a process that ended has no time.
+    An answer still running has no entry; one cut off by a process that ended has no time; its
+    tokens are lower bounds when one of its model requests reported no count.
     """
     found: dict[int, Figures] = {}
     tokens = Figures()
@@ -152,9 +153,12 @@ def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
         if message.role == "user":
             tokens = Figures()
         elif message.role == "assistant":
-            tokens = tokens.plus(Figures(message.tokens_in, message.tokens_out))
+            unreported = message.status == "complete" and (
+                message.tokens_in is None or message.tokens_out is None
+            )  # the rule of ``history/conversation_totals.py``
+            tokens = tokens.plus(Figures(message.tokens_in, message.tokens_out, None, unreported))
             if _ends_an_answer(message):
-                found[message.id] = Figures(tokens.tokens_in, tokens.tokens_out, message.answer_ms)
+                found[message.id] = replace(tokens, duration_ms=message.answer_ms)
                 tokens = Figures()
     return found
 

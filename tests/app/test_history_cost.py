@@ -90,6 +90,7 @@ def test_a_served_calls_cost_shows_per_call_and_per_100_calls(qtbot: QtBot, tmp_
     assert "cost ≥ $0.000720 a call, ≥ $0.0720 per 100 calls" in hotel_shown
     assert hotel_tokens == "≥ 1000 in / 200 out"
     assert "Tokens in the conversation: ≥ 1000 in / 200 out" in hotel_shown
+    assert "Tokens this answer: ≥ 1000 in / 200 out" in hotel_shown
     assert "1 model request(s) did not report their counts" in hotel_tip
 
 
