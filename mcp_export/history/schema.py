@@ -11,7 +11,8 @@ where the model server did not report it (absent is not 0). ``turn_claims`` hold
 conversations under way (``history/turns.py``).
 ``PRAGMA user_version`` holds the schema version. Triggers keep, whoever writes from whichever
 process, each thread's summary: when it was last active, the tool of its first run, its status
-and the figures of its conversation (``history/figures.py``), so a page of conversations is read
+and the figures of its conversation (``history/figures.py``) with what its calls cost (each run
+row keeps its own, ``history/conversation_totals.py``), so a page of conversations is read
 from the thread rows alone; a thread's ``agent_key`` is the real path of its agent file, as the
 writer resolved it (History finds an agent's threads under it, whichever spelling of the path
 each writer had).
