@@ -27,9 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
+from mcp_export.costs.cost import Cost
+
 __all__ = [
+    "ANSWER_COST",
     "ANSWER_TIME",
     "ANSWER_TOKENS",
     "ASKED",
@@ -39,6 +43,7 @@ __all__ = [
     "UNKNOWN",
     "WORST_STATUS",
     "Figures",
+    "answer_costs",
     "answers",
     "backfill",
     "format_duration",
@@ -49,6 +54,7 @@ __all__ = [
 
 ANSWER_TOKENS = "Tokens this answer"
 ANSWER_TIME = "Time this answer"
+ANSWER_COST = "Cost this answer"
 CONVERSATION_TOKENS = "Tokens in the conversation"
 CONVERSATION_TIME = "Time in the conversation"
 UNKNOWN = "—"
@@ -136,6 +142,8 @@ class _Message(Protocol):
     def tokens_out(self) -> int | None: ...
     @property
     def answer_ms(self) -> float | None: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
@@ -160,6 +168,38 @@ def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
             if _ends_an_answer(message):
                 found[message.id] = replace(tokens, duration_ms=message.answer_ms)
                 tokens = Figures()
+    return found
+
+
+class _Run(Protocol):
+    """What :func:`answer_costs` reads of a run (``history.schema.RunRecord``)."""
+
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def cost_at_least(self) -> bool: ...
+
+
+def answer_costs(messages: Sequence[_Message], runs: Sequence[_Run]) -> dict[int, Cost]:
+    """What each answer of a conversation cost, by the id of the message that ended it: the cost
+    its run recorded (the run that asked the question: the last one started before the answer
+    ended; unknown when its cost is). Answers before the first run have none.
+
+    Args:
+        messages: the conversation's messages in order.
+        runs: its runs (the tool calls that asked its questions), in any order.
+    """
+    ordered = sorted(runs, key=lambda r: r.started_at)
+    found: dict[int, Cost] = {}
+    for message in messages:
+        if message.role != "assistant" or not _ends_an_answer(message):
+            continue
+        asked = [r for r in ordered if r.started_at <= message.created_at]
+        if asked:
+            run = asked[-1]
+            found[message.id] = Cost(run.cost_usd, run.cost_at_least and run.cost_usd is not None)
     return found
 
 

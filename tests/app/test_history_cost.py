@@ -85,12 +85,14 @@ def test_a_served_calls_cost_shows_per_call_and_per_100_calls(qtbot: QtBot, tmp_
             hotel_shown = view.transcript.toPlainText()
 
     assert "cost $0.000720 a call, $0.0720 per 100 calls" in flight_shown
+    assert "Cost this answer: $0.000720" in flight_shown
     assert "Cost $0.000720 a call, $0.0720 per 100 calls" in tip
     # the hotel call's first request reported no tokens: lower bounds, and said so
     assert "cost ≥ $0.000720 a call, ≥ $0.0720 per 100 calls" in hotel_shown
     assert hotel_tokens == "≥ 1000 in / 200 out"
     assert "Tokens in the conversation: ≥ 1000 in / 200 out" in hotel_shown
     assert "Tokens this answer: ≥ 1000 in / 200 out" in hotel_shown
+    assert "Cost this answer: ≥ $0.000720" in hotel_shown
     assert "1 model request(s) did not report their counts" in hotel_tip
 
 
@@ -106,3 +108,40 @@ def test_a_served_call_of_a_model_without_a_price_shows_cost_unknown(
             shown = view.transcript.toPlainText()
     assert "cost unknown" in shown
     assert "$0 " not in shown and "$0." not in shown
+
+
+def test_a_conversations_answers_each_show_their_calls_cost_and_the_header_the_sum(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    replies = [text("Booked Oslo.", usage=(1000, 200)), text("Changed to Rome.", usage=(3000, 100))]
+    with FakeOpenAIServer(replies) as model:
+        agent = write_agent(
+            tmp_path / "a.agent.yaml",
+            base_url=model.base_url,
+            tools=[book_tool(conversation=True)],
+            settings={"prices": PRICES},
+        )
+
+        async def call() -> None:
+            async with (
+                AgentServer(load_served_agents([agent]), history=store) as served,
+                Client(served.server, mode="legacy", client_info=CLIENT) as client,
+            ):
+                first = await client.call_tool("book_flight", {"destination": "Oslo"})
+                assert first.structured_content is not None
+                conversation = first.structured_content["conversationId"]
+                await client.call_tool(
+                    "book_flight", {"destination": "Rome", "conversation_id": conversation}
+                )
+
+        with HistoryStore(tmp_path / "h.sqlite3") as store:
+            anyio.run(call)
+            view = _view(qtbot, store, agent)
+            view.open_entry(0)
+            shown = view.transcript.toPlainText()
+    assert "cost $0.00208 in 2 calls: $0.00104 a call, $0.104 per 100 calls" in shown
+    first, second = (
+        shown.index("Cost this answer: $0.000720"),
+        shown.index("Cost this answer: $0.00136"),
+    )
+    assert first < second
