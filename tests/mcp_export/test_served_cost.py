@@ -202,3 +202,19 @@ async def test_costs_add_up_in_the_runs_the_conversation_and_the_versions(
     assert version.cost.total.usd == pytest.approx(0.5 + sum(known))
     assert version.cost.total.at_least
     assert version.cost.per_call.usd == pytest.approx((0.5 + sum(known)) / 4)
+
+
+async def test_an_unreadable_price_table_of_preferences_leaves_the_agent_files_prices(
+    tmp_path: Path, metaagent_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (metaagent_home / "prices.yaml").write_text("openai:other: [not, a, price]\n", encoding="utf-8")
+    with FakeOpenAIServer([text("Booked.", usage=(1000, 200))]) as model:
+        path = write_agent(
+            tmp_path / "a.agent.yaml", base_url=model.base_url, settings={"prices": PRICES}
+        )
+        (result,) = await _call(path, str(tmp_path / "h.sqlite3"), "Oslo")
+    with HistoryStore(tmp_path / "h.sqlite3") as store:
+        (run,) = store.runs(tool_name="book_flight")
+    assert run.cost_usd == pytest.approx(COST)
+    assert _cost_meta(result)["usd"] == pytest.approx(COST)
+    assert "has a bad entry for openai:other" in caplog.text
