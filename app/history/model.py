@@ -38,6 +38,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor
 
 from app.history.caller_runs import caller_label
+from mcp_export.costs.cost import CellCost
 from mcp_export.history.conversations import ConversationFilter, ConversationOrder, Position
 from mcp_export.history.figures import (
     CONVERSATION_TIME,
@@ -143,6 +144,9 @@ class HistoryEntry:
         thread_id: the conversation to show as transcript.
         run: the run that started it (None for a chat); its arguments make a re-run possible.
         case: the test case, model and matrix run whose served call it is (None for others).
+        tokens_unreported: its model requests that reported no token count (the sums are
+            then lower bounds).
+        cost: what its calls cost (``ThreadRecord.cost``); None for a chat.
     """
 
     kind: str
@@ -156,6 +160,15 @@ class HistoryEntry:
     thread_id: str | None
     run: RunRecord | None = None
     case: CaseMark | None = None
+    tokens_unreported: int = 0
+    cost: CellCost | None = None
+
+    @property
+    def cost_text(self) -> str:
+        """What its calls cost (a test case's run: the case run's cost); "" for a chat."""
+        if self.case is not None:
+            return self.case.cost_text()
+        return self.cost.text() if self.cost is not None and self.run is not None else ""
 
     @property
     def case_label(self) -> str:
@@ -173,7 +186,9 @@ class HistoryEntry:
     @property
     def figures(self) -> Figures:
         """The conversation's figures."""
-        return Figures(self.tokens_in, self.tokens_out, self.duration_ms)
+        return Figures(
+            self.tokens_in, self.tokens_out, self.duration_ms, self.tokens_unreported > 0
+        )
 
 
 def history_entry(record: ConversationRecord) -> HistoryEntry:
@@ -191,6 +206,8 @@ def history_entry(record: ConversationRecord) -> HistoryEntry:
         thread_id=thread.id,
         run=record.run,
         case=record.case,
+        tokens_unreported=thread.tokens_unreported,
+        cost=thread.cost if thread.calls else None,
     )
 
 
@@ -476,12 +493,17 @@ def _tooltip(entry: HistoryEntry) -> str:
     if entry.case is not None:
         lines.append(f"Test case {entry.case.case_name} on {entry.case.model}")
         lines.append(f"Matrix run {entry.case.matrix_id}")
-        cost = entry.case.cost_text()
+    cost = entry.cost_text
+    if cost:
         lines.append(cost[0].upper() + cost[1:])
     if entry.caller:
         lines.append(f"Called by: {entry.caller}")
     if entry.status != "pending" and (entry.tokens_in is None or entry.tokens_out is None):
         lines.append(f"Tokens {UNKNOWN}: the model server did not report them")
+    elif entry.tokens_unreported:
+        lines.append(
+            f"Tokens ≥: {entry.tokens_unreported} model request(s) did not report their counts"
+        )
     if entry.run is not None and entry.run.error:
         lines.append(f"Error: {entry.run.error}")
     return "\n".join(lines)

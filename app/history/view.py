@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,16 +58,18 @@ from app.history.model import (
 )
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 from mcp_export.history.figures import (
+    ANSWER_COST,
     ANSWER_TIME,
     ANSWER_TOKENS,
     CONVERSATION_TIME,
     CONVERSATION_TOKENS,
     Figures,
+    answer_costs,
     answers,
 )
 
 if TYPE_CHECKING:
-    from mcp_export.history.schema import StoredMessage
+    from mcp_export.history.schema import RunRecord, StoredMessage
     from mcp_export.history.store import HistoryStore
 
 __all__ = ["HistoryView", "transcript_html"]
@@ -395,8 +398,11 @@ class HistoryView(QWidget):
             self.transcript.clear()
             return
         caller = ""
+        runs: list[RunRecord] = []
         try:
             messages = self.store.messages(entry.thread_id) if entry.thread_id else []
+            if entry.run is not None and entry.thread_id:
+                runs = self.store.runs(thread_id=entry.thread_id)
             if entry.case is not None and entry.case.caller and entry.thread_id:
                 caller = caller_part(self.store, entry.thread_id, entry.case)  # caller's first
                 if not entry.case.served:
@@ -404,7 +410,7 @@ class HistoryView(QWidget):
         except HistoryError as exc:
             reporter().error(f"Could not read the conversation: {exc}")
             messages = []
-        self.transcript.setHtml(caller + transcript_html(entry, messages))
+        self.transcript.setHtml(caller + transcript_html(entry, messages, runs))
 
     def _update_state(self) -> None:
         if self.model.rowCount() > 0:
@@ -450,11 +456,14 @@ def _figures(time_label: str, tokens_label: str, figures: Figures) -> str:
     return f"{time_label}: {figures.time()} · {tokens_label}: {figures.tokens()}"
 
 
-def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
+def transcript_html(
+    entry: HistoryEntry, messages: list[StoredMessage], runs: Sequence[RunRecord] = ()
+) -> str:
     """The entry as read-only rich text: a header, then every message of its thread.
 
     The header has the conversation's figures, and the message that ends each answer the
-    answer's (labelled as the chat tab labels them). User and assistant text, each tool call
+    answer's (labelled as the chat tab labels them), with what it cost when ``runs`` (the
+    conversation's runs) recorded it. User and assistant text, each tool call
     with its arguments, each tool result (errors in red), failed or unfinished model requests;
     a run shows its arguments first and, when its thread is gone, its answer or error. Long
     lines wrap at the pane's width.
@@ -465,8 +474,8 @@ def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
         facts.append(caller_facts(entry.case))
     elif entry.case is not None:
         facts.append(f"test case {entry.case.case_name} on {entry.case.model}")
-    if entry.case is not None:
-        facts.append(entry.case.cost_text())
+    if entry.cost_text:
+        facts.append(entry.cost_text)
     if entry.caller:
         facts.append(f"called by {entry.caller}")
     parts.append(f"<p><i>{html.escape(' · '.join(facts))}</i></p>")
@@ -477,12 +486,15 @@ def transcript_html(entry: HistoryEntry, messages: list[StoredMessage]) -> str:
     if run is not None:
         parts.append(f"<p><b>Tool {html.escape(run.tool_name)}</b>, arguments:</p>")
         parts.append(_pre(_json(run.arguments)))
-    ended = answers(messages)
+    ended, costs = answers(messages), answer_costs(messages, runs)
     for message in messages:
         parts.append(_message_html(message))
         answer = ended.get(message.id)
         if answer is not None:
             shown = _figures(ANSWER_TIME, ANSWER_TOKENS, answer)
+            cost = costs.get(message.id)
+            if cost is not None:
+                shown += f" · {ANSWER_COST}: {cost.text()}"
             parts.append(f'<p style="color:gray"><i>{html.escape(shown)}</i></p>')
     if run is not None and not messages:
         if run.answer:

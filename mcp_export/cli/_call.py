@@ -27,6 +27,7 @@ from mcp_export.cli._terminal import (
 )
 from mcp_export.errors import ExportError
 from mcp_export.providers.base import TextDelta
+from mcp_export.server.cost import CallPricing, agent_pricing
 from mcp_export.session.chat import ChatSession
 from mcp_export.session.events import FinalAnswer, OutputChecked, SessionFailed
 from mcp_export.session.typed import OutputSpec
@@ -162,7 +163,8 @@ async def call_tool(
             outcome = event
     if history is not None and run_id is not None:
         try:
-            _finish_run(history, run_id, outcome, (time.perf_counter() - started) * 1000)
+            elapsed = (time.perf_counter() - started) * 1000
+            _finish_run(history, run_id, outcome, elapsed, agent_pricing(agent))
         except ExportError as exc:
             error("history", f"{exc}; the run stays recorded as pending")
     if isinstance(outcome, FinalAnswer):
@@ -184,9 +186,14 @@ def _typed_event(printer: EventPrinter, event: TextDelta | OutputChecked | Final
 
 
 def _finish_run(
-    history: HistoryStore, run_id: int, outcome: SessionEvent | None, duration_ms: float
+    history: HistoryStore,
+    run_id: int,
+    outcome: SessionEvent | None,
+    duration_ms: float,
+    pricing: CallPricing,
 ) -> None:
     if isinstance(outcome, FinalAnswer):
+        cost = pricing.cost(outcome.usage)
         history.finish_run(
             run_id,
             answer=outcome.text,
@@ -194,13 +201,18 @@ def _finish_run(
             tokens_in=outcome.usage.exact_input,
             tokens_out=outcome.usage.exact_output,
             tool_calls=len(outcome.tool_calls),
+            cost_usd=cost.usd,
+            cost_at_least=cost.at_least,
         )
     elif isinstance(outcome, SessionFailed):
+        cost = pricing.cost(outcome.usage)
         history.finish_run(
             run_id,
             error=outcome.message,
             duration_ms=duration_ms,
             tool_calls=len(outcome.tool_calls),
+            cost_usd=cost.usd,
+            cost_at_least=cost.at_least,
         )
     else:
         history.finish_run(run_id, error="no answer", duration_ms=duration_ms)

@@ -90,12 +90,24 @@ class CellCost:
     total: Cost
     per_call: Cost
     per_100: Cost
+    calls: int = 1
 
     @classmethod
     def of(cls, total: Cost, calls: int) -> CellCost:
         """The figures of ``calls`` calls that cost ``total``."""
         per_call = total.per_call(calls)
-        return cls(total, per_call, per_call.scaled(100))
+        return cls(total, per_call, per_call.scaled(100), calls)
+
+    def text(self) -> str:
+        """``cost $0.00008 a call, $0.008 per 100 calls`` (``≥`` where a part is unknown);
+        for more calls than one, what they cost in all first (``cost $0.00024 in 3 calls:
+        …``); ``cost unknown``."""
+        if self.per_call.usd is None:
+            return "cost unknown"
+        each = f"{self.per_call.text()} a call, {self.per_100.text()} per 100 calls"
+        if self.calls > 1:
+            return f"cost {self.total.text()} in {self.calls} calls: {each}"
+        return f"cost {each}"
 
     def as_json(self) -> dict[str, object]:
         """``{"total", "perCall", "per100Calls"}``, each ``Cost.as_json``."""

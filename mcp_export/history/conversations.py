@@ -91,6 +91,10 @@ _THREAD_COLUMNS = (
     "tokens_in",
     "tokens_out",
     "duration_ms",
+    "tokens_unreported",
+    "calls",
+    "cost_usd",
+    "cost_unsure",
 )
 _RUN_COLUMNS = (
     "id",
@@ -109,6 +113,8 @@ _RUN_COLUMNS = (
     "started_at",
     "finished_at",
     "fingerprint",
+    "cost_usd",
+    "cost_at_least",
 )
 _SELECT = ", ".join(
     [f"t.{c} AS {c}" for c in _THREAD_COLUMNS]

@@ -14,7 +14,8 @@ continued it.
   nobody asked anything, is not in it; an answer cut off by a process that ended has no time).
 
 A token count that no model request reported is unknown: shown as "—", never as 0; a sum adds
-the counts that were reported. The history database keeps these figures whoever writes (its
+the counts that were reported, and when some request reported none it is a lower bound and says
+so (``≥ 80 in / 9 out``). The history database keeps these figures whoever writes (its
 triggers, :func:`triggers`; :func:`backfill` works them out once for rows written before):
 each answer's time on the message that ended it (``answer_ms``),
 and the conversation's tokens, time and status in its thread row, so a list of conversations
@@ -25,10 +26,14 @@ reads them without adding up messages. A tool call's run row keeps the figures o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
+from mcp_export.costs.cost import Cost
+
 __all__ = [
+    "ANSWER_COST",
     "ANSWER_TIME",
     "ANSWER_TOKENS",
     "ASKED",
@@ -38,6 +43,7 @@ __all__ = [
     "UNKNOWN",
     "WORST_STATUS",
     "Figures",
+    "answer_costs",
     "answers",
     "backfill",
     "format_duration",
@@ -48,6 +54,7 @@ __all__ = [
 
 ANSWER_TOKENS = "Tokens this answer"
 ANSWER_TIME = "Time this answer"
+ANSWER_COST = "Cost this answer"
 CONVERSATION_TOKENS = "Tokens in the conversation"
 CONVERSATION_TIME = "Time in the conversation"
 UNKNOWN = "—"
@@ -66,6 +73,8 @@ class Figures:
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: float | None = None
+    at_least: bool = False
+    """The token counts are lower bounds: a model request did not report its count."""
 
     def plus(self, other: Figures) -> Figures:
         """The figures of both together: what either knows, None where neither does."""
@@ -78,11 +87,15 @@ class Figures:
             _known_sum(self.tokens_in, other.tokens_in),
             _known_sum(self.tokens_out, other.tokens_out),
             duration,
+            self.at_least or other.at_least,
         )
 
     def tokens(self) -> str:
-        """The token counts as shown: ``80 in / 9 out`` (``— in / — out`` when unknown)."""
-        return tokens_text(self.tokens_in, self.tokens_out)
+        """The token counts as shown: ``80 in / 9 out`` (``— in / — out`` when unknown,
+        ``≥ 80 in / 9 out`` when a lower bound)."""
+        text = tokens_text(self.tokens_in, self.tokens_out)
+        known = self.tokens_in is not None or self.tokens_out is not None
+        return f"≥ {text}" if self.at_least and known else text
 
     def time(self) -> str:
         """The time as shown (see :func:`format_duration`); "—" when unknown."""
@@ -129,6 +142,8 @@ class _Message(Protocol):
     def tokens_out(self) -> int | None: ...
     @property
     def answer_ms(self) -> float | None: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
@@ -137,7 +152,8 @@ def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
     Args:
         messages: the conversation's messages in order (``HistoryStore.messages``).
 
-    An answer still running has no entry; one cut off by a process that ended has no time.
+    An answer still running has no entry; one cut off by a process that ended has no time; its
+    tokens are lower bounds when one of its model requests reported no count.
     """
     found: dict[int, Figures] = {}
     tokens = Figures()
@@ -145,10 +161,45 @@ def answers(messages: Sequence[_Message]) -> dict[int, Figures]:
         if message.role == "user":
             tokens = Figures()
         elif message.role == "assistant":
-            tokens = tokens.plus(Figures(message.tokens_in, message.tokens_out))
+            unreported = message.status == "complete" and (
+                message.tokens_in is None or message.tokens_out is None
+            )  # the rule of ``history/conversation_totals.py``
+            tokens = tokens.plus(Figures(message.tokens_in, message.tokens_out, None, unreported))
             if _ends_an_answer(message):
-                found[message.id] = Figures(tokens.tokens_in, tokens.tokens_out, message.answer_ms)
+                found[message.id] = replace(tokens, duration_ms=message.answer_ms)
                 tokens = Figures()
+    return found
+
+
+class _Run(Protocol):
+    """What :func:`answer_costs` reads of a run (``history.schema.RunRecord``)."""
+
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def cost_at_least(self) -> bool: ...
+
+
+def answer_costs(messages: Sequence[_Message], runs: Sequence[_Run]) -> dict[int, Cost]:
+    """What each answer of a conversation cost, by the id of the message that ended it: the cost
+    its run recorded (the run that asked the question: the last one started before the answer
+    ended; unknown when its cost is). Answers before the first run have none.
+
+    Args:
+        messages: the conversation's messages in order.
+        runs: its runs (the tool calls that asked its questions), in any order.
+    """
+    ordered = sorted(runs, key=lambda r: r.started_at)
+    found: dict[int, Cost] = {}
+    for message in messages:
+        if message.role != "assistant" or not _ends_an_answer(message):
+            continue
+        asked = [r for r in ordered if r.started_at <= message.created_at]
+        if asked:
+            run = asked[-1]
+            found[message.id] = Cost(run.cost_usd, run.cost_at_least and run.cost_usd is not None)
     return found
 
 

@@ -18,13 +18,14 @@ so instances that start together create the tables once.
 from __future__ import annotations
 
 from mcp_export.errors import HistoryError
+from mcp_export.history.conversation_totals import PG_TOTALS
 from mcp_export.history.figures import ASKED, STATUS_AGAIN, WORST_STATUS
 from mcp_export.history.schema import INTERRUPTED
 from mcp_export.history.sql import Connection
 
 __all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
 
-PG_SCHEMA_VERSION = 7
+PG_SCHEMA_VERSION = 8
 """The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
 when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
@@ -347,6 +348,7 @@ _MIGRATIONS = {
     5: _CASE_THREADS + _MESSAGES_TEXT,
     6: _CALLER_RUNS,
     7: _VERSIONS,
+    8: PG_TOTALS,  # each run's cost, the conversation's totals (``history/conversation_totals``)
 }
 """The script that brings a database from the version before to each version."""
 
@@ -426,7 +428,7 @@ def migrate(conn: Connection, location: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
     if conn.execute("SELECT to_regclass('history_schema')").fetchone()[0] is None:
         conn.execute(
-            _TABLES + _TRIGGERS + _APPLY + _WRITERS + _MESSAGES_TEXT
+            _TABLES + _TRIGGERS + _APPLY + _WRITERS + _MESSAGES_TEXT + PG_TOTALS
         )  # no parameters: one round trip for the whole script
         conn.execute("CREATE TABLE history_schema (version integer NOT NULL)")
         conn.execute("INSERT INTO history_schema (version) VALUES (?)", (PG_SCHEMA_VERSION,))

@@ -49,10 +49,12 @@ def runs(
     agent_path: str | None = None,
     tool_name: str | None = None,
     status: MessageStatus | None = None,
+    thread_id: str | None = None,
     limit: int = 500,
     dialect: Dialect = SQLITE,
 ) -> list[RunRecord]:
-    """Runs, newest first, optionally only an agent's, a tool's or those with a status.
+    """Runs, newest first, optionally only an agent's, a tool's, those with a status or those
+    of a conversation.
 
     The runs are read newest first from the runs table (by the tool's index with a tool), each
     joined to its thread, until ``limit`` match.
@@ -61,6 +63,7 @@ def runs(
         ("threads.agent_path", agent_path),
         ("runs.tool_name", tool_name),
         ("runs.status", status),
+        ("runs.thread_id", thread_id),
     )
     # A driving join keeps runs the outer loop: SQLite would otherwise start from the agent's
     # threads and sort all their runs to find the newest.

@@ -11,7 +11,8 @@ where the model server did not report it (absent is not 0). ``turn_claims`` hold
 conversations under way (``history/turns.py``).
 ``PRAGMA user_version`` holds the schema version. Triggers keep, whoever writes from whichever
 process, each thread's summary: when it was last active, the tool of its first run, its status
-and the figures of its conversation (``history/figures.py``), so a page of conversations is read
+and the figures of its conversation (``history/figures.py``) with what its calls cost (each run
+row keeps its own, ``history/conversation_totals.py``), so a page of conversations is read
 from the thread rows alone; a thread's ``agent_key`` is the real path of its agent file, as the
 writer resolved it (History finds an agent's threads under it, whichever spelling of the path
 each writer had).
@@ -28,8 +29,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from mcp_export.costs.cost import Cost
+from mcp_export.costs.cost import CellCost, Cost
 from mcp_export.errors import HistoryError
+from mcp_export.history.conversation_totals import SQLITE_COLUMNS, SQLITE_TOTALS
 from mcp_export.history.figures import backfill, triggers
 from mcp_export.history.sql import dicts
 
@@ -59,7 +61,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call", "caller", "authoring
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -256,6 +258,16 @@ def _script(script: str) -> Callable[[sqlite3.Connection], None]:
     return run
 
 
+def _totals(conn: sqlite3.Connection) -> None:
+    """Version 8: each run's cost and the conversation's totals (``conversation_totals``)."""
+    for table, column, declaration in SQLITE_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    for statement in _statements(SQLITE_TOTALS):
+        conn.execute(statement)
+
+
 # Schema changes: {version reached: step}, applied in order by ``migrate``.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _script(_CASE_RUNS),
@@ -264,6 +276,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: _script(_CASE_THREADS),
     6: _script(_CALLER_RUNS),
     7: _script(_VERSIONS),
+    8: _totals,
 }
 
 
@@ -331,6 +344,26 @@ class ThreadRecord:
     tokens_in: int | None = None
     tokens_out: int | None = None
     duration_ms: float | None = None
+    tokens_unreported: int = 0
+    """Model requests of the conversation without a token count: the sums are lower bounds
+    when they are known (``history/conversation_totals.py``)."""
+    calls: int = 0
+    """Runs (tool calls) of the conversation that ended."""
+    cost_usd: float | None = None
+    """What they cost, the sum of the costs that are known; None: none is."""
+    cost_unsure: int = 0
+    """Those whose cost is unknown or a lower bound."""
+
+    @property
+    def cost(self) -> CellCost:
+        """What the conversation's calls cost: in all, per call and per 100 calls."""
+        if self.cost_usd is None:
+            total = Cost(None, why="no call's cost is known (a price or a token count is missing)")
+        elif self.cost_unsure:
+            total = Cost(self.cost_usd, True, "some calls' cost is unknown")
+        else:
+            total = Cost(self.cost_usd)
+        return CellCost.of(total, self.calls)
 
 
 @dataclass(frozen=True)
@@ -379,6 +412,11 @@ class RunRecord:
     fingerprint: str | None = None
     """The version of the tool the call ran (``versions/fingerprint.py``); None before
     schema version 7."""
+    cost_usd: float | None = None
+    """What the call cost in US dollars; None: unknown (no price, no token count, or before
+    schema version 8)."""
+    cost_at_least: bool = False
+    """``cost_usd`` is a lower bound (a model request did not report its token counts)."""
 
 
 @dataclass(frozen=True)
@@ -445,10 +483,7 @@ class CaseMark:
 
     def cost_text(self) -> str:
         """``cost $0.00008 a call, $0.008 per 100 calls``, or ``cost unknown``."""
-        if self.cost_usd is None:
-            return "cost unknown"
-        cost = Cost(self.cost_usd, self.cost_at_least)
-        return f"cost {cost.text()} a call, {cost.scaled(100).text()} per 100 calls"
+        return CellCost.of(Cost(self.cost_usd, self.cost_at_least), 1).text()
 
 
 def _time(value: float) -> datetime:
@@ -468,6 +503,9 @@ def thread_record(row: dict[str, Any]) -> ThreadRecord:
         row,
         created_at=_time(row["created_at"]),
         updated_at=_time(row["updated_at"]),
+        tokens_unreported=int(row.get("tokens_unreported") or 0),
+        calls=int(row.get("calls") or 0),
+        cost_unsure=int(row.get("cost_unsure") or 0),
     )
 
 
@@ -491,6 +529,7 @@ def run_record(row: dict[str, Any]) -> RunRecord:
         arguments=json.loads(row["arguments"]),
         started_at=_time(row["started_at"]),
         finished_at=_time(row["finished_at"]) if row["finished_at"] else None,
+        cost_at_least=bool(row.get("cost_at_least")),
     )
 
 

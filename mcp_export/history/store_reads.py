@@ -55,9 +55,11 @@ class StoreReads(ABC):
         agent_path: str | None = None,
         tool_name: str | None = None,
         status: MessageStatus | None = None,
+        thread_id: str | None = None,
         limit: int = 500,
     ) -> list[RunRecord]:
-        """Runs, newest first, optionally only an agent's, a tool's or those with a status."""
+        """Runs, newest first, optionally only an agent's, a tool's, those with a status or
+        those of a conversation (``thread_id``)."""
         self.flush()
         with self._db.connection("read") as conn:
             return reads.runs(
@@ -65,6 +67,7 @@ class StoreReads(ABC):
                 agent_path=agent_path,
                 tool_name=tool_name,
                 status=status,
+                thread_id=thread_id,
                 limit=limit,
                 dialect=self._db.dialect,
             )

@@ -193,13 +193,16 @@ class StoreWrites(ABC):
         tokens_in: int | None = None,
         tokens_out: int | None = None,
         tool_calls: int = 0,
+        cost_usd: float | None = None,
+        cost_at_least: bool = False,
     ) -> None:
         """Record how a run ended: ``complete`` with its answer, or ``error`` with ``error``.
 
         The figures are those of the run's own answer (``history/figures.py``): ``duration_ms``
         from the question to the answer, the tokens of its model requests. A figure that is None
         (a failed run's time, a count the model server did not report) stays NULL: absent is
-        not 0.
+        not 0. ``cost_usd``: what its model requests cost (None unknown, ``cost_at_least`` a
+        lower bound; ``server/cost.py``).
         """
         self._update(
             "runs",
@@ -212,6 +215,8 @@ class StoreWrites(ABC):
                 "tokens_in": tokens_in,
                 "tokens_out": tokens_out,
                 "tool_calls": tool_calls,
+                "cost_usd": cost_usd,
+                "cost_at_least": int(cost_at_least),
                 "finished_at": time.time(),
             },
         )

@@ -6,6 +6,10 @@ summed in the database, grouped by fingerprint over the index ``case_runs_by_ver
 median time is the middle run (or the mean of the two middle runs) of each version, found here
 from the times read in the index's order (a window function ranking them makes the database sort
 every run, several times slower).
+
+A version's served calls (``runs`` with its fingerprint, of the agent's threads, that ended)
+add their count and cost, so what a version cost counts every call of it History recorded: a
+case run's own served call is the case run's, counted once (its thread is the case run's).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from mcp_export.history.sql import Connection, dicts
 
-__all__ = ["VersionFigures", "stored_version", "version_figures"]
+__all__ = ["ServedFigures", "VersionFigures", "stored_version", "version_figures"]
 
 _WHERE = "WHERE agent_path = ? AND tool_name = ? AND fingerprint IS NOT NULL"
 
@@ -31,6 +35,16 @@ SELECT fingerprint, count(*) AS runs, sum(passed) AS passed,
     max(cost_at_least) AS cost_at_least, min(model) AS model, count(DISTINCT model) AS models
 FROM case_runs {_WHERE}
 GROUP BY fingerprint
+"""
+
+_SERVED = """
+SELECT r.fingerprint AS fingerprint, count(*) AS calls, sum(r.cost_usd) AS cost_usd,
+    count(r.cost_usd) AS cost_known, max(r.cost_at_least) AS cost_at_least
+FROM runs AS r JOIN threads AS t ON t.id = r.thread_id
+WHERE t.agent_key = ? AND r.tool_name = ? AND r.fingerprint IS NOT NULL
+    AND r.status <> 'pending'
+    AND NOT EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = r.thread_id)
+GROUP BY r.fingerprint
 """
 
 _TIMES = f"""
@@ -67,6 +81,7 @@ class VersionFigures:
         cost_at_least: a known cost is a lower bound.
         median_ms: the median time of a run (None: no run has a time).
         model: the model (the first by name when the version was run on several).
+        served: its served calls that are not case runs' (count and cost; see the module doc).
     """
 
     fingerprint: str
@@ -83,6 +98,17 @@ class VersionFigures:
     cost_at_least: bool
     median_ms: float | None
     model: str
+    served: ServedFigures | None = None
+
+
+@dataclass(frozen=True)
+class ServedFigures:
+    """The served calls of one version that ended, summed (the cost as in ``VersionFigures``)."""
+
+    calls: int
+    cost_usd: float | None
+    cost_known: int
+    cost_at_least: bool
 
 
 def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[VersionFigures]:
@@ -90,6 +116,15 @@ def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[V
     its last run)."""
     where = (agent_path, tool_name)
     medians = _medians(conn, where)
+    served = {
+        row["fingerprint"]: ServedFigures(
+            calls=int(row["calls"]),
+            cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
+            cost_known=int(row["cost_known"]),
+            cost_at_least=bool(row["cost_at_least"]),
+        )
+        for row in dicts(conn.execute(_SERVED, where))
+    }
     found = [
         VersionFigures(
             fingerprint=row["fingerprint"],
@@ -106,6 +141,7 @@ def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[V
             cost_at_least=bool(row["cost_at_least"]),
             median_ms=medians.get(row["fingerprint"]),
             model=str(row["model"]),
+            served=served.get(row["fingerprint"]),
         )
         for row in dicts(conn.execute(_FIGURES, where))
     ]

@@ -147,7 +147,13 @@ def answer_from_cache(
     titled so, in ``_meta`` under ``THREAD_META`` like any recorded call's)."""
     history = request.runtime.policy.history
     record = history.start(
-        request.ctx, request.tool, request.prompt, request.arguments, None, cached=True
+        request.ctx,
+        request.tool,
+        request.prompt,
+        request.arguments,
+        None,
+        cached=True,
+        pricing=request.runtime.pricing(request.choice),
     )
     text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
     record.answered_from_cache(text, cache.elapsed_ms())

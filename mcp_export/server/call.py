@@ -235,7 +235,9 @@ async def _turn(
         hit = await cache.lookup()
         if hit is not None:
             return answer_from_cache(request, cache, hit)
-    record = history.start(ctx, tool, prompt, arguments, conversation)
+    record = history.start(
+        ctx, tool, prompt, arguments, conversation, pricing=runtime.pricing(choice)
+    )
     session = new_session(request, record.thread_id, history.store)
     try:
         outcome = await drive(ctx, session, prompt, meter=meter)

@@ -37,9 +37,11 @@ from mcp_export.errors import ExportError
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from mcp_export.costs.cost import Cost
     from mcp_export.history.schema import ThreadRecord
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import ChatMessage
+    from mcp_export.server.cost import CallPricing
     from mcp_export.server.tools import ServedTool
     from mcp_export.session.events import FinalAnswer, SessionFailed
 
@@ -93,13 +95,29 @@ def call_title(tool_name: str, prompt: str) -> str:
 
 
 class CallRecord:
-    """The history of one call: its thread and its run row (all no-ops without history)."""
+    """The history of one call: its thread and its run row (all no-ops without history).
 
-    def __init__(self, access: HistoryAccess, thread_id: str | None, run_id: int | None) -> None:
+    ``pricing`` reckons what the call cost (``server/cost.py``); None: unknown.
+    """
+
+    def __init__(
+        self,
+        access: HistoryAccess,
+        thread_id: str | None,
+        run_id: int | None,
+        pricing: CallPricing | None = None,
+    ) -> None:
         self._access = access
         self.thread_id = thread_id
         self._run_id = run_id
         self._started = time.monotonic()
+        self.pricing = pricing
+
+    def cost(self, outcome: FinalAnswer | SessionFailed) -> Cost:
+        """What the call that ended with ``outcome`` cost (a failed run's requests cost too)."""
+        from mcp_export.costs.cost import UNKNOWN  # the first call's: start-up stays cheap
+
+        return UNKNOWN if self.pricing is None else self.pricing.cost(outcome.usage)
 
     def _finish(self, **values: Any) -> None:
         store, run_id = self._access.opened, self._run_id
@@ -111,29 +129,46 @@ class CallRecord:
         except ExportError as exc:
             self._access.failed(exc)
 
-    def succeeded(self, answer: FinalAnswer, thread_id: str | None) -> None:
-        """The call answered."""
+    def succeeded(self, answer: FinalAnswer, thread_id: str | None, cost: Cost) -> None:
+        """The call answered; it cost ``cost`` (:meth:`cost`)."""
         self._finish(
             answer=answer.text,
             duration_ms=answer.duration_ms,
             tokens_in=answer.usage.exact_input,
             tokens_out=answer.usage.exact_output,
             tool_calls=len(answer.tool_calls),
+            cost_usd=cost.usd,
+            cost_at_least=cost.at_least,
         )
 
     def answered_from_cache(self, answer: str, duration_ms: float) -> None:
-        """The call was answered from the result cache: no model turn, no token, no tool call."""
+        """The call was answered from the result cache: no model turn, no token, no tool call
+        (its cost: no token at the model's price)."""
+        from mcp_export.providers.base import Usage  # as in cost()
+
+        cost = None if self.pricing is None else self.pricing.cost(Usage(0, 0))
         self._finish(
-            answer=answer, duration_ms=duration_ms, tokens_in=0, tokens_out=0, tool_calls=0
+            answer=answer,
+            duration_ms=duration_ms,
+            tokens_in=0,
+            tokens_out=0,
+            tool_calls=0,
+            cost_usd=None if cost is None else cost.usd,
         )
 
-    def failed(self, failure: SessionFailed | str) -> None:
+    def failed(self, failure: SessionFailed | str, cost: Cost | None = None) -> None:
         """The call ended without an answer; a run's failure keeps the count of the tool calls
-        it made (its messages hold them). Its figures stay NULL: they are an answer's."""
+        it made (its messages hold them) and what its model requests cost (``cost``). Its
+        figures stay NULL: they are an answer's."""
         if isinstance(failure, str):
             self._finish(error=failure)
         else:
-            self._finish(error=failure.message, tool_calls=len(failure.tool_calls))
+            self._finish(
+                error=failure.message,
+                tool_calls=len(failure.tool_calls),
+                cost_usd=None if cost is None else cost.usd,
+                cost_at_least=cost is not None and cost.at_least,
+            )
 
     def cancelled(self) -> None:
         """The client cancelled the call (or the connection went away); its time is the time
@@ -331,12 +366,14 @@ class HistoryAccess:
         conversation_id: str | None,
         *,
         cached: bool = False,
+        pricing: CallPricing | None = None,
     ) -> CallRecord:
         """Record the start of a call: its thread (new unless continued) and its run row; the
-        thread of a call ``cached`` (answered from the result cache) is titled so."""
+        thread of a call ``cached`` (answered from the result cache) is titled so; ``pricing``
+        reckons its cost (None: unknown)."""
         store = self.store
         if store is None:
-            return CallRecord(self, conversation_id, None)
+            return CallRecord(self, conversation_id, None, pricing)
         try:
             thread_id, run_id = store.start_call(
                 thread_id=conversation_id,
@@ -352,8 +389,8 @@ class HistoryAccess:
             )
         except ExportError as exc:
             self.failed(exc)
-            return CallRecord(self, conversation_id, None)
-        return CallRecord(self, thread_id, run_id)
+            return CallRecord(self, conversation_id, None, pricing)
+        return CallRecord(self, thread_id, run_id, pricing)
 
     def close(self) -> None:
         """Close the store if this object opened it."""

@@ -7,8 +7,10 @@
 
 - Either way, ``_meta`` holds the run's trace under :data:`RUN_META` (``run_trace``): the inner
   tool calls, the model requests (``turns``), the token totals with whether each is a lower
-  bound (``inputTokensPartial``: a request did not report its count), and for an answer its
-  ``stopReason`` and ``truncated``. A failed call keeps the trace of what ran before it failed.
+  bound (``inputTokensPartial``: a request did not report its count), what the call cost
+  (``cost``: ``{"usd": dollars or null (unknown, never 0), "atLeast": a lower bound, "why"}``),
+  and for an answer its ``stopReason`` and ``truncated``. A failed call keeps the trace of
+  what ran before it failed.
 - An answer cut off at the token limit gets a second text block saying so
   (:data:`TRUNCATED_NOTE`; the trace lists it in ``notes``), so a client that reads only the
   text still learns the answer is incomplete.
@@ -24,6 +26,7 @@ from typing import Any
 
 import mcp_types as types
 
+from mcp_export.costs.cost import Cost
 from mcp_export.providers.base import Usage
 from mcp_export.redact import redact, redact_json
 from mcp_export.session.events import (
@@ -130,13 +133,16 @@ def _usage_data(usage: Usage) -> dict[str, Any]:
     }
 
 
-def run_trace(outcome: FinalAnswer | SessionFailed) -> dict[str, Any]:
-    """The trace of a call's run (redacted), for ``_meta`` under :data:`RUN_META`."""
+def run_trace(outcome: FinalAnswer | SessionFailed, cost: Cost | None = None) -> dict[str, Any]:
+    """The trace of a call's run (redacted), for ``_meta`` under :data:`RUN_META`, with what
+    it cost when that was reckoned (``cost``)."""
     data: dict[str, Any] = {
         "toolCalls": [_call_data(c) for c in outcome.tool_calls],
         "turns": outcome.turns,
         "usage": _usage_data(outcome.usage),
     }
+    if cost is not None:
+        data["cost"] = cost.as_json()
     if isinstance(outcome, FinalAnswer):
         data["stopReason"] = outcome.stop_reason
         data["truncated"] = outcome.truncated
@@ -147,11 +153,11 @@ def run_trace(outcome: FinalAnswer | SessionFailed) -> dict[str, Any]:
 
 
 def with_trace(
-    result: types.CallToolResult, outcome: FinalAnswer | SessionFailed
+    result: types.CallToolResult, outcome: FinalAnswer | SessionFailed, cost: Cost | None = None
 ) -> types.CallToolResult:
-    """``result`` with the run's trace in its ``_meta`` and, for an answer cut off at the token
-    limit, the note that says so after the answer."""
-    result.meta = {**(result.meta or {}), RUN_META: run_trace(outcome)}
+    """``result`` with the run's trace (and ``cost``) in its ``_meta`` and, for an answer cut
+    off at the token limit, the note that says so after the answer."""
+    result.meta = {**(result.meta or {}), RUN_META: run_trace(outcome, cost)}
     if isinstance(outcome, FinalAnswer) and outcome.truncated:
         result.content.append(types.TextContent(type="text", text=TRUNCATED_NOTE))
     return result

@@ -135,7 +135,12 @@ async def _record_and_finish(
     """Write the whole run into the history, then answer."""
     history = request.runtime.policy.history
     record = history.start(
-        request.ctx, request.tool, request.prompt, request.arguments, request.conversation
+        request.ctx,
+        request.tool,
+        request.prompt,
+        request.arguments,
+        request.conversation,
+        pricing=request.runtime.pricing(request.choice),
     )
     store = history.store
     if store is not None and record.thread_id is not None:

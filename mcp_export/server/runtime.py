@@ -15,6 +15,8 @@ from mcp_export.server.stand_ins import StandIns
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
     from mcp_export.providers.base import Provider
+    from mcp_export.server.cost import CallPricing
+    from mcp_export.server.model import ModelChoice
     from mcp_export.server.tools import ServedAgent
     from mcp_export.toolbox.agent_toolbox import AgentToolbox, ToolSpec
 
@@ -57,6 +59,7 @@ class AgentRuntime:
         self.inner_tools: list[ToolSpec] | None = None
         self._toolbox: AgentToolbox | None = None
         self._provider: tuple[Provider, str] | None = None
+        self._pricing: CallPricing | None = None
 
     @property
     def agent(self) -> Any:
@@ -98,6 +101,15 @@ class AgentRuntime:
 
             self._provider = provider_for_agent(self.served.agent)
         return self._provider
+
+    def pricing(self, choice: ModelChoice) -> CallPricing:
+        """How the cost of a call on ``choice`` is reckoned (``server/cost.py``); the price
+        table is read once, at the first call."""
+        if self._pricing is None:
+            from mcp_export.server.cost import agent_pricing  # first call: see above
+
+            self._pricing = agent_pricing(self.served.agent)
+        return self._pricing if choice.sampling is None else self._pricing.sampled()
 
     async def note_inner_tools(self) -> None:
         """Remember the allowed inner tools (the servers are running by now: cheap)."""

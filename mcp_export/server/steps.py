@@ -161,13 +161,15 @@ def finish(
 
     A recorded call's result carries its history thread in ``_meta`` (:data:`THREAD_META`), so
     the studio can open the transcript of a test case's call; every result carries its run's
-    trace there (``server.result.RUN_META``), a failure's too.
+    trace there (``server.result.RUN_META``), a failure's too, with what the call cost
+    (``CallRecord.cost``).
 
     ``unavailable`` names the agent's tool servers that could not be used, with why: the answer's
     ``unavailableServers``, and a line of a failure's text.
     """
+    cost = record.cost(outcome)
     if isinstance(outcome, SessionFailed):
-        record.failed(outcome)
+        record.failed(outcome, cost)
         result = failure_result(tool.name, outcome, unavailable=unavailable)
     else:
         elapsed = outcome.duration_ms if duration_ms is None else duration_ms
@@ -175,12 +177,12 @@ def finish(
         structured = structured_answer(
             outcome, duration_ms=elapsed, conversation_id=conversation, unavailable=unavailable
         )
-        record.succeeded(outcome, thread_id)
+        record.succeeded(outcome, thread_id, cost)
         if outcome.output is not None:
             result = typed_answer_result(outcome.output, structured)
         else:
             result = answer_result(structured)
-    result = with_trace(result, outcome)
+    result = with_trace(result, outcome, cost)
     if thread_id is not None:
         result.meta = {**(result.meta or {}), THREAD_META: thread_id}
     return result

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_export.errors import ExportError
+from mcp_export.server.cost import agent_pricing
 from mcp_export.server.history import CallRecord, HistoryAccess, call_title
 from mcp_export.server.steps import finish
 from mcp_export.server.tools import ServedAgent, ServedTool
@@ -79,7 +80,7 @@ def caller_result(
         KeyError: the agent has no such tool.
     """
     tool = _served_tool(agent, tool_name, agent_path)
-    record = CallRecord(HistoryAccess(None), thread_id, None)
+    record = CallRecord(HistoryAccess(None), thread_id, None, agent_pricing(agent))
     return _as_json(finish(tool, record, outcome, thread_id))
 
 
@@ -131,7 +132,7 @@ class ToolTestRecord:
                 logger.warning("history: %s; this test run is not recorded", exc)
                 access = HistoryAccess(None)
                 thread_id = run_id = None
-        self._record: CallRecord = CallRecord(access, thread_id, run_id)
+        self._record: CallRecord = CallRecord(access, thread_id, run_id, agent_pricing(agent))
 
     @property
     def thread_id(self) -> str | None:

@@ -68,7 +68,9 @@ class VersionSummary:
         passed: those that passed.
         median_ms: the median time of a run (None: unknown).
         tokens: input and output tokens per call.
-        cost: its runs' cost, per call and per 100 calls.
+        cost: the cost of its case runs and its other served calls, in all, per call and per
+            100 calls.
+        served_calls: its served calls that are not case runs' (in ``cost``).
         first_at, last_at: its first and last run.
         current: whether it is the agent file's version as the file is now.
     """
@@ -83,6 +85,7 @@ class VersionSummary:
     first_at: datetime
     last_at: datetime
     current: bool = False
+    served_calls: int = 0
 
     @property
     def short(self) -> str:
@@ -95,14 +98,15 @@ class VersionSummary:
         return self.passed / self.runs if self.runs else 0.0
 
     def cells(self, last_run: str) -> tuple[str, ...]:
-        """The summary as a table's row: current mark, version, model, runs, passed, median,
+        """The summary as a table's row: current mark, version, model, runs (``4 + 3 served``:
+        case runs and other served calls, whose cost is in the cost columns), passed, median,
         tokens, cost per call and per 100 calls, then ``last_run`` (the last run's time as the
         table writes it)."""
         return (
             "*" if self.current else "",
             self.short,
             self.model,
-            str(self.runs),
+            f"{self.runs} + {self.served_calls} served" if self.served_calls else str(self.runs),
             f"{self.passed}/{self.runs} ({self.pass_rate:.0%})",
             "unknown" if self.median_ms is None else f"{self.median_ms:.0f} ms",
             self.tokens.text(),
@@ -122,6 +126,7 @@ class VersionSummary:
             "medianMs": self.median_ms,
             "tokensPerCall": {"tokens": self.tokens.per_call, "atLeast": self.tokens.at_least},
             "cost": self.cost.as_json(),
+            "servedCalls": self.served_calls,
             "firstRun": self.first_at.isoformat(),
             "lastRun": self.last_at.isoformat(),
             "current": self.current,
@@ -134,12 +139,14 @@ def _summary(figures: VersionFigures, current: set[str]) -> VersionSummary:
     tokens = Tokens(None)
     if figures.tokens_in is not None and figures.tokens_out is not None:
         tokens = Tokens((figures.tokens_in + figures.tokens_out) / runs, known < runs)
-    if figures.cost_usd is None:
-        total = Cost(None, why="no run's cost is known (a price or a token count is missing)")
-    else:
-        partial = figures.cost_known < runs or figures.cost_at_least
-        why = "some runs' cost is unknown" if partial else ""
-        total = Cost(figures.cost_usd, partial, why)
+    total = _total(figures.cost_usd, figures.cost_known, runs, figures.cost_at_least)
+    served = figures.served
+    calls = runs
+    if served is not None and served.calls:
+        calls += served.calls
+        total = Cost.total(
+            [total, _total(served.cost_usd, served.cost_known, served.calls, served.cost_at_least)]
+        )
     return VersionSummary(
         fingerprint=figures.fingerprint,
         model=figures.model,
@@ -147,11 +154,20 @@ def _summary(figures: VersionFigures, current: set[str]) -> VersionSummary:
         passed=figures.passed,
         median_ms=figures.median_ms,
         tokens=tokens,
-        cost=CellCost.of(total, runs),
+        cost=CellCost.of(total, calls),
         first_at=datetime.fromtimestamp(figures.first_at, UTC),
         last_at=datetime.fromtimestamp(figures.last_at, UTC),
         current=figures.fingerprint in current,
+        served_calls=calls - runs,
     )
+
+
+def _total(usd: float | None, known: int, runs: int, at_least: bool) -> Cost:
+    """The cost of ``runs`` runs of which ``known`` have a cost, summing to ``usd``."""
+    if usd is None:
+        return Cost(None, why="no run's cost is known (a price or a token count is missing)")
+    partial = known < runs or at_least
+    return Cost(usd, partial, "some runs' cost is unknown" if partial else "")
 
 
 def tool_versions(
