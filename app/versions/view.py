@@ -67,6 +67,7 @@ SAME_AS_EDITOR = "This is the editor's version: nothing differs."
 _RUNS = 3  # where VersionSummary.cells puts the number of runs
 _VERSION = COLUMNS.index("Version")
 _MODEL = COLUMNS.index("Model")
+_COSTS = (COLUMNS.index("Cost/call"), COLUMNS.index("Cost/100 calls"))
 _LEAST_MODEL = "openai:gpt-4"
 """What the Model column keeps room for when the table is narrower than its columns."""
 
@@ -234,6 +235,8 @@ class VersionsView(QWidget):
                     item.setToolTip(version.fingerprint)
                 elif column == _MODEL:
                     item.setToolTip(version.model)
+                elif column in _COSTS:
+                    item.setToolTip(_cost_counts(version))
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
         self._model_width = self.table.horizontalHeader().sectionSize(_MODEL)
@@ -328,6 +331,15 @@ def _read(
         _log.exception("Reading the versions of %s failed", tool)
         result = exc
     shared_results().made.emit(key, generation, result)
+
+
+def _cost_counts(version: VersionSummary) -> str:
+    """What a version's cost is over: its case runs, and its served calls that were no case's."""
+    runs = f"{version.runs} case run{'s' if version.runs != 1 else ''}"
+    if not version.served_calls:
+        return f"Over {runs}"
+    calls = version.served_calls
+    return f"Over {runs} and {calls} other served call{'s' if calls != 1 else ''}"
 
 
 def _cells(version: VersionSummary) -> tuple[str, ...]:

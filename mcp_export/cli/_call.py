@@ -31,6 +31,7 @@ from mcp_export.server.cost import CallPricing, agent_pricing
 from mcp_export.session.chat import ChatSession
 from mcp_export.session.events import FinalAnswer, OutputChecked, SessionFailed
 from mcp_export.session.typed import OutputSpec
+from mcp_export.versions.fingerprint import tool_version
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore
@@ -122,6 +123,9 @@ async def call_tool(
     history = runtime.history
     thread_id: str | None = None
     run_id: int | None = None
+    definition = agent.metadata.tool(tool_name)
+    # A call with --set runs a variant of the tool's version, not the version itself.
+    version = tool_version(agent, definition) if definition and not overrides else None
     if history is not None:
         try:
             thread_id, run_id = history.start_call(
@@ -134,11 +138,11 @@ async def call_tool(
                 arguments=arguments,
                 filled_prompt=prompt,
                 caller="metaagent call",
+                fingerprint=version.fingerprint if version is not None else None,
             )
         except ExportError as exc:
             error("history", f"{exc}; going on without recording")
             history = None
-    definition = agent.metadata.tool(tool_name)
     output = OutputSpec.of(definition) if definition is not None else None
     session = ChatSession(
         agent,

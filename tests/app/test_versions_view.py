@@ -56,6 +56,8 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
         assert metaagent("test", str(path), "--repeat", "2").returncode == 0
         path = _write(tmp_path, model, NEW)
         assert metaagent("test", str(path)).returncode == 1
+        served = metaagent("call", str(path), "book_flight", "--arg", "destination=Lisbon")
+        assert served.returncode == 0, served.stderr
 
     window = studio_window(qtbot)
     document = window.open_file(path)
@@ -71,6 +73,9 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert [row[0] for row in rows] == ["*", ""]  # the newest is the editor's version
     assert [row[3] for row in rows] == ["0/1 (0%)", "2/2 (100%)"]
     assert [(row[6], row[7]) for row in rows] == [("$0.0000800", "$0.00800")] * 2
+    # The newest version's cost counts its served call too, and says so.
+    costs = [view.table.item(r, COLUMNS.index("Cost/call")).toolTip() for r in range(2)]
+    assert costs == ["Over 1 case run and 1 other served call", "Over 2 case runs"], costs
     assert view.note.text().startswith("2 version(s) of book_flight, newest first")
 
     view.table.clearSelection()
