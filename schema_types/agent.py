@@ -27,6 +27,8 @@ from schema_types.file_model import FileModel
 from schema_types.prices import ModelPrice
 
 __all__ = [
+    "DEFAULT_TIMEOUT_SECONDS",
+    "TIMEOUT_SETTING",
     "TOOL_NAME_PATTERN",
     "Agent",
     "AgentMetadata",
@@ -42,6 +44,12 @@ __all__ = [
 
 # MCP tool names: 1–128 characters of letters, digits, underscore, hyphen and dot.
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+"""``settings.timeoutSeconds`` when the file says nothing: how long a run may take, and so how
+long it waits for its model to start answering or to send its next piece."""
+TIMEOUT_SETTING = "settings.timeoutSeconds"
+"""That setting as messages name it (the file's spelling)."""
 
 AgentMode = Literal["interactive", "autonomous", "tools"]
 ToolPermission = Literal["never", "tool", "always"]
@@ -155,7 +163,7 @@ class AgentSettings(FileModel):
     frequency_penalty: float | None = None
     response_format: dict[str, Any] | str | None = None
     tool_choice: str | None = None
-    timeout_seconds: float = Field(default=120.0, gt=0)
+    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     tool_permission: ToolPermission = "tool"
     tools_as_prompts: bool = False
     callers: CallerSettings = Field(default_factory=lambda: CallerSettings())
