@@ -34,6 +34,7 @@ from schema_types.agent import Agent
 from schema_types.files.agent_file import load_agent
 from tests.fakes import FakeAnthropicServer, FakeOpenAIServer, text
 from tests.fakes._script import delay
+from tests.fakes._server import FakeModelServer
 from tests.fakes.mcp_clients import book_tool, write_agent
 
 pytestmark = pytest.mark.anyio
@@ -71,7 +72,7 @@ async def _answer(provider: Provider, model: str) -> str:
     raise AssertionError("the stream ended without a completion")
 
 
-def _where(server: FakeOpenAIServer) -> str:
+def _where(server: FakeModelServer) -> str:
     return server.origin.removeprefix("http://")
 
 
