@@ -300,7 +300,10 @@ class ModelPage(QScrollArea):
         self.timeout_spin.setDecimals(0)
         self.timeout_spin.setSuffix(" s")
         self.timeout_spin.setMaximumWidth(200)
-        self.timeout_spin.setToolTip("Wall-clock limit of one call, tool calls included.")
+        self.timeout_spin.setToolTip(
+            "Wall-clock limit of one call, tool calls included; also the longest wait for the "
+            "model to start answering or send its next piece (a slow local model needs more)."
+        )
         self.permission_combo = QComboBox()
         self.permission_combo.setObjectName("toolPermission")
         for value, label, explanation in PERMISSIONS:
