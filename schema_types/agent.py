@@ -27,6 +27,9 @@ from schema_types.file_model import FileModel
 from schema_types.prices import ModelPrice
 
 __all__ = [
+    "CALLER_MAX_OUTPUT_TOKENS",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "TIMEOUT_SETTING",
     "TOOL_NAME_PATTERN",
     "Agent",
     "AgentMetadata",
@@ -42,6 +45,14 @@ __all__ = [
 
 # MCP tool names: 1–128 characters of letters, digits, underscore, hyphen and dot.
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+CALLER_MAX_OUTPUT_TOKENS = 1024
+"""``settings.callers.maxOutputTokens`` when the file says nothing."""
+DEFAULT_TIMEOUT_SECONDS = 120.0
+"""``settings.timeoutSeconds`` when the file says nothing: how long a run may take, and so how
+long it waits for its model to start answering or to send its next piece."""
+TIMEOUT_SETTING = "settings.timeoutSeconds"
+"""That setting as messages name it (the file's spelling)."""
 
 AgentMode = Literal["interactive", "autonomous", "tools"]
 ToolPermission = Literal["never", "tool", "always"]
@@ -155,7 +166,7 @@ class AgentSettings(FileModel):
     frequency_penalty: float | None = None
     response_format: dict[str, Any] | str | None = None
     tool_choice: str | None = None
-    timeout_seconds: float = Field(default=120.0, gt=0)
+    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     tool_permission: ToolPermission = "tool"
     tools_as_prompts: bool = False
     callers: CallerSettings = Field(default_factory=lambda: CallerSettings())
@@ -243,6 +254,7 @@ class CallerSettings(FileModel):
             decoyAgents: [../crm.agent.yaml]             # tools of other agent files
             decoyServers:                                # real MCP servers, listed live
               time: {command: mcp-server-time}
+            maxOutputTokens: 1024         # the caller's answer at most; default 1024
 
     Attributes:
         models: the caller models (``provider:model`` of the agent's providers) a run uses
@@ -254,6 +266,10 @@ class CallerSettings(FileModel):
         decoy_agents: agent files (relative to this one) whose tools are offered as decoys.
         decoy_servers: MCP servers whose tools, as they list them, are offered as decoys (never
             called).
+        max_output_tokens: the most tokens a caller model's answer may have. A caller answers
+            with a tool call or a few words; the bound matters on a local server, which has no
+            limit of its own (llama-server generates until the model stops or its context is
+            full): without it a model that rambles holds the case until its time limit.
     """
 
     models: list[str] = Field(default_factory=lambda: list[str]())
@@ -263,6 +279,7 @@ class CallerSettings(FileModel):
     decoy_servers: dict[str, McpServerConfig] = Field(
         default_factory=lambda: dict[str, McpServerConfig]()
     )
+    max_output_tokens: int = Field(default=CALLER_MAX_OUTPUT_TOKENS, ge=1)
 
 
 AgentSettings.model_rebuild()

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mcp_export.providers.kinds import PROVIDER_KINDS, azure_endpoint
-from schema_types.agent import Agent
+from schema_types.agent import TIMEOUT_SETTING, Agent
 from schema_types.agent_checks import parse_max_concurrency
 from schema_types.errors import SecretError
 
@@ -315,19 +315,21 @@ class ConnectionReport:
         )
 
 
-async def test_connection(agent: Agent, *, timeout: float = 60.0) -> ConnectionReport:  # noqa: ASYNC109
+async def test_connection(agent: Agent) -> ConnectionReport:
     """Send a one-word prompt through the agent's provider and time the answer.
 
-    Uses the agent's model parameters, so a parameter the provider refuses shows up here too.
+    Uses the agent's model parameters, so a parameter the provider refuses shows up here too,
+    and its time limit (``settings.timeoutSeconds``), which a served call's model has too.
 
     Raises:
         ExportError: (from ``mcp_export``) the provider cannot be built (no model, missing key,
-            sampling) or the request failed; its message is the exact reason.
-        TimeoutError: no complete answer within ``timeout`` seconds.
+            sampling) or the request failed; its message is the exact reason
+            (``ProviderTimeout`` when no complete answer came within the time limit).
     """
     import asyncio
 
-    from mcp_export.providers.base import ChatMessage, Completion, ModelRequest
+    from mcp_export.errors import ProviderTimeout
+    from mcp_export.providers.base import ChatMessage, Completion, ModelRequest, NamedEndpoint
     from mcp_export.providers.factory import provider_for_agent
     from mcp_export.providers.parameters import resolve_parameters
 
@@ -340,13 +342,19 @@ async def test_connection(agent: Agent, *, timeout: float = 60.0) -> ConnectionR
     started = time.perf_counter()
     first: float | None = None
     reply = ""
+    limit = agent.settings.timeout_seconds
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(limit):
             async for event in provider.stream(request):
                 if first is None:
                     first = time.perf_counter()
                 if isinstance(event, Completion):
                     reply = event.message.content
+    except TimeoutError as exc:
+        where = provider.endpoint if isinstance(provider, NamedEndpoint) else model
+        raise ProviderTimeout(
+            f"no complete answer from {where} within {limit:g} s ({TIMEOUT_SETTING})"
+        ) from exc
     finally:
         await provider.aclose()
     done = time.perf_counter()

@@ -1,5 +1,12 @@
 """What the providers that call a model over HTTP share: the endpoint, its key and the retries,
-its request slots, how messages name it, and the protocol log they may record into."""
+its request slots, how long it is waited for, how messages name it, and the protocol log they
+may record into.
+
+How long: an agent's provider (``factory.provider_for_agent``) waits for the answer to start,
+and between the pieces of a streamed one, at most the agent's ``settings.timeoutSeconds``: the
+limit of the whole run is also the limit of each wait in it, so a slow local model gets all the
+time its author gave the run, and a model that never starts is given up at that limit. A
+timeout's message names the limit, the setting and the endpoint."""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from mcp_export.providers._endpoint_lock import LOCK_WAIT, one_process_at_a_time
 from mcp_export.providers._retry import RetryPolicy
 from mcp_export.providers._server_identity import LLAMA_CPP_PYTHON, host_port, identify
 from mcp_export.redact import redact, remember_secret
+from schema_types.agent import DEFAULT_TIMEOUT_SECONDS
 
 __all__ = [
     "EndpointOptions",
@@ -48,7 +56,8 @@ class HTTPEndpoint:
         base_url: the endpoint; None for the provider's own (``DEFAULT_URL``).
         name: the provider id used in messages; None for ``DEFAULT_NAME``.
         max_retries: retries on 429, 5xx and refused connections before giving up.
-        timeout: seconds to wait for the response to start, and between stream chunks.
+        timeout: seconds to wait for the response to start, and between stream chunks: the
+            agent's ``settings.timeoutSeconds`` (its default when not given).
         retry_delay: the first backoff in seconds (doubles per retry); a ``retry-after`` header
             wins.
         key_name: the setting that holds the key, named in the 401 message; None for
@@ -79,7 +88,7 @@ class HTTPEndpoint:
         *,
         name: str | None = None,
         max_retries: int = 2,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
         retry_delay: float = 0.5,
         key_name: str | None = None,
         stream: bool = True,
@@ -106,6 +115,11 @@ class HTTPEndpoint:
     def base_url(self) -> str:
         """The endpoint requests go to."""
         return self._base_url or self.DEFAULT_URL
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as messages name it (``endpoint_name``): ``OpenAI``, ``127.0.0.1:8080``."""
+        return endpoint_name(self.base_url)
 
     @contextlib.asynccontextmanager
     async def request_slot(self) -> AsyncIterator[None]:

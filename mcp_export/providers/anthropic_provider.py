@@ -82,6 +82,7 @@ from mcp_export.providers.base import ModelRequest, ProviderEvent, TextDelta
 from mcp_export.providers.kinds import ANTHROPIC_URL
 from mcp_export.providers.sampling import DEFAULT_MAX_TOKENS
 from mcp_export.redact import redact
+from schema_types.agent import TIMEOUT_SETTING
 
 if TYPE_CHECKING:
     import httpx2
@@ -298,7 +299,7 @@ class AnthropicProvider(HTTPEndpoint):
         elif isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             error = ProviderTimeout(
                 f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
-                f"answer ({self.base_url})"
+                f"answer ({self.base_url}; {TIMEOUT_SETTING})"
             )
         else:
             error = ProviderProtocolError(broke_off.format(url=self.base_url))
@@ -390,7 +391,8 @@ class AnthropicProvider(HTTPEndpoint):
         if isinstance(exc, anthropic.APITimeoutError):
             return Failure(
                 ProviderTimeout(
-                    f"{self._label} did not answer within {self._timeout:g} s ({self.base_url})"
+                    f"{self._label} did not answer within {self._timeout:g} s ({self.base_url}; "
+                    f"{TIMEOUT_SETTING})"
                 )
             )
         if isinstance(exc, anthropic.APIConnectionError):

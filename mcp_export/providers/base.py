@@ -18,6 +18,7 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "ModelRequest",
+    "NamedEndpoint",
     "Provider",
     "ProviderEvent",
     "ProviderNotice",
@@ -186,4 +187,15 @@ class Provider(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
+        ...
+
+
+@runtime_checkable
+class NamedEndpoint(Protocol):
+    """A provider that sends its requests to a server, which a message can name (the HTTP
+    providers; not sampling, whose model is the calling client's)."""
+
+    @property
+    def endpoint(self) -> str:
+        """Where the requests go, as messages name it (``OpenAI``, ``127.0.0.1:8080``)."""
         ...

@@ -115,6 +115,7 @@ def provider_for_agent(
     resolved = _resolve(agent, env)
     options = EndpointOptions(
         name=resolved.provider_id,
+        timeout=agent.settings.timeout_seconds,
         key_name=resolved.key_name,
         stream=resolved.stream,
         max_concurrency=resolved.max_concurrency,

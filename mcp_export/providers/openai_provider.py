@@ -83,6 +83,7 @@ from mcp_export.providers.base import (
 )
 from mcp_export.providers.kinds import OPENAI_URL
 from mcp_export.redact import redact
+from schema_types.agent import TIMEOUT_SETTING
 
 __all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "forget_endpoints"]
 
@@ -334,7 +335,8 @@ class OpenAIProvider(HTTPEndpoint):
         named = self._named(server)
         if isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
             return ProviderTimeout(
-                f"{named} stopped sending for {self._timeout:g} s in the middle of the answer"
+                f"{named} stopped sending for {self._timeout:g} s in the middle of the answer "
+                f"({TIMEOUT_SETTING})"
             )
         if isinstance(exc, aiohttp.ClientError | ConnectionError):
             what = "stream" if streamed else "answer"
@@ -416,6 +418,12 @@ class OpenAIProvider(HTTPEndpoint):
 
     # --- errors ---------------------------------------------------------------------------------
 
+    @property
+    def endpoint(self) -> str:
+        """The endpoint as messages name it, with the kind of server when known
+        (``127.0.0.1:8080 (llama-server)``)."""
+        return self._named()
+
     def _named(self, server: str | None = None) -> str:
         """The endpoint as messages name it (see ``endpoint_name``): ``OpenAI``, or
         ``127.0.0.1:8080 (llama-cpp-python)``; ``server`` is a response's ``Server`` header."""
@@ -458,7 +466,9 @@ class OpenAIProvider(HTTPEndpoint):
             )
         if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts included
             return Failure(
-                ProviderTimeout(f"{self._named()} did not answer within {self._timeout:g} s")
+                ProviderTimeout(
+                    f"{self._named()} did not answer within {self._timeout:g} s ({TIMEOUT_SETTING})"
+                )
             )
         if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
             return Failure(

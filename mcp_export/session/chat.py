@@ -52,6 +52,7 @@ from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
+    NamedEndpoint,
     Provider,
     ProviderNotice,
     TextDelta,
@@ -78,6 +79,7 @@ from mcp_export.session.result import SessionResult, aclose_stream, collect_resu
 from mcp_export.session.run_state import RunState, last_request_notice
 from mcp_export.session.steps import StepReporter
 from mcp_export.session.typed import OutputSpec, typed_turns
+from schema_types.agent import TIMEOUT_SETTING
 
 if TYPE_CHECKING:
     from mcp_export.history.store import HistoryStore, ThreadKind
@@ -338,9 +340,7 @@ class ChatSession:
             if self._cancel_requested:
                 failure = failure_for(SessionError("the run was cancelled"), kind="cancelled")
             else:
-                failure = failure_for(
-                    SessionTimeout(f"no answer within the {self.timeout:g} s time limit")
-                )
+                failure = failure_for(SessionTimeout(_timeout_message(self.timeout, state)))
         if failure is not None:
             # A failed run keeps its trace: what ran before it failed is part of the outcome.
             failure = replace(
@@ -398,7 +398,9 @@ class ChatSession:
         ``TurnFinished`` emitted; an empty answer raises ``EmptyAnswer``."""
         turn = state.turns
         self._recorder.model_turn_started()
-        state.steps.asking(f"{self.provider.name}:{self.model}", turn)
+        provider = self.provider
+        endpoint = provider.endpoint if isinstance(provider, NamedEndpoint) else None
+        state.steps.asking(f"{provider.name}:{self.model}", turn, endpoint=endpoint)
         completion = await self._model_turn(request, emit)
         message, usage = completion.message, completion.usage
         state.usages.append(usage)
@@ -526,6 +528,14 @@ class ChatSession:
         )
         emit(finished)
         return finished.record()
+
+
+def _timeout_message(limit: float, state: RunState) -> str:
+    """Why a run that reached its time limit ended: the limit, its setting, and what the run
+    was waiting for (the model and its server, a tool)."""
+    waiting = state.steps.waiting_for
+    during = f", waiting for {waiting}" if waiting else ""
+    return f"no answer within the {limit:g} s time limit ({TIMEOUT_SETTING}){during}"
 
 
 def _unforced(parameters: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,10 @@ class StepReporter:
     def __init__(self, emit: Callable[[Step], None] | None) -> None:
         self._emit = emit
         self._hooks = ExitStack()
+        self.waiting_for = ""
+        """What the run waits for now, as a message names it (``the model openai:gpt-4o at
+        OpenAI``, ``the tool time__now``); "" before its first model request. Kept whether or
+        not steps are wanted: a timeout says it."""
 
     def __enter__(self) -> StepReporter:
         if self._emit is not None:
@@ -58,16 +62,21 @@ class StepReporter:
         if self._emit is not None:
             self._emit(Step(redact(text)))
 
-    def asking(self, model: str, turn: int) -> None:
-        """The run waits for model request number ``turn`` (from 1) to ``model``."""
+    def asking(self, model: str, turn: int, *, endpoint: str | None = None) -> None:
+        """The run waits for model request number ``turn`` (from 1) to ``model``, served at
+        ``endpoint`` (as messages name it; None when no server is known)."""
         again = f", request {turn}" if turn > 1 else ""
+        at = f" at {endpoint}" if endpoint else ""
+        self.waiting_for = f"the model {model}{at}"
         self.step(f"Asking the model ({model}){again}…")
 
     def calling(self, names: Sequence[str]) -> None:
         """The run waits for the tool calls of one model turn."""
         if len(names) == 1:
+            self.waiting_for = f"the tool {names[0]}"
             self.step(f"Calling {names[0]}…")
         else:
+            self.waiting_for = f"the tools {', '.join(names)}"
             self.step(f"Calling {len(names)} tools ({', '.join(names)})…")
 
     def _on_server_step(self, step: ServerStep) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from app.errors import reporter
 from app.pages.model_fields import stop_from_text, stop_to_text
 from app.pages.model_page import ModelPage
 from schema_types.files.agent_file import load_agent
+from tests.fakes._script import delay, text
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.ports import refused_origin
 
@@ -400,6 +402,30 @@ def test_test_connection_reports_the_latency(
         assert server.bodies[0]["model"] == "fake-model"
         assert server.bodies[0]["temperature"] == 0.2  # the agent's own parameters
         assert server.bodies[0]["messages"][-1]["content"] == "Reply with one word: ready"
+        qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=10_000)
+
+
+def test_test_connection_waits_as_long_as_the_agents_timeout_and_names_it(
+    qtbot: QtBot,
+    page: ModelPage,
+    qasync_loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
+    page.document.set_field(("settings", "timeout_seconds"), 1.0, text="timeout")
+    with FakeOpenAIServer([delay(3, text("ready"))], api_key="sk-fake") as server:
+        point_at(page.document, server.base_url)
+        started = time.monotonic()
+        qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(
+            lambda: page.test_result.text().startswith(("Connected", "✖")), timeout=10_000
+        )
+        waited = time.monotonic() - started
+        shown = page.test_result.text()
+        assert shown.startswith("✖ Connection failed: "), shown
+        assert "1 s (settings.timeoutSeconds)" in shown, shown
+        assert server.origin.removeprefix("http://") in shown, shown
+        assert waited < 2.5, waited
         qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=10_000)
 
 

@@ -3,6 +3,11 @@
 Every request to ``base_url`` goes on to the server unchanged and its answer comes back as it
 streams (the connection closes at its end); the JSON body of each ``POST`` is kept in
 ``bodies``, so a test can read the conversation as it went over the wire.
+
+A client that leaves before its answer is complete (the runtime gave up at its time limit)
+closes the request upstream too, as a direct connection would: llama-server stops generating
+an answer whose connection closed, and otherwise goes on up to its context, slowing every
+later request of the run.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import contextlib
 import http.client
 import http.server
 import json
+import select
+import socket
 import threading
 import urllib.parse
 from types import TracebackType
@@ -54,8 +61,15 @@ class RecordingProxy:
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 if raw:
                     headers["Content-Length"] = str(len(raw))
+                done = threading.Event()
+                watcher = threading.Thread(
+                    target=_close_when_client_leaves,
+                    args=(self.connection, connection, done),
+                    daemon=True,
+                )
                 try:
                     connection.request(self.command, self.path, body=raw or None, headers=headers)
+                    watcher.start()
                     answer = connection.getresponse()
                     self.send_response(answer.status, answer.reason)
                     for key, value in answer.getheaders():
@@ -65,7 +79,11 @@ class RecordingProxy:
                     while chunk := answer.read1(65536):
                         self.wfile.write(chunk)
                         self.wfile.flush()
+                except OSError:
+                    if not done.is_set() and not _left(self.connection):
+                        raise
                 finally:
+                    done.set()
                     connection.close()
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -101,3 +119,30 @@ class RecordingProxy:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)
+
+
+def _left(client: socket.socket) -> bool:
+    """Whether the client closed its side (it sends nothing after its request)."""
+    try:
+        return client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _close_when_client_leaves(
+    client: socket.socket, upstream: http.client.HTTPConnection, done: threading.Event
+) -> None:
+    """Shut the upstream connection down once ``client`` closes before ``done`` is set (the
+    answer forwarded): the forwarding thread, blocked reading from upstream, then ends."""
+    while not done.is_set():
+        readable, _, _ = select.select([client], [], [], 0.2)
+        if not readable:
+            continue
+        if _left(client):
+            with contextlib.suppress(OSError):
+                if upstream.sock is not None:
+                    upstream.sock.shutdown(socket.SHUT_RDWR)
+            done.set()
+        return  # closed, or bytes the client should not send: stop watching either way

@@ -70,7 +70,9 @@ def _agent(path: Path, server: ModelServer) -> Path:
             "maxOutputTokens": 64,
             "maxChatTurns": 2,
             "timeoutSeconds": RUN_SECONDS,
-            "callers": {"decoys": ["calendar", "mail", "web", "files"]},
+            # The caller's answer is bounded as the served model's is (64 tokens); the
+            # server would otherwise generate until the tiny model stops, which it seldom does.
+            "callers": {"decoys": ["calendar", "mail", "web", "files"], "maxOutputTokens": 64},
         },
         "systemPrompt": "You answer questions about time. Use the tools, then answer briefly.",
         # Without streaming: llama-cpp-python ignores tools on a streamed request that names no

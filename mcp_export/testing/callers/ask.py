@@ -20,11 +20,13 @@ from mcp_export.providers.base import (
     ChatMessage,
     Completion,
     ModelRequest,
+    NamedEndpoint,
     Provider,
     ToolCallRequest,
     Usage,
 )
 from mcp_export.testing.callers.offer import OfferedTool
+from schema_types.agent import TIMEOUT_SETTING
 
 __all__ = ["DEFAULT_CALLER_PROMPT", "CallerTurn", "ask_caller"]
 
@@ -120,7 +122,7 @@ async def ask_caller(
         tools: the tools offered (ours and the decoys).
         system_prompt: the caller system prompt.
         parameters: model parameters (temperature…), already resolved.
-        timeout: seconds the request may take.
+        timeout: seconds the request may take (the agent's ``settings.timeoutSeconds``).
 
     Returns:
         The turn; a failed request is a turn whose ``error`` says why (never raised).
@@ -141,7 +143,10 @@ async def ask_caller(
                 if isinstance(event, Completion):
                     completion = event
     except TimeoutError:
-        error = f"the caller model did not answer within {timeout:g} s"
+        at = f" at {provider.endpoint}" if isinstance(provider, NamedEndpoint) else ""
+        error = (
+            f"the caller model {model}{at} did not answer within {timeout:g} s ({TIMEOUT_SETTING})"
+        )
     except ExportError as exc:
         error = str(exc) or type(exc).__name__
     elapsed = (time.perf_counter() - began) * 1000

@@ -302,9 +302,10 @@ def caller_unavailable(
 
 def _caller_parameters(agent: Agent) -> dict[str, object]:
     """The caller request's parameters: the agent's temperature and seed, so a run can be made
-    as repeatable as the endpoint allows; the rest stays the endpoint's default."""
+    as repeatable as the endpoint allows, and the callers' output limit
+    (``settings.callers.maxOutputTokens``); the rest stays the endpoint's default."""
     settings = agent.settings
-    chosen: dict[str, object] = {}
+    chosen: dict[str, object] = {"max_tokens": settings.callers.max_output_tokens}
     if settings.temperature is not None:
         chosen["temperature"] = settings.temperature
     if settings.seed is not None:
