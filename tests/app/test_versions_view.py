@@ -74,7 +74,8 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert [row[3] for row in rows] == ["0/1 (0%)", "2/2 (100%)"]
     assert [(row[6], row[7]) for row in rows] == [("$0.0000800", "$0.00800")] * 2
     # The newest version's cost counts its served call too, and says so.
-    costs = [view.table.item(r, COLUMNS.index("Cost/call")).toolTip() for r in range(2)]
+    cost_items = [view.table.item(r, COLUMNS.index("Cost/call")) for r in range(2)]
+    costs = [item.toolTip() if item is not None else None for item in cost_items]
     assert costs == ["Over 1 case run and 1 other served call", "Over 2 case runs"], costs
     assert view.note.text().startswith("2 version(s) of book_flight, newest first")
 
