@@ -8,9 +8,7 @@ counts every socket connect and name lookup: it must open none.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,30 +16,15 @@ import pytest
 import yaml
 
 from tests.fakes._script import tool_round_then_text
-from tests.fakes.cli import METAAGENT, ROOT, metaagent
+from tests.fakes.cli import METAAGENT, metaagent
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
+from tests.fakes.offline import NOTHING_OPENED, replay_offline
 from tests.fakes.openai_server import FakeOpenAIServer
 
 TIME_CALL = ("call_1", "t__get_current_time", {"timezone": "Europe/Lisbon"})
 CASES: list[dict[str, Any]] = [
     {"name": "lisbon", "arguments": {"destination": "Lisbon"}, "expect": {"contains": ["done"]}},
 ]
-
-# Run the CLI in this process under an audit hook: every connect and name lookup is counted.
-_AUDITED = """
-import sys
-seen = []
-def hook(event, args):
-    if event in ("socket.connect", "socket.getaddrinfo", "socket.sendto"):
-        seen.append(event)
-sys.addaudithook(hook)
-from mcp_export.cli import main
-try:
-    code = main(sys.argv[1:])
-finally:
-    sys.stderr.write(f"\\nSOCKETS {len(seen)}\\n")
-sys.exit(code)
-"""
 
 
 def _agent(tmp_path: Path, base_url: str, prompt: str | None = None) -> Path:
@@ -65,19 +48,6 @@ def _record(
     return path, done
 
 
-def _replay_offline(path: Path) -> subprocess.CompletedProcess[str]:
-    unshare = shutil.which("unshare")
-    assert unshare is not None, "unshare (util-linux) is needed to cut the network"
-    return subprocess.run(
-        [unshare, "-rn", sys.executable, "-c", _AUDITED, "test", str(path), "--replay"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def _fixture(path: Path) -> dict[str, Any]:
     found = sorted(path.parent.glob("desk.agent.yaml.replay/book_flight/*.json"))
     assert [f.name for f in found] == ["lisbon--openai@fake-model.json"]
@@ -94,10 +64,10 @@ def test_a_recorded_run_replays_offline_opening_no_socket(tmp_path: Path) -> Non
     assert len(fixture["exchanges"]) == 2
     assert "sk-test" not in json.dumps(fixture)
 
-    done = _replay_offline(path)
+    done = replay_offline(path)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stderr.strip().endswith("SOCKETS 0")
+    assert done.stderr.strip().endswith(NOTHING_OPENED)
     assert done.stdout.splitlines()[1].startswith("PASS      book_flight / lisbon  openai:fake")
 
 
@@ -108,7 +78,7 @@ def test_a_changed_template_fails_saying_where_and_re_recording_mends_it(tmp_pat
     data["metadata"]["tools"][0]["prompt"] = "Reserve a flight to {destination}."
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
 
-    changed = _replay_offline(path)
+    changed = replay_offline(path)
 
     assert changed.returncode == 1
     lines = changed.stdout.splitlines()
@@ -121,13 +91,13 @@ def test_a_changed_template_fails_saying_where_and_re_recording_mends_it(tmp_pat
 
     again, rerecorded = _record(tmp_path, prompt="Reserve a flight to {destination}.")
     assert rerecorded.returncode == 0, rerecorded.stdout
-    assert _replay_offline(again).returncode == 0
+    assert replay_offline(again).returncode == 0
 
 
 def test_replay_without_a_recording_says_how_to_make_one(tmp_path: Path) -> None:
     path = _agent(tmp_path, "http://127.0.0.1:9/v1")
 
-    done = _replay_offline(path)
+    done = replay_offline(path)
 
     assert done.returncode == 1
     assert "replay: no recording at " in done.stdout

@@ -10,9 +10,7 @@ start none (no caller model, no served model, no decoy server, no tool server).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +18,9 @@ import yaml
 
 from mcp_export.testing.callers.ask import DEFAULT_CALLER_PROMPT
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
-from tests.fakes.cli import ROOT, metaagent
+from tests.fakes.cli import metaagent
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
+from tests.fakes.offline import NOTHING_OPENED, replay_offline
 from tests.fakes.openai_server import FakeOpenAIServer
 
 ASK = "Book a flight to Lisbon for two people"
@@ -31,23 +30,6 @@ CASE: dict[str, Any] = {
     "expect": {"arguments": {"destination": "LIS"}, "contains": ["done"]},
 }
 TIME_CALL = ("call_t", "t__get_current_time", {"timezone": "Europe/Lisbon"})
-
-# Run the CLI in this process under an audit hook: every connect, name lookup and process start.
-_AUDITED = """
-import sys
-seen = []
-def hook(event, args):
-    if event in ("socket.connect", "socket.getaddrinfo", "socket.sendto", "subprocess.Popen",
-                 "os.posix_spawn", "os.fork", "os.exec"):
-        seen.append(event)
-sys.addaudithook(hook)
-from mcp_export.cli import main
-try:
-    code = main(sys.argv[1:])
-finally:
-    sys.stderr.write(f"\\nOPENED {len(seen)} {sorted(set(seen))}\\n")
-sys.exit(code)
-"""
 
 
 def _respond(body: RequestBody) -> Reply:
@@ -79,19 +61,6 @@ def _record(
         path = _agent(tmp_path, model.base_url, description)
         done = metaagent("test", str(path), "--record")
     return path, done, model
-
-
-def _replay_offline(path: Path) -> subprocess.CompletedProcess[str]:
-    unshare = shutil.which("unshare")
-    assert unshare is not None, "unshare (util-linux) is needed to cut the network"
-    return subprocess.run(
-        [unshare, "-rn", sys.executable, "-c", _AUDITED, "test", str(path), "--replay"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _fixture(path: Path) -> dict[str, Any]:
@@ -127,10 +96,10 @@ def test_a_recorded_caller_case_replays_offline_opening_no_socket_and_no_process
     assert len(fixture["exchanges"]) == 2
     assert "sk-test" not in json.dumps(fixture)
 
-    done = _replay_offline(path)
+    done = replay_offline(path)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stderr.strip().endswith("OPENED 0 []"), done.stderr
+    assert done.stderr.strip().endswith(NOTHING_OPENED), done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].startswith("PASS      book_flight / words  caller openai:fake-model  1/1"), (
         lines
@@ -146,10 +115,10 @@ def test_a_changed_description_fails_the_replay_saying_where_and_re_recording_me
     data["metadata"]["tools"][0]["description"] = "Reserves a seat on a plane."
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
 
-    changed = _replay_offline(path)
+    changed = replay_offline(path)
 
     assert changed.returncode == 1, changed.stdout + changed.stderr
-    assert changed.stderr.strip().endswith("OPENED 0 []"), changed.stderr
+    assert changed.stderr.strip().endswith(NOTHING_OPENED), changed.stderr
     lines = changed.stdout.splitlines()
     assert lines[1].startswith("REGRESSED book_flight / words  caller openai:fake-model"), lines
     assert lines[2] == (
@@ -166,15 +135,15 @@ def test_a_changed_description_fails_the_replay_saying_where_and_re_recording_me
 
     again, rerecorded, _ = _record(tmp_path, description="Reserves a seat on a plane.")
     assert rerecorded.returncode == 0, rerecorded.stdout
-    done = _replay_offline(again)
+    done = replay_offline(again)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stderr.strip().endswith("OPENED 0 []"), done.stderr
+    assert done.stderr.strip().endswith(NOTHING_OPENED), done.stderr
 
 
 def test_a_caller_case_without_a_recording_says_how_to_make_one(tmp_path: Path) -> None:
     path = _agent(tmp_path, "http://127.0.0.1:9/v1")
 
-    done = _replay_offline(path)
+    done = replay_offline(path)
 
     assert done.returncode == 1
     assert "replay: no recording at " in done.stdout, done.stdout
@@ -188,10 +157,10 @@ def test_a_decoy_server_added_after_recording_fails_the_replay_naming_it(tmp_pat
     data["settings"]["callers"]["decoyServers"]["calendar"] = time_server()
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
 
-    done = _replay_offline(path)
+    done = replay_offline(path)
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stderr.strip().endswith("OPENED 0 []"), done.stderr
+    assert done.stderr.strip().endswith(NOTHING_OPENED), done.stderr
     assert done.stdout.splitlines()[2] == (
         "    [caller] replay: the decoy server 'calendar' is not in the recording (it holds "
         "'clock'); re-record with metaagent test --record"
