@@ -15,12 +15,12 @@ from pytestqt.qtbot import QtBot
 
 from app.test_cases.matrix_tab import MatrixTab
 from mcp_export.testing.callers.ask import DEFAULT_CALLER_PROMPT
+from tests.app._matrix import RUN_MS, run_in_mode
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text, tool_calls
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
-RUN_MS = 30_000
 MODEL = "openai:fake-model"
 CALLER = "openai:caller-model"
 CELL = ("book_flight", "words", CALLER)
@@ -32,15 +32,6 @@ def _respond(body: RequestBody) -> Reply:
     if body["messages"][0]["content"] == DEFAULT_CALLER_PROMPT:
         return tool_calls([("call_1", "book_flight", {"destination": "Oslo"})])
     return text("Booked AF123.", usage=(20, 5))
-
-
-def _run(qtbot: QtBot, tab: MatrixTab, mode: str) -> None:
-    tab.run_modes.set_mode(mode)
-    ends: list[object] = []
-    tab.finished.connect(ends.append)
-    qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: bool(ends) and not tab.busy, timeout=RUN_MS)
-    tab.finished.disconnect(ends.append)
 
 
 def test_a_caller_case_replays_without_the_model_and_rerecord_mends_a_changed_description(
@@ -61,11 +52,11 @@ def test_a_caller_case_replays_without_the_model_and_rerecord_mends_a_changed_de
         assert isinstance(tab, MatrixTab)
         qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
         assert tab.model.caller_models == [CALLER]
-        _run(qtbot, tab, "Record")
+        run_in_mode(qtbot, tab, "Record")
         assert tab.last_end is not None and [r.passed for r in tab.last_end.results] == [True]
     assert list(tmp_path.glob("desk.agent.yaml.replay/book_flight/words--*.json"))
 
-    _run(qtbot, tab, "Replay")  # the model server is gone
+    run_in_mode(qtbot, tab, "Replay")  # the model server is gone
     end = tab.last_end
     assert end is not None and end.state == "done"
     assert [(r.model, r.passed) for r in end.results] == [(CALLER, True)], end.results
@@ -75,7 +66,7 @@ def test_a_caller_case_replays_without_the_model_and_rerecord_mends_a_changed_de
     document.set_field(
         ("metadata", "tools", 0, "description"), "Reserves a seat on a plane.", text="Describe"
     )
-    _run(qtbot, tab, "Replay")
+    run_in_mode(qtbot, tab, "Replay")
     assert tab.last_end is not None and [r.passed for r in tab.last_end.results] == [False]
     tab.select_cells([CELL])
     assert tab.run_modes.bar.isVisible()

@@ -13,27 +13,18 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.test_cases.matrix_tab import MatrixTab
+from tests.app._matrix import RUN_MS, run_in_mode
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import book_tool, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
-RUN_MS = 30_000
 MODEL = "openai:fake-model"
 CELL = ("book_flight", "oslo", MODEL)
 
 
 def _booked(body: RequestBody) -> Reply:
     return text("Booked AF123.", usage=(20, 5))
-
-
-def _run(qtbot: QtBot, tab: MatrixTab, mode: str) -> None:
-    tab.run_modes.set_mode(mode)
-    ends: list[object] = []
-    tab.finished.connect(ends.append)
-    qtbot.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: bool(ends) and not tab.busy, timeout=RUN_MS)
-    tab.finished.disconnect(ends.append)
 
 
 def test_record_then_replay_without_the_model_and_rerecord_mends_a_changed_template(
@@ -53,12 +44,12 @@ def test_record_then_replay_without_the_model_and_rerecord_mends_a_changed_templ
         tab = window.open_matrix_tab(document, None, [MODEL])
         assert isinstance(tab, MatrixTab)
         qtbot.waitUntil(lambda: tab.last_end is not None and not tab.busy, timeout=RUN_MS)
-        _run(qtbot, tab, "Record")
+        run_in_mode(qtbot, tab, "Record")
         assert tab.last_end is not None and all(r.passed for r in tab.last_end.results)
         asked = len(server.model_requests)
     assert list((tmp_path).rglob("*.json")), "the recording is beside the agent file"
 
-    _run(qtbot, tab, "Replay")  # the model server is gone
+    run_in_mode(qtbot, tab, "Replay")  # the model server is gone
     end = tab.last_end
     assert end is not None and end.state == "done"
     assert [r.passed for r in end.results] == [True], end.results
@@ -68,7 +59,7 @@ def test_record_then_replay_without_the_model_and_rerecord_mends_a_changed_templ
     document.set_field(
         ("metadata", "tools", 0, "prompt"), "Book a trip to {destination}.", text="Edit prompt"
     )
-    _run(qtbot, tab, "Replay")
+    run_in_mode(qtbot, tab, "Replay")
     assert tab.last_end is not None and [r.passed for r in tab.last_end.results] == [False]
     tab.select_cells([CELL])
     assert tab.run_modes.bar.isVisible()
