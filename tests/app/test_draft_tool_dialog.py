@@ -82,7 +82,8 @@ def _dialog_from_menu(qtbot: QtBot, window: MainWindow) -> DraftToolDialog:
 def _draft(qtbot: QtBot, dialog: DraftToolDialog) -> None:
     QTest.keyClicks(dialog.sentence_edit, SENTENCE)
     QTest.mouseClick(dialog.draft_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: dialog.outcome is not None, timeout=WAIT)
+    # The outcome shows before its task has ended; the buttons follow when it has.
+    qtbot.waitUntil(lambda: dialog.outcome is not None and not dialog.busy, timeout=WAIT)
 
 
 def test_a_drafted_tool_is_shown_then_added_as_one_undo_step(
