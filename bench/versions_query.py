@@ -4,14 +4,17 @@ Run: ``.venv/bin/python bench/versions_query.py [--runs 1000 10000 100000] [--re
 Prints a table; exits 0 when the median at 10 000 runs is within 150 ms (1 otherwise). Not a
 test: the figures depend on the machine.
 
-For each size, an SQLite history file holds that many case runs of the tool (over 40 versions,
-each run with a time, tokens and a cost; one run in ten with no count and no cost), and as many
-again of another tool and of another agent, written straight into ``case_runs`` (the store's own
-schema, made by ``HistoryStore``). Measured: ``versions.query.tool_versions`` (the figures
-summed in the database, the median by a window function) on an open store. Baseline, in the
-same run: the same figures from reading the agent's case runs (``HistoryStore.case_runs``) and
-summing them in Python. The two take turns (which goes first alternates); figures are medians
-over ``--reps``, and the ratio (baseline ÷ query) is given as median (min–max) of the pairs.
+For each size, an SQLite history file holds that many runs of the tool over 40 versions: half
+case runs (each with a time, tokens and a cost; one in ten with no count and no cost) written
+straight into ``case_runs``, half served calls (a thread of kind ``served`` and its ``runs`` row
+with the version's fingerprint and a cost) as clients make them; and as many again of another
+tool and of another agent (the store's own schema, made by ``HistoryStore``; the served rows go
+through its triggers). Measured: ``versions.query.tool_versions`` (the figures summed in the
+database, each version's median from its times read in the index's order, and its served calls'
+count and cost) on an open store. Baseline, in the same run: the case runs' figures from reading
+the agent's case runs (``HistoryStore.case_runs``) and summing them in Python. The two take
+turns (which goes first alternates); figures are medians over ``--reps``, and the ratio
+(baseline ÷ query) is given as median (min–max) of the pairs.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from mcp_export.history.schema import agent_key  # noqa: E402
 from mcp_export.history.store import HistoryStore  # noqa: E402
 from mcp_export.versions.query import tool_versions  # noqa: E402
 
@@ -37,20 +42,40 @@ VERSIONS = 40
 
 
 def _fill(path: Path, runs: int, agent_path: str = AGENT) -> None:
-    """``runs`` case runs of ``TOOL`` of the agent keyed ``agent_path`` over ``VERSIONS``
-    versions, as many of another of its tools and of the tool under another agent."""
+    """``runs`` runs of ``TOOL`` of the agent keyed ``agent_path`` over ``VERSIONS`` versions
+    (half case runs, half served calls), as many of another of its tools and of the tool under
+    another agent."""
     with HistoryStore(path):
         pass
     rng = random.Random(7)
     conn = sqlite3.connect(path)
     rows = []
+    threads: list[tuple[object, ...]] = []
+    served: list[tuple[object, ...]] = []
+    cases = runs - runs // 2
     for agent, tool in (
         (agent_path, TOOL),
         (agent_path, "other"),
         ("/bench/other.agent.yaml", TOOL),
     ):
-        for n in range(runs):
-            version = n * VERSIONS // runs
+        for n in range(runs // 2):
+            thread = uuid.uuid4().hex
+            at = 1_700_000_000 + n
+            known = n % 10 != 0
+            threads.append((thread, agent, agent_key(agent), "Desk", tool, at))
+            served.append(
+                (
+                    thread,
+                    tool,
+                    rng.uniform(50, 500),
+                    at,
+                    at + 1,
+                    0.00008 if known else None,
+                    f"{n * VERSIONS // (runs // 2):064x}",
+                )
+            )
+        for n in range(cases):
+            version = n * VERSIONS // cases
             known = n % 10 != 0
             rows.append(
                 (
@@ -83,6 +108,17 @@ def _fill(path: Path, runs: int, agent_path: str = AGENT) -> None:
         "created_at, writer_pid, cost_usd, cost_at_least, fingerprint, version) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         rows,
+    )
+    conn.executemany(
+        "INSERT INTO threads (id, agent_path, agent_key, agent_name, kind, tool_name, title, "
+        "created_at, updated_at, writer_pid) VALUES (?, ?, ?, ?, 'served', ?, 'a call', ?, ?, 1)",
+        [(*t, t[-1]) for t in threads],
+    )
+    conn.executemany(
+        "INSERT INTO runs (thread_id, tool_name, arguments, filled_prompt, caller, status, "
+        "answer, duration_ms, started_at, finished_at, writer_pid, cost_usd, fingerprint) "
+        "VALUES (?, ?, '{}', 'Book it.', 'bench', 'complete', 'Booked.', ?, ?, ?, 1, ?, ?)",
+        served,
     )
     conn.commit()
     conn.close()
