@@ -46,13 +46,16 @@ def _yes_no(value: bool | None, *, dark: bool) -> str:
 
 def caller_html(result: CallerResult, *, dark: bool = False) -> str:
     """What the caller did in one run, as rich text (pure: tested without widgets)."""
+    from mcp_export.testing.callers.rates import left_recording
+
     passing, failing = _COLOURS[dark]
     pick = result.pick
+    replay_left = left_recording(result)
     if result.step is None:
         step = f'<b style="color:{passing}">every step passed</b>'
     else:
         words = STEP_WORDS.get(result.step, result.step)
-        if result.failures and result.failures[0].expectation == "replay":
+        if replay_left:
             words = step_text(result) or words  # the replay's doing, not the caller's
         step = f'failed at <b style="color:{failing}">{html.escape(words)}</b>'
     parts = [
@@ -69,7 +72,12 @@ def caller_html(result: CallerResult, *, dark: bool = False) -> str:
         if usage.input_tokens is not None and usage.output_tokens is not None:
             facts.append(f"tokens {usage.input_tokens} in / {usage.output_tokens} out")
         parts.append(f"<p><i>The caller's request: {html.escape(' · '.join(facts))}</i></p>")
-        if turn.error is not None:
+        if turn.error is not None and replay_left:
+            parts.append(
+                "<p><b>The replay left its recording</b>: nothing was asked of the caller "
+                "(Re-record it)</p>" + _pre(redact(turn.error))
+            )
+        elif turn.error is not None:
             parts.append("<p><b>The caller's request failed</b></p>" + _pre(redact(turn.error)))
         elif not turn.calls:
             parts.append(

@@ -74,7 +74,10 @@ def test_a_caller_case_replays_without_the_model_and_rerecord_mends_a_changed_de
     assert shown.startswith("✘ 0/1") and "replay differs" in shown, shown
     assert shown.endswith("not replayed: re-record it"), shown  # no pick to count
     assert "1 replayed left the recording (not counted)" in tab.rates.text(), tab.rates.text()
-    assert "Caller case: failed at replay differs" in tab.details.browser.toPlainText()
+    details = tab.details.browser.toPlainText()
+    assert "Caller case: failed at replay differs" in details
+    assert "The replay left its recording: nothing was asked of the caller" in details, details
+    assert "The caller's request failed" not in details, details
     where = tab.run_modes.where.text()
     assert where.startswith(f"book_flight / words on {CALLER}: caller request 1 differs"), where
     assert "tools[0].description" in where and "Reserves a seat" in where, where
