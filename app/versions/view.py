@@ -1,11 +1,12 @@
 """The Versions view of an agent: a tool's versions from History, newest first, and a diff.
 
-Each row is one version of the chosen tool (``mcp_export.versions``): its fingerprint, model,
-runs, pass rate, median time, tokens and cost per call and per 100 calls, and its last run; ``*``
-marks the version of the agent as it is in the editor now. Selecting one row shows what differs
-between it and the editor's version; selecting two shows what differs between them (older first).
-*Restore* puts the one selected version back into the editor as one undo step
-(:mod:`app.versions.restore`); the file is saved as usual. A/B is not here.
+Each row is one version of the chosen tool (``mcp_export.versions``), tested or only served:
+its fingerprint, model, runs, pass rate (``—`` for a version only served), median time, tokens
+and cost per call and per 100 calls, and its last run; ``*`` marks the version of the agent as
+it is in the editor now. Selecting one row shows what differs between it and the editor's
+version; selecting two shows what differs between them (older first). *Restore* puts the one
+selected version back into the editor as one undo step (:mod:`app.versions.restore`); the file
+is saved as usual. A/B is not here.
 
 The versions are read on a worker thread (a tool's figures sum all its runs: a history of
 100 000 runs takes a tenth of a second or more), so the tab is painted at once, saying that it
@@ -67,6 +68,7 @@ SAME_AS_EDITOR = "This is the editor's version: nothing differs."
 _RUNS = 3  # where VersionSummary.cells puts the number of runs
 _VERSION = COLUMNS.index("Version")
 _MODEL = COLUMNS.index("Model")
+_PASSED = COLUMNS.index("Passed")
 _COSTS = (COLUMNS.index("Cost/call"), COLUMNS.index("Cost/100 calls"))
 _LEAST_MODEL = "openai:gpt-4"
 """What the Model column keeps room for when the table is narrower than its columns."""
@@ -194,7 +196,9 @@ class VersionsView(QWidget):
     def _count_note(self) -> str:
         name = self.tool_combo.currentText()
         if not self.versions:
-            return f"No test run of {name} is recorded yet: run its test cases to record one"
+            return (
+                f"No run of {name} is recorded yet: run its test cases, or serve it, to record one"
+            )
         current = self.current()
         shown = current.short if current is not None else "—"
         return (
@@ -237,6 +241,11 @@ class VersionsView(QWidget):
                     item.setToolTip(version.model)
                 elif column in _COSTS:
                     item.setToolTip(_cost_counts(version))
+                elif column == _PASSED and not version.runs:
+                    item.setToolTip(
+                        f"Served only ({version.served_calls} calls): no test case ran this "
+                        "version, so its pass rate is unknown"
+                    )
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
         self._model_width = self.table.horizontalHeader().sectionSize(_MODEL)
@@ -336,10 +345,13 @@ def _read(
 def _cost_counts(version: VersionSummary) -> str:
     """What a version's cost is over: its case runs, and its served calls that were no case's."""
     runs = f"{version.runs} case run{'s' if version.runs != 1 else ''}"
-    if not version.served_calls:
-        return f"Over {runs}"
     calls = version.served_calls
-    return f"Over {runs} and {calls} other served call{'s' if calls != 1 else ''}"
+    served = f"{calls} served call{'s' if calls != 1 else ''}"
+    if not calls:
+        return f"Over {runs}"
+    if not version.runs:
+        return f"Over {served} (served only: no case ran this version)"
+    return f"Over {runs} and {calls} other {served.split(' ', 1)[1]}"
 
 
 def _cells(version: VersionSummary) -> tuple[str, ...]:

@@ -139,6 +139,7 @@ async def call_tool(
                 filled_prompt=prompt,
                 caller="metaagent call",
                 fingerprint=version.fingerprint if version is not None else None,
+                version=version.decisive if version is not None else None,
             )
         except ExportError as exc:
             error("history", f"{exc}; going on without recording")

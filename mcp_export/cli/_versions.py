@@ -100,7 +100,7 @@ _HEADER += ("COST/CALL", "COST/100 CALLS", "LAST RUN")
 def _print(tool: str, versions: list[VersionSummary], current: str) -> None:
     if not versions:
         sys.stdout.write(
-            f"{tool}: no version recorded yet (run metaagent test to record one); "
+            f"{tool}: no version recorded yet (run metaagent test, or serve it, to record one); "
             f"the file's version is {current[:12]}\n"
         )
         return

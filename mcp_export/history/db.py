@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from mcp_export.errors import HistoryError
 from mcp_export.history.backend import Database
+from mcp_export.history.rows import ROW_ID_TABLES
 from mcp_export.history.schema import SCHEMA_VERSION, migrate
 from mcp_export.history.sql import SQLITE
 
@@ -142,7 +143,7 @@ class HistoryDatabase(Database):
         """Insert one row; returns its rowid (see ``Database.insert_row``)."""
         cursor = conn.execute(_insert_sql(table, tuple(values)), tuple(values.values()))
         assert cursor.lastrowid is not None
-        return int(cursor.lastrowid) if table != "threads" else 0
+        return int(cursor.lastrowid) if table in ROW_ID_TABLES else 0
 
     def reserve_ids(self, conn: Any, table: str, count: int) -> range:
         """Reserve ``count`` row ids of ``table`` from AUTOINCREMENT's sequence.

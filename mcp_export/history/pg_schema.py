@@ -25,7 +25,7 @@ from mcp_export.history.sql import Connection
 
 __all__ = ["MARK_GONE", "PG_SCHEMA_VERSION", "REGISTER_SESSION", "migrate"]
 
-PG_SCHEMA_VERSION = 8
+PG_SCHEMA_VERSION = 9
 """The version of the PostgreSQL schema (numbered on its own from 3, the SQLite schema's version
 when the PostgreSQL backend began; ``_MIGRATIONS`` brings older ones up)."""
 
@@ -343,12 +343,23 @@ CREATE INDEX IF NOT EXISTS case_runs_by_version ON case_runs (agent_path, tool_n
 """
 """Version 7: each case run's cost and the version of the tool it ran (``history/schema.py``)."""
 
+_SERVED_VERSIONS = f"""
+CREATE TABLE IF NOT EXISTS served_versions (
+    id           text PRIMARY KEY,
+    version      text NOT NULL,
+    created_at   double precision NOT NULL,{_WRITER}
+);
+"""
+"""Version 9: what each served version of a tool is made of, once per fingerprint
+(``history/schema.py``)."""
+
 _MIGRATIONS = {
     4: "DROP TRIGGER answer_ended ON messages;" + _ANSWER_ENDED + _WRITERS,
     5: _CASE_THREADS + _MESSAGES_TEXT,
     6: _CALLER_RUNS,
     7: _VERSIONS,
     8: PG_TOTALS,  # each run's cost, the conversation's totals (``history/conversation_totals``)
+    9: _SERVED_VERSIONS,
 }
 """The script that brings a database from the version before to each version."""
 
@@ -428,7 +439,7 @@ def migrate(conn: Connection, location: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
     if conn.execute("SELECT to_regclass('history_schema')").fetchone()[0] is None:
         conn.execute(
-            _TABLES + _TRIGGERS + _APPLY + _WRITERS + _MESSAGES_TEXT + PG_TOTALS
+            _TABLES + _TRIGGERS + _APPLY + _WRITERS + _MESSAGES_TEXT + PG_TOTALS + _SERVED_VERSIONS
         )  # no parameters: one round trip for the whole script
         conn.execute("CREATE TABLE history_schema (version integer NOT NULL)")
         conn.execute("INSERT INTO history_schema (version) VALUES (?)", (PG_SCHEMA_VERSION,))

@@ -49,6 +49,7 @@ from mcp_export.errors import HistoryError
 from mcp_export.history.backend import Database
 from mcp_export.history.pg_schema import MARK_GONE, REGISTER_SESSION, migrate
 from mcp_export.history.rows import (
+    ROW_ID_TABLES,
     Write,
     merged_writes,
     process_start_marker,
@@ -222,12 +223,12 @@ class PostgresDatabase(Database):
                 f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING",
                 tuple(values.values()),
             )
-            return int(values["id"]) if table != "threads" else 0
+            return int(values["id"]) if table in ROW_ID_TABLES else 0
         cursor = conn.execute(
             f"INSERT INTO {table} ({columns}) VALUES ({marks}) RETURNING id",
             tuple(values.values()),
         )
-        return int(cursor.fetchone()[0]) if table != "threads" else 0
+        return int(cursor.fetchone()[0]) if table in ROW_ID_TABLES else 0
 
     def reserve_ids(self, conn: Connection, table: str, count: int) -> list[int]:
         """``count`` ids from the table's identity sequence."""

@@ -30,6 +30,7 @@ from mcp_export.redact import redact, redact_json
 
 __all__ = [
     "ROW_ID_TABLES",
+    "TEXT_ID_TABLES",
     "IdsResolved",
     "Write",
     "clean",
@@ -46,10 +47,14 @@ _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_cir
 
 ROW_ID_TABLES = ("messages", "runs", "case_runs")
 """Tables whose rows have integer ids (``threads`` ids are uuids made by the caller)."""
+TEXT_ID_TABLES = ("threads", "served_versions")
+"""Tables whose ids the caller makes (a thread's uuid, a served version's fingerprint): a row
+written twice is kept as first written."""
 _JSON_COLUMNS = {
     "messages": frozenset({"tool_calls"}),
     "runs": frozenset({"arguments"}),
     "case_runs": frozenset({"failures", "verdict", "caller", "version"}),
+    "served_versions": frozenset({"version"}),
 }
 _KEY_COLUMNS = frozenset(
     [
@@ -92,7 +97,7 @@ class Write:
             ValueError: the line is not a write (cut off by a crash, or damaged).
         """
         table, row, values = json.loads(line)
-        if table not in ("threads", *ROW_ID_TABLES) or not isinstance(values, dict):
+        if table not in (*TEXT_ID_TABLES, *ROW_ID_TABLES) or not isinstance(values, dict):
             raise ValueError(f"not a history write: {line[:80]!r}")
         if not all(_COLUMN.fullmatch(key) for key in values):  # they become SQL column names
             raise ValueError(f"not column names: {sorted(values)!r}")

@@ -61,7 +61,7 @@ ThreadKind = Literal["chat", "tool-test", "served", "call", "caller", "authoring
 MessageStatus = Literal["pending", "complete", "error"]
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 INTERRUPTED = "interrupted: the process ended before the answer was complete"
 """The error of a row left ``pending`` by a process that is gone (a crash, ``kill -9``)."""
 
@@ -268,6 +268,21 @@ def _totals(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Version 9: what each version of a tool that was served is made of (``versions/fingerprint.py``),
+# once per version: ``id`` is its fingerprint (so a second process's record of it is ignored, as a
+# write of a row that is there), ``version`` the decisive fields as JSON. A version that no case
+# run ran is known from its served calls' fingerprints and this record.
+SERVED_VERSIONS = """
+CREATE TABLE IF NOT EXISTS served_versions (
+    id           TEXT PRIMARY KEY,
+    version      TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    writer_pid   INTEGER NOT NULL,
+    writer_start TEXT
+);
+"""
+
+
 # Schema changes: {version reached: step}, applied in order by ``migrate``.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _script(_CASE_RUNS),
@@ -277,6 +292,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     6: _script(_CALLER_RUNS),
     7: _script(_VERSIONS),
     8: _totals,
+    9: _script(SERVED_VERSIONS),
 }
 
 

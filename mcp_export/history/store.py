@@ -136,6 +136,7 @@ class HistoryStore(StoreReads, StoreWrites):
         self._start = process_start_marker(self._pid)
         self._writer = self._db.writer_columns(self._pid, self._start)
         self._behind: WriteBehind | None = None
+        self._kept_versions: set[str] = set()
         # The database as this process's claims name it (one file, however it was spelt).
         self._claims_key = str(self.path.resolve()) if self.path is not None else self.location
         self.replayed = Replayed()

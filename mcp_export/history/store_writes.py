@@ -28,6 +28,8 @@ class StoreWrites(ABC):
 
     _db: Database
     location: str
+    _kept_versions: set[str]
+    """The fingerprints of the versions this store recorded (``keep_version``)."""
 
     @abstractmethod
     def _insert(self, table: str, **values: Any) -> int:
@@ -164,11 +166,15 @@ class StoreWrites(ABC):
         filled_prompt: str,
         caller: str,
         fingerprint: str | None = None,
+        version: dict[str, Any] | None = None,
     ) -> tuple[str, int]:
         """Record the start of one tool call; returns its thread id and run id.
 
         The thread is new unless ``thread_id`` continues one; the run row starts ``pending``.
+        ``version``: what the version ``fingerprint`` is made of (``keep_version``).
         """
+        if fingerprint is not None and version is not None:
+            self.keep_version(fingerprint, version)
         if thread_id is None:
             thread_id = self.create_thread(
                 agent_path=agent_path, agent_name=agent_name, title=title, kind=kind
@@ -182,6 +188,16 @@ class StoreWrites(ABC):
             fingerprint=fingerprint,
         )
         return thread_id, run_id
+
+    def keep_version(self, fingerprint: str, version: dict[str, Any]) -> None:
+        """Record what the version ``fingerprint`` of a tool is made of (its decisive fields,
+        ``versions/fingerprint.py``; redacted as every JSON column is), so that a version only
+        ever served is listed and can be compared and restored: once per store, and a record
+        that is there already (another process's) is kept as it is."""
+        if fingerprint in self._kept_versions:
+            return
+        self._insert("served_versions", id=fingerprint, version=version, created_at=time.time())
+        self._kept_versions.add(fingerprint)
 
     def finish_run(
         self,

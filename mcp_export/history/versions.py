@@ -10,19 +10,35 @@ every run, several times slower).
 A version's served calls (``runs`` with its fingerprint, of the agent's threads, that ended)
 add their count and cost, so what a version cost counts every call of it History recorded: a
 case run's own served call is the case run's, counted once (its thread is the case run's).
+
+A version that was served and never run by a case is listed from its served calls alone: no
+case run (its pass rate unknown), its time the median of its served calls' times, its tokens and
+cost theirs, its first and last run its first and last call; what it is made of is the record
+its server kept (``served_versions``; none for calls recorded before schema version 9: its model
+is then unknown, and it cannot be compared or restored). A tested version's time and tokens are
+its case runs'; its last run is the later of its last case run and its last served call.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
 from mcp_export.history.sql import Connection, dicts
 
-__all__ = ["ServedFigures", "VersionFigures", "stored_version", "version_figures"]
+__all__ = [
+    "UNKNOWN_MODEL",
+    "ServedFigures",
+    "VersionFigures",
+    "stored_version",
+    "version_figures",
+]
+
+UNKNOWN_MODEL = "unknown"
+"""The model of a served version whose record is not kept (calls before schema version 9)."""
 
 _WHERE = "WHERE agent_path = ? AND tool_name = ? AND fingerprint IS NOT NULL"
 
@@ -37,15 +53,29 @@ FROM case_runs {_WHERE}
 GROUP BY fingerprint
 """
 
-_SERVED = """
-SELECT r.fingerprint AS fingerprint, count(*) AS calls, sum(r.cost_usd) AS cost_usd,
-    count(r.cost_usd) AS cost_known, max(r.cost_at_least) AS cost_at_least
+_SERVED_RUNS = """
 FROM runs AS r JOIN threads AS t ON t.id = r.thread_id
 WHERE t.agent_key = ? AND r.tool_name = ? AND r.fingerprint IS NOT NULL
     AND r.status <> 'pending'
-    AND NOT EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = r.thread_id)
+    AND NOT EXISTS (SELECT 1 FROM case_runs AS c WHERE c.thread_id = r.thread_id)"""
+
+_SERVED = f"""
+SELECT r.fingerprint AS fingerprint, count(*) AS calls, sum(r.cost_usd) AS cost_usd,
+    count(r.cost_usd) AS cost_known, max(r.cost_at_least) AS cost_at_least,
+    min(r.started_at) AS first_at, max(coalesce(r.finished_at, r.started_at)) AS last_at,
+    sum(r.tokens_in) AS tokens_in, count(r.tokens_in) AS tokens_in_known,
+    sum(r.tokens_out) AS tokens_out, count(r.tokens_out) AS tokens_out_known
+{_SERVED_RUNS}
 GROUP BY r.fingerprint
 """
+
+_SERVED_TIMES = f"""
+SELECT r.fingerprint, r.duration_ms {_SERVED_RUNS} AND r.duration_ms IS NOT NULL
+    AND r.fingerprint IN ({{marks}})
+ORDER BY r.fingerprint
+"""
+
+_RECORDS = "SELECT id, version FROM served_versions WHERE id IN ({marks})"
 
 _TIMES = f"""
 SELECT fingerprint, duration_ms FROM case_runs {_WHERE} AND duration_ms IS NOT NULL
@@ -53,9 +83,8 @@ ORDER BY fingerprint
 """
 
 
-def _medians(conn: Connection, where: tuple[str, str]) -> dict[str, float]:
-    """The median time of each version that has a timed run."""
-    rows = conn.execute(_TIMES, where).fetchall()
+def _medians(rows: list[Any]) -> dict[str, float]:
+    """The median time of each version of ``rows`` (fingerprint, time; in fingerprint order)."""
     medians: dict[str, float] = {}
     for fingerprint, group in groupby(rows, key=itemgetter(0)):
         times = sorted(float(row[1]) for row in group)
@@ -103,28 +132,27 @@ class VersionFigures:
 
 @dataclass(frozen=True)
 class ServedFigures:
-    """The served calls of one version that ended, summed (the cost as in ``VersionFigures``)."""
+    """The served calls of one version that ended, summed (the cost, the tokens and the times as
+    in ``VersionFigures``)."""
 
     calls: int
     cost_usd: float | None
     cost_known: int
     cost_at_least: bool
+    first_at: float = 0.0
+    last_at: float = 0.0
+    tokens_in: int | None = None
+    tokens_in_known: int = 0
+    tokens_out: int | None = None
+    tokens_out_known: int = 0
 
 
 def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[VersionFigures]:
-    """Each version of ``tool_name`` of the agent at ``agent_path`` (its key), newest first (by
-    its last run)."""
+    """Each version of ``tool_name`` of the agent at ``agent_path`` (its key), tested or only
+    served, newest first (by its last run)."""
     where = (agent_path, tool_name)
-    medians = _medians(conn, where)
-    served = {
-        row["fingerprint"]: ServedFigures(
-            calls=int(row["calls"]),
-            cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
-            cost_known=int(row["cost_known"]),
-            cost_at_least=bool(row["cost_at_least"]),
-        )
-        for row in dicts(conn.execute(_SERVED, where))
-    }
+    medians = _medians(conn.execute(_TIMES, where).fetchall())
+    served = {row["fingerprint"]: _served(row) for row in dicts(conn.execute(_SERVED, where))}
     found = [
         VersionFigures(
             fingerprint=row["fingerprint"],
@@ -132,9 +160,9 @@ def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[V
             passed=int(row["passed"] or 0),
             first_at=float(row["first_at"]),
             last_at=float(row["last_at"]),
-            tokens_in=None if row["tokens_in"] is None else int(row["tokens_in"]),
+            tokens_in=_int(row["tokens_in"]),
             tokens_in_known=int(row["tokens_in_known"]),
-            tokens_out=None if row["tokens_out"] is None else int(row["tokens_out"]),
+            tokens_out=_int(row["tokens_out"]),
             tokens_out_known=int(row["tokens_out_known"]),
             cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
             cost_known=int(row["cost_known"]),
@@ -145,14 +173,84 @@ def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[V
         )
         for row in dicts(conn.execute(_FIGURES, where))
     ]
+    tested = {figures.fingerprint for figures in found}
+    found = [
+        replace(figures, last_at=max(figures.last_at, figures.served.last_at))
+        if figures.served is not None
+        else figures
+        for figures in found
+    ]
+    only_served = sorted(set(served) - tested)
+    if only_served:
+        found += _only_served(conn, where, {f: served[f] for f in only_served})
     return sorted(found, key=lambda v: (v.last_at, v.fingerprint), reverse=True)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _served(row: dict[str, Any]) -> ServedFigures:
+    return ServedFigures(
+        calls=int(row["calls"]),
+        cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
+        cost_known=int(row["cost_known"]),
+        cost_at_least=bool(row["cost_at_least"]),
+        first_at=float(row["first_at"]),
+        last_at=float(row["last_at"]),
+        tokens_in=_int(row["tokens_in"]),
+        tokens_in_known=int(row["tokens_in_known"]),
+        tokens_out=_int(row["tokens_out"]),
+        tokens_out_known=int(row["tokens_out_known"]),
+    )
+
+
+def _only_served(
+    conn: Connection, where: tuple[str, str], served: dict[str, ServedFigures]
+) -> list[VersionFigures]:
+    """The versions no case run ran, from their served calls (see the module doc)."""
+    names = list(served)
+    marks = ", ".join("?" * len(names))
+    times = conn.execute(_SERVED_TIMES.format(marks=marks), (*where, *names)).fetchall()
+    medians = _medians(times)
+    models: dict[str, str] = {}
+    for fingerprint, text in conn.execute(_RECORDS.format(marks=marks), tuple(names)):
+        decisive = _decisive(text)
+        model = decisive.get("model") if decisive is not None else None
+        if isinstance(model, str):
+            models[fingerprint] = model
+    return [
+        VersionFigures(
+            fingerprint=fingerprint,
+            runs=0,
+            passed=0,
+            first_at=calls.first_at,
+            last_at=calls.last_at,
+            tokens_in=None,
+            tokens_in_known=0,
+            tokens_out=None,
+            tokens_out_known=0,
+            cost_usd=None,
+            cost_known=0,
+            cost_at_least=False,
+            median_ms=medians.get(fingerprint),
+            model=models.get(fingerprint, UNKNOWN_MODEL),
+            served=calls,
+        )
+        for fingerprint, calls in served.items()
+    ]
+
+
+def _decisive(text: str) -> dict[str, Any] | None:
+    data = json.loads(text)
+    return data if isinstance(data, dict) else None
 
 
 def stored_version(
     conn: Connection, agent_path: str, tool_name: str, fingerprint: str
 ) -> dict[str, Any] | None:
-    """What the version ``fingerprint`` of the tool is made of, as recorded; None when no run
-    recorded it."""
+    """What the version ``fingerprint`` of the tool is made of, as a case run or its server
+    recorded it; None when none did."""
     rows = conn.execute(
         f"SELECT version FROM case_runs {_WHERE} AND fingerprint = ? AND version IS NOT NULL "
         "ORDER BY id DESC LIMIT 1",
@@ -160,6 +258,10 @@ def stored_version(
     )
     row = rows.fetchone()
     if row is None:
+        # The fingerprint is the hash of the record: whichever agent's server kept it, it is
+        # this version's.
+        row = conn.execute("SELECT version FROM served_versions WHERE id = ?", (fingerprint,))
+        row = row.fetchone()
+    if row is None:
         return None
-    data = json.loads(row[0])
-    return data if isinstance(data, dict) else None
+    return _decisive(row[0])

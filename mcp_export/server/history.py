@@ -75,7 +75,8 @@ def caller_name(ctx: ServerRequestContext[Any]) -> str:
 
 def _is_conversation_of(thread: ThreadRecord, tool: ServedTool) -> bool:
     """Whether ``thread`` is a conversation of ``tool``: a served thread of an agent of the same
-    name (``metadata.name``), started by a tool of the same name.
+    name (``metadata.name``), started by a tool of the same name (the agent file's, or the name
+    it was served under: a thread recorded before runs kept the agent file's name).
 
     Not the agent file's path: instances behind one address may serve copies of the file at
     different paths (containers, checkouts), and each must continue the others' conversations.
@@ -83,7 +84,7 @@ def _is_conversation_of(thread: ThreadRecord, tool: ServedTool) -> bool:
     return (
         thread.kind == "served"
         and thread.agent_name == tool.owner.agent.metadata.name
-        and thread.tool_name == tool.name
+        and thread.tool_name in (tool.definition.name, tool.name)
     )
 
 
@@ -381,11 +382,14 @@ class HistoryAccess:
                 agent_name=tool.owner.agent.metadata.name,
                 title=call_title(f"{CACHED_TITLE}{tool.name}" if cached else tool.name, prompt),
                 kind="served",
-                tool_name=tool.name,
+                # The agent file's tool, whatever name it is served under (``--prefix``): its
+                # calls count for its versions; the title keeps the name the client called.
+                tool_name=tool.definition.name,
                 arguments=arguments,
                 filled_prompt=prompt,
                 caller=caller_name(ctx),
                 fingerprint=tool.fingerprint,
+                version=tool.version.decisive,
             )
         except ExportError as exc:
             self.failed(exc)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_export.errors import ConfigurationError
-from mcp_export.versions.fingerprint import tool_version
+from mcp_export.versions.fingerprint import Version, tool_version
 
 if TYPE_CHECKING:
     from mcp_export.server.stand_ins import StandIns
@@ -170,14 +170,19 @@ class ServedTool:
     input_schema: dict[str, Any]
     authored_annotations: dict[str, Any] | None = None
     _listing: dict[str, Any] | None = field(default=None, repr=False)
-    _fingerprint: str | None = field(default=None, repr=False)
+    _version: Version | None = field(default=None, repr=False)
+
+    @property
+    def version(self) -> Version:
+        """The version of the tool served (``versions/fingerprint.py``), made once."""
+        if self._version is None:
+            self._version = tool_version(self.owner.agent, self.definition)
+        return self._version
 
     @property
     def fingerprint(self) -> str:
-        """The version of the tool served (``versions/fingerprint.py``), made once."""
-        if self._fingerprint is None:
-            self._fingerprint = tool_version(self.owner.agent, self.definition).fingerprint
-        return self._fingerprint
+        """The fingerprint of :attr:`version`."""
+        return self.version.fingerprint
 
     @property
     def conversation(self) -> bool:

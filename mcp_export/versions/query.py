@@ -1,10 +1,10 @@
 """The versions of a tool: each with its pass rate, median time, tokens and cost, newest first,
 and the difference between any two.
 
-Read from the case runs History keeps (``history/versions.py``): a version is a fingerprint of
-what decides the tool's answer (``versions/fingerprint.py``). Figures follow the rule of
-``costs.cost``: a sum over runs of which some have no count (or no cost) is the sum of what is
-known, marked as a lower bound (``≥``); nothing known is unknown, never 0.
+Read from the case runs and served calls History keeps (``history/versions.py``): a version is
+a fingerprint of what decides the tool's answer (``versions/fingerprint.py``). Figures follow
+the rule of ``costs.cost``: a sum over runs of which some have no count (or no cost) is the sum
+of what is known, marked as a lower bound (``≥``); nothing known is unknown, never 0.
 """
 
 from __future__ import annotations
@@ -64,10 +64,12 @@ class VersionSummary:
     Attributes:
         fingerprint: the version.
         model: its model (part of the version).
-        runs: case runs recorded for it.
+        runs: case runs recorded for it (0: a version only served).
         passed: those that passed.
-        median_ms: the median time of a run (None: unknown).
-        tokens: input and output tokens per call.
+        median_ms: the median time of its case runs, or of its served calls when it has no
+            case run (None: unknown).
+        tokens: input and output tokens per call (its case runs', or its served calls' when
+            it has no case run).
         cost: the cost of its case runs and its other served calls, in all, per call and per
             100 calls.
         served_calls: its served calls that are not case runs' (in ``cost``).
@@ -93,9 +95,15 @@ class VersionSummary:
         return self.fingerprint[:12]
 
     @property
-    def pass_rate(self) -> float:
-        """Passed runs over runs."""
-        return self.passed / self.runs if self.runs else 0.0
+    def pass_rate(self) -> float | None:
+        """Passed case runs over case runs; None (unknown) for a version only served."""
+        return self.passed / self.runs if self.runs else None
+
+    def passed_text(self) -> str:
+        """``3/4 (75%)``, or ``—`` for a version no case ran (unknown, not 0 %)."""
+        if self.pass_rate is None:
+            return "—"
+        return f"{self.passed}/{self.runs} ({self.pass_rate:.0%})"
 
     def cells(self, last_run: str) -> tuple[str, ...]:
         """The summary as a table's row: current mark, version, model, runs (``4 + 3 served``:
@@ -107,7 +115,7 @@ class VersionSummary:
             self.short,
             self.model,
             f"{self.runs} + {self.served_calls} served" if self.served_calls else str(self.runs),
-            f"{self.passed}/{self.runs} ({self.pass_rate:.0%})",
+            self.passed_text(),
             "unknown" if self.median_ms is None else f"{self.median_ms:.0f} ms",
             self.tokens.text(),
             self.cost.per_call.text(),
@@ -135,18 +143,34 @@ class VersionSummary:
 
 def _summary(figures: VersionFigures, current: set[str]) -> VersionSummary:
     runs = figures.runs
-    known = min(figures.tokens_in_known, figures.tokens_out_known)
-    tokens = Tokens(None)
-    if figures.tokens_in is not None and figures.tokens_out is not None:
-        tokens = Tokens((figures.tokens_in + figures.tokens_out) / runs, known < runs)
-    total = _total(figures.cost_usd, figures.cost_known, runs, figures.cost_at_least)
     served = figures.served
-    calls = runs
-    if served is not None and served.calls:
-        calls += served.calls
-        total = Cost.total(
-            [total, _total(served.cost_usd, served.cost_known, served.calls, served.cost_at_least)]
+    calls = runs + (served.calls if served is not None else 0)
+    if runs:  # a tested version: its case runs' tokens, their cost and its served calls'
+        tokens = _tokens(
+            figures.tokens_in,
+            figures.tokens_out,
+            runs,
+            figures.tokens_in_known,
+            figures.tokens_out_known,
         )
+        total = _total(figures.cost_usd, figures.cost_known, runs, figures.cost_at_least)
+        if served is not None and served.calls:
+            total = Cost.total(
+                [
+                    total,
+                    _total(served.cost_usd, served.cost_known, served.calls, served.cost_at_least),
+                ]
+            )
+    else:  # only served: its calls' tokens and cost
+        assert served is not None and served.calls
+        tokens = _tokens(
+            served.tokens_in,
+            served.tokens_out,
+            served.calls,
+            served.tokens_in_known,
+            served.tokens_out_known,
+        )
+        total = _total(served.cost_usd, served.cost_known, served.calls, served.cost_at_least)
     return VersionSummary(
         fingerprint=figures.fingerprint,
         model=figures.model,
@@ -160,6 +184,15 @@ def _summary(figures: VersionFigures, current: set[str]) -> VersionSummary:
         current=figures.fingerprint in current,
         served_calls=calls - runs,
     )
+
+
+def _tokens(
+    tokens_in: int | None, tokens_out: int | None, runs: int, in_known: int, out_known: int
+) -> Tokens:
+    """Tokens per run of ``runs`` runs whose known counts sum to ``tokens_in``, ``tokens_out``."""
+    if tokens_in is None or tokens_out is None:
+        return Tokens(None)
+    return Tokens((tokens_in + tokens_out) / runs, min(in_known, out_known) < runs)
 
 
 def _total(usd: float | None, known: int, runs: int, at_least: bool) -> Cost:
@@ -176,9 +209,9 @@ def tool_versions(
     tool: str,
     current: Version | None = None,
 ) -> list[VersionSummary]:
-    """The versions of ``tool`` of the agent file at ``agent_path`` that its case runs
-    recorded, newest first (by their last run); ``current`` (the file's version now) is
-    marked."""
+    """The versions of ``tool`` of the agent file at ``agent_path`` that its case runs or its
+    served calls recorded, newest first (by their last run); ``current`` (the file's version
+    now) is marked."""
     found = history.tool_versions(agent_key(str(agent_path)), tool)
     marked = {current.fingerprint} if current is not None else set[str]()
     return [_summary(figures, marked) for figures in found]
