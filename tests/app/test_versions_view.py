@@ -1,18 +1,22 @@
-"""Agent ▸ Versions of a tool: the versions that real ``metaagent test`` runs recorded in
-History, newest first with their figures (``*`` the editor's version), and the diff of one
-against the editor's version or of two against each other."""
+"""Agent ▸ Versions of a tool: the versions that real ``metaagent test`` runs and a real
+``AgentServer``'s served calls recorded in History, newest first with their figures (``*`` the
+editor's version), and the diff of one against the editor's version or of two against each
+other."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import anyio
+from mcp import Client
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QTableWidgetItem
 from pytestqt.qtbot import QtBot
 
 from app.versions.view import COLUMNS, SAME_AS_EDITOR, VersionsView
 from mcp_export.costs.prices import PRICES_FILE
+from mcp_export.server.agent_server import AgentServer, load_served_agents
 from schema_types.files.agent_file import load_agent
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text
@@ -114,3 +118,59 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     tool = document.agent.metadata.tool("book_flight")
     assert tool is not None and tool.prompt == NEW
     window.close()
+
+
+def test_a_version_only_served_is_listed_and_restored_exactly(qtbot: QtBot, tmp_path: Path) -> None:
+    home = Path(os.environ["METAAGENT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / PRICES_FILE).write_text("openai:fake-model: {input: 2, output: 8}\n", encoding="utf-8")
+    with FakeOpenAIServer(responder=_booked) as model:
+        path = _write(tmp_path, model, OLD)
+        served_bytes = path.read_bytes()
+        anyio.run(_serve_twice, path, home / "history.sqlite3")
+        path = _write(tmp_path, model, NEW)
+        assert metaagent("test", str(path)).returncode == 1
+
+    window = studio_window(qtbot)
+    document = window.open_file(path)
+    assert document is not None
+    view = window.open_versions_tab(document)
+    assert isinstance(view, VersionsView)
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
+    rows = [
+        [_text(view.table.item(r, c)) for c in range(len(COLUMNS))]
+        for r in range(view.table.rowCount())
+    ]
+    assert [row[0] for row in rows] == ["*", ""]
+    assert [row[3] for row in rows] == ["0/1 (0%)", "—"]  # served only: unknown, never 0 %
+    passed = view.table.item(1, COLUMNS.index("Passed"))
+    assert passed is not None and passed.toolTip().startswith("Served only (2 calls)")
+    cost = view.table.item(1, COLUMNS.index("Cost/call"))
+    assert cost is not None and cost.toolTip().startswith("Over 2 served calls")
+    assert rows[1][COLUMNS.index("Cost/call")] == "$0.0000800"
+
+    view.table.clearSelection()
+    view.table.selectRow(1)
+    lines = view.diff.toPlainText().splitlines()
+    assert f"-template: {OLD}" in lines and f"+template: {NEW}" in lines
+    assert view.restore_selected() is True
+    qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
+    assert [_text(view.table.item(r, 0)) for r in range(2)] == ["", "*"]
+    served_file = tmp_path / "served.agent.yaml"
+    served_file.write_bytes(served_bytes)
+    assert document.agent.to_data() == load_agent(served_file).to_data()
+    document.undo_stack.undo()
+    tool = document.agent.metadata.tool("book_flight")
+    assert tool is not None and tool.prompt == NEW
+    window.close()
+
+
+async def _serve_twice(path: Path, location: Path) -> None:
+    """Two calls of the tool served by a real ``AgentServer`` recording to ``location``."""
+    async with (
+        AgentServer(load_served_agents([path]), history=str(location)) as served,
+        Client(served.server) as client,
+    ):
+        for destination in ("Oslo", "Rome"):
+            result = await client.call_tool("book_flight", {"destination": destination})
+            assert not result.is_error, result.content

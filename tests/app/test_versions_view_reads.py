@@ -126,7 +126,7 @@ def test_a_history_that_cannot_be_read_is_said_in_the_tab(qtbot: QtBot, tmp_path
     view = window.open_versions_tab(document)
     assert isinstance(view, VersionsView)
     qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
-    assert view.note.text().startswith("No test run of book_flight is recorded yet")
+    assert view.note.text().startswith("No run of book_flight is recorded yet")
     window.close_history_store()  # as when the window closes while the tab reads
     with qtbot.waitSignal(view.read_done, timeout=5_000):
         view.refresh()

@@ -89,7 +89,7 @@ def test_a_version_5_sqlite_database_gains_the_caller_column_in_place(tmp_path: 
     assert rows["words"].caller == CALLER
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 8
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 9
     finally:
         raw.close()
 
@@ -111,8 +111,8 @@ def test_a_version_5_postgresql_database_gains_the_caller_column_in_place(
     assert rows["old"].caller is None
     assert rows["words"].caller == CALLER
     with psycopg.connect(postgres_url) as raw:
-        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(8,)]
-    assert PG_SCHEMA_VERSION == 8
+        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(9,)]
+    assert PG_SCHEMA_VERSION == 9
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

@@ -197,7 +197,7 @@ def test_a_version_2_database_keeps_its_rows_and_gains_the_indexes_and_summaries
     with HistoryStore(path) as store:
         raw = sqlite3.connect(path)
         try:
-            assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+            assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
             tables = _names(raw, "table")
             counts = [
                 raw.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
@@ -395,7 +395,7 @@ def test_the_default_store_path_gets_the_current_schema(metaagent_home: Path) ->
         _many(store, 1)
     raw = sqlite3.connect(metaagent_home / "history.sqlite3")
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
         assert "threads_by_key" in _names(raw, "index")
         assert "case_runs_by_thread" in _names(raw, "index")
         assert "turn_claims" in _names(raw, "table")

@@ -174,7 +174,7 @@ def test_a_version_4_sqlite_database_gains_the_case_threads_in_place(tmp_path: P
         assert row.case == CaseMark("c", "x:y", "m")
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 8
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 9
     finally:
         raw.close()
 
@@ -201,5 +201,5 @@ def test_a_version_4_postgresql_database_gains_the_case_threads_in_place(
         (row,) = store.conversations(ALL).rows
         assert row.case == CaseMark("c", "x:y", "m")
     with psycopg.connect(postgres_url) as raw:
-        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(8,)]
-    assert PG_SCHEMA_VERSION == 8
+        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(9,)]
+    assert PG_SCHEMA_VERSION == 9

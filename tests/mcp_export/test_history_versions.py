@@ -103,7 +103,7 @@ def test_a_version_6_sqlite_database_gains_cost_and_version_columns_in_place(
     assert (rows["oslo"].cost_usd, rows["oslo"].fingerprint) == (0.00008, NEW)
     raw = sqlite3.connect(path)
     try:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 8
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 9
         indexes = {row[1] for row in raw.execute("PRAGMA index_list(case_runs)")}
         assert "case_runs_by_version" in indexes
     finally:
@@ -131,8 +131,8 @@ def test_a_version_6_postgresql_database_gains_cost_and_version_columns_in_place
     assert (rows["old"].cost_usd, rows["old"].fingerprint) == (None, None)
     assert (rows["oslo"].cost_usd, rows["oslo"].fingerprint) == (0.00008, NEW)
     with psycopg.connect(postgres_url) as raw:
-        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(8,)]
-    assert PG_SCHEMA_VERSION == 8
+        assert raw.execute("SELECT version FROM history_schema").fetchall() == [(9,)]
+    assert PG_SCHEMA_VERSION == 9
 
 
 def test_a_tools_versions_have_the_same_figures_on_both_backends(store_location: str) -> None:

@@ -17,6 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import psycopg
 import pytest
@@ -118,15 +119,14 @@ def _booked(body: RequestBody) -> Reply:
     return text("Booked AF123.", usage=(20, 5))
 
 
-@pytest.mark.anyio
-async def test_metaagent_versions_lists_a_served_only_version_and_diffs_it_with_a_tested_one(
+def test_metaagent_versions_lists_a_served_only_version_and_diffs_it_with_a_tested_one(
     tmp_path: Path,
 ) -> None:
     home = Path(os.environ["METAAGENT_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     with FakeOpenAIServer(responder=_booked) as model:
         path = _agent(tmp_path, model, SERVED)
-        await _serve(path, str(home / "history.sqlite3"), "Oslo", "Rome")
+        anyio.run(_serve, path, str(home / "history.sqlite3"), "Oslo", "Rome")
         served = tool_version(load_agent(path), load_agent(path).tools[0]).fingerprint
         path = _agent(tmp_path, model, TESTED)
         assert metaagent("test", str(path)).returncode == 0
