@@ -24,6 +24,7 @@ import pytest
 from mcp import Client
 
 from mcp_export.history import pg_schema, schema
+from mcp_export.history.conversation_totals import PG_TOTALS
 from mcp_export.history.store import HistoryStore, open_store
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from mcp_export.versions.fingerprint import tool_version
@@ -113,6 +114,27 @@ async def test_a_version_only_served_is_listed_with_its_calls_time_tokens_and_co
     assert (cells[3], cells[4]) == ("0 + 3 served", "—")  # unknown, never 0 %
     data = listed.as_json()
     assert (data["runs"], data["servedCalls"], data["passRate"]) == (0, 3, None)
+
+
+@pytest.mark.anyio
+async def test_a_served_versions_record_keeps_no_secret(
+    tmp_path: Path, store_location: str
+) -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    with FakeOpenAIServer([text("Booked AF1.")]) as model:
+        path = write_agent(
+            tmp_path / "desk.agent.yaml",
+            base_url=model.base_url,
+            tools=[book_tool()],
+            system_prompt=f"Use the key {key} nowhere.",
+        )
+        await _serve(path, store_location, "Oslo")
+    agent = load_agent(path)
+    version = tool_version(agent, agent.tools[0])
+    with open_store(store_location) as store:
+        record = store.stored_version(str(path.resolve()), "book_flight", version.fingerprint)
+    assert record is not None and record["systemPrompt"] == "Use the key [redacted] nowhere."
+    assert key not in json.dumps(record)
 
 
 def _booked(body: RequestBody) -> Reply:
@@ -241,7 +263,7 @@ def test_a_version_8_postgresql_database_gains_the_served_versions_in_place(
             + pg_schema._APPLY
             + pg_schema._WRITERS
             + pg_schema._MESSAGES_TEXT
-            + pg_schema.PG_TOTALS
+            + PG_TOTALS
         )
         raw.execute("CREATE TABLE history_schema (version integer NOT NULL)")
         raw.execute("INSERT INTO history_schema (version) VALUES (8)")
