@@ -355,6 +355,10 @@ def _cost_counts(version: VersionSummary) -> str:
 
 
 def _cells(version: VersionSummary) -> tuple[str, ...]:
-    """The row of ``version``: the CLI's cells but the runs, which Passed shows (2/3)."""
+    """The row of ``version``: the CLI's cells but the runs, which Passed shows (2/3; for a
+    version only served, its pass rate unknown and its calls: ``— (3 served)``)."""
     cells = version.cells(version.last_at.astimezone().strftime("%Y-%m-%d %H:%M"))
+    if not version.runs:
+        passed = f"{cells[_RUNS + 1]} ({version.served_calls} served)"
+        cells = (*cells[: _RUNS + 1], passed, *cells[_RUNS + 2 :])
     return cells[:_RUNS] + cells[_RUNS + 1 :]

@@ -127,6 +127,8 @@ class ToolTestRecord:
                     arguments=arguments,
                     filled_prompt=prompt,
                     caller=TEST_CALLER,
+                    fingerprint=self._tool.fingerprint,
+                    version=self._tool.version.decisive,
                 )
             except ExportError as exc:
                 logger.warning("history: %s; this test run is not recorded", exc)

@@ -142,7 +142,8 @@ def test_a_version_only_served_is_listed_and_restored_exactly(qtbot: QtBot, tmp_
         for r in range(view.table.rowCount())
     ]
     assert [row[0] for row in rows] == ["*", ""]
-    assert [row[3] for row in rows] == ["0/1 (0%)", "—"]  # served only: unknown, never 0 %
+    # Served only: the pass rate unknown, never 0 %, and its calls.
+    assert [row[3] for row in rows] == ["0/1 (0%)", "— (2 served)"]
     passed = view.table.item(1, COLUMNS.index("Passed"))
     assert passed is not None and passed.toolTip().startswith("Served only (2 calls)")
     cost = view.table.item(1, COLUMNS.index("Cost/call"))

@@ -27,6 +27,7 @@ from mcp_export.history import pg_schema, schema
 from mcp_export.history.conversation_totals import PG_TOTALS
 from mcp_export.history.store import HistoryStore, open_store
 from mcp_export.server.agent_server import AgentServer, load_served_agents
+from mcp_export.server.tool_test import ToolTestRecord
 from mcp_export.versions.fingerprint import tool_version
 from mcp_export.versions.query import tool_versions
 from schema_types.files.agent_file import load_agent
@@ -135,6 +136,26 @@ async def test_a_served_versions_record_keeps_no_secret(
         record = store.stored_version(str(path.resolve()), "book_flight", version.fingerprint)
     assert record is not None and record["systemPrompt"] == "Use the key [redacted] nowhere."
     assert key not in json.dumps(record)
+
+
+def test_the_studios_tool_test_records_its_version(tmp_path: Path) -> None:
+    path = write_agent(tmp_path / "desk.agent.yaml", tools=[book_tool()])
+    agent = load_agent(path)
+    version = tool_version(agent, agent.tools[0])
+    with HistoryStore(tmp_path / "h.sqlite3") as store:
+        record = ToolTestRecord(
+            agent,
+            "book_flight",
+            arguments={"destination": "Oslo"},
+            prompt="Book a flight to Oslo.",
+            history=store,
+            agent_path=path,
+        )
+        record.cancelled()  # the tab closed before it ended: the call is over
+        (listed,) = tool_versions(store, path, "book_flight", version)
+        kept = store.stored_version(str(path.resolve()), "book_flight", version.fingerprint)
+    assert (listed.fingerprint, listed.runs, listed.served_calls) == (version.fingerprint, 0, 1)
+    assert kept == version.decisive
 
 
 def _booked(body: RequestBody) -> Reply:
