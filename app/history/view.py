@@ -50,6 +50,7 @@ from app.history.model import (
     ALL,
     CASE,
     COLUMNS,
+    CONVERSATION_COST,
     ERROR_COLOR,
     HistoryEntry,
     HistoryTableModel,
@@ -552,10 +553,12 @@ class _ElideMiddle(QStyledItemDelegate):
 def _size_columns(table: QTableView) -> None:
     """Column widths from the font (the widest value a column can hold, or its header's longest
     line), not from the rows: sizing to contents asks every row for every column (~90 000
-    ``data`` calls for 500 rows). The title comes early, 40 characters wide (a longer one is
-    elided; its tooltip and the transcript have all of it), the figures after it; the last
-    column (the tool, which a run's title names too) takes what is left, and the table scrolls
-    sideways when the pane is narrower."""
+    ``data`` calls for 500 rows). The conversation's cost comes before the title, so that at
+    1024 px it is in sight with the start, the kind and the case (the title then shows its first
+    words); the title is some 30 characters wide (a longer one is elided; its tooltip and the
+    transcript have all of it), the other figures after it, the time in sight at 1280 px; the
+    last column (the tool, which a run's title names too) takes what is left, and the table
+    scrolls sideways when the pane is narrower."""
     header = table.horizontalHeader()
     header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
     metrics = QFontMetrics(table.font())
@@ -563,12 +566,13 @@ def _size_columns(table: QTableView) -> None:
     widest = {
         "Started": "2026-12-31 23:59:59",
         "Kind": "served call",
-        CASE: "evening-in-tokyo · gpt-4o-mini",
+        CASE: "evening-in-tokyo · gpt-4o",  # elided in the middle beyond
         "Tool": "check_weather",
         "Status": "complete",
         CONVERSATION_TIME: "59 min 59 s",
         CONVERSATION_TOKENS: "888888 in / 88888 out",
-        "Title": "book_flight: Book a flight to Oslo for",
+        CONVERSATION_COST: "≥ $0.000888",
+        "Title": "find_hotel: Find a hotel in Oslo",
     }
     for column, name in enumerate(COLUMNS):
         lines = header_text(name).splitlines()

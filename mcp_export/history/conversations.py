@@ -60,7 +60,9 @@ __all__ = [
     "has_conversations",
 ]
 
-ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title", "case"]
+ConversationOrder = Literal[
+    "started", "kind", "tool", "status", "time", "tokens", "cost", "title", "case"
+]
 Position = tuple[Any, int]
 """Where a page ended: the sort value and the rowid of its last row."""
 
@@ -72,11 +74,14 @@ ORDERS: dict[ConversationOrder, str] = {
     "time": "coalesce(t.duration_ms, -1)",
     "tokens": "CASE WHEN t.tokens_in IS NULL AND t.tokens_out IS NULL THEN -1 "
     "ELSE coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0) END",
+    "cost": "CASE WHEN t.calls = 0 THEN -2 ELSE coalesce(t.cost_usd, -1) END",
     "title": "lower(t.title)",
     "case": "coalesce((SELECT c.case_name || ' ' || c.model FROM case_runs AS c "
     "WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1), '')",
 }
-"""The SQL value each order sorts by (unknown figures sort below every known one)."""
+"""The SQL value each order sorts by (unknown figures sort below every known one; a cost sorts
+by the sum of the known costs, a lower bound among the exact ones, and a conversation with no
+call that ended below an unknown cost)."""
 
 _THREAD_COLUMNS = (
     "id",
