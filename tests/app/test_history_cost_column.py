@@ -155,3 +155,27 @@ def test_the_cost_column_is_in_sight_at_1024_px_with_the_start_kind_and_case(
     for name in ("Started", "Kind", "Case · model", CONVERSATION_COST):
         assert ends[name] <= shown, (name, ends, shown)
     assert header.sectionSize(COST) >= wide
+
+
+def test_a_wide_pane_gives_the_title_its_room_unless_the_person_sized_it(
+    qtbot: QtBot, tmp_path: Path, metaagent_home: Path
+) -> None:
+    with HistoryStore(tmp_path / "h.sqlite3") as store:
+        agent = _history(tmp_path, metaagent_home, store)
+        view = _view(qtbot, store, agent)
+        view.resize(1920, 1080)
+        qtbot.waitExposed(view)
+        header = view.table.horizontalHeader()
+        title = COLUMNS.index("Title")
+        metrics = view.table.fontMetrics()
+        hotel = metrics.horizontalAdvance("find_hotel: Find a hotel in Bergen.")
+        qtbot.waitUntil(lambda: header.sectionSize(title) > hotel + 8, timeout=5000)
+        tool = header.sectionPosition(len(COLUMNS) - 1)
+        in_sight = tool + metrics.horizontalAdvance("find_hotel") < view.table.viewport().width()
+        header.resizeSection(title, 150)  # the person's width stays
+        wide = view.table.viewport().width()
+        view.resize(1800, 1000)
+        qtbot.waitUntil(lambda: view.table.viewport().width() < wide, timeout=5000)
+        kept = header.sectionSize(title)
+    assert in_sight  # the tool, too
+    assert kept == 150
