@@ -283,12 +283,24 @@ def conversation_page(
             boundary = (found[0], int(found[1]))
             where.append(f"({key}, t.rowid) {within} (?, ?)")
             values.extend(boundary)
-    rows = conn.execute(
-        f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position "
+    chosen = (
         "FROM threads AS t LEFT JOIN runs AS r ON r.id = t.first_run "
-        f"WHERE {' AND '.join(where + conditions)} {sort} LIMIT ?",
-        (*values, *matching_values, limit),
+        f"WHERE {' AND '.join(where + conditions)} {sort} LIMIT ?"
     )
+    if order == "started":  # read in the index's order: the page's rows are the first found
+        statement = f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position {chosen}"
+    else:
+        # Sorted rows: the page is chosen by the sort value alone, and only its rows get their
+        # columns (a row that enters the sort's top rows on the way has them read otherwise, and
+        # with many equal values, such as an unknown cost, nearly every row enters).
+        statement = (
+            f"SELECT {_SELECT}, page.sort_value AS sort_value, page.position AS position "
+            f"FROM (SELECT {key} AS sort_value, t.rowid AS position {chosen}) AS page "
+            "JOIN threads AS t ON t.rowid = page.position "
+            "LEFT JOIN runs AS r ON r.id = t.first_run "
+            f"ORDER BY page.sort_value {direction}, page.position {direction}"
+        )
+    rows = conn.execute(statement, (*values, *matching_values, limit))
     found_rows = list(dicts(rows))
     records = [_conversation(row) for row in found_rows]
     if len(found_rows) == limit:
