@@ -4,7 +4,9 @@ time.
 
 A row is a conversation (a thread): a chat, a tool test and its follow-up turns, a served or CLI
 call and the calls that continued it. Its figures are the conversation's, labelled as the chat
-tab labels them (``mcp_export.history.figures``). :class:`HistoryTableModel` filters by tool,
+tab labels them (``mcp_export.history.figures``), with what its calls cost in all (the thread
+row's own total: ``$0.00209``, ``≥ $0.000584``, ``unknown``; empty while no call has ended; a
+call and 100 calls in the tooltip). :class:`HistoryTableModel` filters by tool,
 status and text and sorts by a column in the store's own query (``HistoryStore.conversations``,
 keyset pages over the thread rows' summaries), holds the rows read so far and reads the next
 page when the view scrolls to the end (``canFetchMore``/``fetchMore``). A filter that matches
@@ -64,6 +66,7 @@ __all__ = [
     "CASE",
     "CASE_RUN",
     "COLUMNS",
+    "CONVERSATION_COST",
     "ENTRY_ROLE",
     "ERROR_COLOR",
     "HistoryEntry",
@@ -80,10 +83,12 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 ALL = ""  # a filter value that lets every row through
 
 CASE = "Case · model"
+CONVERSATION_COST = "Cost of the conversation"
 COLUMNS = (
     "Started",
     "Kind",
     CASE,
+    CONVERSATION_COST,
     "Title",
     "Status",
     CONVERSATION_TIME,
@@ -98,9 +103,10 @@ _ORDERS: dict[str, ConversationOrder] = {
     "Status": "status",
     CONVERSATION_TIME: "time",
     CONVERSATION_TOKENS: "tokens",
+    CONVERSATION_COST: "cost",
     "Title": "title",
 }
-_NUMERIC = {CONVERSATION_TIME, CONVERSATION_TOKENS}
+_NUMERIC = {CONVERSATION_TIME, CONVERSATION_TOKENS, CONVERSATION_COST}
 _KIND_LABELS: dict[str, str] = {
     "chat": "chat",
     "tool-test": "test",
@@ -169,6 +175,12 @@ class HistoryEntry:
         if self.case is not None:
             return self.case.cost_text()
         return self.cost.text() if self.cost is not None and self.run is not None else ""
+
+    @property
+    def total_cost_text(self) -> str:
+        """What its calls cost in all: ``$0.00209``, ``≥ $0.000584`` (a part is unknown) or
+        ``unknown``; "" while none has ended (a chat)."""
+        return self.cost.total.text() if self.cost is not None else ""
 
     @property
     def case_label(self) -> str:
@@ -478,6 +490,8 @@ def _display(entry: HistoryEntry, column: str) -> str:
         return format_duration(entry.duration_ms)
     if column == CONVERSATION_TOKENS:
         return entry.figures.tokens()
+    if column == CONVERSATION_COST:
+        return entry.total_cost_text
     values = {
         "Kind": entry.kind,
         CASE: entry.case_label,

@@ -23,20 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
-from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTableView,
     QTextBrowser,
     QVBoxLayout,
@@ -46,14 +42,13 @@ from PySide6.QtWidgets import (
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from app.history.caller_runs import caller_facts, caller_part
+from app.history.columns import ColumnWidths
 from app.history.model import (
     ALL,
-    CASE,
     COLUMNS,
     ERROR_COLOR,
     HistoryEntry,
     HistoryTableModel,
-    header_text,
     local_time,
 )
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
@@ -181,10 +176,7 @@ class HistoryView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        _size_columns(self.table)
-        # A case's name and its model both stay in sight when the column is narrow.
-        self._middle = _ElideMiddle(self.table)
-        self.table.setItemDelegateForColumn(COLUMNS.index(CASE), self._middle)
+        self._columns = ColumnWidths(self.table)
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
@@ -537,43 +529,3 @@ def _message_html(message: StoredMessage) -> str:
 
 def _same(a: HistoryEntry, b: HistoryEntry) -> bool:
     return a.thread_id == b.thread_id
-
-
-class _ElideMiddle(QStyledItemDelegate):
-    """Cells elided in the middle (``Booking ref…budget-model``), not at the end."""
-
-    def initStyleOption(  # noqa: N802
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
-        super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideMiddle
-
-
-def _size_columns(table: QTableView) -> None:
-    """Column widths from the font (the widest value a column can hold, or its header's longest
-    line), not from the rows: sizing to contents asks every row for every column (~90 000
-    ``data`` calls for 500 rows). The title comes early, 40 characters wide (a longer one is
-    elided; its tooltip and the transcript have all of it), the figures after it; the last
-    column (the tool, which a run's title names too) takes what is left, and the table scrolls
-    sideways when the pane is narrower."""
-    header = table.horizontalHeader()
-    header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-    metrics = QFontMetrics(table.font())
-    header_metrics = QFontMetrics(header.font())
-    widest = {
-        "Started": "2026-12-31 23:59:59",
-        "Kind": "served call",
-        CASE: "evening-in-tokyo · gpt-4o-mini",
-        "Tool": "check_weather",
-        "Status": "complete",
-        CONVERSATION_TIME: "59 min 59 s",
-        CONVERSATION_TOKENS: "888888 in / 88888 out",
-        "Title": "book_flight: Book a flight to Oslo for",
-    }
-    for column, name in enumerate(COLUMNS):
-        lines = header_text(name).splitlines()
-        label = max(header_metrics.horizontalAdvance(line) for line in lines)
-        width = max(metrics.horizontalAdvance(widest[name]), label)
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(column, width + 24)  # the cell's margins and the sort arrow
-    header.setStretchLastSection(True)

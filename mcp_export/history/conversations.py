@@ -60,7 +60,9 @@ __all__ = [
     "has_conversations",
 ]
 
-ConversationOrder = Literal["started", "kind", "tool", "status", "time", "tokens", "title", "case"]
+ConversationOrder = Literal[
+    "started", "kind", "tool", "status", "time", "tokens", "cost", "title", "case"
+]
 Position = tuple[Any, int]
 """Where a page ended: the sort value and the rowid of its last row."""
 
@@ -72,11 +74,14 @@ ORDERS: dict[ConversationOrder, str] = {
     "time": "coalesce(t.duration_ms, -1)",
     "tokens": "CASE WHEN t.tokens_in IS NULL AND t.tokens_out IS NULL THEN -1 "
     "ELSE coalesce(t.tokens_in, 0) + coalesce(t.tokens_out, 0) END",
+    "cost": "CASE WHEN t.calls = 0 THEN -2 ELSE coalesce(t.cost_usd, -1) END",
     "title": "lower(t.title)",
     "case": "coalesce((SELECT c.case_name || ' ' || c.model FROM case_runs AS c "
     "WHERE c.thread_id = t.id ORDER BY c.id LIMIT 1), '')",
 }
-"""The SQL value each order sorts by (unknown figures sort below every known one)."""
+"""The SQL value each order sorts by (unknown figures sort below every known one; a cost sorts
+by the sum of the known costs, a lower bound among the exact ones, and a conversation with no
+call that ended below an unknown cost)."""
 
 _THREAD_COLUMNS = (
     "id",
@@ -278,12 +283,24 @@ def conversation_page(
             boundary = (found[0], int(found[1]))
             where.append(f"({key}, t.rowid) {within} (?, ?)")
             values.extend(boundary)
-    rows = conn.execute(
-        f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position "
+    chosen = (
         "FROM threads AS t LEFT JOIN runs AS r ON r.id = t.first_run "
-        f"WHERE {' AND '.join(where + conditions)} {sort} LIMIT ?",
-        (*values, *matching_values, limit),
+        f"WHERE {' AND '.join(where + conditions)} {sort} LIMIT ?"
     )
+    if order == "started":  # read in the index's order: the page's rows are the first found
+        statement = f"SELECT {_SELECT}, {key} AS sort_value, t.rowid AS position {chosen}"
+    else:
+        # Sorted rows: the page is chosen by the sort value alone, and only its rows get their
+        # columns (a row that enters the sort's top rows on the way has them read otherwise, and
+        # with many equal values, such as an unknown cost, nearly every row enters).
+        statement = (
+            f"SELECT {_SELECT}, page.sort_value AS sort_value, page.position AS position "
+            f"FROM (SELECT {key} AS sort_value, t.rowid AS position {chosen}) AS page "
+            "JOIN threads AS t ON t.rowid = page.position "
+            "LEFT JOIN runs AS r ON r.id = t.first_run "
+            f"ORDER BY page.sort_value {direction}, page.position {direction}"
+        )
+    rows = conn.execute(statement, (*values, *matching_values, limit))
     found_rows = list(dicts(rows))
     records = [_conversation(row) for row in found_rows]
     if len(found_rows) == limit:
