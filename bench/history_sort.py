@@ -28,8 +28,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench.history_open import AGENT, _fill  # noqa: E402
+from history_open import AGENT, _fill  # noqa: E402
+
 from mcp_export.history import conversations  # noqa: E402
 from mcp_export.history.schema import agent_key  # noqa: E402
 
