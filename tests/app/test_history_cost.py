@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import mcp_types as types
 from mcp import Client
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -21,25 +20,12 @@ from app.history.view import HistoryView
 from mcp_export.history.figures import CONVERSATION_TOKENS
 from mcp_export.history.store import HistoryStore
 from mcp_export.server.agent_server import AgentServer, load_served_agents
+from tests.app._served import CLIENT, serve_call
 from tests.fakes._script import text, tool_call_without_usage
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
-CLIENT = types.Implementation(name="test-client", version="9.9")
 PRICES = {"openai:fake-model": {"input": 0.4, "output": 1.6}}
-
-
-def _serve(agent: Path, store: HistoryStore, tool: str, destination: str) -> None:
-    async def call() -> None:
-        async with (
-            AgentServer(load_served_agents([agent]), history=store) as served,
-            Client(served.server, mode="legacy", client_info=CLIENT) as client,
-        ):
-            result = await client.call_tool(tool, {"destination": destination})
-            assert not result.is_error, result.content
-
-    anyio.run(call)
-    store.flush()
 
 
 def _view(qtbot: QtBot, store: HistoryStore, agent: Path) -> HistoryView:
@@ -71,8 +57,8 @@ def test_a_served_calls_cost_shows_per_call_and_per_100_calls(qtbot: QtBot, tmp_
             settings={"prices": PRICES},
         )
         with HistoryStore(tmp_path / "h.sqlite3") as store:
-            _serve(agent, store, "book_flight", "Oslo")
-            _serve(agent, store, "find_hotel", "Bergen")
+            serve_call(agent, store, "book_flight", "Oslo")
+            serve_call(agent, store, "find_hotel", "Bergen")
             view = _view(qtbot, store, agent)
             flight, hotel = _row(view, "book_flight"), _row(view, "find_hotel")
             table = view.table.model()
@@ -102,7 +88,7 @@ def test_a_served_call_of_a_model_without_a_price_shows_cost_unknown(
     with FakeOpenAIServer([text("Booked Oslo.", usage=(1000, 200))]) as model:
         agent = write_agent(tmp_path / "a.agent.yaml", base_url=model.base_url)
         with HistoryStore(tmp_path / "h.sqlite3") as store:
-            _serve(agent, store, "book_flight", "Oslo")
+            serve_call(agent, store, "book_flight", "Oslo")
             view = _view(qtbot, store, agent)
             view.open_entry(0)
             shown = view.transcript.toPlainText()

@@ -13,35 +13,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
-import mcp_types as types
-from mcp import Client
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.history.model import COLUMNS, CONVERSATION_COST
 from app.history.view import HistoryView
 from mcp_export.history.store import HistoryStore
-from mcp_export.server.agent_server import AgentServer, load_served_agents
+from tests.app._served import serve_call
 from tests.fakes._script import text, tool_call_without_usage
 from tests.fakes.mcp_clients import book_tool, time_server, write_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 
-CLIENT = types.Implementation(name="test-client", version="9.9")
 COST = COLUMNS.index(CONVERSATION_COST)
-
-
-def _serve(agent: Path, store: HistoryStore, tool: str, destination: str) -> None:
-    async def call() -> None:
-        async with (
-            AgentServer(load_served_agents([agent]), history=store) as served,
-            Client(served.server, mode="legacy", client_info=CLIENT) as client,
-        ):
-            result = await client.call_tool(tool, {"destination": destination})
-            assert not result.is_error, result.content
-
-    anyio.run(call)
-    store.flush()
 
 
 def _history(tmp_path: Path, home: Path, store: HistoryStore) -> Path:
@@ -66,10 +49,10 @@ def _history(tmp_path: Path, home: Path, store: HistoryStore) -> Path:
             ],
             mcp_servers={"time": time_server()},
         )
-        _serve(agent, store, "book_flight", "Oslo")
-        _serve(agent, store, "find_hotel", "Bergen")
+        serve_call(agent, store, "book_flight", "Oslo")
+        serve_call(agent, store, "find_hotel", "Bergen")
         prices.unlink()
-        _serve(agent, store, "rent_car", "Rome")
+        serve_call(agent, store, "rent_car", "Rome")
     store.create_thread(
         agent_path=str(agent), agent_name="Travel Desk", title="Hello, about Oslo", kind="chat"
     )
