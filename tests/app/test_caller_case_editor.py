@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 from app.document.agent_document import AgentDocument
 from app.errors import reporter
 from schema_types.files.agent_file import load_agent
+from tests.app._tables import pick_row
 from tests.app.test_tests_panel import click, open_editor, show_tests, type_into
 from tests.fakes.mcp_clients import book_tool, write_agent
 
@@ -116,7 +117,7 @@ def test_new_caller_case_asks_for_a_request_and_typing_it_is_one_undo_step(
     assert editor.arguments.isVisible() and not editor.ask.isVisible()
     document.undo_stack.redo()
     document.undo_stack.redo()
-    panel.table.selectRow(1)
+    pick_row(panel.table, 1)
     assert editor.ask.edit.toPlainText() == "Fly me to Oslo tomorrow"
     assert reporter().history == []
 
@@ -179,11 +180,11 @@ def test_the_caller_picks_and_fills_are_expectations_with_undo_and_the_reasons_s
     assert "arguments" not in cases_of(document)[0].expect.to_data()  # empty: any arguments
 
     # The ordinary case beside it shows its arguments and no caller rows.
-    panel.table.selectRow(1)
+    pick_row(panel.table, 1)
     assert panel.selected_case() == "oslo"
     assert editor.arguments.isVisible() and not editor.ask.isVisible()
     assert not picks.isVisible() and not fills.isVisible()
-    panel.table.selectRow(0)
+    pick_row(panel.table, 0)
     assert editor.ask.isVisible() and picks.isVisible()
 
     document.save()

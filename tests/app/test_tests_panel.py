@@ -24,6 +24,7 @@ from app.tool_editor.editor import ToolEditor
 from app.tool_editor.tests_panel import EMPTY_TEXT, TestsPanel
 from mcp_export.history.store import HistoryStore
 from schema_types.files.agent_file import load_agent
+from tests.app._tables import pick_row
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.mcp_clients import book_tool, write_agent
@@ -273,7 +274,7 @@ def test_renaming_duplicating_and_deleting_cases_each_undo_in_one_step(
     assert panel.selected_case() == "rome"  # the copy went: the case now in its row
     document.undo_stack.undo()
     assert [c.name for c in cases_of(document)] == ["oslo", "rome"]
-    panel.table.selectRow(0)
+    pick_row(panel.table, 0)
     assert panel.editor.name_edit.text() == "oslo" and panel.selected_case() == "oslo"
 
 

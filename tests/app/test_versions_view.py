@@ -18,6 +18,7 @@ from app.versions.view import COLUMNS, SAME_AS_EDITOR, VersionsView
 from mcp_export.costs.prices import PRICES_FILE
 from mcp_export.server.agent_server import AgentServer, load_served_agents
 from schema_types.files.agent_file import load_agent
+from tests.app._tables import pick_row
 from tests.app._windows import studio_window
 from tests.fakes._script import Reply, RequestBody, text
 from tests.fakes.cli import metaagent
@@ -84,7 +85,7 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     assert view.note.text().startswith("2 version(s) of book_flight, newest first")
 
     view.table.clearSelection()
-    view.table.selectRow(1)  # the older one against the editor's
+    pick_row(view.table, 1)  # the older one against the editor's
     lines = view.diff.toPlainText().splitlines()
     assert f"-template: {OLD}" in lines and f"+template: {NEW}" in lines
     model_index = view.table.model().index(0, 0)
@@ -95,12 +96,11 @@ def test_the_versions_tab_lists_recorded_versions_and_diffs_them(
     lines = view.diff.toPlainText().splitlines()
     assert lines[0] == f"--- {rows[1][1]}" and lines[1] == f"+++ {rows[0][1]}"
     assert f"+template: {NEW}" in lines
-    view.table.clearSelection()  # selectRow adds to the selection while Ctrl reads as held
-    view.table.selectRow(0)
+    pick_row(view.table, 0)
     assert view.diff.toPlainText() == SAME_AS_EDITOR
 
     # Restore the older version: one undo step; the agent is the old file's agent again.
-    view.table.selectRow(1)
+    pick_row(view.table, 1)
     assert view.restore_selected() is True
     qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
     tool = document.agent.metadata.tool("book_flight")
@@ -151,7 +151,7 @@ def test_a_version_only_served_is_listed_and_restored_exactly(qtbot: QtBot, tmp_
     assert rows[1][COLUMNS.index("Cost/call")] == "$0.0000800"
 
     view.table.clearSelection()
-    view.table.selectRow(1)
+    pick_row(view.table, 1)
     lines = view.diff.toPlainText().splitlines()
     assert f"-template: {OLD}" in lines and f"+template: {NEW}" in lines
     assert view.restore_selected() is True

@@ -15,6 +15,7 @@ from mcp_export.history.schema import agent_key
 from mcp_export.history.store import HistoryStore
 from mcp_export.versions.fingerprint import tool_version
 from schema_types.files.agent_file import load_agent
+from tests.app._tables import pick_row
 from tests.app._windows import studio_window
 from tests.fakes.mcp_clients import book_tool, write_agent
 
@@ -187,7 +188,7 @@ def test_an_edit_moves_the_editors_mark_and_undo_brings_it_back(
     qtbot.waitUntil(lambda: not view.reading, timeout=5_000)
     marks = lambda: [row[0] for row in _rows(view)]  # noqa: E731
     assert marks() == ["", "*"]  # the older run is "c…", the newest the editor's
-    view.table.selectRow(1)
+    pick_row(view.table, 1)
     assert view.diff.toPlainText() == SAME_AS_EDITOR
     document.set_field(
         ("metadata", "tools", 0, "prompt"), "Book {destination} now.", text="Edit the template"
