@@ -39,6 +39,7 @@ __all__ = [
     "CallerResult",
     "CallerSetup",
     "caller_unavailable",
+    "failed_before_caller",
     "prepare_callers",
     "run_caller_case",
     "served_name",
@@ -285,6 +286,19 @@ def caller_unavailable(
     """The result of a caller case whose caller model cannot be used at all (an unknown
     provider, a key that is not set): failed at step ``caller`` with ``reason``."""
     failure = Failure("caller", f"the caller model {caller_model} cannot be used: {reason}")
+    return failed_before_caller(tool, case, caller_model, attempt, failure, served_model)
+
+
+def failed_before_caller(
+    tool: ToolDefinition,
+    case: TestCase,
+    caller_model: str,
+    attempt: int,
+    failure: Failure,
+    served_model: str,
+) -> CallerResult:
+    """A caller case's run that ended before its caller model answered, at step ``caller``,
+    with ``failure`` (its message is the run's outcome)."""
     return CallerResult(
         tool.name,
         case.name,

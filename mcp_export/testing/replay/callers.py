@@ -31,10 +31,11 @@ from mcp_export.testing.callers.offer import OfferedTool, merge_offers
 from mcp_export.testing.callers.runner import (
     CallerResult,
     CallerSetup,
+    failed_before_caller,
     run_caller_case,
 )
 from mcp_export.testing.case import JudgeFor
-from mcp_export.testing.expect import CallOutcome, Failure
+from mcp_export.testing.expect import Failure
 from mcp_export.testing.replay.cases import (
     CaseServers,
     CaseStandIns,
@@ -138,19 +139,7 @@ def _failed(
     served_model: str,
 ) -> CallerResult:
     failure = Failure("replay", text)
-    return CallerResult(
-        tool.name,
-        case.name,
-        caller_model,
-        attempt,
-        False,
-        (failure,),
-        CallOutcome(text, True, 0.0),
-        step="caller",
-        served_model=served_model,
-        description=tool.description,
-        ask=case.ask or "",
-    )
+    return failed_before_caller(tool, case, caller_model, attempt, failure, served_model)
 
 
 def _replay_tape(where: Path, served_model: str) -> Tape | str:
