@@ -104,6 +104,28 @@ def test_replay_without_a_recording_says_how_to_make_one(tmp_path: Path) -> None
     assert "record it with metaagent test --record" in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("\x00\x1b[31m{{{", "cannot be read (Expecting value"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "nested too deeply to be a recording"),
+    ],
+    ids=["control characters", "nested 100 000 deep"],
+)
+def test_a_hostile_recording_fails_its_case_saying_so(tmp_path: Path, text: str, said: str) -> None:
+    path, recorded = _record(tmp_path)
+    assert recorded.returncode == 0, recorded.stdout
+    (fixture,) = path.parent.glob("desk.agent.yaml.replay/book_flight/*.json")
+    fixture.write_text(text, encoding="utf-8")
+
+    done = replay_offline(path)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert said in done.stdout and "record it with metaagent test --record" in done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().endswith(NOTHING_OPENED), done.stderr
+
+
 @pytest.mark.parametrize("flags", [("--record", "--replay")])
 def test_record_and_replay_together_are_refused(tmp_path: Path, flags: tuple[str, ...]) -> None:
     done = subprocess.run(

@@ -320,6 +320,11 @@ class Fixture:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise FixtureError(f"the recording {path} cannot be read ({exc}): {again}") from None
+        except RecursionError:  # JSON nested deeper than the interpreter's stack
+            raise FixtureError(
+                f"the recording {path} cannot be read (it is nested too deeply to be a "
+                f"recording): {again}"
+            ) from None
 
 
 def _caller_from(data: Any) -> dict[str, Any] | None:
