@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import mcp_types as types
+import pytest
 import yaml
 
 from tests.fakes._script import text
@@ -52,8 +54,11 @@ def test_a_served_call_and_the_studio_settings_land_in_one_default_folder(tmp_pa
     home = tmp_path / "home"
     home.mkdir()
     agent = tmp_path / "a.agent.yaml"
+    folder = _default_folder(home)
+    folder.mkdir(parents=True)  # Preferences' price table, where a new user's studio keeps it
+    (folder / "prices.yaml").write_text("openai:fake: {input: 1, output: 2}\n", encoding="utf-8")
     with FakeOpenAIServer() as server:
-        server.responder = lambda body: text("Hello from the model.")
+        server.responder = lambda body: text("Hello from the model.", usage=(1000, 500))
         agent.write_text(
             yaml.safe_dump(
                 {
@@ -88,6 +93,9 @@ def test_a_served_call_and_the_studio_settings_land_in_one_default_folder(tmp_pa
     assert called.returncode == 0, called.stderr
     assert "Hello from the model." in called.stdout
     assert (_default_folder(home) / "history.sqlite3").is_file()
+    with sqlite3.connect(_default_folder(home) / "history.sqlite3") as db:
+        (cost,) = db.execute("SELECT cost_usd FROM runs").fetchone()
+    assert cost == pytest.approx(0.002)  # 1000 in at $1/M, 500 out at $2/M, from prices.yaml
 
     studio = _run_python(
         "import json; from app.settings_store import SettingsStore;"
