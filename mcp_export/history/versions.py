@@ -164,7 +164,7 @@ def version_figures(conn: Connection, agent_path: str, tool_name: str) -> list[V
             tokens_in_known=int(row["tokens_in_known"]),
             tokens_out=_int(row["tokens_out"]),
             tokens_out_known=int(row["tokens_out_known"]),
-            cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
+            cost_usd=_float(row["cost_usd"]),
             cost_known=int(row["cost_known"]),
             cost_at_least=bool(row["cost_at_least"]),
             median_ms=medians.get(row["fingerprint"]),
@@ -190,10 +190,14 @@ def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def _served(row: dict[str, Any]) -> ServedFigures:
     return ServedFigures(
         calls=int(row["calls"]),
-        cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
+        cost_usd=_float(row["cost_usd"]),
         cost_known=int(row["cost_known"]),
         cost_at_least=bool(row["cost_at_least"]),
         first_at=float(row["first_at"]),
