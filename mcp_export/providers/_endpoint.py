@@ -18,12 +18,13 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import ClassVar, TypedDict
 
+from mcp_export.errors import ProviderTimeout
 from mcp_export.protocol_log import ProtocolLog
 from mcp_export.providers._endpoint_lock import LOCK_WAIT, one_process_at_a_time
 from mcp_export.providers._retry import RetryPolicy
 from mcp_export.providers._server_identity import LLAMA_CPP_PYTHON, host_port, identify
 from mcp_export.redact import redact, remember_secret
-from schema_types.agent import DEFAULT_TIMEOUT_SECONDS
+from schema_types.agent import DEFAULT_TIMEOUT_SECONDS, TIMEOUT_SETTING
 
 __all__ = [
     "EndpointOptions",
@@ -31,6 +32,8 @@ __all__ = [
     "endpoint_name",
     "host_port",
     "hosted_name",
+    "no_answer_in_time",
+    "stalled_answer",
 ]
 
 
@@ -183,6 +186,23 @@ def hosted_name(url: str) -> str | None:
         if host == domain or host.endswith("." + domain):
             return name
     return None
+
+
+def no_answer_in_time(who: str, seconds: float, where: str = "") -> ProviderTimeout:
+    """The time-out of a model that did not start answering within ``seconds`` (the agent's
+    time limit); ``where`` names the server when ``who`` does not."""
+    return ProviderTimeout(f"{who} did not answer within {seconds:g} s ({_limit(where)})")
+
+
+def stalled_answer(who: str, seconds: float, where: str = "") -> ProviderTimeout:
+    """The time-out of an answer that stopped coming for ``seconds`` midway."""
+    return ProviderTimeout(
+        f"{who} stopped sending for {seconds:g} s in the middle of the answer ({_limit(where)})"
+    )
+
+
+def _limit(where: str) -> str:
+    return f"{where}; {TIMEOUT_SETTING}" if where else TIMEOUT_SETTING
 
 
 def endpoint_name(url: str, *, kind: str | None = None, server: str | None = None) -> str:

@@ -51,7 +51,6 @@ from mcp_export.errors import (
     ProviderProtocolError,
     ProviderRateLimited,
     ProviderServerError,
-    ProviderTimeout,
     ProviderUnreachable,
 )
 from mcp_export.providers._anthropic_answer import StreamAssembly, json_object, whole_answer
@@ -68,7 +67,12 @@ from mcp_export.providers._anthropic_messages import (
     to_output_format,
     to_tool_choice,
 )
-from mcp_export.providers._endpoint import HTTPEndpoint, endpoint_name
+from mcp_export.providers._endpoint import (
+    HTTPEndpoint,
+    endpoint_name,
+    no_answer_in_time,
+    stalled_answer,
+)
 from mcp_export.providers._exchange import ResponseRecord, record_failure, record_request
 from mcp_export.providers._retry import (
     Failure,
@@ -82,7 +86,6 @@ from mcp_export.providers.base import ModelRequest, ProviderEvent, TextDelta
 from mcp_export.providers.kinds import ANTHROPIC_URL
 from mcp_export.providers.sampling import DEFAULT_MAX_TOKENS
 from mcp_export.redact import redact
-from schema_types.agent import TIMEOUT_SETTING
 
 if TYPE_CHECKING:
     import httpx2
@@ -297,10 +300,7 @@ class AnthropicProvider(HTTPEndpoint):
                 f"{self.base_url}, or ask for a shorter answer (settings.maxOutputTokens)"
             )
         elif isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-            error = ProviderTimeout(
-                f"{self._label} stopped sending for {self._timeout:g} s in the middle of the "
-                f"answer ({self.base_url}; {TIMEOUT_SETTING})"
-            )
+            error = stalled_answer(self._label, self._timeout, self.base_url)
         else:
             error = ProviderProtocolError(broke_off.format(url=self.base_url))
         return error
@@ -389,12 +389,7 @@ class AnthropicProvider(HTTPEndpoint):
         import anthropic  # the SDK: see the top
 
         if isinstance(exc, anthropic.APITimeoutError):
-            return Failure(
-                ProviderTimeout(
-                    f"{self._label} did not answer within {self._timeout:g} s ({self.base_url}; "
-                    f"{TIMEOUT_SETTING})"
-                )
-            )
+            return Failure(no_answer_in_time(self._label, self._timeout, self.base_url))
         if isinstance(exc, anthropic.APIConnectionError):
             if closed_after_connecting(exc):
                 return Failure(

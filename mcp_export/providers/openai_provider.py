@@ -45,7 +45,6 @@ from mcp_export.errors import (
     ProviderError,
     ProviderProtocolError,
     ProviderServerError,
-    ProviderTimeout,
     ProviderUnreachable,
 )
 from mcp_export.providers._endpoint import (
@@ -54,6 +53,8 @@ from mcp_export.providers._endpoint import (
     endpoint_name,
     host_port,
     hosted_name,
+    no_answer_in_time,
+    stalled_answer,
 )
 from mcp_export.providers._openai_answer import BASE_URL_HINT, ChunkAssembly, as_chunk
 from mcp_export.providers._openai_http import (
@@ -83,7 +84,6 @@ from mcp_export.providers.base import (
 )
 from mcp_export.providers.kinds import OPENAI_URL
 from mcp_export.redact import redact
-from schema_types.agent import TIMEOUT_SETTING
 
 __all__ = ["OPENAI_DEFAULT_URL", "OpenAIProvider", "forget_endpoints"]
 
@@ -334,10 +334,7 @@ class OpenAIProvider(HTTPEndpoint):
         ``server`` is the response's ``Server`` header ("" when absent)."""
         named = self._named(server)
         if isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
-            return ProviderTimeout(
-                f"{named} stopped sending for {self._timeout:g} s in the middle of the answer "
-                f"({TIMEOUT_SETTING})"
-            )
+            return stalled_answer(named, self._timeout)
         if isinstance(exc, aiohttp.ClientError | ConnectionError):
             what = "stream" if streamed else "answer"
             return ProviderProtocolError(
@@ -465,11 +462,7 @@ class OpenAIProvider(HTTPEndpoint):
                 url=self.base_url,
             )
         if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts included
-            return Failure(
-                ProviderTimeout(
-                    f"{self._named()} did not answer within {self._timeout:g} s ({TIMEOUT_SETTING})"
-                )
-            )
+            return Failure(no_answer_in_time(self._named(), self._timeout))
         if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
             return Failure(
                 ProviderError(
