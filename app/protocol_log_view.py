@@ -64,6 +64,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.row_choice import choose_row
 from mcp_export.protocol_log import ProtocolEntry, ProtocolLog
 
 __all__ = ["REFRESH_MS", "ProtocolLogModel", "ProtocolLogView"]
@@ -409,7 +410,7 @@ class ProtocolLogView(QWidget):
 
     def select_row(self, row: int) -> None:
         """Select the ``row``-th message the search keeps, and show it whole."""
-        self.table.selectRow(row)
+        choose_row(self.table, row)
         self.table.scrollTo(self._filter.index(row, 0))
 
     def set_search(self, text: str) -> None:

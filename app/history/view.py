@@ -51,6 +51,7 @@ from app.history.model import (
     HistoryTableModel,
     local_time,
 )
+from app.row_choice import choose_row
 from app.save_case_dialog import SaveCaseDialog, open_save_case_dialog
 from mcp_export.history.figures import (
     ANSWER_COST,
@@ -267,8 +268,7 @@ class HistoryView(QWidget):
 
     def select_row(self, row: int) -> None:
         """Make row ``row`` current (it is not opened)."""
-        self.table.selectRow(row)
-        self.table.setCurrentIndex(self.model.index(row, 0))
+        choose_row(self.table, row)
 
     def open_entry(self, row: int) -> None:
         """Show the transcript of row ``row``."""

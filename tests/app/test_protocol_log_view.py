@@ -102,6 +102,18 @@ def test_copy_puts_the_selected_message_on_the_clipboard(qtbot: QtBot) -> None:
     assert clipboard.text() == log.entries()[3].as_text()
 
 
+def test_select_row_chooses_the_row_even_while_qt_reads_ctrl_as_held(qtbot: QtBot) -> None:
+    view = make_view(qtbot, filled_log())
+    view.select_row(1)
+    # Ctrl+C's release leaves Qt reading Ctrl as held: a plain selectRow then toggles row 1 off.
+    qtbot.keyClick(view.table, "c", Qt.KeyboardModifier.ControlModifier)
+    view.select_row(1)
+    assert [i.row() for i in view.table.selectionModel().selectedRows()] == [1]
+    assert view.copy_button.isEnabled()
+    view.select_row(2)
+    assert [i.row() for i in view.table.selectionModel().selectedRows()] == [2]
+
+
 def test_copy_all_copies_every_message_the_search_keeps(qtbot: QtBot) -> None:
     log = filled_log()
     view = make_view(qtbot, log)
